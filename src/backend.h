@@ -1,0 +1,208 @@
+/*
+ * backend.h: the one boundary between poolsh's Lua bindings and a device.
+ *
+ * A backend is a table of function pointers (ps_backend) that the `cuda`
+ * backend (cudart) and the `sim` backend (a deterministic model of one GPU
+ * on a virtual clock) both fill. Nothing above this header includes
+ * cuda_runtime.h.
+ *
+ * Rules every backend follows:
+ *  - Every operation returns a status: PS_OK (0) or a CUDA error code
+ *    (the numeric cudaError_t values, listed below for the ones poolsh
+ *    raises; the sim returns the same codes the GPU would).
+ *    error_name()/error_string() turn a code into "cudaErrorMemoryAllocation"
+ *    and "out of memory". PS_INTERRUPTED is poolsh's own: a wait gave up
+ *    because config.interrupted() said so.
+ *  - All state lives in the `ctx` returned by open(): no globals, so several
+ *    lua_States may each hold a backend.
+ *  - Handles (ps_stream, ps_event, ps_pool) are opaque. A NULL ps_stream is
+ *    the legacy default stream.
+ *  - Addresses are ps_addr: device or host addresses as the backend sees
+ *    them. They are never accepted back from Lua as numbers; the bindings
+ *    keep them inside Buffer userdata.
+ *  - Waiting calls (syncs, verify, read, write, sleep) poll
+ *    config.interrupted between short waits and return PS_INTERRUPTED when
+ *    it returns non-zero, leaving the device's work queued (no state lost).
+ */
+#ifndef POOLSH_BACKEND_H
+#define POOLSH_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef uint64_t ps_addr;
+typedef struct ps_stream ps_stream;
+typedef struct ps_event ps_event;
+typedef struct ps_pool ps_pool;
+
+/* Status codes: CUDA's own numbers, so both backends agree. */
+enum {
+  PS_OK = 0,
+  PS_ERR_INVALID_VALUE = 1,           /* cudaErrorInvalidValue */
+  PS_ERR_MEMORY_ALLOCATION = 2,       /* cudaErrorMemoryAllocation */
+  PS_ERR_INSUFFICIENT_DRIVER = 35,    /* cudaErrorInsufficientDriver */
+  PS_ERR_NO_DEVICE = 100,             /* cudaErrorNoDevice */
+  PS_ERR_INVALID_DEVICE = 101,        /* cudaErrorInvalidDevice */
+  PS_ERR_INVALID_RESOURCE = 400,      /* cudaErrorInvalidResourceHandle */
+  PS_ERR_NOT_READY = 600,             /* cudaErrorNotReady */
+  PS_ERR_ILLEGAL_ADDRESS = 700,       /* cudaErrorIllegalAddress */
+  PS_ERR_ALREADY_REGISTERED = 712,    /* cudaErrorHostMemoryAlreadyRegistered */
+  PS_ERR_NOT_REGISTERED = 713,        /* cudaErrorHostMemoryNotRegistered */
+  PS_ERR_NOT_SUPPORTED = 801,         /* cudaErrorNotSupported */
+  PS_INTERRUPTED = -1                 /* poolsh: a wait was interrupted */
+};
+
+/* What a Buffer holds; the backend needs it for host/device paths. */
+typedef enum {
+  PS_KIND_POOL = 0,      /* cudaMallocFromPoolAsync (device or host pool) */
+  PS_KIND_MALLOC = 1,    /* cudaMalloc */
+  PS_KIND_PINNED = 2,    /* cudaHostAlloc */
+  PS_KIND_PAGEABLE = 3   /* page-aligned host malloc (registrable) */
+} ps_kind;
+
+/* cudaHostAlloc flags, as poolsh.pinned's options. */
+enum { PS_PINNED_PORTABLE = 1, PS_PINNED_MAPPED = 2, PS_PINNED_WRITE_COMBINED = 4 };
+
+typedef enum { PS_LOCATION_DEVICE = 0, PS_LOCATION_HOST = 1 } ps_location;
+
+/* Pool attributes (cudaMemPoolAttr*). Usage counters are read-only except
+ * that writing 0 to a *_HIGH counter resets it to the current value. */
+typedef enum {
+  PS_ATTR_RELEASE_THRESHOLD = 0,
+  PS_ATTR_FOLLOW_EVENT_DEPS,     /* cudaMemPoolReuseFollowEventDependencies */
+  PS_ATTR_OPPORTUNISTIC,         /* cudaMemPoolReuseAllowOpportunistic */
+  PS_ATTR_INTERNAL_DEPS,         /* cudaMemPoolReuseAllowInternalDependencies */
+  PS_ATTR_RESERVED_CURRENT,
+  PS_ATTR_RESERVED_HIGH,
+  PS_ATTR_USED_CURRENT,
+  PS_ATTR_USED_HIGH
+} ps_pool_attr;
+
+typedef struct ps_pool_props {
+  ps_location location;
+  int device;             /* device index (device pools; host pools: NUMA 0) */
+  uint64_t max_size;      /* 0: no limit beyond the device */
+} ps_pool_props;
+
+typedef struct ps_device_info {
+  char name[256];
+  uint64_t total, free;   /* bytes */
+  int cc_major, cc_minor;
+  int pools_supported;    /* cudaDevAttrMemoryPoolsSupported */
+} ps_device_info;
+
+/* Why an allocation got the memory it got. The sim always knows;
+ * the cuda backend fills PS_RULE_UNKNOWN and lets the layer above infer. */
+typedef enum {
+  PS_RULE_NONE = 0,         /* fresh memory: no earlier block reused */
+  PS_RULE_STREAM_ORDER,     /* freed earlier on the same stream */
+  PS_RULE_EVENT_DEP,        /* the stream waited on an event after the free */
+  PS_RULE_HOST_SYNC,        /* the host synchronised past the free */
+  PS_RULE_OPPORTUNISTIC,    /* the free had already completed on the GPU */
+  PS_RULE_INTERNAL_DEP,     /* the pool made the stream wait for the free */
+  PS_RULE_UNKNOWN
+} ps_reuse_rule;
+
+typedef struct ps_alloc_note {
+  ps_reuse_rule rule;
+  ps_addr reused_block;     /* start of the freed block reused (rule != NONE) */
+} ps_alloc_note;
+
+typedef struct ps_config {
+  int device;                        /* --device=N */
+  uint64_t sim_memory;               /* sim: device size in bytes, 0 = profile */
+  int (*interrupted)(void *ud);      /* non-zero: give up waiting */
+  void *interrupted_ud;
+} ps_config;
+
+typedef struct ps_backend {
+  const char *name;  /* "cuda" or "sim" */
+
+  /* Life. probe() says whether this backend can run here (PS_OK) or why not
+   * (a code: PS_ERR_NO_DEVICE, PS_ERR_INSUFFICIENT_DRIVER, ...), without
+   * opening anything. open() creates the per-state context; close() frees
+   * everything the context still owns and never synchronises. */
+  int (*probe)(void);
+  int (*open)(const ps_config *cfg, void **ctx);
+  void (*close)(void *ctx);
+  const char *(*error_name)(int status);
+  const char *(*error_string)(int status);
+
+  /* Devices. */
+  int (*device_count)(void *ctx, int *n);
+  int (*device_info)(void *ctx, int dev, ps_device_info *out);
+  int (*device_sync)(void *ctx);                  /* cudaDeviceSynchronize */
+
+  /* Streams. NULL is the legacy default stream (never destroyed). */
+  int (*stream_create)(void *ctx, int priority, int blocking, ps_stream **out);
+  int (*stream_destroy)(void *ctx, ps_stream *s);
+  int (*stream_priority_range)(void *ctx, int *least, int *greatest);
+  int (*stream_sync)(void *ctx, ps_stream *s);
+  int (*stream_query)(void *ctx, ps_stream *s, int *idle);
+  int (*stream_wait)(void *ctx, ps_stream *s, ps_event *e);
+
+  /* Events. */
+  int (*event_create)(void *ctx, int timing, ps_event **out);
+  int (*event_destroy)(void *ctx, ps_event *e);
+  int (*event_record)(void *ctx, ps_event *e, ps_stream *s);
+  int (*event_sync)(void *ctx, ps_event *e);
+  int (*event_query)(void *ctx, ps_event *e, int *done);
+  int (*event_elapsed)(void *ctx, ps_event *start, ps_event *end, double *ms);
+
+  /* Stream-ordered pools. pool_destroy follows cudaMemPoolDestroy: blocks
+   * still allocated stay valid and are freed as usual later. */
+  int (*pool_create)(void *ctx, const ps_pool_props *props, ps_pool **out);
+  int (*pool_default)(void *ctx, int dev, ps_pool **out);
+  int (*pool_destroy)(void *ctx, ps_pool *p);
+  int (*pool_set)(void *ctx, ps_pool *p, ps_pool_attr a, uint64_t v);
+  int (*pool_get)(void *ctx, ps_pool *p, ps_pool_attr a, uint64_t *v);
+  int (*pool_trim)(void *ctx, ps_pool *p, uint64_t keep);
+  /* note may be NULL. */
+  int (*pool_alloc)(void *ctx, ps_pool *p, uint64_t size, ps_stream *s,
+                    ps_addr *out, ps_alloc_note *note);
+  int (*pool_free)(void *ctx, ps_addr a, ps_stream *s);  /* cudaFreeAsync */
+
+  /* Other memory, all synchronous frees. */
+  int (*malloc_device)(void *ctx, uint64_t size, ps_addr *out);
+  int (*free_device)(void *ctx, ps_addr a);
+  int (*alloc_pinned)(void *ctx, uint64_t size, unsigned flags, ps_addr *out);
+  int (*free_pinned)(void *ctx, ps_addr a);
+  int (*alloc_pageable)(void *ctx, uint64_t size, ps_addr *out);
+  int (*free_pageable)(void *ctx, ps_addr a);
+  int (*host_register)(void *ctx, ps_addr a, uint64_t size);
+  int (*host_unregister)(void *ctx, ps_addr a);
+
+  /* Copies and kernels, ordered on stream s. copy is cudaMemcpyAsync with
+   * cudaMemcpyDefault: host-synchronous where CUDA makes it so (pageable). */
+  int (*copy)(void *ctx, ps_addr dst, ps_addr src, uint64_t n, ps_stream *s);
+  int (*fill)(void *ctx, ps_addr a, uint64_t n, int byte, ps_stream *s);
+  int (*touch)(void *ctx, ps_addr a, uint64_t n, ps_stream *s);
+  /* Waits for s; *first_bad = -1 when every byte equals `byte`. */
+  int (*verify)(void *ctx, ps_addr a, uint64_t n, int byte, ps_stream *s,
+                int64_t *first_bad);
+  int (*spin)(void *ctx, ps_stream *s, double ms);
+
+  /* Synchronous host access to a buffer of the given kind. Device memory
+   * (and pool memory of any location) goes through stream s and waits for
+   * it; pinned and pageable memory is read/written directly. */
+  int (*read)(void *ctx, ps_kind k, ps_addr src, void *dst, uint64_t n, ps_stream *s);
+  int (*write)(void *ctx, ps_kind k, ps_addr dst, const void *src, uint64_t n, ps_stream *s);
+
+  /* Clock: the host's monotonic clock on cuda, the virtual clock on sim. */
+  int (*sleep)(void *ctx, double ms);
+  double (*now)(void *ctx);   /* ms since open() */
+
+  /* Backend-specific knobs (the sim's device profile). Unknown keys:
+   * PS_ERR_INVALID_VALUE; cuda: PS_ERR_NOT_SUPPORTED. list_options fills up
+   * to max names and returns how many exist. */
+  int (*option_get)(void *ctx, const char *key, double *v);
+  int (*option_set)(void *ctx, const char *key, double v);
+  int (*option_names)(void *ctx, const char **names, int max);
+} ps_backend;
+
+extern const ps_backend ps_backend_sim;
+#ifdef POOLSH_HAVE_CUDA
+extern const ps_backend ps_backend_cuda;
+#endif
+
+#endif

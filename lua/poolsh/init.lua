@@ -1,0 +1,48 @@
+--- poolsh: CUDA's stream-ordered memory pools, streams, events and host
+-- buffers from Lua. The C core (poolsh.core) binds the objects; this
+-- module adds what is pure Lua: units, printing, the REPL's helpers.
+local core = require "poolsh.core"
+local units = require "poolsh.units"
+
+local poolsh = {}
+for k, v in pairs(core) do poolsh[k] = v end
+
+core.set_parsers { size = units.size, duration = units.duration }
+
+--- poolsh.size(s) -> bytes; raises on a bad size.
+function poolsh.size(s)
+  local n, err = units.size(s)
+  if not n then error("poolsh.size: " .. err, 2) end
+  return n
+end
+
+--- poolsh.duration(d) -> milliseconds; raises on a bad duration.
+function poolsh.duration(d)
+  local ms, err = units.duration(d)
+  if not ms then error("poolsh.duration: " .. err, 2) end
+  return ms
+end
+
+poolsh.fmt = units.fmt
+poolsh.fmt_duration = units.fmt_duration
+
+--- poolsh.sim: the simulated device's profile (sim backend only).
+poolsh.sim = {}
+
+--- poolsh.sim.profile() -> {name = value, ...} of every profile option.
+function poolsh.sim.profile()
+  local t = {}
+  for _, name in ipairs(core.options()) do t[name] = core.option(name) end
+  return t
+end
+
+--- poolsh.sim.set(name, value): changes one profile option.
+function poolsh.sim.set(name, value)
+  if type(value) == "string" then value = poolsh.size(value) end
+  return core.option(name, value)
+end
+
+poolsh.repl = require "poolsh.repl"
+poolsh.repl.init(poolsh)
+
+return poolsh

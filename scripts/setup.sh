@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Sets up poolsh on a fresh Debian 12 / Ubuntu 24.04: installs the packages
+# it needs, configures and builds (with the cuda backend when the CUDA
+# toolkit is installed), then runs poolsh once.
+# Usage: scripts/setup.sh [build-dir]     (root, or a user with sudo)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+
+packages="build-essential cmake pkg-config liblua5.4-dev lua5.4 lua-busted lua-cjson
+          libedit-dev tmux"
+missing=""
+for p in $packages; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+if [ -n "${missing// /}" ]; then
+  sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+
+# The CUDA toolkit, where installed in its standard place, is found even
+# when nvcc is not on PATH.
+[ -d /usr/local/cuda/bin ] && export PATH="$PATH:/usr/local/cuda/bin"
+cmake -S . -B "$build" -DPOOLSH_CUDA="${POOLSH_CUDA:-AUTO}" >/dev/null
+cmake --build "$build" -j"$(nproc)"
+
+"$build/poolsh" -e 'local s = poolsh.stream(); local p = poolsh.pool{}
+local b <close> = p:alloc("4 MiB", s)
+print(("poolsh ready on the %s backend: %s"):format(poolsh.backend(), poolsh.device().name))
+print("used after a 4 MiB alloc: " .. p:stats().used)'

@@ -1,0 +1,270 @@
+/*
+ * buffer.c: poolsh.Buffer, a piece of memory of one kind: from a pool
+ * (stream-ordered), cudaMalloc, pinned host (cudaHostAlloc) or pageable
+ * host memory. Also poolsh.malloc, pinned, pageable, register, unregister.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "poolsh.h"
+
+static const char *const kind_names[] = {"pool", "malloc", "pinned", "pageable"};
+
+static ps_bufferud *tobuffer(lua_State *L, int arg) {
+  return (ps_bufferud *)luaL_checkudata(L, arg, PS_BUFFER);
+}
+
+/* Returns the Buffer at arg, refusing a freed one. */
+ps_bufferud *ps_checkbuffer(lua_State *L, int arg) {
+  ps_bufferud *b = tobuffer(L, arg);
+  if (!b->live) luaL_error(L, "attempt to use a freed poolsh.Buffer (b%d)", b->id);
+  return b;
+}
+
+/* Pushes a closed Buffer (live = 0) with its metatable: it becomes live
+ * only after the backend allocated it, so a failure leaves nothing. */
+ps_bufferud *ps_newbuffer(lua_State *L, ps_kind kind, uint64_t size) {
+  ps_bufferud *b = (ps_bufferud *)lua_newuserdatauv(L, sizeof *b, 2);
+  memset(b, 0, sizeof *b);
+  luaL_setmetatable(L, PS_BUFFER);
+  b->kind = kind;
+  b->size = size;
+  b->id = ps_nextid(L, PS_ID_BUFFER);
+  return b;
+}
+
+/* The stream a Buffer's own work goes on: its allocation stream while that
+ * lives, else the legacy default stream. */
+ps_stream *ps_bufferstream(lua_State *L, int arg) {
+  ps_stream *h = NULL;
+  if (lua_getiuservalue(L, arg, 2) == LUA_TUSERDATA) {
+    ps_streamud *s = (ps_streamud *)lua_touserdata(L, -1);
+    if (s->live) h = s->h;
+  }
+  lua_pop(L, 1);
+  return h;
+}
+
+/* Frees b once, on stream s for pool memory; others synchronously.
+ * Returns the backend's status; b stays live on failure. */
+static int buffer_release(ps_ctx *c, ps_bufferud *b, ps_stream *s) {
+  if (!b->live) return PS_OK;
+  int st = PS_OK;
+  switch (b->kind) {
+    case PS_KIND_POOL: st = c->be->pool_free(c->b, b->addr, s); break;
+    case PS_KIND_MALLOC: st = c->be->free_device(c->b, b->addr); break;
+    case PS_KIND_PINNED: st = c->be->free_pinned(c->b, b->addr); break;
+    case PS_KIND_PAGEABLE:
+      if (b->registered) st = c->be->host_unregister(c->b, b->addr);
+      if (st == PS_OK) b->registered = 0, st = c->be->free_pageable(c->b, b->addr);
+      break;
+  }
+  if (st == PS_OK) b->live = 0;
+  return st;
+}
+
+/* __gc and __close: frees without synchronising and never raises;
+ * problems become warnings. */
+static int buffer_gc(lua_State *L) {
+  ps_bufferud *b = (ps_bufferud *)lua_touserdata(L, 1);
+  ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
+  if (!b->live || !c->b) return 0;
+  int st = buffer_release(c, b, ps_bufferstream(L, 1));
+  if (st != PS_OK) {
+    char msg[200];
+    snprintf(msg, sizeof msg, "poolsh: freeing buffer b%d: %s: %s", b->id,
+             c->be->error_name(st), c->be->error_string(st));
+    lua_warning(L, msg, 0);
+  }
+  return 0;
+}
+
+/* b:free([stream]): pool memory is freed asynchronously on stream (default:
+ * the allocating stream); other kinds synchronously. */
+static int buffer_free(lua_State *L) {
+  ps_bufferud *b = ps_checkbuffer(L, 1);
+  ps_ctx *c = ps_context(L);
+  ps_stream *s = NULL;
+  char n[16] = "default";
+  if (b->kind != PS_KIND_POOL) {
+    luaL_argcheck(L, lua_isnoneornil(L, 2), 2, "only pool buffers are freed on a stream");
+  } else if (!lua_isnoneornil(L, 2)) {
+    ps_streamud *su = ps_checkstream(L, 2);
+    s = su->h;
+    ps_streamname(n, sizeof n, su);
+  } else {
+    lua_getiuservalue(L, 1, 2);
+    ps_streamud *su = (ps_streamud *)lua_touserdata(L, -1);
+    if (!su->live)
+      return luaL_error(L, "b%d's stream s%d was destroyed: pass a stream to free it on",
+                        b->id, su->id);
+    s = su->h;
+    ps_streamname(n, sizeof n, su);
+  }
+  ps_check(L, buffer_release(c, b, s), "(freeing buffer b%d on stream %s)", b->id, n);
+  return 0;
+}
+
+/* Checks offset (arg) and length (arg+1, default: to the end) inside b. */
+static void check_range(lua_State *L, ps_bufferud *b, int arg, uint64_t *off, uint64_t *n,
+                        int has_len) {
+  *off = ps_optsize(L, arg, 0);
+  if (*off > b->size)
+    luaL_error(L, "offset %I beyond the end of b%d (%I bytes)", (lua_Integer)*off, b->id,
+               (lua_Integer)b->size);
+  if (has_len) *n = ps_optsize(L, arg + 1, b->size - *off);
+  if (*n > b->size - *off)
+    luaL_error(L, "range [%I, %I) out of bounds of b%d (%I bytes)", (lua_Integer)*off,
+               (lua_Integer)(*off + *n), b->id, (lua_Integer)b->size);
+}
+
+/* b:read([offset [, n]]) -> string: synchronous. */
+static int buffer_read(lua_State *L) {
+  ps_bufferud *b = ps_checkbuffer(L, 1);
+  ps_ctx *c = ps_context(L);
+  uint64_t off, n;
+  check_range(L, b, 2, &off, &n, 1);
+  luaL_Buffer lb;
+  char *dst = luaL_buffinitsize(L, &lb, (size_t)n);
+  ps_check(L, c->be->read(c->b, b->kind, b->addr + off, dst, n, ps_bufferstream(L, 1)),
+           "(reading %I bytes of b%d)", (lua_Integer)n, b->id);
+  luaL_pushresultsize(&lb, (size_t)n);
+  return 1;
+}
+
+/* b:write(offset, str) -> b: synchronous. */
+static int buffer_write(lua_State *L) {
+  ps_bufferud *b = ps_checkbuffer(L, 1);
+  ps_ctx *c = ps_context(L);
+  size_t len;
+  const char *src = luaL_checklstring(L, 3, &len);
+  uint64_t off, n = len;
+  check_range(L, b, 2, &off, &n, 0);
+  ps_check(L, c->be->write(c->b, b->kind, b->addr + off, src, n, ps_bufferstream(L, 1)),
+           "(writing %I bytes to b%d)", (lua_Integer)n, b->id);
+  lua_settop(L, 1);
+  return 1;
+}
+
+static int buffer_tostring(lua_State *L) {
+  ps_bufferud *b = tobuffer(L, 1);
+  char sz[32];
+  lua_pushfstring(L, "poolsh.Buffer b%d (%s %s%s)", b->id, ps_fmtsize(sz, sizeof sz, b->size),
+                  kind_names[b->kind], b->live ? "" : ", freed");
+  return 1;
+}
+
+static int buffer_len(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)tobuffer(L, 1)->size);
+  return 1;
+}
+
+/* Fields: size, addr, kind, pool, stream, live, id, name, registered;
+ * then methods. */
+static int buffer_index(lua_State *L) {
+  ps_bufferud *b = tobuffer(L, 1);
+  if (ps_method(L)) return 1;
+  const char *k = luaL_checkstring(L, 2);
+  if (strcmp(k, "size") == 0) lua_pushinteger(L, (lua_Integer)b->size);
+  else if (strcmp(k, "addr") == 0) lua_pushinteger(L, (lua_Integer)b->addr);
+  else if (strcmp(k, "kind") == 0) lua_pushstring(L, kind_names[b->kind]);
+  else if (strcmp(k, "pool") == 0) lua_getiuservalue(L, 1, 1);
+  else if (strcmp(k, "stream") == 0) lua_getiuservalue(L, 1, 2);
+  else if (strcmp(k, "live") == 0) lua_pushboolean(L, b->live);
+  else if (strcmp(k, "id") == 0) lua_pushinteger(L, b->id);
+  else if (strcmp(k, "name") == 0) lua_pushfstring(L, "b%d", b->id);
+  else if (strcmp(k, "registered") == 0) lua_pushboolean(L, b->registered);
+  else lua_pushnil(L);
+  return 1;
+}
+
+/* Allocates a Buffer of a kind that has no pool or stream; on
+ * out-of-memory collects garbage and retries once. */
+static int new_plain(lua_State *L, ps_kind kind, uint64_t size, unsigned flags) {
+  ps_ctx *c = ps_context(L);
+  luaL_argcheck(L, size > 0, 1, "size must be at least 1 byte");
+  ps_bufferud *b = ps_newbuffer(L, kind, size);
+  int st = PS_ERR_MEMORY_ALLOCATION;
+  for (int try = 0; try < 2 && st == PS_ERR_MEMORY_ALLOCATION; try++) {
+    if (try) lua_gc(L, LUA_GCCOLLECT);
+    switch (kind) {
+      case PS_KIND_MALLOC: st = c->be->malloc_device(c->b, size, &b->addr); break;
+      case PS_KIND_PINNED: st = c->be->alloc_pinned(c->b, size, flags, &b->addr); break;
+      default: st = c->be->alloc_pageable(c->b, size, &b->addr); break;
+    }
+  }
+  char sz[32];
+  ps_check(L, st, "allocating %s of %s memory", ps_fmtsize(sz, sizeof sz, size), kind_names[kind]);
+  b->live = 1;
+  return 1;
+}
+
+static int buffer_malloc(lua_State *L) {
+  return new_plain(L, PS_KIND_MALLOC, ps_checksize(L, 1), 0);
+}
+
+/* poolsh.pinned(size [, {portable=, mapped=, write_combined=}]). */
+static int buffer_pinned(lua_State *L) {
+  static const char *const opts[] = {"portable", "mapped", "write_combined", NULL};
+  uint64_t size = ps_checksize(L, 1);
+  ps_checkoptions(L, 2, "poolsh.pinned", opts);
+  unsigned flags = (ps_optfield_bool(L, 2, "portable", 0) ? PS_PINNED_PORTABLE : 0) |
+                   (ps_optfield_bool(L, 2, "mapped", 0) ? PS_PINNED_MAPPED : 0) |
+                   (ps_optfield_bool(L, 2, "write_combined", 0) ? PS_PINNED_WRITE_COMBINED : 0);
+  lua_settop(L, 1);
+  return new_plain(L, PS_KIND_PINNED, size, flags);
+}
+
+static int buffer_pageable(lua_State *L) {
+  return new_plain(L, PS_KIND_PAGEABLE, ps_checksize(L, 1), 0);
+}
+
+static ps_bufferud *check_pageable(lua_State *L, int arg) {
+  ps_bufferud *b = ps_checkbuffer(L, arg);
+  if (b->kind != PS_KIND_PAGEABLE)
+    luaL_argerror(L, arg, lua_pushfstring(L, "pageable buffer expected, b%d is %s", b->id,
+                                          kind_names[b->kind]));
+  return b;
+}
+
+/* poolsh.register(buf): cudaHostRegister of a pageable buffer. */
+static int buffer_register(lua_State *L) {
+  ps_bufferud *b = check_pageable(L, 1);
+  ps_ctx *c = ps_context(L);
+  if (b->registered) return luaL_error(L, "b%d is already registered", b->id);
+  ps_check(L, c->be->host_register(c->b, b->addr, b->size), "(registering b%d)", b->id);
+  b->registered = 1;
+  lua_settop(L, 1);
+  return 1;
+}
+
+static int buffer_unregister(lua_State *L) {
+  ps_bufferud *b = check_pageable(L, 1);
+  ps_ctx *c = ps_context(L);
+  if (!b->registered) return luaL_error(L, "b%d is not registered", b->id);
+  ps_check(L, c->be->host_unregister(c->b, b->addr), "(unregistering b%d)", b->id);
+  b->registered = 0;
+  lua_settop(L, 1);
+  return 1;
+}
+
+static const luaL_Reg buffer_methods[] = {
+  {"free", buffer_free}, {"read", buffer_read}, {"write", buffer_write}, {NULL, NULL}
+};
+
+static const luaL_Reg buffer_meta[] = {
+  {"__index", buffer_index}, {"__gc", buffer_gc}, {"__close", buffer_gc},
+  {"__tostring", buffer_tostring}, {"__len", buffer_len}, {NULL, NULL}
+};
+
+static const luaL_Reg buffer_funcs[] = {
+  {"malloc", buffer_malloc}, {"pinned", buffer_pinned}, {"pageable", buffer_pageable},
+  {"register", buffer_register}, {"unregister", buffer_unregister}, {NULL, NULL}
+};
+
+int poolsh_open_buffer(lua_State *L) {
+  ps_newclass(L, PS_BUFFER, buffer_methods, buffer_meta);
+  lua_settop(L, 1);
+  ps_setfuncs(L, buffer_funcs);
+  return 0;
+}

@@ -1,0 +1,356 @@
+/*
+ * core.c: the device context, the one error rule, argument helpers, and
+ * luaopen_poolsh_core, which walks the bound types' open functions.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "poolsh.h"
+
+#define PS_VERSION "poolsh 0.1.0"
+
+/* ---- the context ------------------------------------------------------ */
+
+static int interrupted(void *ud) {
+  return ((ps_ctx *)ud)->interrupt != 0;
+}
+
+/* Picks the backend once: POOLSH_BACKEND / configure{} ask for one; "auto"
+ * takes cuda when a device is usable and remembers why it was not. */
+static const ps_backend *choose_backend(lua_State *L, ps_ctx *c) {
+  const char *want = c->backend_want;
+  c->open_status = PS_OK;
+  if (strcmp(want, "sim") == 0) return &ps_backend_sim;
+  if (strcmp(want, "cuda") != 0 && strcmp(want, "auto") != 0)
+    luaL_error(L, "unknown backend '%s' (POOLSH_BACKEND or --backend: auto, cuda or sim)", want);
+#ifdef POOLSH_HAVE_CUDA
+  int st = ps_backend_cuda.probe();
+  if (st == PS_OK) return &ps_backend_cuda;
+  if (strcmp(want, "cuda") == 0)
+    luaL_error(L, "%s: %s (the cuda backend was asked for)",
+               ps_backend_cuda.error_name(st), ps_backend_cuda.error_string(st));
+  c->open_status = st;
+#else
+  if (strcmp(want, "cuda") == 0)
+    luaL_error(L, "poolsh was built without CUDA: only the sim backend exists");
+  c->open_status = -2;
+#endif
+  return &ps_backend_sim;
+}
+
+/* Returns the open context, opening the backend on first use. Raises if
+ * the backend cannot be opened or the context was closed. */
+ps_ctx *ps_context(lua_State *L) {
+  ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
+  if (c->b) return c;
+  if (c->be) luaL_error(L, "poolsh: the device context is closed");
+  const ps_backend *be = choose_backend(L, c);
+  ps_config cfg = {c->device, c->sim_memory, interrupted, c};
+  void *b = NULL;
+  int st = be->open(&cfg, &b);
+  if (st != PS_OK)
+    luaL_error(L, "%s: %s (opening the %s backend on device %d)",
+               be->error_name(st), be->error_string(st), be->name, c->device);
+  c->be = be;
+  c->b = b;
+  return c;
+}
+
+/* __gc of the context: runs after every object's finalizer at lua_close
+ * (it is created first), so the device goes away last. */
+static int ctx_gc(lua_State *L) {
+  ps_ctx *c = (ps_ctx *)lua_touserdata(L, 1);
+  if (c->b) c->be->close(c->b);
+  c->b = NULL;
+  return 0;
+}
+
+volatile sig_atomic_t *poolsh_interrupt_flag(lua_State *L) {
+  lua_getfield(L, LUA_REGISTRYINDEX, PS_CONTEXT);
+  ps_ctx *c = (ps_ctx *)lua_touserdata(L, -1);
+  lua_pop(L, 1);
+  return c ? &c->interrupt : NULL;
+}
+
+int ps_nextid(lua_State *L, int kind) {
+  ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
+  return ++c->next_id[kind];
+}
+
+/* ---- errors: one rule ------------------------------------------------- */
+
+/* Raises a backend failure: "<cudaErrorName>: <description> <what>".
+ * An interrupted wait raises "interrupted: <what>". Never returns. */
+int ps_fail(lua_State *L, int status, const char *fmt, ...) {
+  ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
+  char what[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  if (status == PS_INTERRUPTED) {
+    c->interrupt = 0;
+    return luaL_error(L, "interrupted: %s (queued work goes on)", what);
+  }
+  return luaL_error(L, "%s: %s %s", c->be->error_name(status),
+                    c->be->error_string(status), what);
+}
+
+/* Raises like ps_fail when status is not PS_OK; returns 0 otherwise. */
+int ps_check(lua_State *L, int status, const char *fmt, ...) {
+  if (status == PS_OK) return 0;
+  char what[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  return ps_fail(L, status, "%s", what);
+}
+
+/* ---- sizes, durations, options ----------------------------------------- */
+
+/* Calls the Lua parser `name` (installed by poolsh/init.lua) on the string
+ * at idx: returns NULL and sets *v, or returns the parser's complaint. */
+static const char *parse_with(lua_State *L, int idx, const char *name, lua_Number *v) {
+  idx = lua_absindex(L, idx);
+  lua_getiuservalue(L, PS_UP_CTX, 1);
+  if (lua_getfield(L, -1, name) != LUA_TFUNCTION) {
+    lua_pop(L, 2);
+    return "unit strings need require \"poolsh\"";
+  }
+  lua_pushvalue(L, idx);
+  lua_call(L, 1, 2);
+  if (lua_isnil(L, -2)) {               /* [parsers, nil, msg] */
+    lua_copy(L, -1, -3);
+    lua_pop(L, 2);                       /* the message stays on the stack */
+    return lua_tostring(L, -1);
+  }
+  *v = lua_tonumber(L, -2);
+  lua_pop(L, 3);
+  return NULL;
+}
+
+/* Converts the size at idx: a non-negative integer or a unit string
+ * ("4 KiB"). Returns NULL, or what is wrong with it. */
+const char *ps_tosize(lua_State *L, int idx, uint64_t *out) {
+  lua_Integer n;
+  int t = lua_type(L, idx);
+  if (t == LUA_TNUMBER) {
+    if (lua_isinteger(L, idx)) n = lua_tointeger(L, idx);
+    else {
+      lua_Number f = lua_tonumber(L, idx);
+      if (f != floor(f)) return "size must be an integer number of bytes";
+      if (!lua_numbertointeger(f, &n)) return "size too large";
+    }
+  } else if (t == LUA_TSTRING) {
+    lua_Number f = 0;
+    const char *err = parse_with(L, idx, "size", &f);
+    if (err) return err;
+    if (!lua_numbertointeger(f, &n)) return "size too large";
+  } else {
+    return lua_pushfstring(L, "size expected (integer or string), got %s", luaL_typename(L, idx));
+  }
+  if (n < 0) return "size must not be negative";
+  *out = (uint64_t)n;
+  return NULL;
+}
+
+uint64_t ps_checksize(lua_State *L, int arg) {
+  uint64_t n = 0;
+  const char *err = ps_tosize(L, arg, &n);
+  if (err) luaL_argerror(L, arg, err);
+  return n;
+}
+
+uint64_t ps_optsize(lua_State *L, int arg, uint64_t def) {
+  return lua_isnoneornil(L, arg) ? def : ps_checksize(L, arg);
+}
+
+/* Field key of the table at t as a size (def when nil); errors name
+ * what and key. */
+uint64_t ps_fieldsize(lua_State *L, int t, const char *key, const char *what, uint64_t def) {
+  uint64_t n = def;
+  if (lua_getfield(L, t, key) != LUA_TNIL) {
+    const char *err = ps_tosize(L, -1, &n);
+    if (err) luaL_error(L, "%s: %s: %s", what, key, err);
+  }
+  lua_pop(L, 1);
+  return n;
+}
+
+/* A duration in ms: a number, or a string with units ("200 us"). */
+double ps_checkduration(lua_State *L, int arg) {
+  lua_Number ms = 0;
+  if (lua_type(L, arg) == LUA_TNUMBER) ms = lua_tonumber(L, arg);
+  else if (lua_type(L, arg) == LUA_TSTRING) {
+    const char *err = parse_with(L, arg, "duration", &ms);
+    if (err) luaL_argerror(L, arg, err);
+  } else return luaL_typeerror(L, arg, "duration (ms or string)");
+  if (!(ms >= 0) || isinf(ms)) luaL_argerror(L, arg, "duration must be >= 0 and finite");
+  return ms;
+}
+
+/* Formats bytes for messages: "64.0 MiB". */
+const char *ps_fmtsize(char *out, size_t n, uint64_t bytes) {
+  static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = (double)bytes;
+  int u = 0;
+  while (v >= 1024 && u < 6) { v /= 1024; u++; }
+  if (u == 0) snprintf(out, n, "%llu B", (unsigned long long)bytes);
+  else snprintf(out, n, "%.1f %s", v, units[u]);
+  return out;
+}
+
+/* Refuses keys of the options table at arg that are not in allowed. */
+void ps_checkoptions(lua_State *L, int arg, const char *what,
+                     const char *const allowed[]) {
+  if (lua_isnoneornil(L, arg)) return;
+  luaL_checktype(L, arg, LUA_TTABLE);
+  lua_pushnil(L);
+  while (lua_next(L, arg)) {
+    lua_pop(L, 1);
+    int ok = 0;
+    if (lua_type(L, -1) == LUA_TSTRING)
+      for (int i = 0; allowed[i]; i++)
+        if (strcmp(allowed[i], lua_tostring(L, -1)) == 0) ok = 1;
+    if (!ok) {
+      lua_pushvalue(L, -1);
+      luaL_error(L, "%s: unknown option '%s'", what, luaL_tolstring(L, -1, NULL));
+    }
+  }
+}
+
+/* A boolean field of an options table (nil: def). */
+int ps_optfield_bool(lua_State *L, int arg, const char *key, int def) {
+  if (lua_isnoneornil(L, arg)) return def;
+  int t = lua_getfield(L, arg, key);
+  int v = def;
+  if (t == LUA_TBOOLEAN) v = lua_toboolean(L, -1);
+  else if (t != LUA_TNIL)
+    luaL_error(L, "option '%s' must be a boolean, got %s", key, luaL_typename(L, -1));
+  lua_pop(L, 1);
+  return v;
+}
+
+/* ---- classes ------------------------------------------------------------ */
+
+/* Sets l's functions into the table on top, each with the context upvalue. */
+void ps_setfuncs(lua_State *L, const luaL_Reg *l) {
+  lua_getfield(L, LUA_REGISTRYINDEX, PS_CONTEXT);
+  luaL_setfuncs(L, l, 1);
+}
+
+/* __index helper: the method named by arg 2, from upvalue 2; else nil. */
+int ps_method(lua_State *L) {
+  lua_pushvalue(L, 2);
+  return lua_rawget(L, PS_UP_METHODS) != LUA_TNIL;
+}
+
+/* Creates metatable tname: methods go into mt.methods; meta functions
+ * (including __index) get upvalues (context, methods). Leaves nothing. */
+void ps_newclass(lua_State *L, const char *tname, const luaL_Reg *methods,
+                 const luaL_Reg *meta) {
+  luaL_newmetatable(L, tname);                  /* [mt] */
+  lua_newtable(L);                              /* [mt, methods] */
+  ps_setfuncs(L, methods);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -3, "methods");
+  lua_getfield(L, LUA_REGISTRYINDEX, PS_CONTEXT);
+  lua_insert(L, -2);                            /* [mt, ctx, methods] */
+  luaL_setfuncs(L, meta, 2);
+  lua_pop(L, 1);
+}
+
+/* ---- the module --------------------------------------------------------- */
+
+/* poolsh.core.configure{backend=, device=, sim_memory=}: before first use. */
+static int core_configure(lua_State *L) {
+  static const char *const opts[] = {"backend", "device", "sim_memory", NULL};
+  ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
+  ps_checkoptions(L, 1, "poolsh.configure", opts);
+  if (c->be) return luaL_error(L, "poolsh.configure: the %s backend is already open", c->be->name);
+  if (lua_getfield(L, 1, "backend") != LUA_TNIL) {
+    static const char *const names[] = {"auto", "cuda", "sim", NULL};
+    int i = luaL_checkoption(L, -1, NULL, names);
+    strcpy(c->backend_want, names[i]);
+  }
+  if (lua_getfield(L, 1, "device") != LUA_TNIL) {
+    lua_Integer d = luaL_checkinteger(L, -1);
+    luaL_argcheck(L, d >= 0 && d < 1024, 1, "device must be a device index");
+    c->device = (int)d;
+  }
+  c->sim_memory = ps_fieldsize(L, 1, "sim_memory", "poolsh.configure", c->sim_memory);
+  return 0;
+}
+
+/* poolsh.core.set_parsers{size = f, duration = f}: unit-string parsers. */
+static int core_set_parsers(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_pushvalue(L, 1);
+  lua_setiuservalue(L, PS_UP_CTX, 1);
+  return 0;
+}
+
+/* poolsh.backend() -> "cuda" | "sim", and why (auto fell back to sim). */
+static int core_backend(lua_State *L) {
+  ps_ctx *c = ps_context(L);
+  lua_pushstring(L, c->be->name);
+  if (c->open_status == PS_OK) return 1;
+#ifdef POOLSH_HAVE_CUDA
+  if (c->open_status != -2) {
+    lua_pushfstring(L, "no usable CUDA device (%s): using the simulated device",
+                    ps_backend_cuda.error_name(c->open_status));
+    return 2;
+  }
+#endif
+  lua_pushstring(L, "built without CUDA: using the simulated device");
+  return 2;
+}
+
+static const luaL_Reg core_funcs[] = {
+  {"configure", core_configure},
+  {"set_parsers", core_set_parsers},
+  {"backend", core_backend},
+  {NULL, NULL}
+};
+
+/* Creates the context userdata (closed until first use) in the registry. */
+static void new_context(lua_State *L) {
+  ps_ctx *c = (ps_ctx *)lua_newuserdatauv(L, sizeof *c, 1);
+  memset(c, 0, sizeof *c);
+  const char *want = getenv("POOLSH_BACKEND");
+  if (!want || !*want) want = "auto";
+  snprintf(c->backend_want, sizeof c->backend_want, "%s", want);
+  const char *dev = getenv("POOLSH_DEVICE");
+  if (dev && *dev) c->device = atoi(dev);
+  luaL_newmetatable(L, PS_CONTEXT);
+  lua_pushcfunction(L, ctx_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_setmetatable(L, -2);
+  lua_newtable(L);
+  lua_setiuservalue(L, -2, 1);
+  lua_setfield(L, LUA_REGISTRYINDEX, PS_CONTEXT);
+}
+
+/* require "poolsh.core": one context per lua_State, then each type. */
+int luaopen_poolsh_core(lua_State *L) {
+  static const lua_CFunction opens[] = {
+    poolsh_open_stream, poolsh_open_event, poolsh_open_pool,
+    poolsh_open_buffer, poolsh_open_device, NULL
+  };
+  if (lua_getfield(L, LUA_REGISTRYINDEX, PS_CONTEXT) == LUA_TNIL) new_context(L);
+  lua_pop(L, 1);
+  lua_newtable(L);
+  ps_setfuncs(L, core_funcs);
+  lua_pushliteral(L, PS_VERSION);
+  lua_setfield(L, -2, "version");
+  for (int i = 0; opens[i]; i++) {
+    lua_pushcfunction(L, opens[i]);
+    lua_pushvalue(L, -2);
+    lua_call(L, 1, 0);
+  }
+  return 1;
+}

@@ -1,0 +1,234 @@
+/*
+ * device.c: the device as a whole (count, info, sync, clock) and the
+ * stream-ordered primitives: copy, fill, verify, touch, spin; plus the
+ * backend's own options (the sim's device profile).
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "poolsh.h"
+
+static int dev_count(lua_State *L) {
+  ps_ctx *c = ps_context(L);
+  int n = 0;
+  ps_check(L, c->be->device_count(c->b, &n), "(counting devices)");
+  lua_pushinteger(L, n);
+  return 1;
+}
+
+/* poolsh.device([i]) -> {index, name, total, free, cc, pools_supported}. */
+static int dev_info(lua_State *L) {
+  ps_ctx *c = ps_context(L);
+  lua_Integer i = luaL_optinteger(L, 1, c->device);
+  luaL_argcheck(L, i >= 0 && i < 1 << 20, 1, "device index out of range");
+  ps_device_info d;
+  memset(&d, 0, sizeof d);
+  ps_check(L, c->be->device_info(c->b, (int)i, &d), "(reading device %d)", (int)i);
+  lua_createtable(L, 0, 6);
+  lua_pushinteger(L, i);
+  lua_setfield(L, -2, "index");
+  lua_pushstring(L, d.name);
+  lua_setfield(L, -2, "name");
+  lua_pushinteger(L, (lua_Integer)d.total);
+  lua_setfield(L, -2, "total");
+  lua_pushinteger(L, (lua_Integer)d.free);
+  lua_setfield(L, -2, "free");
+  lua_pushfstring(L, "%d.%d", d.cc_major, d.cc_minor);
+  lua_setfield(L, -2, "cc");
+  lua_pushboolean(L, d.pools_supported);
+  lua_setfield(L, -2, "pools_supported");
+  return 1;
+}
+
+static int dev_sync(lua_State *L) {
+  ps_ctx *c = ps_context(L);
+  ps_check(L, c->be->device_sync(c->b), "(synchronizing the device)");
+  return 0;
+}
+
+static int dev_sleep(lua_State *L) {
+  double ms = ps_checkduration(L, 1);
+  ps_ctx *c = ps_context(L);
+  ps_check(L, c->be->sleep(c->b, ms), "(sleeping %f ms)", ms);
+  return 0;
+}
+
+static int dev_now(lua_State *L) {
+  ps_ctx *c = ps_context(L);
+  lua_pushnumber(L, c->be->now(c->b));
+  return 1;
+}
+
+/* The stream for a primitive on the buffer at barg: the Stream at sarg,
+ * else the buffer's own stream, else the default stream. */
+static ps_stream *work_stream(lua_State *L, int barg, int sarg, char *name, size_t n) {
+  if (!lua_isnoneornil(L, sarg)) {
+    ps_streamud *s = ps_checkstream(L, sarg);
+    ps_streamname(name, n, s);
+    return s->h;
+  }
+  ps_stream *h = NULL;
+  snprintf(name, n, "default");
+  if (lua_getiuservalue(L, barg, 2) == LUA_TUSERDATA) {
+    ps_streamud *s = (ps_streamud *)lua_touserdata(L, -1);
+    if (s->live) h = s->h, ps_streamname(name, n, s);
+  }
+  lua_pop(L, 1);
+  return h;
+}
+
+/* A buffer kernels can reach: not unregistered pageable memory. */
+static ps_bufferud *check_device_visible(lua_State *L, int arg, const char *what) {
+  ps_bufferud *b = ps_checkbuffer(L, arg);
+  if (b->kind == PS_KIND_PAGEABLE && !b->registered)
+    luaL_error(L, "poolsh.%s: b%d is pageable memory, which kernels cannot reach: "
+               "poolsh.register it first", what, b->id);
+  return b;
+}
+
+static int check_byte(lua_State *L, int arg) {
+  lua_Integer v = luaL_checkinteger(L, arg);
+  luaL_argcheck(L, v >= 0 && v <= 255, arg, "byte must be in 0..255");
+  return (int)v;
+}
+
+/* poolsh.fill(buf, byte [, stream]). */
+static int dev_fill(lua_State *L) {
+  ps_bufferud *b = check_device_visible(L, 1, "fill");
+  int byte = check_byte(L, 2);
+  char n[16];
+  ps_stream *s = work_stream(L, 1, 3, n, sizeof n);
+  ps_ctx *c = ps_context(L);
+  ps_check(L, c->be->fill(c->b, b->addr, b->size, byte, s), "(filling b%d on stream %s)", b->id, n);
+  return 0;
+}
+
+/* poolsh.verify(buf, byte [, stream]) -> true | false, first_bad_offset. */
+static int dev_verify(lua_State *L) {
+  ps_bufferud *b = check_device_visible(L, 1, "verify");
+  int byte = check_byte(L, 2);
+  char n[16];
+  ps_stream *s = work_stream(L, 1, 3, n, sizeof n);
+  ps_ctx *c = ps_context(L);
+  int64_t bad = -1;
+  ps_check(L, c->be->verify(c->b, b->addr, b->size, byte, s, &bad),
+           "(verifying b%d on stream %s)", b->id, n);
+  lua_pushboolean(L, bad < 0);
+  if (bad < 0) return 1;
+  lua_pushinteger(L, (lua_Integer)bad);
+  return 2;
+}
+
+/* poolsh.touch(buf [, stream]): reads and writes every byte. */
+static int dev_touch(lua_State *L) {
+  ps_bufferud *b = check_device_visible(L, 1, "touch");
+  char n[16];
+  ps_stream *s = work_stream(L, 1, 2, n, sizeof n);
+  ps_ctx *c = ps_context(L);
+  ps_check(L, c->be->touch(c->b, b->addr, b->size, s), "(touching b%d on stream %s)", b->id, n);
+  return 0;
+}
+
+/* poolsh.spin(stream, duration): keeps the stream busy that long. */
+static int dev_spin(lua_State *L) {
+  ps_streamud *s = ps_optstream(L, 1);
+  double ms = ps_checkduration(L, 2);
+  ps_ctx *c = ps_context(L);
+  char n[16];
+  ps_check(L, c->be->spin(c->b, s->h, ms), "(spinning stream %s)", ps_streamname(n, sizeof n, s));
+  return 0;
+}
+
+/* poolsh.copy(dst, src [, {stream=, bytes=, dst_offset=, src_offset=}]). */
+static int dev_copy(lua_State *L) {
+  static const char *const opts[] = {"stream", "bytes", "dst_offset", "src_offset", NULL};
+  ps_bufferud *dst = ps_checkbuffer(L, 1);
+  ps_bufferud *src = ps_checkbuffer(L, 2);
+  ps_checkoptions(L, 3, "poolsh.copy", opts);
+  lua_settop(L, 3);
+  uint64_t doff = 0, soff = 0, n;
+  if (!lua_isnil(L, 3)) {
+    doff = ps_fieldsize(L, 3, "dst_offset", "poolsh.copy", 0);
+    soff = ps_fieldsize(L, 3, "src_offset", "poolsh.copy", 0);
+    lua_getfield(L, 3, "stream");                            /* [.., stream?] */
+  } else {
+    lua_pushnil(L);
+  }
+  if (soff > src->size || doff > dst->size)
+    return luaL_error(L, "poolsh.copy: offset beyond the end of b%d", soff > src->size ? src->id : dst->id);
+  n = src->size - soff;
+  if (!lua_isnil(L, 3)) n = ps_fieldsize(L, 3, "bytes", "poolsh.copy", n);
+  if (n > src->size - soff || n > dst->size - doff)
+    return luaL_error(L, "poolsh.copy: %I bytes out of bounds (b%d: %I bytes from offset %I, "
+                      "b%d: %I bytes from offset %I)", (lua_Integer)n,
+                      src->id, (lua_Integer)src->size, (lua_Integer)soff,
+                      dst->id, (lua_Integer)dst->size, (lua_Integer)doff);
+  char name[16];
+  ps_stream *s = work_stream(L, dst->kind == PS_KIND_POOL ? 1 : 2, 4, name, sizeof name);
+  ps_ctx *c = ps_context(L);
+  ps_check(L, c->be->copy(c->b, dst->addr + doff, src->addr + soff, n, s),
+           "(copying %I bytes from b%d to b%d on stream %s)", (lua_Integer)n, src->id, dst->id, name);
+  return 0;
+}
+
+/* poolsh.core.option(name [, value]) -> the backend option's value. */
+static int dev_option(lua_State *L) {
+  const char *k = luaL_checkstring(L, 1);
+  ps_ctx *c = ps_context(L);
+  if (!lua_isnoneornil(L, 2))
+    ps_check(L, c->be->option_set(c->b, k, luaL_checknumber(L, 2)),
+             "(setting the %s option '%s')", c->be->name, k);
+  double v = 0;
+  ps_check(L, c->be->option_get(c->b, k, &v), "(reading the %s option '%s')", c->be->name, k);
+  lua_pushnumber(L, v);
+  return 1;
+}
+
+/* poolsh.core.options() -> {name, ...} of the backend's options. */
+static int dev_options(lua_State *L) {
+  ps_ctx *c = ps_context(L);
+  const char *names[128];
+  int n = c->be->option_names(c->b, names, 128);
+  if (n > 128) n = 128;
+  lua_createtable(L, n, 0);
+  for (int i = 0; i < n; i++) {
+    lua_pushstring(L, names[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+
+/* poolsh.core.bench_c(pool, stream, size, n) -> seconds for n
+ * alloc+free pairs done in C: the baseline of scripts/bench_alloc.lua. */
+static int dev_bench_c(lua_State *L) {
+  ps_poolud *p = ps_checkpool(L, 1);
+  ps_streamud *s = ps_optstream(L, 2);
+  uint64_t size = ps_checksize(L, 3);
+  lua_Integer n = luaL_checkinteger(L, 4);
+  ps_ctx *c = ps_context(L);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (lua_Integer i = 0; i < n; i++) {
+    ps_addr a = 0;
+    ps_check(L, c->be->pool_alloc(c->b, p->h, size, s->h, &a, NULL), "(bench alloc)");
+    ps_check(L, c->be->pool_free(c->b, a, s->h), "(bench free)");
+  }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  lua_pushnumber(L, (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9);
+  return 1;
+}
+
+static const luaL_Reg dev_funcs[] = {
+  {"device_count", dev_count}, {"device", dev_info}, {"sync", dev_sync},
+  {"sleep", dev_sleep}, {"now", dev_now}, {"fill", dev_fill}, {"verify", dev_verify},
+  {"touch", dev_touch}, {"spin", dev_spin}, {"copy", dev_copy},
+  {"option", dev_option}, {"options", dev_options}, {"bench_c", dev_bench_c},
+  {NULL, NULL}
+};
+
+int poolsh_open_device(lua_State *L) {
+  lua_settop(L, 1);
+  ps_setfuncs(L, dev_funcs);
+  return 0;
+}

@@ -1,0 +1,137 @@
+/*
+ * event.c: poolsh.Event, a CUDA event: a marker in a stream that other
+ * streams can wait on and the host can synchronise with.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "poolsh.h"
+
+/* Returns the Event at arg, refusing a destroyed one. */
+ps_eventud *ps_checkevent(lua_State *L, int arg) {
+  ps_eventud *e = (ps_eventud *)luaL_checkudata(L, arg, PS_EVENT);
+  if (!e->live) luaL_error(L, "attempt to use a destroyed poolsh.Event (e%d)", e->id);
+  return e;
+}
+
+/* Pushes a new live Event; created closed, live once CUDA gave a handle. */
+ps_eventud *ps_newevent(lua_State *L, int timing) {
+  ps_ctx *c = ps_context(L);
+  ps_eventud *e = (ps_eventud *)lua_newuserdatauv(L, sizeof *e, 0);
+  memset(e, 0, sizeof *e);
+  luaL_setmetatable(L, PS_EVENT);
+  e->id = ps_nextid(L, PS_ID_EVENT);
+  e->timing = timing;
+  ps_check(L, c->be->event_create(c->b, timing, &e->h), "(creating event e%d)", e->id);
+  e->live = 1;
+  return e;
+}
+
+/* poolsh.event{timing=true} -> Event. */
+static int event_new(lua_State *L) {
+  static const char *const opts[] = {"timing", NULL};
+  ps_checkoptions(L, 1, "poolsh.event", opts);
+  ps_newevent(L, ps_optfield_bool(L, 1, "timing", 1));
+  return 1;
+}
+
+static void event_release(lua_State *L, ps_eventud *e) {
+  if (!e->live) return;
+  e->live = 0;
+  ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
+  if (c->b && e->h && c->be->event_destroy(c->b, e->h) != PS_OK)
+    lua_warning(L, "poolsh: destroying an event failed", 0);
+  e->h = NULL;
+}
+
+static int event_gc(lua_State *L) {
+  event_release(L, (ps_eventud *)lua_touserdata(L, 1));
+  return 0;
+}
+
+static int event_destroy(lua_State *L) {
+  ps_checkevent(L, 1);
+  ps_context(L);
+  event_release(L, (ps_eventud *)lua_touserdata(L, 1));
+  return 0;
+}
+
+/* e:record([stream]) -> e. */
+static int event_record(lua_State *L) {
+  ps_eventud *e = ps_checkevent(L, 1);
+  ps_streamud *s = ps_optstream(L, 2);
+  ps_ctx *c = ps_context(L);
+  char n[16];
+  ps_check(L, c->be->event_record(c->b, e->h, s->h), "(recording event e%d on stream %s)",
+           e->id, ps_streamname(n, sizeof n, s));
+  lua_settop(L, 1);
+  return 1;
+}
+
+static int event_sync(lua_State *L) {
+  ps_eventud *e = ps_checkevent(L, 1);
+  ps_ctx *c = ps_context(L);
+  ps_check(L, c->be->event_sync(c->b, e->h), "(synchronizing event e%d)", e->id);
+  lua_settop(L, 1);
+  return 1;
+}
+
+static int event_query(lua_State *L) {
+  ps_eventud *e = ps_checkevent(L, 1);
+  ps_ctx *c = ps_context(L);
+  int done = 0;
+  ps_check(L, c->be->event_query(c->b, e->h, &done), "(querying event e%d)", e->id);
+  lua_pushboolean(L, done);
+  return 1;
+}
+
+/* e:elapsed(e2) -> ms from e to e2 (both recorded, completed, timing). */
+static int event_elapsed(lua_State *L) {
+  ps_eventud *a = ps_checkevent(L, 1);
+  ps_eventud *b = ps_checkevent(L, 2);
+  ps_ctx *c = ps_context(L);
+  if (!a->timing || !b->timing)
+    return luaL_error(L, "event e%d was created with timing=false", a->timing ? b->id : a->id);
+  double ms = 0;
+  ps_check(L, c->be->event_elapsed(c->b, a->h, b->h, &ms),
+           "(elapsed time from event e%d to e%d)", a->id, b->id);
+  lua_pushnumber(L, ms);
+  return 1;
+}
+
+static int event_tostring(lua_State *L) {
+  ps_eventud *e = (ps_eventud *)luaL_checkudata(L, 1, PS_EVENT);
+  lua_pushfstring(L, "poolsh.Event e%d%s", e->id, e->live ? "" : " (destroyed)");
+  return 1;
+}
+
+static int event_index(lua_State *L) {
+  ps_eventud *e = (ps_eventud *)luaL_checkudata(L, 1, PS_EVENT);
+  if (ps_method(L)) return 1;
+  const char *k = luaL_checkstring(L, 2);
+  if (strcmp(k, "id") == 0) lua_pushinteger(L, e->id);
+  else if (strcmp(k, "name") == 0) lua_pushfstring(L, "e%d", e->id);
+  else if (strcmp(k, "timing") == 0) lua_pushboolean(L, e->timing);
+  else if (strcmp(k, "live") == 0) lua_pushboolean(L, e->live);
+  else lua_pushnil(L);
+  return 1;
+}
+
+static const luaL_Reg event_methods[] = {
+  {"record", event_record}, {"sync", event_sync}, {"query", event_query},
+  {"elapsed", event_elapsed}, {"destroy", event_destroy}, {NULL, NULL}
+};
+
+static const luaL_Reg event_meta[] = {
+  {"__index", event_index}, {"__gc", event_gc}, {"__close", event_gc},
+  {"__tostring", event_tostring}, {NULL, NULL}
+};
+
+static const luaL_Reg event_funcs[] = {{"event", event_new}, {NULL, NULL}};
+
+int poolsh_open_event(lua_State *L) {
+  ps_newclass(L, PS_EVENT, event_methods, event_meta);
+  lua_settop(L, 1);
+  ps_setfuncs(L, event_funcs);
+  return 0;
+}

@@ -1,0 +1,520 @@
+/*
+ * main.c: the poolsh host, a lua.c-compatible command line with poolsh
+ * preloaded: poolsh [options] [script [args]]. The REPL's printing and
+ * completion are Lua (poolsh.repl); this file reads lines, runs chunks and
+ * turns Ctrl-C into an interruption of the running statement.
+ */
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lua.h"
+#include "lauxlib.h"
+#include "lualib.h"
+#include "poolsh.h"
+
+#if defined(POOLSH_LIBEDIT)
+#include <editline/readline.h>
+#define HAVE_LINE_EDITING 1
+#elif defined(POOLSH_READLINE)
+#include <readline/history.h>
+#include <readline/readline.h>
+#define HAVE_LINE_EDITING 1
+#endif
+
+#define PROMPT "poolsh> "
+#define PROMPT2 "   ...> "
+#define MAXINPUT 4096
+
+static const char *progname = "poolsh";
+
+/* The one state of this process, for the SIGINT handler and completion. */
+static lua_State *globalL = NULL;
+static volatile sig_atomic_t *interrupt_flag = NULL;
+
+/* ---- messages and errors (as lua.c) ------------------------------------- */
+
+static void print_usage(FILE *f) {
+  fprintf(f,
+    "usage: %s [options] [script [args]]\n"
+    "Available options are:\n"
+    "  -e stat            execute string 'stat'\n"
+    "  -i                 enter interactive mode after executing 'script'\n"
+    "  -l mod             require library 'mod' into global 'mod'\n"
+    "  -l g=mod           require library 'mod' into global 'g'\n"
+    "  -v                 show version information\n"
+    "  -E                 ignore environment variables\n"
+    "  -W                 turn warnings on (always on in poolsh)\n"
+    "  --backend=NAME     auto, cuda or sim (also POOLSH_BACKEND)\n"
+    "  --device=N         CUDA device index (also POOLSH_DEVICE)\n"
+    "  --sim-memory=SIZE  size of the simulated device, e.g. 16GiB\n"
+    "  -h, --help         show this help\n"
+    "  --                 stop handling options\n"
+    "  -                  stop handling options and execute stdin\n",
+    progname);
+}
+
+static void message(const char *pname, const char *msg) {
+  if (pname) fprintf(stderr, "%s: ", pname);
+  fprintf(stderr, "%s\n", msg);
+  fflush(stderr);
+}
+
+static int report(lua_State *L, int status) {
+  if (status != LUA_OK) {
+    const char *msg = lua_tostring(L, -1);
+    message(progname, msg ? msg : "(error object is not a string)");
+    lua_pop(L, 1);
+  }
+  return status;
+}
+
+/* Message handler: adds a traceback to the error. */
+static int msghandler(lua_State *L) {
+  const char *msg = lua_tostring(L, 1);
+  if (msg == NULL) {
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
+    msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+  }
+  luaL_traceback(L, L, msg, 1);
+  return 1;
+}
+
+/* ---- Ctrl-C --------------------------------------------------------------- */
+
+static void lstop(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  lua_sethook(L, NULL, 0, 0);
+  luaL_error(L, "interrupted!");
+}
+
+/* Stops Lua code at its next instruction and poolsh's waits at their next
+ * poll; a second Ctrl-C during the same statement ends the process. */
+static void laction(int sig) {
+  signal(sig, SIG_DFL);
+  if (interrupt_flag) *interrupt_flag = 1;
+  lua_sethook(globalL, lstop, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+}
+
+/* Runs the function on the stack with narg arguments, interruptibly. */
+static int docall(lua_State *L, int narg, int nres) {
+  int base = lua_gettop(L) - narg;
+  lua_pushcfunction(L, msghandler);
+  lua_insert(L, base);
+  if (interrupt_flag) *interrupt_flag = 0;
+  signal(SIGINT, laction);
+  int status = lua_pcall(L, narg, nres, base);
+  signal(SIGINT, SIG_DFL);
+  lua_sethook(L, NULL, 0, 0);
+  if (interrupt_flag) *interrupt_flag = 0;
+  lua_remove(L, base);
+  return status;
+}
+
+static int dochunk(lua_State *L, int status) {
+  if (status == LUA_OK) status = docall(L, 0, 0);
+  return report(L, status);
+}
+
+static int dostring(lua_State *L, const char *s, const char *name) {
+  return dochunk(L, luaL_loadbuffer(L, s, strlen(s), name));
+}
+
+/* -l [g=]mod: require mod into global g (default: mod). */
+static int dolibrary(lua_State *L, char *spec) {
+  char *eq = strchr(spec, '=');
+  const char *glob = spec, *mod = spec;
+  if (eq) { *eq = '\0'; mod = eq + 1; }
+  lua_getglobal(L, "require");
+  lua_pushstring(L, mod);
+  int status = docall(L, 1, 1);
+  if (status == LUA_OK) lua_setglobal(L, glob);
+  return report(L, status);
+}
+
+/* ---- finding the Lua library ---------------------------------------------- */
+
+static int file_exists(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (f) fclose(f);
+  return f != NULL;
+}
+
+/* Puts poolsh's lua/ first on package.path: POOLSH_LUA_DIR, else beside
+ * the executable (install: ../share/lua/5.4; build tree: ./lua). */
+static void add_lua_dir(lua_State *L, int use_env) {
+  char exe[PATH_MAX], cand[PATH_MAX + 64], probe[PATH_MAX + 96];
+  const char *env = use_env ? getenv("POOLSH_LUA_DIR") : NULL;
+  const char *found = NULL;
+  if (env && *env) {
+    found = env;
+  } else {
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash) *slash = '\0';
+    static const char *const rel[] = {"/../share/lua/5.4", "/lua"};
+    for (int i = 0; i < 2 && !found; i++) {
+      snprintf(cand, sizeof cand, "%s%s", exe, rel[i]);
+      snprintf(probe, sizeof probe, "%s/poolsh/init.lua", cand);
+      if (file_exists(probe)) found = cand;
+    }
+  }
+  if (!found) return;
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "path");
+  lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;%s", found, found, lua_tostring(L, -1));
+  lua_setfield(L, -3, "path");
+  lua_pop(L, 2);
+}
+
+/* ---- the REPL ------------------------------------------------------------- */
+
+#ifdef HAVE_LINE_EDITING
+static char history_path[PATH_MAX];
+
+static char *complete_one(const char *text, int state);
+
+/* Completes the word under the cursor with poolsh.repl.complete. */
+static char **complete(const char *text, int start, int end) {
+  (void)start; (void)end;
+  rl_attempted_completion_over = 1;
+  return rl_completion_matches(text, complete_one);
+}
+
+/* Yields the state-th candidate from the Lua completer. */
+static char *complete_one(const char *text, int state) {
+  lua_State *L = globalL;
+  int top = lua_gettop(L);
+  char *out = NULL;
+  lua_getglobal(L, "poolsh");
+  if (lua_type(L, -1) == LUA_TTABLE && lua_getfield(L, -1, "repl") == LUA_TTABLE &&
+      lua_getfield(L, -1, "complete") == LUA_TFUNCTION) {
+    lua_pushstring(L, text);
+    if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_type(L, -1) == LUA_TTABLE &&
+        lua_rawgeti(L, -1, state + 1) == LUA_TSTRING)
+      out = strdup(lua_tostring(L, -1));
+  }
+  lua_settop(L, top);
+  return out;
+}
+
+static void init_editing(void) {
+  const char *h = getenv("POOLSH_HISTORY");
+  const char *home = getenv("HOME");
+  if (h && *h) snprintf(history_path, sizeof history_path, "%s", h);
+  else if (home) snprintf(history_path, sizeof history_path, "%s/.poolsh_history", home);
+  rl_readline_name = "poolsh";
+  rl_attempted_completion_function = complete;
+  rl_basic_word_break_characters = " \t\n\"\\'`@$><=;|&{(,+-*/%^~#[]";
+  using_history();
+  stifle_history(1000);
+  if (history_path[0]) read_history(history_path);
+}
+
+static char *read_line(const char *prompt) {
+  return readline(prompt);
+}
+
+static void save_line(const char *line) {
+  if (!line[0]) return;
+  add_history(line);
+  if (history_path[0]) write_history(history_path);
+}
+#else
+static void init_editing(void) {}
+
+static char *read_line(const char *prompt) {
+  char buf[MAXINPUT];
+  fputs(prompt, stdout);
+  fflush(stdout);
+  if (!fgets(buf, sizeof buf, stdin)) return NULL;
+  buf[strcspn(buf, "\n")] = '\0';
+  return strdup(buf);
+}
+
+static void save_line(const char *line) { (void)line; }
+#endif
+
+/* Reads a line and pushes it; 0 at end of input. */
+static int pushline(lua_State *L, int first) {
+  char *b = read_line(first ? PROMPT : PROMPT2);
+  if (b == NULL) return 0;
+  lua_pushstring(L, b);
+  free(b);
+  return 1;
+}
+
+static int incomplete(lua_State *L, int status) {
+  if (status == LUA_ERRSYNTAX) {
+    size_t lmsg;
+    const char *msg = lua_tolstring(L, -1, &lmsg);
+    if (lmsg >= 5 && strcmp(msg + lmsg - 5, "<eof>") == 0) {
+      lua_pop(L, 1);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Compiles "return <line>" so expressions print their values. */
+static int addreturn(lua_State *L) {
+  const char *line = lua_tostring(L, -1);
+  const char *retline = lua_pushfstring(L, "return %s;", line);
+  int status = luaL_loadbuffer(L, retline, strlen(retline), "=stdin");
+  if (status == LUA_OK) lua_remove(L, -2);
+  else lua_pop(L, 2);
+  return status;
+}
+
+/* Keeps reading lines while the chunk is incomplete. */
+static int multiline(lua_State *L) {
+  for (;;) {
+    size_t len;
+    const char *line = lua_tolstring(L, 1, &len);
+    int status = luaL_loadbuffer(L, line, len, "=stdin");
+    if (!incomplete(L, status) || !pushline(L, 0)) return status;
+    lua_pushliteral(L, "\n");
+    lua_insert(L, -2);
+    lua_concat(L, 3);
+  }
+}
+
+/* Reads a whole statement; leaves its compiled chunk on the stack. */
+static int loadline(lua_State *L) {
+  lua_settop(L, 0);
+  if (!pushline(L, 1)) return -1;
+  int status = addreturn(L);
+  if (status != LUA_OK) status = multiline(L);
+  save_line(lua_tostring(L, 1));
+  lua_remove(L, 1);
+  return status;
+}
+
+/* Prints the statement's results through poolsh.repl.print. */
+static void print_results(lua_State *L) {
+  int n = lua_gettop(L);
+  if (n == 0) return;
+  lua_getglobal(L, "poolsh");
+  if (lua_type(L, -1) == LUA_TTABLE && lua_getfield(L, -1, "repl") == LUA_TTABLE &&
+      lua_getfield(L, -1, "print") == LUA_TFUNCTION) {
+    lua_insert(L, 1);
+    lua_settop(L, n + 1);
+    if (docall(L, n, 0) != LUA_OK) report(L, LUA_ERRRUN);
+  } else {
+    lua_settop(L, n);
+    lua_getglobal(L, "print");
+    lua_insert(L, 1);
+    if (lua_pcall(L, n, 0, 0) != LUA_OK) report(L, LUA_ERRRUN);
+  }
+}
+
+static void doREPL(lua_State *L) {
+  const char *oldprogname = progname;
+  progname = NULL;
+  init_editing();
+  int status;
+  while ((status = loadline(L)) != -1) {
+    if (status == LUA_OK) status = docall(L, 0, LUA_MULTRET);
+    if (status == LUA_OK) print_results(L);
+    else report(L, status);
+    lua_getglobal(L, "poolsh");
+    if (lua_type(L, -1) == LUA_TTABLE && lua_getfield(L, -1, "repl") == LUA_TTABLE &&
+        lua_getfield(L, -1, "after") == LUA_TFUNCTION)
+      lua_pcall(L, 0, 0, 0);
+    lua_settop(L, 0);
+  }
+  lua_settop(L, 0);
+  fputc('\n', stdout);
+  fflush(stdout);
+  progname = oldprogname;
+}
+
+/* ---- command line ----------------------------------------------------------- */
+
+typedef struct options {
+  int interactive, version, no_env, warnings, stdin_script;
+  int script;                 /* index of the script in argv, 0 if none */
+  const char *backend, *device, *sim_memory;
+} options;
+
+/* Scans argv like lua.c; returns 0, or 1 on a bad option (usage printed). */
+static int collect(int argc, char **argv, options *o) {
+  int i;
+  for (i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (a[0] != '-') break;
+    if (strcmp(a, "--") == 0) { i++; break; }
+    if (strcmp(a, "-") == 0) { o->stdin_script = 1; break; }
+    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { print_usage(stdout); exit(0); }
+    else if (strncmp(a, "--backend=", 10) == 0) o->backend = a + 10;
+    else if (strncmp(a, "--device=", 9) == 0) o->device = a + 9;
+    else if (strncmp(a, "--sim-memory=", 13) == 0) o->sim_memory = a + 13;
+    else if (strcmp(a, "-i") == 0) o->interactive = o->version = 1;
+    else if (strcmp(a, "-v") == 0) o->version = 1;
+    else if (strcmp(a, "-E") == 0) o->no_env = 1;
+    else if (strcmp(a, "-W") == 0) o->warnings = 1;
+    else if (strcmp(a, "-e") == 0 || strcmp(a, "-l") == 0) {
+      if (++i >= argc) {
+        fprintf(stderr, "%s: '%s' needs argument\n", progname, a);
+        print_usage(stderr);
+        return 1;
+      }
+    } else if (strncmp(a, "-e", 2) == 0 || strncmp(a, "-l", 2) == 0) {
+      /* -estat, -lmod */
+    } else {
+      fprintf(stderr, "%s: unrecognized option '%s'\n", progname, a);
+      print_usage(stderr);
+      return 1;
+    }
+  }
+  o->script = (i < argc && !o->stdin_script) ? i : 0;
+  return 0;
+}
+
+/* Runs -e and -l in order. */
+static int runargs(lua_State *L, char **argv, int n) {
+  for (int i = 1; i < n; i++) {
+    const char *a = argv[i];
+    if (a[0] != '-' || strcmp(a, "--") == 0 || strcmp(a, "-") == 0) break;
+    int opt = (a[1] == 'e' || a[1] == 'l') ? a[1] : 0;
+    if (!opt) continue;
+    char *extra = (char *)(a[2] ? a + 2 : argv[++i]);
+    if (opt == 'e' ? dostring(L, extra, "=(command line)") : dolibrary(L, extra))
+      return 0;
+  }
+  return 1;
+}
+
+/* arg table: arg[0] = script, negatives before it, script args after. */
+static void createargtable(lua_State *L, char **argv, int argc, int script) {
+  if (script == 0) script = argc;
+  lua_createtable(L, argc - script, script + 1);
+  for (int i = 0; i < argc; i++) {
+    lua_pushstring(L, argv[i]);
+    lua_rawseti(L, -2, i - script);
+  }
+  lua_setglobal(L, "arg");
+}
+
+static int pushargs(lua_State *L) {
+  if (lua_getglobal(L, "arg") != LUA_TTABLE) luaL_error(L, "'arg' is not a table");
+  int n = (int)luaL_len(L, -1);
+  luaL_checkstack(L, n + 3, "too many arguments to script");
+  for (int i = 1; i <= n; i++) lua_rawgeti(L, -i, i);
+  lua_remove(L, -n - 1);
+  return n;
+}
+
+static int handle_script(lua_State *L, const char *fname) {
+  int status = luaL_loadfile(L, fname);
+  if (status == LUA_OK) {
+    int n = pushargs(L);
+    status = docall(L, n, 0);
+  }
+  return report(L, status);
+}
+
+/* Loads poolsh into global `poolsh`, configures the backend from the
+ * command line, opens the device and says once why the simulated device
+ * is used when no GPU is. Returns 1 on success (errors are reported). */
+static int load_poolsh(lua_State *L, const options *o) {
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  lua_pushcfunction(L, luaopen_poolsh_core);
+  lua_setfield(L, -2, "poolsh.core");
+  lua_pop(L, 1);
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "poolsh");
+  if (report(L, docall(L, 1, 1)) != LUA_OK) return 0;
+  lua_setglobal(L, "poolsh");
+  interrupt_flag = poolsh_interrupt_flag(L);
+  lua_getglobal(L, "poolsh");
+  lua_getfield(L, -1, "configure");
+  lua_remove(L, -2);
+  lua_createtable(L, 0, 3);
+  if (o->backend) { lua_pushstring(L, o->backend); lua_setfield(L, -2, "backend"); }
+  if (o->device) {
+    char *end;
+    long d = strtol(o->device, &end, 10);
+    if (*end || end == o->device) d = -1;
+    lua_pushinteger(L, d);
+    lua_setfield(L, -2, "device");
+  }
+  if (o->sim_memory) { lua_pushstring(L, o->sim_memory); lua_setfield(L, -2, "sim_memory"); }
+  if (report(L, docall(L, 1, 0)) != LUA_OK) return 0;
+  return dostring(L, "local _, why = poolsh.backend() "
+                     "if why then io.stderr:write(why, '\\n') end", "=(poolsh)") == LUA_OK;
+}
+
+static int has_e(int argc, char **argv) {
+  for (int i = 1; i < argc && argv[i][0] == '-'; i++)
+    if (strncmp(argv[i], "-e", 2) == 0) return 1;
+  return 0;
+}
+
+/* The protected main: everything that can raise runs here. Leaves true
+ * on success. */
+static int pmain(lua_State *L) {
+  int argc = (int)lua_tointeger(L, 1);
+  char **argv = (char **)lua_touserdata(L, 2);
+  options *o = (options *)lua_touserdata(L, 3);
+  int repl = o->interactive ||
+             (!o->script && !o->stdin_script && !o->version && !has_e(argc, argv));
+  luaL_checkversion(L);
+  if (o->version || (repl && isatty(0)))
+    fprintf(stdout, "%s (%s)\n", LUA_COPYRIGHT, "poolsh 0.1.0");
+  if (o->no_env) {
+    lua_pushboolean(L, 1);
+    lua_setfield(L, LUA_REGISTRYINDEX, "LUA_NOENV");
+  }
+  luaL_openlibs(L);
+  createargtable(L, argv, argc, o->script);
+  lua_gc(L, LUA_GCRESTART);
+  lua_gc(L, LUA_GCGEN, 0, 0);
+  lua_warning(L, "@on", 0);   /* finalizers report problems as warnings */
+  if (o->warnings) lua_warning(L, "@on", 0);
+  lua_pushboolean(L, 0);
+  if (o->version && !repl && !o->script && !o->stdin_script && !has_e(argc, argv)) {
+    lua_pushboolean(L, 1);
+    return 1;
+  }
+  add_lua_dir(L, !o->no_env);
+  if (!load_poolsh(L, o)) return 1;
+  if (!runargs(L, argv, o->script ? o->script : argc)) return 1;
+  if (o->script && handle_script(L, argv[o->script]) != LUA_OK) return 1;
+  if (o->stdin_script || (repl && !o->interactive && !isatty(0))) {
+    if (dochunk(L, luaL_loadfile(L, NULL)) != LUA_OK) return 1;
+  } else if (repl) {
+    doREPL(L);
+  }
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  if (argv[0] && argv[0][0]) progname = argv[0];
+  options o;
+  memset(&o, 0, sizeof o);
+  if (collect(argc, argv, &o)) return EXIT_FAILURE;
+  lua_State *L = luaL_newstate();
+  if (L == NULL) {
+    message(progname, "cannot create state: not enough memory");
+    return EXIT_FAILURE;
+  }
+  globalL = L;
+  lua_gc(L, LUA_GCSTOP);
+  lua_pushcfunction(L, pmain);
+  lua_pushinteger(L, argc);
+  lua_pushlightuserdata(L, argv);
+  lua_pushlightuserdata(L, &o);
+  int status = lua_pcall(L, 3, 1, 0);
+  int ok = lua_toboolean(L, -1);
+  report(L, status);
+  interrupt_flag = NULL;
+  lua_close(L);   /* every finalizer runs before the device context goes */
+  return (ok && status == LUA_OK) ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,9 @@
+/*
+ * module.c: the shared object stock lua5.4 loads for require "poolsh.core"
+ * (build/lib/poolsh/core.so). luaopen_poolsh_core itself lives in core.c,
+ * linked in whole from the static core library.
+ */
+#include "poolsh.h"
+
+/* Keeps the entry point referenced from this object. */
+int (*const poolsh_module_entry)(lua_State *L) = luaopen_poolsh_core;

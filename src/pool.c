@@ -1,0 +1,287 @@
+/*
+ * pool.c: poolsh.Pool, a CUDA stream-ordered memory pool (cudaMemPool_t):
+ * its settings as fields, its four usage counters, trim, alloc, destroy.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "poolsh.h"
+
+#define DEFAULT_POOLS "poolsh.default_pools"
+
+/* The pool settings readable and writable as fields. */
+static const char *const settings[] = {
+  "release_threshold", "follow_event_dependencies", "opportunistic",
+  "internal_dependencies", NULL
+};
+static const ps_pool_attr setting_attr[] = {
+  PS_ATTR_RELEASE_THRESHOLD, PS_ATTR_FOLLOW_EVENT_DEPS, PS_ATTR_OPPORTUNISTIC,
+  PS_ATTR_INTERNAL_DEPS
+};
+
+/* Returns the Pool at arg, refusing a destroyed one. */
+ps_poolud *ps_checkpool(lua_State *L, int arg) {
+  ps_poolud *p = (ps_poolud *)luaL_checkudata(L, arg, PS_POOL);
+  if (!p->live) luaL_error(L, "attempt to use a destroyed poolsh.Pool (p%d)", p->id);
+  return p;
+}
+
+static int setting_index(const char *k) {
+  for (int i = 0; settings[i]; i++)
+    if (strcmp(settings[i], k) == 0) return i;
+  return -1;
+}
+
+/* A release threshold: a size, or "max" / math.huge for UINT64_MAX. */
+static uint64_t check_threshold(lua_State *L, int arg) {
+  uint64_t v = 0;
+  if (lua_type(L, arg) == LUA_TNUMBER && lua_tonumber(L, arg) == HUGE_VAL) return UINT64_MAX;
+  if (lua_type(L, arg) == LUA_TSTRING && strcmp(lua_tostring(L, arg), "max") == 0)
+    return UINT64_MAX;
+  const char *err = ps_tosize(L, arg, &v);
+  if (err) luaL_error(L, "poolsh.Pool: release_threshold: %s", err);
+  return v;
+}
+
+/* Writes setting i from the value at arg (a size or a boolean). */
+static void set_setting(lua_State *L, ps_poolud *p, int i, int arg) {
+  ps_ctx *c = ps_context(L);
+  uint64_t v;
+  if (i == 0) {
+    v = check_threshold(L, arg);
+  } else {
+    if (!lua_isboolean(L, arg))
+      luaL_error(L, "poolsh.Pool: %s must be a boolean, got %s", settings[i], luaL_typename(L, arg));
+    v = (uint64_t)lua_toboolean(L, arg);
+  }
+  ps_check(L, c->be->pool_set(c->b, p->h, setting_attr[i], v), "(setting %s of pool p%d)",
+           settings[i], p->id);
+}
+
+static uint64_t get_attr(lua_State *L, ps_poolud *p, ps_pool_attr a) {
+  ps_ctx *c = ps_context(L);
+  uint64_t v = 0;
+  ps_check(L, c->be->pool_get(c->b, p->h, a, &v), "(reading pool p%d)", p->id);
+  return v;
+}
+
+/* Pushes a new Pool userdata (closed) with its metatable. */
+static ps_poolud *new_poolud(lua_State *L) {
+  ps_poolud *p = (ps_poolud *)lua_newuserdatauv(L, sizeof *p, 0);
+  memset(p, 0, sizeof *p);
+  luaL_setmetatable(L, PS_POOL);
+  p->id = ps_nextid(L, PS_ID_POOL);
+  return p;
+}
+
+/* poolsh.pool{location=, device=, max_size=, release_threshold=,
+ * follow_event_dependencies=, opportunistic=, internal_dependencies=}. */
+static int pool_new(lua_State *L) {
+  static const char *const opts[] = {
+    "location", "device", "max_size", "release_threshold",
+    "follow_event_dependencies", "opportunistic", "internal_dependencies", NULL
+  };
+  static const char *const locations[] = {"device", "host", NULL};
+  ps_checkoptions(L, 1, "poolsh.pool", opts);
+  ps_ctx *c = ps_context(L);
+  ps_pool_props props = {PS_LOCATION_DEVICE, c->device, 0};
+  if (!lua_isnoneornil(L, 1)) {
+    if (lua_getfield(L, 1, "location") != LUA_TNIL)
+      props.location = (ps_location)luaL_checkoption(L, -1, NULL, locations);
+    if (lua_getfield(L, 1, "device") != LUA_TNIL) {
+      if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 0)
+        luaL_error(L, "poolsh.pool: device must be a device index");
+      props.device = (int)lua_tointeger(L, -1);
+    }
+    lua_settop(L, 1);
+    props.max_size = ps_fieldsize(L, 1, "max_size", "poolsh.pool", 0);
+  }
+  ps_poolud *p = new_poolud(L);
+  p->props = props;
+  char sz[32];
+  ps_check(L, c->be->pool_create(c->b, &props, &p->h), "(creating pool p%d on %s %d%s%s)",
+           p->id, props.location == PS_LOCATION_HOST ? "host" : "device", props.device,
+           props.max_size ? ", max_size " : "",
+           props.max_size ? ps_fmtsize(sz, sizeof sz, props.max_size) : "");
+  p->live = 1;
+  for (int i = 0; settings[i] && !lua_isnoneornil(L, 1); i++) {
+    if (lua_getfield(L, 1, settings[i]) != LUA_TNIL) set_setting(L, p, i, lua_gettop(L));
+    lua_settop(L, 2);
+  }
+  return 1;
+}
+
+/* poolsh.default_pool([dev]) -> the device's default pool (one Pool per
+ * device and state). */
+static int pool_default(lua_State *L) {
+  ps_ctx *c = ps_context(L);
+  lua_Integer dev = luaL_optinteger(L, 1, c->device);
+  luaL_argcheck(L, dev >= 0, 1, "device must be a device index");
+  lua_getfield(L, LUA_REGISTRYINDEX, DEFAULT_POOLS);
+  if (lua_rawgeti(L, -1, dev) != LUA_TNIL) return 1;
+  lua_pop(L, 1);
+  ps_poolud *p = new_poolud(L);
+  p->is_default = 1;
+  p->props.device = (int)dev;
+  ps_check(L, c->be->pool_default(c->b, (int)dev, &p->h),
+           "(getting the default pool of device %d)", (int)dev);
+  p->live = 1;
+  lua_pushvalue(L, -1);
+  lua_rawseti(L, -3, dev);
+  return 1;
+}
+
+/* Destroys the pool once (never the default pool). Blocks still allocated
+ * from it stay valid until freed: CUDA's rule for cudaMemPoolDestroy. */
+static void pool_release(lua_State *L, ps_poolud *p) {
+  if (!p->live || p->is_default) return;
+  p->live = 0;
+  ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
+  if (c->b && p->h && c->be->pool_destroy(c->b, p->h) != PS_OK)
+    lua_warning(L, "poolsh: destroying a pool failed", 0);
+  p->h = NULL;
+}
+
+static int pool_gc(lua_State *L) {
+  pool_release(L, (ps_poolud *)lua_touserdata(L, 1));
+  return 0;
+}
+
+static int pool_destroy(lua_State *L) {
+  ps_poolud *p = ps_checkpool(L, 1);
+  if (p->is_default) return luaL_error(L, "the default pool cannot be destroyed");
+  ps_context(L);
+  pool_release(L, p);
+  return 0;
+}
+
+/* p:stats() -> {reserved=, used=, reserved_high=, used_high=}. */
+static int pool_stats(lua_State *L) {
+  ps_poolud *p = ps_checkpool(L, 1);
+  static const char *const names[] = {"reserved", "reserved_high", "used", "used_high"};
+  static const ps_pool_attr attrs[] = {PS_ATTR_RESERVED_CURRENT, PS_ATTR_RESERVED_HIGH,
+                                       PS_ATTR_USED_CURRENT, PS_ATTR_USED_HIGH};
+  lua_createtable(L, 0, 4);
+  for (int i = 0; i < 4; i++) {
+    lua_pushinteger(L, (lua_Integer)get_attr(L, p, attrs[i]));
+    lua_setfield(L, -2, names[i]);
+  }
+  return 1;
+}
+
+/* p:reset_high(): both high-water marks back to the current values. */
+static int pool_reset_high(lua_State *L) {
+  ps_poolud *p = ps_checkpool(L, 1);
+  ps_ctx *c = ps_context(L);
+  ps_check(L, c->be->pool_set(c->b, p->h, PS_ATTR_RESERVED_HIGH, 0), "(resetting pool p%d)", p->id);
+  ps_check(L, c->be->pool_set(c->b, p->h, PS_ATTR_USED_HIGH, 0), "(resetting pool p%d)", p->id);
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* p:trim([keep]): gives reserved memory back until at most keep is held. */
+static int pool_trim(lua_State *L) {
+  ps_poolud *p = ps_checkpool(L, 1);
+  uint64_t keep = ps_optsize(L, 2, 0);
+  ps_ctx *c = ps_context(L);
+  ps_check(L, c->be->pool_trim(c->b, p->h, keep), "(trimming pool p%d)", p->id);
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* p:alloc(size [, stream]) -> Buffer. On out-of-memory, runs a full
+ * collection (finalizers free unreachable buffers) and retries once. */
+static int pool_alloc(lua_State *L) {
+  ps_poolud *p = ps_checkpool(L, 1);
+  uint64_t size = ps_checksize(L, 2);
+  ps_streamud *s = ps_optstream(L, 3);
+  ps_ctx *c = ps_context(L);
+  luaL_argcheck(L, size > 0, 2, "size must be at least 1 byte");
+  lua_settop(L, 3);
+  ps_bufferud *b = ps_newbuffer(L, PS_KIND_POOL, size);   /* [p, n, s, b] */
+  lua_pushvalue(L, 1);
+  lua_setiuservalue(L, 4, 1);
+  lua_pushvalue(L, 3);
+  lua_setiuservalue(L, 4, 2);
+  int st = c->be->pool_alloc(c->b, p->h, size, s->h, &b->addr, &b->note);
+  if (st == PS_ERR_MEMORY_ALLOCATION) {
+    lua_gc(L, LUA_GCCOLLECT);
+    st = c->be->pool_alloc(c->b, p->h, size, s->h, &b->addr, &b->note);
+  }
+  if (st != PS_OK) {
+    char sz[32], n[16];
+    ps_fail(L, st, "allocating %s from pool p%d on stream %s", ps_fmtsize(sz, sizeof sz, size),
+            p->id, ps_streamname(n, sizeof n, s));
+  }
+  b->live = 1;
+  return 1;
+}
+
+static int pool_tostring(lua_State *L) {
+  ps_poolud *p = (ps_poolud *)luaL_checkudata(L, 1, PS_POOL);
+  lua_pushfstring(L, "poolsh.Pool p%d (%s%s %d%s)", p->id, p->is_default ? "default, " : "",
+                  p->props.location == PS_LOCATION_HOST ? "host" : "device", p->props.device,
+                  p->live ? "" : ", destroyed");
+  return 1;
+}
+
+/* Fields: the four settings (via the backend), location, device,
+ * max_size, id, name, live, default; then methods. */
+static int pool_index(lua_State *L) {
+  ps_poolud *p = (ps_poolud *)luaL_checkudata(L, 1, PS_POOL);
+  if (ps_method(L)) return 1;
+  const char *k = luaL_checkstring(L, 2);
+  int i = setting_index(k);
+  if (i >= 0) {
+    ps_checkpool(L, 1);
+    uint64_t v = get_attr(L, p, setting_attr[i]);
+    if (i > 0) lua_pushboolean(L, v != 0);
+    else if (v > (uint64_t)LUA_MAXINTEGER) lua_pushnumber(L, HUGE_VAL);
+    else lua_pushinteger(L, (lua_Integer)v);
+  } else if (strcmp(k, "location") == 0) {
+    lua_pushstring(L, p->props.location == PS_LOCATION_HOST ? "host" : "device");
+  } else if (strcmp(k, "device") == 0) lua_pushinteger(L, p->props.device);
+  else if (strcmp(k, "max_size") == 0) lua_pushinteger(L, (lua_Integer)p->props.max_size);
+  else if (strcmp(k, "id") == 0) lua_pushinteger(L, p->id);
+  else if (strcmp(k, "name") == 0) lua_pushfstring(L, "p%d", p->id);
+  else if (strcmp(k, "live") == 0) lua_pushboolean(L, p->live);
+  else if (strcmp(k, "default") == 0) lua_pushboolean(L, p->is_default);
+  else lua_pushnil(L);
+  return 1;
+}
+
+static int pool_newindex(lua_State *L) {
+  ps_poolud *p = ps_checkpool(L, 1);
+  const char *k = luaL_checkstring(L, 2);
+  int i = setting_index(k);
+  if (i < 0) return luaL_error(L, "poolsh.Pool has no settable field '%s'", k);
+  set_setting(L, p, i, 3);
+  return 0;
+}
+
+static const luaL_Reg pool_methods[] = {
+  {"stats", pool_stats}, {"reset_high", pool_reset_high}, {"trim", pool_trim},
+  {"alloc", pool_alloc}, {"destroy", pool_destroy}, {NULL, NULL}
+};
+
+static const luaL_Reg pool_meta[] = {
+  {"__index", pool_index}, {"__newindex", pool_newindex}, {"__gc", pool_gc},
+  {"__close", pool_gc}, {"__tostring", pool_tostring}, {NULL, NULL}
+};
+
+static const luaL_Reg pool_funcs[] = {
+  {"pool", pool_new}, {"default_pool", pool_default}, {NULL, NULL}
+};
+
+int poolsh_open_pool(lua_State *L) {
+  ps_newclass(L, PS_POOL, pool_methods, pool_meta);
+  lua_settop(L, 1);
+  ps_setfuncs(L, pool_funcs);
+  if (lua_getfield(L, LUA_REGISTRYINDEX, DEFAULT_POOLS) == LUA_TNIL) {
+    lua_newtable(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, DEFAULT_POOLS);
+  }
+  lua_pop(L, 1);
+  return 0;
+}

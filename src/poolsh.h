@@ -1,0 +1,114 @@
+/*
+ * poolsh.h: what the bound types (core, stream, event, pool, buffer,
+ * device) share. Every C function exported to Lua gets the context
+ * userdata as upvalue 1; a type's __index also gets its methods table as
+ * upvalue 2.
+ */
+#ifndef POOLSH_H
+#define POOLSH_H
+
+#include <signal.h>
+#include "lua.h"
+#include "lauxlib.h"
+#include "backend.h"
+
+#define PS_CONTEXT "poolsh.Context"
+#define PS_STREAM "poolsh.Stream"
+#define PS_EVENT "poolsh.Event"
+#define PS_POOL "poolsh.Pool"
+#define PS_BUFFER "poolsh.Buffer"
+
+/* Per-state device context: the backend and its handle. b is NULL once
+ * the context is closed (at lua_close), after every object's finalizer. */
+typedef struct ps_ctx {
+  const ps_backend *be;
+  void *b;
+  int device;
+  int next_id[4];            /* last id given: pool, stream, event, buffer */
+  int open_status;           /* why the preferred backend was not used */
+  char backend_want[8];      /* "auto", "cuda" or "sim" */
+  uint64_t sim_memory;
+  volatile sig_atomic_t interrupt;  /* set by the host's SIGINT handler */
+} ps_ctx;
+
+enum { PS_ID_POOL, PS_ID_STREAM, PS_ID_EVENT, PS_ID_BUFFER };
+
+#define PS_UP_CTX lua_upvalueindex(1)
+#define PS_UP_METHODS lua_upvalueindex(2)
+
+typedef struct ps_streamud {
+  ps_stream *h;
+  int id;                    /* 0: the legacy default stream */
+  int live;
+  int priority;
+  int blocking;
+} ps_streamud;
+
+typedef struct ps_eventud {
+  ps_event *h;
+  int id;
+  int timing;
+  int live;
+} ps_eventud;
+
+typedef struct ps_poolud {
+  ps_pool *h;
+  int id;
+  int is_default;
+  int live;
+  ps_pool_props props;
+} ps_poolud;
+
+/* A Buffer's user values: 1 = its Pool (or nil), 2 = its Stream (or nil). */
+typedef struct ps_bufferud {
+  ps_addr addr;
+  uint64_t size;
+  ps_kind kind;
+  int id;
+  int live;
+  int registered;            /* pageable buffers: cudaHostRegister'd */
+  ps_alloc_note note;
+} ps_bufferud;
+
+/* core.c */
+ps_ctx *ps_context(lua_State *L);
+int ps_fail(lua_State *L, int status, const char *fmt, ...);
+int ps_check(lua_State *L, int status, const char *fmt, ...);
+const char *ps_tosize(lua_State *L, int idx, uint64_t *out);
+uint64_t ps_checksize(lua_State *L, int arg);
+uint64_t ps_optsize(lua_State *L, int arg, uint64_t def);
+uint64_t ps_fieldsize(lua_State *L, int t, const char *key, const char *what, uint64_t def);
+double ps_checkduration(lua_State *L, int arg);
+const char *ps_fmtsize(char *out, size_t n, uint64_t bytes);
+void ps_checkoptions(lua_State *L, int arg, const char *what,
+                     const char *const allowed[]);
+int ps_optfield_bool(lua_State *L, int arg, const char *key, int def);
+void ps_newclass(lua_State *L, const char *tname, const luaL_Reg *methods,
+                 const luaL_Reg *meta);
+void ps_setfuncs(lua_State *L, const luaL_Reg *l);
+int ps_nextid(lua_State *L, int kind);
+int ps_method(lua_State *L);
+
+/* stream.c, event.c, pool.c, buffer.c: checks that refuse dead objects. */
+ps_streamud *ps_checkstream(lua_State *L, int arg);
+ps_streamud *ps_optstream(lua_State *L, int arg);
+void ps_pushdefaultstream(lua_State *L);
+const char *ps_streamname(char *out, size_t n, const ps_streamud *s);
+ps_eventud *ps_checkevent(lua_State *L, int arg);
+ps_eventud *ps_newevent(lua_State *L, int timing);
+ps_poolud *ps_checkpool(lua_State *L, int arg);
+ps_bufferud *ps_checkbuffer(lua_State *L, int arg);
+ps_bufferud *ps_newbuffer(lua_State *L, ps_kind kind, uint64_t size);
+ps_stream *ps_bufferstream(lua_State *L, int arg);
+
+int poolsh_open_stream(lua_State *L);
+int poolsh_open_event(lua_State *L);
+int poolsh_open_pool(lua_State *L);
+int poolsh_open_buffer(lua_State *L);
+int poolsh_open_device(lua_State *L);
+
+/* The flag the host's SIGINT handler sets to stop a wait (Ctrl-C). */
+volatile sig_atomic_t *poolsh_interrupt_flag(lua_State *L);
+int luaopen_poolsh_core(lua_State *L);
+
+#endif

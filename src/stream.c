@@ -1,0 +1,209 @@
+/*
+ * stream.c: poolsh.Stream, a CUDA stream. The legacy default stream is a
+ * Stream too (id 0, never destroyed).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "poolsh.h"
+
+#define DEFAULT_STREAM "poolsh.default_stream"
+
+/* Returns the Stream at arg, refusing a destroyed one. */
+ps_streamud *ps_checkstream(lua_State *L, int arg) {
+  ps_streamud *s = (ps_streamud *)luaL_checkudata(L, arg, PS_STREAM);
+  if (!s->live) luaL_error(L, "attempt to use a destroyed poolsh.Stream (s%d)", s->id);
+  return s;
+}
+
+/* Like ps_checkstream, but nil or none at arg becomes the default stream
+ * (also on the stack, so callers can keep a reference to it). */
+ps_streamud *ps_optstream(lua_State *L, int arg) {
+  if (lua_isnoneornil(L, arg)) {
+    if (lua_gettop(L) < arg) lua_settop(L, arg);
+    ps_pushdefaultstream(L);
+    lua_replace(L, arg);
+  }
+  return ps_checkstream(L, arg);
+}
+
+void ps_pushdefaultstream(lua_State *L) {
+  lua_getfield(L, LUA_REGISTRYINDEX, DEFAULT_STREAM);
+}
+
+const char *ps_streamname(char *out, size_t n, const ps_streamud *s) {
+  if (s->id == 0) snprintf(out, n, "default");
+  else snprintf(out, n, "s%d", s->id);
+  return out;
+}
+
+/* poolsh.stream{priority=, blocking=} -> Stream. Created closed, live
+ * only once CUDA gave a handle. */
+static int stream_new(lua_State *L) {
+  static const char *const opts[] = {"priority", "blocking", NULL};
+  ps_checkoptions(L, 1, "poolsh.stream", opts);
+  ps_ctx *c = ps_context(L);
+  int least = 0, greatest = 0;
+  ps_check(L, c->be->stream_priority_range(c->b, &least, &greatest),
+           "(querying stream priorities)");
+  lua_Integer prio = 0;
+  if (!lua_isnoneornil(L, 1) && lua_getfield(L, 1, "priority") != LUA_TNIL) {
+    if (!lua_isinteger(L, -1)) luaL_error(L, "poolsh.stream: priority must be an integer");
+    prio = lua_tointeger(L, -1);
+    if (prio > least || prio < greatest)
+      luaL_error(L, "poolsh.stream: priority %d outside [%d, %d] (lower is higher priority)",
+                 (int)prio, greatest, least);
+  }
+  int blocking = ps_optfield_bool(L, 1, "blocking", 1);
+  ps_streamud *s = (ps_streamud *)lua_newuserdatauv(L, sizeof *s, 0);
+  memset(s, 0, sizeof *s);
+  luaL_setmetatable(L, PS_STREAM);
+  s->id = ps_nextid(L, PS_ID_STREAM);
+  s->priority = (int)prio;
+  s->blocking = blocking;
+  ps_check(L, c->be->stream_create(c->b, (int)prio, blocking, &s->h),
+           "(creating stream s%d)", s->id);
+  s->live = 1;
+  return 1;
+}
+
+static int stream_default(lua_State *L) {
+  ps_pushdefaultstream(L);
+  return 1;
+}
+
+/* Destroys the stream once; queued work still completes (CUDA's rule). */
+static void stream_release(lua_State *L, ps_streamud *s) {
+  if (!s->live || s->id == 0) return;
+  s->live = 0;
+  ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
+  if (c->b && s->h) {
+    int st = c->be->stream_destroy(c->b, s->h);
+    if (st != PS_OK) {
+      char msg[160];
+      snprintf(msg, sizeof msg, "poolsh: destroying stream s%d: %s", s->id,
+               c->be->error_name(st));
+      lua_warning(L, msg, 0);
+    }
+  }
+  s->h = NULL;
+}
+
+static int stream_gc(lua_State *L) {
+  stream_release(L, (ps_streamud *)lua_touserdata(L, 1));
+  return 0;
+}
+
+static int stream_destroy(lua_State *L) {
+  ps_streamud *s = ps_checkstream(L, 1);
+  if (s->id == 0) return luaL_error(L, "the default stream cannot be destroyed");
+  ps_context(L);
+  stream_release(L, s);
+  return 0;
+}
+
+static int stream_sync(lua_State *L) {
+  ps_streamud *s = ps_checkstream(L, 1);
+  ps_ctx *c = ps_context(L);
+  char n[16];
+  ps_check(L, c->be->stream_sync(c->b, s->h), "(synchronizing stream %s)",
+           ps_streamname(n, sizeof n, s));
+  lua_settop(L, 1);
+  return 1;
+}
+
+static int stream_query(lua_State *L) {
+  ps_streamud *s = ps_checkstream(L, 1);
+  ps_ctx *c = ps_context(L);
+  int idle = 0;
+  char n[16];
+  ps_check(L, c->be->stream_query(c->b, s->h, &idle), "(querying stream %s)",
+           ps_streamname(n, sizeof n, s));
+  lua_pushboolean(L, idle);
+  return 1;
+}
+
+/* s:record([ev]) -> ev: records ev (a new timing event if none) on s. */
+static int stream_record(lua_State *L) {
+  ps_streamud *s = ps_checkstream(L, 1);
+  ps_ctx *c = ps_context(L);
+  ps_eventud *e;
+  if (lua_isnoneornil(L, 2)) {
+    lua_settop(L, 1);
+    e = ps_newevent(L, 1);
+  } else {
+    e = ps_checkevent(L, 2);
+    lua_settop(L, 2);
+  }
+  char n[16];
+  ps_check(L, c->be->event_record(c->b, e->h, s->h), "(recording event e%d on stream %s)",
+           e->id, ps_streamname(n, sizeof n, s));
+  return 1;
+}
+
+static int stream_wait(lua_State *L) {
+  ps_streamud *s = ps_checkstream(L, 1);
+  ps_eventud *e = ps_checkevent(L, 2);
+  ps_ctx *c = ps_context(L);
+  char n[16];
+  ps_check(L, c->be->stream_wait(c->b, s->h, e->h), "(stream %s waiting on event e%d)",
+           ps_streamname(n, sizeof n, s), e->id);
+  lua_settop(L, 1);
+  return 1;
+}
+
+static int stream_tostring(lua_State *L) {
+  ps_streamud *s = (ps_streamud *)luaL_checkudata(L, 1, PS_STREAM);
+  char n[16];
+  lua_pushfstring(L, "poolsh.Stream %s%s", ps_streamname(n, sizeof n, s),
+                  s->live ? "" : " (destroyed)");
+  return 1;
+}
+
+/* Fields: id, name, priority, blocking, live, default; then methods. */
+static int stream_index(lua_State *L) {
+  ps_streamud *s = (ps_streamud *)luaL_checkudata(L, 1, PS_STREAM);
+  if (ps_method(L)) return 1;
+  const char *k = luaL_checkstring(L, 2);
+  char n[16];
+  if (strcmp(k, "id") == 0) lua_pushinteger(L, s->id);
+  else if (strcmp(k, "name") == 0) lua_pushstring(L, ps_streamname(n, sizeof n, s));
+  else if (strcmp(k, "priority") == 0) lua_pushinteger(L, s->priority);
+  else if (strcmp(k, "blocking") == 0) lua_pushboolean(L, s->blocking);
+  else if (strcmp(k, "live") == 0) lua_pushboolean(L, s->live);
+  else if (strcmp(k, "default") == 0) lua_pushboolean(L, s->id == 0);
+  else lua_pushnil(L);
+  return 1;
+}
+
+static const luaL_Reg stream_methods[] = {
+  {"sync", stream_sync}, {"query", stream_query}, {"record", stream_record},
+  {"wait", stream_wait}, {"destroy", stream_destroy}, {NULL, NULL}
+};
+
+static const luaL_Reg stream_meta[] = {
+  {"__index", stream_index}, {"__gc", stream_gc}, {"__close", stream_gc},
+  {"__tostring", stream_tostring}, {NULL, NULL}
+};
+
+static const luaL_Reg stream_funcs[] = {
+  {"stream", stream_new}, {"default_stream", stream_default}, {NULL, NULL}
+};
+
+/* Adds Stream's functions to the module table at 1; makes the default
+ * stream (a Stream with a NULL handle, id 0). */
+int poolsh_open_stream(lua_State *L) {
+  ps_newclass(L, PS_STREAM, stream_methods, stream_meta);
+  lua_settop(L, 1);
+  ps_setfuncs(L, stream_funcs);
+  if (lua_getfield(L, LUA_REGISTRYINDEX, DEFAULT_STREAM) == LUA_TNIL) {
+    ps_streamud *s = (ps_streamud *)lua_newuserdatauv(L, sizeof *s, 0);
+    memset(s, 0, sizeof *s);
+    s->live = 1;
+    s->blocking = 1;
+    luaL_setmetatable(L, PS_STREAM);
+    lua_setfield(L, LUA_REGISTRYINDEX, DEFAULT_STREAM);
+  }
+  lua_pop(L, 1);
+  return 0;
+}

@@ -268,8 +268,10 @@ static int sim_verify(void *ctx, ps_addr a, uint64_t n, int byte, ps_stream *s,
   if (st != PS_OK) return st;
   sim_sync_stream(c, sim_stream_resolve(c, s));
   *first_bad = -1;
-  sim_map *m = n ? sim_mem_range(&c->mem, a, n) : NULL;
-  if (m) *first_bad = sim_mem_verify(m, a - m->base, n, (uint8_t)byte);
+  if (n == 0) return PS_OK;
+  sim_map *m = sim_mem_range(&c->mem, a, n);  /* a sync may have released it */
+  if (!m) return PS_ERR_ILLEGAL_ADDRESS;
+  *first_bad = sim_mem_verify(m, a - m->base, n, (uint8_t)byte);
   return PS_OK;
 }
 

@@ -1,0 +1,794 @@
+/*
+ * backend_cuda.c: the cuda backend, a thin layer over the CUDA runtime.
+ *
+ * Every operation maps to one or two cudart calls and returns their
+ * cudaError_t as an int. Waits poll cudaStreamQuery / cudaEventQuery so
+ * that config.interrupted can stop them; once the work is done, the real
+ * synchronising call runs once (it returns at once) because that is where
+ * the driver releases pool memory above the release threshold.
+ *
+ * The context keeps every stream, event and pool handle it created in
+ * singly linked lists, so that close() can destroy them and destroy calls
+ * can refuse handles they do not know.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cuda_runtime.h>
+
+#include "backend.h"
+#include "kernels.h"
+
+enum {
+  SPIN_POLLS = 64,          /* polls before napping between them */
+  NAP_NS = 30000,           /* nap between polls: 30 us */
+  SLEEP_SLICE_NS = 5000000  /* sleep() checks for interrupts every 5 ms */
+};
+
+/* Every handle starts with its list node, so one unlink serves all. */
+typedef struct node {
+  struct node *next;
+} node;
+
+struct ps_stream {
+  node link;
+  cudaStream_t h;
+};
+
+struct ps_event {
+  node link;
+  cudaEvent_t h;
+};
+
+struct ps_pool {
+  node link;
+  cudaMemPool_t h;
+  int owned;    /* 0: a device's default pool, never destroyed */
+  int device;   /* for default pools: which device's */
+};
+
+typedef struct cu_ctx {
+  int device;
+  int (*interrupted)(void *ud);
+  void *interrupted_ud;
+  struct timespec origin;
+  node *streams, *events, *pools;
+  /* verify's result word, from a private pool so user pools' counters do
+   * not see it; scratch_done orders its reuse across streams. */
+  cudaMemPool_t scratch_pool;
+  cudaEvent_t scratch_done;
+  unsigned long long *scratch;
+} cu_ctx;
+
+/* ------------------------------------------------------------------ */
+/* Helpers                                                              */
+
+/* PS_OK for cudaSuccess, else the code; clears CUDA's last error so that
+ * a non-sticky failure is not reported again by a later call. */
+static int status(cudaError_t e) {
+  if (e == cudaSuccess) return PS_OK;
+  (void)cudaGetLastError();
+  return (int)e;
+}
+
+static cudaStream_t stream_of(const ps_stream *s) {
+  return s ? s->h : (cudaStream_t)0;
+}
+
+static void *ptr_of(ps_addr a) { return (void *)(uintptr_t)a; }
+
+static ps_addr addr_of(const void *p) { return (ps_addr)(uintptr_t)p; }
+
+static void push(node **head, node *l) {
+  l->next = *head;
+  *head = l;
+}
+
+/* Removes l from the list; 0 when it was not there. */
+static int unlink_from(node **head, const node *l) {
+  for (node **p = head; *p; p = &(*p)->next)
+    if (*p == l) {
+      *p = l->next;
+      return 1;
+    }
+  return 0;
+}
+
+static int contains(const node *head, const node *l) {
+  for (; head; head = head->next)
+    if (head == l) return 1;
+  return 0;
+}
+
+static int interrupted(const cu_ctx *c) {
+  return c->interrupted && c->interrupted(c->interrupted_ud);
+}
+
+static void nap_ns(long ns) {
+  struct timespec t = {ns / 1000000000L, ns % 1000000000L};
+  nanosleep(&t, NULL);
+}
+
+static double ms_since(const struct timespec *origin) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)(t.tv_sec - origin->tv_sec) * 1e3 +
+         (double)(t.tv_nsec - origin->tv_nsec) / 1e6;
+}
+
+typedef cudaError_t (*query_fn)(void *h);
+
+static cudaError_t query_stream(void *h) {
+  return cudaStreamQuery((cudaStream_t)h);
+}
+
+static cudaError_t query_event(void *h) {
+  return cudaEventQuery((cudaEvent_t)h);
+}
+
+/* Returns PS_OK once query(h) says done, PS_INTERRUPTED as soon as the
+ * user asks (the work stays queued), or the error the query met. Spins a
+ * few polls, then naps NAP_NS between them. */
+static int poll_done(const cu_ctx *c, query_fn query, void *h) {
+  for (int round = 0;; round++) {
+    cudaError_t e = query(h);
+    if (e == cudaSuccess) return PS_OK;
+    if (e != cudaErrorNotReady) return status(e);
+    if (interrupted(c)) return PS_INTERRUPTED;
+    if (round >= SPIN_POLLS) nap_ns(NAP_NS);
+  }
+}
+
+/* Waits for everything queued on h, interruptibly; then synchronises for
+ * real so that the driver applies pool release thresholds. */
+static int wait_stream(const cu_ctx *c, cudaStream_t h) {
+  int st = poll_done(c, query_stream, (void *)h);
+  if (st != PS_OK) return st;
+  return status(cudaStreamSynchronize(h));
+}
+
+/* ------------------------------------------------------------------ */
+/* Life                                                                 */
+
+/* PS_OK when at least one device answers; otherwise why not (35 without
+ * a driver, 100 without a device). Opens nothing beyond the runtime. */
+static int cu_probe(void) {
+  int n = 0;
+  int st = status(cudaGetDeviceCount(&n));
+  if (st != PS_OK) return st;
+  return n >= 1 ? PS_OK : PS_ERR_NO_DEVICE;
+}
+
+/* Makes cfg->device current and creates its primary context; the clock
+ * origin for now() is taken here. */
+static int cu_open(const ps_config *cfg, void **out) {
+  if (!cfg || !out) return PS_ERR_INVALID_VALUE;
+  int st = status(cudaSetDevice(cfg->device));
+  if (st == PS_OK) st = status(cudaFree(0));
+  if (st != PS_OK) return st;
+  cu_ctx *c = calloc(1, sizeof *c);
+  if (!c) return PS_ERR_MEMORY_ALLOCATION;
+  c->device = cfg->device;
+  c->interrupted = cfg->interrupted;
+  c->interrupted_ud = cfg->interrupted_ud;
+  clock_gettime(CLOCK_MONOTONIC, &c->origin);
+  *out = c;
+  return PS_OK;
+}
+
+/* Frees verify's word after the last verify that used it, without
+ * waiting: the free is ordered on the legacy stream. */
+static void scratch_release(cu_ctx *c) {
+  if (c->scratch) {
+    if (c->scratch_done) cudaStreamWaitEvent(0, c->scratch_done, 0);
+    cudaFreeAsync(c->scratch, 0);
+  }
+  if (c->scratch_done) cudaEventDestroy(c->scratch_done);
+  if (c->scratch_pool) cudaMemPoolDestroy(c->scratch_pool);
+}
+
+/* Destroys every handle the context still owns. CUDA finishes queued
+ * work and frees the resources afterwards; nothing here waits for it. */
+static void cu_close(void *ctx) {
+  cu_ctx *c = ctx;
+  if (!c) return;
+  scratch_release(c);
+  for (node *l = c->streams, *next; l; l = next) {
+    next = l->next;
+    cudaStreamDestroy(((ps_stream *)l)->h);
+    free(l);
+  }
+  for (node *l = c->events, *next; l; l = next) {
+    next = l->next;
+    cudaEventDestroy(((ps_event *)l)->h);
+    free(l);
+  }
+  for (node *l = c->pools, *next; l; l = next) {
+    next = l->next;
+    if (((ps_pool *)l)->owned) cudaMemPoolDestroy(((ps_pool *)l)->h);
+    free(l);
+  }
+  (void)cudaGetLastError();
+  free(c);
+}
+
+/* cudaGetErrorName, plus poolsh's own PS_INTERRUPTED. */
+static const char *cu_error_name(int st) {
+  if (st == PS_INTERRUPTED) return "interrupted";
+  return cudaGetErrorName((cudaError_t)st);
+}
+
+static const char *cu_error_string(int st) {
+  if (st == PS_INTERRUPTED) return "interrupted by the user";
+  return cudaGetErrorString((cudaError_t)st);
+}
+
+/* ------------------------------------------------------------------ */
+/* Devices                                                              */
+
+static int cu_device_count(void *ctx, int *n) {
+  return status(cudaGetDeviceCount(n));
+}
+
+/* Free and total memory of dev, made current for the call only. */
+static int mem_info(int dev, uint64_t *free_b, uint64_t *total) {
+  int old = 0;
+  int st = status(cudaGetDevice(&old));
+  if (st == PS_OK) st = status(cudaSetDevice(dev));
+  if (st != PS_OK) return st;
+  size_t f = 0, t = 0;
+  st = status(cudaMemGetInfo(&f, &t));
+  cudaSetDevice(old);
+  *free_b = f;
+  *total = t;
+  return st;
+}
+
+/* Fills out completely or returns the first error met. */
+static int cu_device_info(void *ctx, int dev, ps_device_info *out) {
+  struct cudaDeviceProp p;
+  memset(out, 0, sizeof *out);
+  int st = status(cudaGetDeviceProperties(&p, dev));
+  if (st != PS_OK) return st;
+  snprintf(out->name, sizeof out->name, "%s", p.name);
+  out->cc_major = p.major;
+  out->cc_minor = p.minor;
+  st = status(cudaDeviceGetAttribute(&out->pools_supported,
+                                     cudaDevAttrMemoryPoolsSupported, dev));
+  if (st != PS_OK) return st;
+  return mem_info(dev, &out->free, &out->total);
+}
+
+/* Waits for every stream the context knows, then the legacy stream, each
+ * interruptibly; then cudaDeviceSynchronize, which returns at once. */
+static int cu_device_sync(void *ctx) {
+  cu_ctx *c = ctx;
+  for (node *l = c->streams; l; l = l->next) {
+    int st = poll_done(c, query_stream, (void *)((ps_stream *)l)->h);
+    if (st != PS_OK) return st;
+  }
+  int st = poll_done(c, query_stream, NULL);
+  if (st != PS_OK) return st;
+  return status(cudaDeviceSynchronize());
+}
+
+/* ------------------------------------------------------------------ */
+/* Streams                                                              */
+
+/* blocking == 0 gives a stream that does not synchronise with the legacy
+ * default stream (cudaStreamNonBlocking). */
+static int cu_stream_create(void *ctx, int priority, int blocking,
+                            ps_stream **out) {
+  cu_ctx *c = ctx;
+  ps_stream *s = calloc(1, sizeof *s);
+  if (!s) return PS_ERR_MEMORY_ALLOCATION;
+  unsigned flags = blocking ? cudaStreamDefault : cudaStreamNonBlocking;
+  int st = status(cudaStreamCreateWithPriority(&s->h, flags, priority));
+  if (st != PS_OK) {
+    free(s);
+    return st;
+  }
+  push(&c->streams, &s->link);
+  *out = s;
+  return PS_OK;
+}
+
+/* Refuses the legacy stream and handles this context did not create. */
+static int cu_stream_destroy(void *ctx, ps_stream *s) {
+  cu_ctx *c = ctx;
+  if (!s || !unlink_from(&c->streams, &s->link))
+    return PS_ERR_INVALID_RESOURCE;
+  int st = status(cudaStreamDestroy(s->h));
+  free(s);
+  return st;
+}
+
+static int cu_stream_priority_range(void *ctx, int *least, int *greatest) {
+  return status(cudaDeviceGetStreamPriorityRange(least, greatest));
+}
+
+static int cu_stream_sync(void *ctx, ps_stream *s) {
+  return wait_stream(ctx, stream_of(s));
+}
+
+/* *idle = 1 when everything queued on s has completed. */
+static int cu_stream_query(void *ctx, ps_stream *s, int *idle) {
+  cudaError_t e = cudaStreamQuery(stream_of(s));
+  *idle = e == cudaSuccess;
+  return e == cudaErrorNotReady ? PS_OK : status(e);
+}
+
+static int cu_stream_wait(void *ctx, ps_stream *s, ps_event *e) {
+  if (!e) return PS_ERR_INVALID_RESOURCE;
+  return status(cudaStreamWaitEvent(stream_of(s), e->h, 0));
+}
+
+/* ------------------------------------------------------------------ */
+/* Events                                                               */
+
+static int cu_event_create(void *ctx, int timing, ps_event **out) {
+  cu_ctx *c = ctx;
+  ps_event *e = calloc(1, sizeof *e);
+  if (!e) return PS_ERR_MEMORY_ALLOCATION;
+  unsigned flags = timing ? cudaEventDefault : cudaEventDisableTiming;
+  int st = status(cudaEventCreateWithFlags(&e->h, flags));
+  if (st != PS_OK) {
+    free(e);
+    return st;
+  }
+  push(&c->events, &e->link);
+  *out = e;
+  return PS_OK;
+}
+
+static int cu_event_destroy(void *ctx, ps_event *e) {
+  cu_ctx *c = ctx;
+  if (!e || !unlink_from(&c->events, &e->link))
+    return PS_ERR_INVALID_RESOURCE;
+  int st = status(cudaEventDestroy(e->h));
+  free(e);
+  return st;
+}
+
+static int cu_event_record(void *ctx, ps_event *e, ps_stream *s) {
+  if (!e) return PS_ERR_INVALID_RESOURCE;
+  return status(cudaEventRecord(e->h, stream_of(s)));
+}
+
+static int cu_event_sync(void *ctx, ps_event *e) {
+  if (!e) return PS_ERR_INVALID_RESOURCE;
+  int st = poll_done(ctx, query_event, (void *)e->h);
+  if (st != PS_OK) return st;
+  return status(cudaEventSynchronize(e->h));
+}
+
+static int cu_event_query(void *ctx, ps_event *e, int *done) {
+  if (!e) return PS_ERR_INVALID_RESOURCE;
+  cudaError_t r = cudaEventQuery(e->h);
+  *done = r == cudaSuccess;
+  return r == cudaErrorNotReady ? PS_OK : status(r);
+}
+
+/* Milliseconds between two completed timing events (float in CUDA). */
+static int cu_event_elapsed(void *ctx, ps_event *start, ps_event *end,
+                            double *ms) {
+  if (!start || !end) return PS_ERR_INVALID_RESOURCE;
+  float f = 0;
+  int st = status(cudaEventElapsedTime(&f, start->h, end->h));
+  if (st == PS_OK) *ms = f;
+  return st;
+}
+
+/* ------------------------------------------------------------------ */
+/* Pools                                                                */
+
+static int wrap_pool(cu_ctx *c, cudaMemPool_t h, int owned, int device,
+                     ps_pool **out) {
+  ps_pool *p = calloc(1, sizeof *p);
+  if (!p) return PS_ERR_MEMORY_ALLOCATION;
+  p->h = h;
+  p->owned = owned;
+  p->device = device;
+  push(&c->pools, &p->link);
+  *out = p;
+  return PS_OK;
+}
+
+/* Host pools are readable only by the host until a device is granted
+ * access; poolsh's kernels run on the context's device. */
+static int grant_access(cudaMemPool_t h, int device) {
+  struct cudaMemAccessDesc d;
+  memset(&d, 0, sizeof d);
+  d.location.type = cudaMemLocationTypeDevice;
+  d.location.id = device;
+  d.flags = cudaMemAccessFlagsProtReadWrite;
+  return status(cudaMemPoolSetAccess(h, &d, 1));
+}
+
+/* A pinned, non-shareable pool on a device or on the host (CUDA 12.2+;
+ * older drivers return their error). */
+static int cu_pool_create(void *ctx, const ps_pool_props *props,
+                          ps_pool **out) {
+  cu_ctx *c = ctx;
+  struct cudaMemPoolProps pp;
+  memset(&pp, 0, sizeof pp);
+  pp.allocType = cudaMemAllocationTypePinned;
+  pp.handleTypes = cudaMemHandleTypeNone;
+  int host = props->location == PS_LOCATION_HOST;
+  pp.location.type = host ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice;
+  pp.location.id = host ? 0 : props->device;
+  pp.maxSize = props->max_size;
+  cudaMemPool_t h;
+  int st = status(cudaMemPoolCreate(&h, &pp));
+  if (st != PS_OK) return st;
+  if (host) st = grant_access(h, c->device);
+  if (st == PS_OK) st = wrap_pool(c, h, 1, props->device, out);
+  if (st != PS_OK) cudaMemPoolDestroy(h);
+  return st;
+}
+
+/* The device's default pool; one handle per device, not owned. */
+static int cu_pool_default(void *ctx, int dev, ps_pool **out) {
+  cu_ctx *c = ctx;
+  for (node *l = c->pools; l; l = l->next) {
+    ps_pool *p = (ps_pool *)l;
+    if (!p->owned && p->device == dev) {
+      *out = p;
+      return PS_OK;
+    }
+  }
+  cudaMemPool_t h;
+  int st = status(cudaDeviceGetDefaultMemPool(&h, dev));
+  if (st != PS_OK) return st;
+  return wrap_pool(c, h, 0, dev, out);
+}
+
+/* Default pools are refused with PS_ERR_INVALID_VALUE without asking
+ * CUDA; unknown handles with PS_ERR_INVALID_RESOURCE. */
+static int cu_pool_destroy(void *ctx, ps_pool *p) {
+  cu_ctx *c = ctx;
+  if (!p || !contains(c->pools, &p->link)) return PS_ERR_INVALID_RESOURCE;
+  if (!p->owned) return PS_ERR_INVALID_VALUE;
+  int st = status(cudaMemPoolDestroy(p->h));
+  if (st != PS_OK) return st;
+  unlink_from(&c->pools, &p->link);
+  free(p);
+  return PS_OK;
+}
+
+/* Maps a poolsh attribute to CUDA's; *flag says it is an int reuse flag
+ * rather than a cuuint64_t. 0 for an unknown attribute. */
+static int pool_attr(ps_pool_attr a, enum cudaMemPoolAttr *out, int *flag) {
+  static const enum cudaMemPoolAttr map[] = {
+      [PS_ATTR_RELEASE_THRESHOLD] = cudaMemPoolAttrReleaseThreshold,
+      [PS_ATTR_FOLLOW_EVENT_DEPS] = cudaMemPoolReuseFollowEventDependencies,
+      [PS_ATTR_OPPORTUNISTIC] = cudaMemPoolReuseAllowOpportunistic,
+      [PS_ATTR_INTERNAL_DEPS] = cudaMemPoolReuseAllowInternalDependencies,
+      [PS_ATTR_RESERVED_CURRENT] = cudaMemPoolAttrReservedMemCurrent,
+      [PS_ATTR_RESERVED_HIGH] = cudaMemPoolAttrReservedMemHigh,
+      [PS_ATTR_USED_CURRENT] = cudaMemPoolAttrUsedMemCurrent,
+      [PS_ATTR_USED_HIGH] = cudaMemPoolAttrUsedMemHigh};
+  if ((unsigned)a >= sizeof map / sizeof map[0]) return 0;
+  *out = map[a];
+  *flag = a == PS_ATTR_FOLLOW_EVENT_DEPS || a == PS_ATTR_OPPORTUNISTIC ||
+          a == PS_ATTR_INTERNAL_DEPS;
+  return 1;
+}
+
+/* Reuse flags take v != 0; the rest pass v through, so CUDA refuses what
+ * it refuses (current counters, non-zero highs). */
+static int cu_pool_set(void *ctx, ps_pool *p, ps_pool_attr a, uint64_t v) {
+  enum cudaMemPoolAttr attr;
+  int flag;
+  if (!p) return PS_ERR_INVALID_RESOURCE;
+  if (!pool_attr(a, &attr, &flag)) return PS_ERR_INVALID_VALUE;
+  if (flag) {
+    int f = v != 0;
+    return status(cudaMemPoolSetAttribute(p->h, attr, &f));
+  }
+  uint64_t x = v; /* cuuint64_t */
+  return status(cudaMemPoolSetAttribute(p->h, attr, &x));
+}
+
+static int cu_pool_get(void *ctx, ps_pool *p, ps_pool_attr a, uint64_t *v) {
+  enum cudaMemPoolAttr attr;
+  int flag;
+  if (!p) return PS_ERR_INVALID_RESOURCE;
+  if (!pool_attr(a, &attr, &flag)) return PS_ERR_INVALID_VALUE;
+  if (flag) {
+    int f = 0;
+    int st = status(cudaMemPoolGetAttribute(p->h, attr, &f));
+    if (st == PS_OK) *v = (uint64_t)f;
+    return st;
+  }
+  uint64_t x = 0; /* cuuint64_t */
+  int st = status(cudaMemPoolGetAttribute(p->h, attr, &x));
+  if (st == PS_OK) *v = x;
+  return st;
+}
+
+static int cu_pool_trim(void *ctx, ps_pool *p, uint64_t keep) {
+  if (!p) return PS_ERR_INVALID_RESOURCE;
+  return status(cudaMemPoolTrimTo(p->h, keep));
+}
+
+/* Out of memory comes back as PS_ERR_MEMORY_ALLOCATION for the layer
+ * above to collect garbage and retry. The reuse rule is unknown here. */
+static int cu_pool_alloc(void *ctx, ps_pool *p, uint64_t size, ps_stream *s,
+                         ps_addr *out, ps_alloc_note *note) {
+  if (!p) return PS_ERR_INVALID_RESOURCE;
+  void *m = NULL;
+  int st = status(cudaMallocFromPoolAsync(&m, size, p->h, stream_of(s)));
+  if (st != PS_OK) return st;
+  *out = addr_of(m);
+  if (note) {
+    note->rule = PS_RULE_UNKNOWN;
+    note->reused_block = 0;
+  }
+  return PS_OK;
+}
+
+static int cu_pool_free(void *ctx, ps_addr a, ps_stream *s) {
+  return status(cudaFreeAsync(ptr_of(a), stream_of(s)));
+}
+
+/* ------------------------------------------------------------------ */
+/* Other memory                                                         */
+
+static int cu_malloc_device(void *ctx, uint64_t size, ps_addr *out) {
+  void *m = NULL;
+  int st = status(cudaMalloc(&m, size));
+  if (st == PS_OK) *out = addr_of(m);
+  return st;
+}
+
+static int cu_free_device(void *ctx, ps_addr a) {
+  return status(cudaFree(ptr_of(a)));
+}
+
+static int cu_alloc_pinned(void *ctx, uint64_t size, unsigned flags,
+                           ps_addr *out) {
+  unsigned f = cudaHostAllocDefault;
+  if (flags & PS_PINNED_PORTABLE) f |= cudaHostAllocPortable;
+  if (flags & PS_PINNED_MAPPED) f |= cudaHostAllocMapped;
+  if (flags & PS_PINNED_WRITE_COMBINED) f |= cudaHostAllocWriteCombined;
+  void *m = NULL;
+  int st = status(cudaHostAlloc(&m, size, f));
+  if (st == PS_OK) *out = addr_of(m);
+  return st;
+}
+
+static int cu_free_pinned(void *ctx, ps_addr a) {
+  return status(cudaFreeHost(ptr_of(a)));
+}
+
+/* Page-aligned and rounded up to whole pages, so that registering it
+ * pins no one else's bytes. */
+static int cu_alloc_pageable(void *ctx, uint64_t size, ps_addr *out) {
+  long page = sysconf(_SC_PAGESIZE);
+  if (page <= 0) page = 4096;
+  uint64_t rounded = (size + (uint64_t)page - 1) / (uint64_t)page * page;
+  if (rounded < size) return PS_ERR_MEMORY_ALLOCATION;
+  void *m = NULL;
+  if (posix_memalign(&m, (size_t)page, rounded ? rounded : (size_t)page))
+    return PS_ERR_MEMORY_ALLOCATION;
+  *out = addr_of(m);
+  return PS_OK;
+}
+
+static int cu_free_pageable(void *ctx, ps_addr a) {
+  free(ptr_of(a));
+  return PS_OK;
+}
+
+static int cu_host_register(void *ctx, ps_addr a, uint64_t size) {
+  return status(cudaHostRegister(ptr_of(a), size, cudaHostRegisterDefault));
+}
+
+static int cu_host_unregister(void *ctx, ps_addr a) {
+  return status(cudaHostUnregister(ptr_of(a)));
+}
+
+/* ------------------------------------------------------------------ */
+/* Copies and kernels                                                   */
+
+static int cu_copy(void *ctx, ps_addr dst, ps_addr src, uint64_t n,
+                   ps_stream *s) {
+  return status(cudaMemcpyAsync(ptr_of(dst), ptr_of(src), n,
+                                cudaMemcpyDefault, stream_of(s)));
+}
+
+static int cu_fill(void *ctx, ps_addr a, uint64_t n, int byte, ps_stream *s) {
+  return status(psk_fill(ptr_of(a), n, (unsigned char)byte, stream_of(s)));
+}
+
+static int cu_touch(void *ctx, ps_addr a, uint64_t n, ps_stream *s) {
+  return status(psk_touch(ptr_of(a), n, stream_of(s)));
+}
+
+/* Creates verify's result word on first use, in a private pool, ordered
+ * on the legacy stream; scratch_done marks the end of its last use. */
+static int scratch_ready(cu_ctx *c) {
+  if (c->scratch) return PS_OK;
+  int st = PS_OK;
+  if (!c->scratch_pool) {
+    struct cudaMemPoolProps pp;
+    memset(&pp, 0, sizeof pp);
+    pp.allocType = cudaMemAllocationTypePinned;
+    pp.location.type = cudaMemLocationTypeDevice;
+    pp.location.id = c->device;
+    st = status(cudaMemPoolCreate(&c->scratch_pool, &pp));
+  }
+  if (st == PS_OK && !c->scratch_done)
+    st = status(cudaEventCreateWithFlags(&c->scratch_done,
+                                         cudaEventDisableTiming));
+  void *m = NULL;
+  if (st == PS_OK)
+    st = status(cudaMallocFromPoolAsync(&m, sizeof *c->scratch,
+                                        c->scratch_pool, 0));
+  if (st == PS_OK) st = status(cudaEventRecord(c->scratch_done, 0));
+  if (st == PS_OK) c->scratch = m;
+  else if (m) cudaFreeAsync(m, 0);
+  return st;
+}
+
+/* Queues: wait for the word's last user, set it to ~0, search, mark. */
+static int verify_enqueue(cu_ctx *c, ps_addr a, uint64_t n, int byte,
+                          cudaStream_t h) {
+  int st = status(cudaStreamWaitEvent(h, c->scratch_done, 0));
+  if (st == PS_OK)
+    st = status(cudaMemsetAsync(c->scratch, 0xff, sizeof *c->scratch, h));
+  if (st == PS_OK)
+    st = status(psk_verify(ptr_of(a), n, (unsigned char)byte, c->scratch, h));
+  if (st == PS_OK) st = status(cudaEventRecord(c->scratch_done, h));
+  return st;
+}
+
+/* Waits for s (interruptibly) and reports the first byte != byte, or -1.
+ * Interrupted, the search stays queued and its result is dropped. */
+static int cu_verify(void *ctx, ps_addr a, uint64_t n, int byte,
+                     ps_stream *s, int64_t *first_bad) {
+  cu_ctx *c = ctx;
+  cudaStream_t h = stream_of(s);
+  int st = scratch_ready(c);
+  if (st == PS_OK) st = verify_enqueue(c, a, n, byte, h);
+  if (st == PS_OK) st = poll_done(c, query_stream, (void *)h);
+  if (st != PS_OK) return st;
+  /* s is idle: this copy to pageable memory completes before returning. */
+  unsigned long long v = 0;
+  st = status(cudaMemcpyAsync(&v, c->scratch, sizeof v,
+                              cudaMemcpyDeviceToHost, h));
+  if (st == PS_OK) st = status(cudaStreamSynchronize(h));
+  if (st == PS_OK) *first_bad = v == ~0ULL ? -1 : (int64_t)v;
+  return st;
+}
+
+/* Busy-waits one GPU thread for ms on s. */
+static int cu_spin(void *ctx, ps_stream *s, double ms) {
+  if (!(ms >= 0)) return PS_ERR_INVALID_VALUE;
+  double ns = ms * 1e6;
+  uint64_t n = ns >= 9e18 ? (uint64_t)9e18 : (uint64_t)ns;
+  return status(psk_spin(n, stream_of(s)));
+}
+
+/* Waits for h first, interruptibly, because a copy to or from pageable
+ * memory would otherwise block on earlier work; then copies and waits. */
+static int copy_and_wait(cu_ctx *c, void *dst, const void *src, uint64_t n,
+                         cudaStream_t h) {
+  int st = poll_done(c, query_stream, (void *)h);
+  if (st == PS_OK)
+    st = status(cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, h));
+  if (st == PS_OK) st = wait_stream(c, h);
+  return st;
+}
+
+static int is_device_kind(ps_kind k) {
+  return k == PS_KIND_POOL || k == PS_KIND_MALLOC;
+}
+
+/* Pool and cudaMalloc memory go through s; host memory is read directly. */
+static int cu_read(void *ctx, ps_kind k, ps_addr src, void *dst, uint64_t n,
+                   ps_stream *s) {
+  if (is_device_kind(k))
+    return copy_and_wait(ctx, dst, ptr_of(src), n, stream_of(s));
+  memcpy(dst, ptr_of(src), n);
+  return PS_OK;
+}
+
+static int cu_write(void *ctx, ps_kind k, ps_addr dst, const void *src,
+                    uint64_t n, ps_stream *s) {
+  if (is_device_kind(k))
+    return copy_and_wait(ctx, ptr_of(dst), src, n, stream_of(s));
+  memcpy(ptr_of(dst), src, n);
+  return PS_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Clock and options                                                    */
+
+static double cu_now(void *ctx) {
+  const cu_ctx *c = ctx;
+  return ms_since(&c->origin);
+}
+
+/* Sleeps ms on the host in slices, checking for interrupts between. */
+static int cu_sleep(void *ctx, double ms) {
+  cu_ctx *c = ctx;
+  if (!(ms >= 0)) return PS_ERR_INVALID_VALUE;
+  double end = cu_now(c) + ms;
+  for (;;) {
+    double left_ns = (end - cu_now(c)) * 1e6;
+    if (left_ns <= 0) return PS_OK;
+    if (interrupted(c)) return PS_INTERRUPTED;
+    nap_ns(left_ns < SLEEP_SLICE_NS ? (long)left_ns : SLEEP_SLICE_NS);
+  }
+}
+
+static int cu_option_get(void *ctx, const char *key, double *v) {
+  return PS_ERR_NOT_SUPPORTED;
+}
+
+static int cu_option_set(void *ctx, const char *key, double v) {
+  return PS_ERR_NOT_SUPPORTED;
+}
+
+static int cu_option_names(void *ctx, const char **names, int max) {
+  return 0;
+}
+
+const ps_backend ps_backend_cuda = {
+    .name = "cuda",
+    .probe = cu_probe,
+    .open = cu_open,
+    .close = cu_close,
+    .error_name = cu_error_name,
+    .error_string = cu_error_string,
+    .device_count = cu_device_count,
+    .device_info = cu_device_info,
+    .device_sync = cu_device_sync,
+    .stream_create = cu_stream_create,
+    .stream_destroy = cu_stream_destroy,
+    .stream_priority_range = cu_stream_priority_range,
+    .stream_sync = cu_stream_sync,
+    .stream_query = cu_stream_query,
+    .stream_wait = cu_stream_wait,
+    .event_create = cu_event_create,
+    .event_destroy = cu_event_destroy,
+    .event_record = cu_event_record,
+    .event_sync = cu_event_sync,
+    .event_query = cu_event_query,
+    .event_elapsed = cu_event_elapsed,
+    .pool_create = cu_pool_create,
+    .pool_default = cu_pool_default,
+    .pool_destroy = cu_pool_destroy,
+    .pool_set = cu_pool_set,
+    .pool_get = cu_pool_get,
+    .pool_trim = cu_pool_trim,
+    .pool_alloc = cu_pool_alloc,
+    .pool_free = cu_pool_free,
+    .malloc_device = cu_malloc_device,
+    .free_device = cu_free_device,
+    .alloc_pinned = cu_alloc_pinned,
+    .free_pinned = cu_free_pinned,
+    .alloc_pageable = cu_alloc_pageable,
+    .free_pageable = cu_free_pageable,
+    .host_register = cu_host_register,
+    .host_unregister = cu_host_unregister,
+    .copy = cu_copy,
+    .fill = cu_fill,
+    .touch = cu_touch,
+    .verify = cu_verify,
+    .spin = cu_spin,
+    .read = cu_read,
+    .write = cu_write,
+    .sleep = cu_sleep,
+    .now = cu_now,
+    .option_get = cu_option_get,
+    .option_set = cu_option_set,
+    .option_names = cu_option_names,
+};

@@ -1,0 +1,78 @@
+--- Shared helpers of the poolsh specs: the backend, errors, the CLI.
+local poolsh = require "poolsh"
+
+local H = {}
+H.poolsh = poolsh
+H.KiB, H.MiB, H.GiB = 1024, 1024 * 1024, 1024 * 1024 * 1024
+
+--- "sim" or "cuda".
+function H.backend() return (poolsh.backend()) end
+function H.is_sim() return H.backend() == "sim" end
+
+--- The message of the error f(...) raises; fails when it does not raise.
+function H.err(f, ...)
+  local ok, e = pcall(f, ...)
+  assert(not ok, "expected an error, got success")
+  return tostring(e)
+end
+
+--- A fresh stream and a fresh pool (threshold 0 unless opts say).
+function H.fresh(opts)
+  return poolsh.stream(), poolsh.pool(opts or {})
+end
+
+--- Real-time sleep for the CLI/REPL tests (not the device's clock).
+function H.rsleep(s) os.execute("sleep " .. s) end
+
+--- Polls fn() every 0.1 s until it returns a truthy value or timeout
+-- seconds pass; returns its last value.
+function H.poll(fn, timeout)
+  local tries = math.floor((timeout or 5) / 0.1)
+  local v
+  for _ = 1, tries do
+    v = fn()
+    if v then return v end
+    H.rsleep(0.1)
+  end
+  return fn()
+end
+
+H.build = os.getenv("POOLSH_BUILD") or "build"
+H.exe = H.build .. "/poolsh"
+
+local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+H.quote = q
+
+local function slurp(path)
+  local f = io.open(path, "rb")
+  if not f then return "" end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+--- Runs a shell command; returns stdout, stderr, exit code.
+function H.sh(cmd, stdin)
+  local out, err, inp = os.tmpname(), os.tmpname(), nil
+  local full = cmd .. " >" .. out .. " 2>" .. err
+  if stdin then
+    inp = os.tmpname()
+    local f = io.open(inp, "wb"); f:write(stdin); f:close()
+    full = full .. " <" .. inp
+  else
+    full = full .. " </dev/null"
+  end
+  local ok, how, code = os.execute(full)
+  local o, e = slurp(out), slurp(err)
+  os.remove(out); os.remove(err)
+  if inp then os.remove(inp) end
+  if how == "signal" then code = 128 + code end
+  return o, e, code
+end
+
+--- Runs build/poolsh with the given argument string (already quoted).
+function H.poolsh_cmd(args, env, stdin)
+  return H.sh((env or "") .. " " .. H.exe .. " " .. args, stdin)
+end
+
+return H

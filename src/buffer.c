@@ -11,7 +11,7 @@
 static const char *const kind_names[] = {"pool", "malloc", "pinned", "pageable"};
 
 static ps_bufferud *tobuffer(lua_State *L, int arg) {
-  return (ps_bufferud *)luaL_checkudata(L, arg, PS_BUFFER);
+  return (ps_bufferud *)ps_checkud(L, arg, PS_UV_BUFFER, PS_BUFFER);
 }
 
 /* Returns the Buffer at arg, refusing a freed one. */
@@ -26,7 +26,7 @@ ps_bufferud *ps_checkbuffer(lua_State *L, int arg) {
 ps_bufferud *ps_newbuffer(lua_State *L, ps_kind kind, uint64_t size) {
   ps_bufferud *b = (ps_bufferud *)lua_newuserdatauv(L, sizeof *b, 2);
   memset(b, 0, sizeof *b);
-  luaL_setmetatable(L, PS_BUFFER);
+  ps_setmetatable(L, PS_UV_BUFFER);
   b->kind = kind;
   b->size = size;
   b->id = ps_nextid(L, PS_ID_BUFFER);
@@ -84,24 +84,24 @@ static int buffer_gc(lua_State *L) {
 static int buffer_free(lua_State *L) {
   ps_bufferud *b = ps_checkbuffer(L, 1);
   ps_ctx *c = ps_context(L);
-  ps_stream *s = NULL;
-  char n[16] = "default";
+  ps_streamud *su = NULL;
   if (b->kind != PS_KIND_POOL) {
     luaL_argcheck(L, lua_isnoneornil(L, 2), 2, "only pool buffers are freed on a stream");
   } else if (!lua_isnoneornil(L, 2)) {
-    ps_streamud *su = ps_checkstream(L, 2);
-    s = su->h;
-    ps_streamname(n, sizeof n, su);
+    su = ps_checkstream(L, 2);
   } else {
     lua_getiuservalue(L, 1, 2);
-    ps_streamud *su = (ps_streamud *)lua_touserdata(L, -1);
+    su = (ps_streamud *)lua_touserdata(L, -1);
     if (!su->live)
       return luaL_error(L, "b%d's stream s%d was destroyed: pass a stream to free it on",
                         b->id, su->id);
-    s = su->h;
-    ps_streamname(n, sizeof n, su);
   }
-  ps_check(L, buffer_release(c, b, s), "(freeing buffer b%d on stream %s)", b->id, n);
+  int st = buffer_release(c, b, su ? su->h : NULL);
+  if (st != PS_OK) {
+    char n[16] = "default";
+    if (su) ps_streamname(n, sizeof n, su);
+    ps_fail(L, st, "(freeing buffer b%d on stream %s)", b->id, n);
+  }
   return 0;
 }
 
@@ -162,8 +162,8 @@ static int buffer_len(lua_State *L) {
 /* Fields: size, addr, kind, pool, stream, live, id, name, registered;
  * then methods. */
 static int buffer_index(lua_State *L) {
-  ps_bufferud *b = tobuffer(L, 1);
   if (ps_method(L)) return 1;
+  ps_bufferud *b = tobuffer(L, 1);
   const char *k = luaL_checkstring(L, 2);
   if (strcmp(k, "size") == 0) lua_pushinteger(L, (lua_Integer)b->size);
   else if (strcmp(k, "addr") == 0) lua_pushinteger(L, (lua_Integer)b->addr);
@@ -263,7 +263,7 @@ static const luaL_Reg buffer_funcs[] = {
 };
 
 int poolsh_open_buffer(lua_State *L) {
-  ps_newclass(L, PS_BUFFER, buffer_methods, buffer_meta);
+  ps_newclass(L, PS_UV_BUFFER, PS_BUFFER, buffer_methods, buffer_meta);
   lua_settop(L, 1);
   ps_setfuncs(L, buffer_funcs);
   return 0;

@@ -116,7 +116,7 @@ int ps_check(lua_State *L, int status, const char *fmt, ...) {
  * at idx: returns NULL and sets *v, or returns the parser's complaint. */
 static const char *parse_with(lua_State *L, int idx, const char *name, lua_Number *v) {
   idx = lua_absindex(L, idx);
-  lua_getiuservalue(L, PS_UP_CTX, 1);
+  lua_getiuservalue(L, PS_UP_CTX, PS_UV_PARSERS);
   if (lua_getfield(L, -1, name) != LUA_TFUNCTION) {
     lua_pop(L, 2);
     return "unit strings need require \"poolsh\"";
@@ -249,11 +249,40 @@ int ps_method(lua_State *L) {
   return lua_rawget(L, PS_UP_METHODS) != LUA_TNIL;
 }
 
-/* Creates metatable tname: methods go into mt.methods; meta functions
- * (including __index) get upvalues (context, methods). Leaves nothing. */
-void ps_newclass(lua_State *L, const char *tname, const luaL_Reg *methods,
+/* Returns the userdata at arg if its metatable is the type's (context
+ * user value uv), else NULL. */
+void *ps_toud(lua_State *L, int arg, int uv) {
+  void *p = lua_touserdata(L, arg);
+  if (p == NULL || !lua_getmetatable(L, arg)) return NULL;
+  const ps_ctx *c = (const ps_ctx *)lua_touserdata(L, PS_UP_CTX);
+  int same = lua_topointer(L, -1) == c->mt[uv];   /* metatables never move */
+  lua_pop(L, 1);
+  return same ? p : NULL;
+}
+
+/* Like luaL_checkudata, without a registry lookup on the fast path. */
+void *ps_checkud(lua_State *L, int arg, int uv, const char *tname) {
+  void *p = ps_toud(L, arg, uv);
+  return p ? p : luaL_checkudata(L, arg, tname);
+}
+
+/* Sets the type's metatable on the value on top. */
+void ps_setmetatable(lua_State *L, int uv) {
+  lua_getiuservalue(L, PS_UP_CTX, uv);
+  lua_setmetatable(L, -2);
+}
+
+/* Creates metatable tname (kept as context user value uv): methods go into
+ * mt.methods; meta functions (including __index) get upvalues (context,
+ * methods). Leaves nothing. */
+void ps_newclass(lua_State *L, int uv, const char *tname, const luaL_Reg *methods,
                  const luaL_Reg *meta) {
   luaL_newmetatable(L, tname);                  /* [mt] */
+  lua_getfield(L, LUA_REGISTRYINDEX, PS_CONTEXT);
+  lua_pushvalue(L, -2);
+  lua_setiuservalue(L, -2, uv);
+  ((ps_ctx *)lua_touserdata(L, -1))->mt[uv] = lua_topointer(L, -2);
+  lua_pop(L, 1);
   lua_newtable(L);                              /* [mt, methods] */
   ps_setfuncs(L, methods);
   lua_pushvalue(L, -1);
@@ -290,7 +319,7 @@ static int core_configure(lua_State *L) {
 static int core_set_parsers(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_pushvalue(L, 1);
-  lua_setiuservalue(L, PS_UP_CTX, 1);
+  lua_setiuservalue(L, PS_UP_CTX, PS_UV_PARSERS);
   return 0;
 }
 
@@ -319,7 +348,7 @@ static const luaL_Reg core_funcs[] = {
 
 /* Creates the context userdata (closed until first use) in the registry. */
 static void new_context(lua_State *L) {
-  ps_ctx *c = (ps_ctx *)lua_newuserdatauv(L, sizeof *c, 1);
+  ps_ctx *c = (ps_ctx *)lua_newuserdatauv(L, sizeof *c, PS_UV_COUNT);
   memset(c, 0, sizeof *c);
   const char *want = getenv("POOLSH_BACKEND");
   if (!want || !*want) want = "auto";
@@ -331,7 +360,7 @@ static void new_context(lua_State *L) {
   lua_setfield(L, -2, "__gc");
   lua_setmetatable(L, -2);
   lua_newtable(L);
-  lua_setiuservalue(L, -2, 1);
+  lua_setiuservalue(L, -2, PS_UV_PARSERS);
   lua_setfield(L, LUA_REGISTRYINDEX, PS_CONTEXT);
 }
 

@@ -60,6 +60,15 @@ static int dev_now(lua_State *L) {
   return 1;
 }
 
+/* poolsh.wallclock() -> seconds on the host's monotonic clock, real time
+ * on both backends (poolsh.now() is the virtual clock on sim). */
+static int dev_wallclock(lua_State *L) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  lua_pushnumber(L, (double)t.tv_sec + t.tv_nsec * 1e-9);
+  return 1;
+}
+
 /* The stream for a primitive on the buffer at barg: the Stream at sarg,
  * else the buffer's own stream, else the default stream. */
 static ps_stream *work_stream(lua_State *L, int barg, int sarg, char *name, size_t n) {
@@ -221,7 +230,7 @@ static int dev_bench_c(lua_State *L) {
 
 static const luaL_Reg dev_funcs[] = {
   {"device_count", dev_count}, {"device", dev_info}, {"sync", dev_sync},
-  {"sleep", dev_sleep}, {"now", dev_now}, {"fill", dev_fill}, {"verify", dev_verify},
+  {"sleep", dev_sleep}, {"now", dev_now}, {"wallclock", dev_wallclock}, {"fill", dev_fill}, {"verify", dev_verify},
   {"touch", dev_touch}, {"spin", dev_spin}, {"copy", dev_copy},
   {"option", dev_option}, {"options", dev_options}, {"bench_c", dev_bench_c},
   {NULL, NULL}

@@ -9,7 +9,7 @@
 
 /* Returns the Event at arg, refusing a destroyed one. */
 ps_eventud *ps_checkevent(lua_State *L, int arg) {
-  ps_eventud *e = (ps_eventud *)luaL_checkudata(L, arg, PS_EVENT);
+  ps_eventud *e = (ps_eventud *)ps_checkud(L, arg, PS_UV_EVENT, PS_EVENT);
   if (!e->live) luaL_error(L, "attempt to use a destroyed poolsh.Event (e%d)", e->id);
   return e;
 }
@@ -19,7 +19,7 @@ ps_eventud *ps_newevent(lua_State *L, int timing) {
   ps_ctx *c = ps_context(L);
   ps_eventud *e = (ps_eventud *)lua_newuserdatauv(L, sizeof *e, 0);
   memset(e, 0, sizeof *e);
-  luaL_setmetatable(L, PS_EVENT);
+  ps_setmetatable(L, PS_UV_EVENT);
   e->id = ps_nextid(L, PS_ID_EVENT);
   e->timing = timing;
   ps_check(L, c->be->event_create(c->b, timing, &e->h), "(creating event e%d)", e->id);
@@ -100,14 +100,14 @@ static int event_elapsed(lua_State *L) {
 }
 
 static int event_tostring(lua_State *L) {
-  ps_eventud *e = (ps_eventud *)luaL_checkudata(L, 1, PS_EVENT);
+  ps_eventud *e = (ps_eventud *)ps_checkud(L, 1, PS_UV_EVENT, PS_EVENT);
   lua_pushfstring(L, "poolsh.Event e%d%s", e->id, e->live ? "" : " (destroyed)");
   return 1;
 }
 
 static int event_index(lua_State *L) {
-  ps_eventud *e = (ps_eventud *)luaL_checkudata(L, 1, PS_EVENT);
   if (ps_method(L)) return 1;
+  ps_eventud *e = (ps_eventud *)ps_checkud(L, 1, PS_UV_EVENT, PS_EVENT);
   const char *k = luaL_checkstring(L, 2);
   if (strcmp(k, "id") == 0) lua_pushinteger(L, e->id);
   else if (strcmp(k, "name") == 0) lua_pushfstring(L, "e%d", e->id);
@@ -130,7 +130,7 @@ static const luaL_Reg event_meta[] = {
 static const luaL_Reg event_funcs[] = {{"event", event_new}, {NULL, NULL}};
 
 int poolsh_open_event(lua_State *L) {
-  ps_newclass(L, PS_EVENT, event_methods, event_meta);
+  ps_newclass(L, PS_UV_EVENT, PS_EVENT, event_methods, event_meta);
   lua_settop(L, 1);
   ps_setfuncs(L, event_funcs);
   return 0;

@@ -22,7 +22,7 @@ static const ps_pool_attr setting_attr[] = {
 
 /* Returns the Pool at arg, refusing a destroyed one. */
 ps_poolud *ps_checkpool(lua_State *L, int arg) {
-  ps_poolud *p = (ps_poolud *)luaL_checkudata(L, arg, PS_POOL);
+  ps_poolud *p = (ps_poolud *)ps_checkud(L, arg, PS_UV_POOL, PS_POOL);
   if (!p->live) luaL_error(L, "attempt to use a destroyed poolsh.Pool (p%d)", p->id);
   return p;
 }
@@ -70,7 +70,7 @@ static uint64_t get_attr(lua_State *L, ps_poolud *p, ps_pool_attr a) {
 static ps_poolud *new_poolud(lua_State *L) {
   ps_poolud *p = (ps_poolud *)lua_newuserdatauv(L, sizeof *p, 0);
   memset(p, 0, sizeof *p);
-  luaL_setmetatable(L, PS_POOL);
+  ps_setmetatable(L, PS_UV_POOL);
   p->id = ps_nextid(L, PS_ID_POOL);
   return p;
 }
@@ -219,7 +219,7 @@ static int pool_alloc(lua_State *L) {
 }
 
 static int pool_tostring(lua_State *L) {
-  ps_poolud *p = (ps_poolud *)luaL_checkudata(L, 1, PS_POOL);
+  ps_poolud *p = (ps_poolud *)ps_checkud(L, 1, PS_UV_POOL, PS_POOL);
   lua_pushfstring(L, "poolsh.Pool p%d (%s%s %d%s)", p->id, p->is_default ? "default, " : "",
                   p->props.location == PS_LOCATION_HOST ? "host" : "device", p->props.device,
                   p->live ? "" : ", destroyed");
@@ -229,8 +229,8 @@ static int pool_tostring(lua_State *L) {
 /* Fields: the four settings (via the backend), location, device,
  * max_size, id, name, live, default; then methods. */
 static int pool_index(lua_State *L) {
-  ps_poolud *p = (ps_poolud *)luaL_checkudata(L, 1, PS_POOL);
   if (ps_method(L)) return 1;
+  ps_poolud *p = (ps_poolud *)ps_checkud(L, 1, PS_UV_POOL, PS_POOL);
   const char *k = luaL_checkstring(L, 2);
   int i = setting_index(k);
   if (i >= 0) {
@@ -275,7 +275,7 @@ static const luaL_Reg pool_funcs[] = {
 };
 
 int poolsh_open_pool(lua_State *L) {
-  ps_newclass(L, PS_POOL, pool_methods, pool_meta);
+  ps_newclass(L, PS_UV_POOL, PS_POOL, pool_methods, pool_meta);
   lua_settop(L, 1);
   ps_setfuncs(L, pool_funcs);
   if (lua_getfield(L, LUA_REGISTRYINDEX, DEFAULT_POOLS) == LUA_TNIL) {

@@ -18,6 +18,11 @@
 #define PS_POOL "poolsh.Pool"
 #define PS_BUFFER "poolsh.Buffer"
 
+/* The context userdata's user values: 1 the unit parsers, then each bound
+ * type's metatable, so type checks compare pointers instead of looking a
+ * name up in the registry. */
+enum { PS_UV_PARSERS = 1, PS_UV_STREAM, PS_UV_EVENT, PS_UV_POOL, PS_UV_BUFFER, PS_UV_COUNT = PS_UV_BUFFER };
+
 /* Per-state device context: the backend and its handle. b is NULL once
  * the context is closed (at lua_close), after every object's finalizer. */
 typedef struct ps_ctx {
@@ -25,6 +30,7 @@ typedef struct ps_ctx {
   void *b;
   int device;
   int next_id[4];            /* last id given: pool, stream, event, buffer */
+  const void *mt[PS_UV_COUNT + 1];   /* each type's metatable, by user value */
   int open_status;           /* why the preferred backend was not used */
   char backend_want[8];      /* "auto", "cuda" or "sim" */
   uint64_t sim_memory;
@@ -32,6 +38,8 @@ typedef struct ps_ctx {
 } ps_ctx;
 
 enum { PS_ID_POOL, PS_ID_STREAM, PS_ID_EVENT, PS_ID_BUFFER };
+
+
 
 #define PS_UP_CTX lua_upvalueindex(1)
 #define PS_UP_METHODS lua_upvalueindex(2)
@@ -83,8 +91,11 @@ const char *ps_fmtsize(char *out, size_t n, uint64_t bytes);
 void ps_checkoptions(lua_State *L, int arg, const char *what,
                      const char *const allowed[]);
 int ps_optfield_bool(lua_State *L, int arg, const char *key, int def);
-void ps_newclass(lua_State *L, const char *tname, const luaL_Reg *methods,
+void ps_newclass(lua_State *L, int uv, const char *tname, const luaL_Reg *methods,
                  const luaL_Reg *meta);
+void *ps_toud(lua_State *L, int arg, int uv);
+void *ps_checkud(lua_State *L, int arg, int uv, const char *tname);
+void ps_setmetatable(lua_State *L, int uv);
 void ps_setfuncs(lua_State *L, const luaL_Reg *l);
 int ps_nextid(lua_State *L, int kind);
 int ps_method(lua_State *L);

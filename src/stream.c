@@ -11,7 +11,7 @@
 
 /* Returns the Stream at arg, refusing a destroyed one. */
 ps_streamud *ps_checkstream(lua_State *L, int arg) {
-  ps_streamud *s = (ps_streamud *)luaL_checkudata(L, arg, PS_STREAM);
+  ps_streamud *s = (ps_streamud *)ps_checkud(L, arg, PS_UV_STREAM, PS_STREAM);
   if (!s->live) luaL_error(L, "attempt to use a destroyed poolsh.Stream (s%d)", s->id);
   return s;
 }
@@ -57,7 +57,7 @@ static int stream_new(lua_State *L) {
   int blocking = ps_optfield_bool(L, 1, "blocking", 1);
   ps_streamud *s = (ps_streamud *)lua_newuserdatauv(L, sizeof *s, 0);
   memset(s, 0, sizeof *s);
-  luaL_setmetatable(L, PS_STREAM);
+  ps_setmetatable(L, PS_UV_STREAM);
   s->id = ps_nextid(L, PS_ID_STREAM);
   s->priority = (int)prio;
   s->blocking = blocking;
@@ -153,7 +153,7 @@ static int stream_wait(lua_State *L) {
 }
 
 static int stream_tostring(lua_State *L) {
-  ps_streamud *s = (ps_streamud *)luaL_checkudata(L, 1, PS_STREAM);
+  ps_streamud *s = (ps_streamud *)ps_checkud(L, 1, PS_UV_STREAM, PS_STREAM);
   char n[16];
   lua_pushfstring(L, "poolsh.Stream %s%s", ps_streamname(n, sizeof n, s),
                   s->live ? "" : " (destroyed)");
@@ -162,8 +162,8 @@ static int stream_tostring(lua_State *L) {
 
 /* Fields: id, name, priority, blocking, live, default; then methods. */
 static int stream_index(lua_State *L) {
-  ps_streamud *s = (ps_streamud *)luaL_checkudata(L, 1, PS_STREAM);
   if (ps_method(L)) return 1;
+  ps_streamud *s = (ps_streamud *)ps_checkud(L, 1, PS_UV_STREAM, PS_STREAM);
   const char *k = luaL_checkstring(L, 2);
   char n[16];
   if (strcmp(k, "id") == 0) lua_pushinteger(L, s->id);
@@ -193,7 +193,7 @@ static const luaL_Reg stream_funcs[] = {
 /* Adds Stream's functions to the module table at 1; makes the default
  * stream (a Stream with a NULL handle, id 0). */
 int poolsh_open_stream(lua_State *L) {
-  ps_newclass(L, PS_STREAM, stream_methods, stream_meta);
+  ps_newclass(L, PS_UV_STREAM, PS_STREAM, stream_methods, stream_meta);
   lua_settop(L, 1);
   ps_setfuncs(L, stream_funcs);
   if (lua_getfield(L, LUA_REGISTRYINDEX, DEFAULT_STREAM) == LUA_TNIL) {

@@ -1,0 +1,168 @@
+-- Every kind of bad input raises a Lua error naming the problem, and the
+-- state keeps working after each one.
+local poolsh = require "poolsh"
+local H = require "helpers"
+local MiB = H.MiB
+
+-- After any error: a fresh alloc/fill/verify/free round trip still works.
+local function still_works()
+  local s, p = poolsh.stream(), poolsh.pool {}
+  local b = p:alloc("1 MiB", s)
+  poolsh.fill(b, 9, s)
+  assert.is_true(poolsh.verify(b, 9, s))
+  b:free(); s:sync()
+  assert.equal(0, p:stats().used)
+  p:destroy()
+end
+
+describe("errors", function()
+  local s, p
+  before_each(function() s, p = poolsh.stream(), poolsh.pool {} end)
+  after_each(function() still_works() end)
+
+  it("wrong types say which type was expected", function()
+    assert.matches("poolsh.Stream expected, got table", H.err(p.alloc, p, 16, {}))
+    assert.matches("poolsh.Stream expected, got poolsh.Pool", H.err(p.alloc, p, 16, p))
+    assert.matches("poolsh.Stream expected, got number", H.err(poolsh.spin, 1, 1))
+    assert.matches("poolsh.Stream expected", H.err(s.sync, p))
+    assert.matches("poolsh.Stream expected", H.err(poolsh.event().record, poolsh.event(), p))
+    assert.matches("poolsh.Event expected", H.err(s.wait, s, s))
+    assert.matches("poolsh.Event expected", H.err(s.wait, s))
+    assert.matches("poolsh.Pool expected", H.err(p.alloc, s, 16))
+    assert.matches("poolsh.Pool expected", H.err(p.stats, {}))
+    assert.matches("poolsh.Buffer expected", H.err(poolsh.fill, p, 1))
+    assert.matches("poolsh.Buffer expected", H.err(poolsh.register, "b"))
+  end)
+
+  it("bad sizes: negative, non-integral, huge, nonsense", function()
+    assert.matches("must not be negative", H.err(p.alloc, p, -1, s))
+    assert.matches("must not be negative", H.err(p.alloc, p, "-4 KiB", s))
+    assert.matches("integer number of bytes", H.err(p.alloc, p, 1.5, s))
+    assert.matches("not a whole number", H.err(p.alloc, p, "1.1 KiB", s))
+    assert.matches("too large", H.err(p.alloc, p, 2^70, s))
+    assert.matches("too large", H.err(p.alloc, p, "99999 PiB", s))
+    assert.matches("invalid size", H.err(p.alloc, p, "lots", s))
+    assert.matches("size expected", H.err(p.alloc, p, true, s))
+    assert.matches("size expected", H.err(p.alloc, p, nil, s))
+    assert.matches("size expected", H.err(poolsh.malloc))
+    assert.equal(0, p:stats().used)
+  end)
+
+  it("a size larger than the device is a CUDA error", function()
+    local err = H.err(p.alloc, p, "1 PiB", s)
+    assert.matches("^cudaErrorMemoryAllocation", err)
+    err = H.err(poolsh.malloc, "1 PiB")
+    assert.matches("^cudaErrorMemoryAllocation", err)
+  end)
+
+  it("unknown options are named", function()
+    assert.matches("poolsh.pool: unknown option 'treshold'", H.err(poolsh.pool, { treshold = 0 }))
+    assert.matches("poolsh.stream: unknown option 'x'", H.err(poolsh.stream, { x = 1 }))
+    assert.matches("poolsh.event: unknown option 'x'", H.err(poolsh.event, { x = 1 }))
+    assert.matches("poolsh.copy: unknown option 'x'",
+      H.err(poolsh.copy, poolsh.pinned(1), poolsh.pinned(1), { x = 1 }))
+    assert.matches("poolsh.pinned: unknown option 'x'", H.err(poolsh.pinned, 1, { x = 1 }))
+    assert.matches("unknown option '1'", H.err(poolsh.pool, { "device" }))
+    assert.matches("table expected", H.err(poolsh.pool, "device"))
+  end)
+
+  it("freed buffers refuse every use", function()
+    local b = p:alloc(64, s)
+    b:free()
+    for _, f in ipairs {
+      function() b:free() end, function() b:read() end, function() b:write(0, "x") end,
+      function() poolsh.fill(b, 1) end, function() poolsh.verify(b, 1) end,
+      function() poolsh.touch(b) end, function() poolsh.copy(b, b) end,
+    } do
+      assert.matches("attempt to use a freed poolsh.Buffer %(b%d+%)", H.err(f))
+    end
+    -- fields stay readable
+    assert.equal(64, b.size)
+    assert.is_false(b.live)
+  end)
+
+  it("destroyed pools, streams and events refuse every use", function()
+    local q, t, e = poolsh.pool {}, poolsh.stream(), poolsh.event()
+    q:destroy(); t:destroy(); e:destroy()
+    assert.matches("destroyed poolsh.Pool %(p%d+%)", H.err(q.alloc, q, 1, s))
+    assert.matches("destroyed poolsh.Stream %(s%d+%)", H.err(p.alloc, p, 1, t))
+    assert.matches("destroyed poolsh.Stream", H.err(poolsh.spin, t, 1))
+    assert.matches("destroyed poolsh.Stream", H.err(poolsh.fill, p:alloc(8, s), 1, t))
+    assert.matches("destroyed poolsh.Event %(e%d+%)", H.err(e.sync, e))
+    assert.matches("destroyed poolsh.Event", H.err(s.wait, s, e))
+  end)
+
+  it("copies out of bounds", function()
+    local a, b = p:alloc(100, s), p:alloc(50, s)
+    assert.matches("out of bounds", H.err(poolsh.copy, b, a))
+    assert.matches("out of bounds", H.err(poolsh.copy, a, b, { bytes = 60 }))
+    assert.matches("beyond the end", H.err(poolsh.copy, a, b, { src_offset = 51 }))
+    a:free(); b:free()
+  end)
+
+  it("OOM is recoverable with pcall and names the pool and stream", function()
+    local q = poolsh.pool { max_size = "64 MiB" }
+    local ok, err = pcall(q.alloc, q, "128 MiB", s)
+    assert.is_false(ok)
+    assert.matches("^cudaErrorMemoryAllocation", err)
+    assert.matches("allocating 128.0 MiB", err, 1, true)
+    assert.matches("pool p" .. q.id, err, 1, true)
+    assert.matches("stream s" .. s.id, err, 1, true)
+    assert.same({ reserved = 0, used = 0, reserved_high = 0, used_high = 0 }, q:stats())
+    -- the pool still works within its limit
+    local b = q:alloc("32 MiB", s)
+    assert.equal(32 * MiB, q:stats().used)
+    b:free(); s:sync()
+    q:destroy()
+  end)
+
+  it("a CUDA failure raised from inside Lua code still starts with the error name", function()
+    -- the contract: CUDA failures raise messages starting with the CUDA
+    -- error name, so scripts can match "^cudaErrorMemoryAllocation"
+    local q = poolsh.pool { max_size = "64 MiB" }
+    local ok, err = pcall(function()
+      local b = q:alloc("128 MiB", s)
+      return b
+    end)
+    assert.is_false(ok)
+    assert.matches("^cudaErrorMemoryAllocation: ", err)
+    q:destroy()
+  end)
+
+  it("OOM on the default stream says so", function()
+    local q = poolsh.pool { max_size = "64 MiB" }
+    local err = H.err(q.alloc, q, "128 MiB")
+    assert.matches("^cudaErrorMemoryAllocation", err)
+    assert.matches("on stream default", err, 1, true)
+    q:destroy()
+  end)
+
+  it("OOM runs a full GC and retries: unreachable buffers make room", function()
+    local q = poolsh.pool { max_size = "64 MiB" }
+    do local _ = q:alloc("64 MiB", s) end   -- unreachable, not yet collected
+    local b = q:alloc("64 MiB", s)          -- would not fit without the GC
+    assert.is_true(b.live)
+    assert.equal(64 * MiB, q:stats().used)
+    b:free(); s:sync()
+    q:destroy()
+  end)
+
+  it("plain allocations also GC and retry on OOM", function()
+    local total = poolsh.device().total
+    local big = math.floor(total * 0.6 / MiB) * MiB
+    do local _ = poolsh.malloc(big) end
+    local b = poolsh.malloc(big)
+    assert.is_true(b.live)
+    b:free()
+  end)
+
+  it("durations and bytes are checked", function()
+    assert.matches("duration", H.err(poolsh.spin, s, "-1 ms"))
+    assert.matches("byte must be in 0..255", H.err(poolsh.fill, p:alloc(8, s), 256))
+  end)
+
+  it("configure after the device is open is refused", function()
+    poolsh.device_count()
+    assert.matches("already open", H.err(poolsh.configure, { backend = "sim" }))
+  end)
+end)

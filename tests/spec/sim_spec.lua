@@ -1,0 +1,255 @@
+-- The simulated device (#sim_only): the virtual clock, the profile, the
+-- contents model and late writes into reused memory.
+local poolsh = require "poolsh"
+local H = require "helpers"
+local MiB = H.MiB
+
+local function skip() if poolsh.backend() ~= "sim" then pending("sim only") return true end end
+local prof
+local function ms(ns) return ns / 1e6 end
+
+describe("the sim #sim_only", function()
+  before_each(function()
+    if poolsh.backend() == "sim" then prof = poolsh.sim.profile() end
+  end)
+
+  describe("virtual clock", function()
+    it("a spin on an idle stream ends exactly api_ns + spin later", function()
+      if skip() then return end
+      local s = poolsh.stream()
+      local t0 = poolsh.now()
+      poolsh.spin(s, "5 ms")
+      assert.near(t0 + ms(prof.api_ns), poolsh.now(), 1e-9)   -- the call's host cost
+      s:sync()
+      assert.near(t0 + ms(prof.api_ns) + 5, poolsh.now(), 1e-9)
+    end)
+
+    it("queued spins add up; query moves nothing", function()
+      if skip() then return end
+      local s = poolsh.stream()
+      local t0 = poolsh.now()
+      poolsh.spin(s, 10)
+      poolsh.spin(s, "250 us")
+      local t1 = poolsh.now()
+      assert.is_false(s:query())
+      assert.equal(t1, poolsh.now())
+      s:sync()
+      assert.near(t0 + ms(prof.api_ns) + 10.25, poolsh.now(), 1e-9)
+    end)
+
+    it("sleep moves the clock by exactly the duration", function()
+      if skip() then return end
+      local t0 = poolsh.now()
+      poolsh.sleep("1.5 ms")
+      assert.near(t0 + 1.5, poolsh.now(), 1e-9)
+      poolsh.sleep(2)
+      assert.near(t0 + 3.5, poolsh.now(), 1e-9)
+    end)
+
+    it("elapsed between events around a spin on a busy stream is the spin", function()
+      if skip() then return end
+      local s = poolsh.stream()
+      poolsh.spin(s, 10)
+      local a = s:record()
+      poolsh.spin(s, 5)
+      local b = s:record()
+      b:sync()
+      assert.near(5, a:elapsed(b), 1e-9)
+      assert.near(-5, b:elapsed(a), 1e-9)
+    end)
+
+    it("a fill takes launch_ns + bytes / bw_fill", function()
+      if skip() then return end
+      local s, p = poolsh.stream(), poolsh.pool {}
+      local b = p:alloc("1 GiB", s)
+      s:sync()
+      local t0 = poolsh.now()
+      poolsh.fill(b, 1, s)
+      s:sync()
+      local want = prof.api_ns + prof.launch_ns + math.floor(2^30 / prof.bw_fill + 0.5)
+      assert.near(t0 + ms(want), poolsh.now(), 1e-9)
+      b:free(); s:sync(); p:destroy()
+    end)
+
+    it("event sync moves the clock to the event, not to the stream's end", function()
+      if skip() then return end
+      local s = poolsh.stream()
+      local t0 = poolsh.now()
+      poolsh.spin(s, 10)
+      local e = s:record()
+      poolsh.spin(s, 10)
+      local t1 = poolsh.now()
+      e:sync()
+      assert.near(t0 + ms(prof.api_ns) + 10, poolsh.now(), 1e-9)
+      assert.is_true(poolsh.now() > t1)
+      assert.is_false(s:query())
+      s:sync()
+      assert.near(t0 + ms(prof.api_ns) + 20, poolsh.now(), 1e-9)
+    end)
+
+    it("a non-blocking stream does not wait for the default stream", function()
+      if skip() then return end
+      local nb = poolsh.stream { blocking = false }
+      local bl = poolsh.stream()
+      poolsh.spin(poolsh.default_stream(), 50)
+      poolsh.spin(nb, 1); poolsh.spin(bl, 1)
+      local enb, ebl = nb:record(), bl:record()
+      enb:sync()
+      assert.is_false(ebl:query())
+      assert.is_false(poolsh.default_stream():query())
+      poolsh.sync()
+      assert.is_true(ebl:query())
+    end)
+
+    it("is deterministic: the same script gives the same times and addresses", function()
+      if skip() then return end
+      local script = "local s, p = poolsh.stream(), poolsh.pool{}; local b = p:alloc('3 MiB', s); "
+        .. "poolsh.fill(b, 1, s); s:sync(); print(b.addr, poolsh.now(), p:stats().reserved)"
+      local o1, _, c1 = H.poolsh_cmd("--backend=sim -e " .. H.quote(script))
+      local o2, _, c2 = H.poolsh_cmd("--backend=sim -e " .. H.quote(script))
+      assert.equal(0, c1)
+      assert.equal(0, c2)
+      assert.matches("^%d+\t[%d%.e%-]+\t%d+\n$", o1)
+      assert.equal(o1, o2)
+    end)
+  end)
+
+  describe("profile", function()
+    it("lists every documented option with its value", function()
+      if skip() then return end
+      for _, k in ipairs { "memory", "host_memory", "api_ns", "alloc_api_ns", "event_api_ns",
+        "launch_ns", "copy_ns", "bw_fill", "bw_d2d", "bw_pinned", "bw_pageable", "bw_h2h",
+        "pool_granularity", "pool_min_chunk", "pool_alignment", "malloc_granularity",
+        "release_on_stream_sync", "release_on_event_sync", "release_on_device_sync",
+        "release_on_cuda_free" } do
+        assert.equal("number", type(prof[k]), k)
+      end
+      assert.equal(poolsh.device().total, prof.memory)
+    end)
+
+    it("set changes an option and the clock follows it", function()
+      if skip() then return end
+      local old = prof.api_ns
+      assert.equal(10000, poolsh.sim.set("api_ns", 10000))
+      local ok, err = pcall(function()
+        local s = poolsh.stream()
+        local t0 = poolsh.now()
+        poolsh.spin(s, 1)
+        s:sync()
+        assert.near(t0 + 0.01 + 1, poolsh.now(), 1e-9)
+      end)
+      poolsh.sim.set("api_ns", old)
+      assert(ok, err)
+      assert.equal(old, poolsh.sim.profile().api_ns)
+    end)
+
+    it("release_on_stream_sync = 0 keeps freed memory at a stream sync", function()
+      if skip() then return end
+      poolsh.sim.set("release_on_stream_sync", 0)
+      local ok, err = pcall(function()
+        local s, p = poolsh.stream(), poolsh.pool {}
+        p:alloc("64 MiB", s):free()
+        s:sync()
+        assert.is_true(p:stats().reserved >= 64 * MiB)
+        poolsh.sync()
+        assert.equal(0, p:stats().reserved)
+        p:destroy()
+      end)
+      poolsh.sim.set("release_on_stream_sync", 1)
+      assert(ok, err)
+    end)
+
+    it("refuses unknown options and values below the minimum", function()
+      if skip() then return end
+      assert.matches("cudaErrorInvalidValue", H.err(poolsh.sim.set, "warp_speed", 1))
+      assert.matches("cudaErrorInvalidValue", H.err(poolsh.sim.set, "api_ns", -1))
+      assert.equal(prof.api_ns, poolsh.sim.profile().api_ns)
+    end)
+
+    it("memory cannot change once something is mapped", function()
+      if skip() then return end
+      local b = poolsh.malloc("2 MiB")
+      assert.matches("cudaErrorNotSupported", H.err(poolsh.sim.set, "memory", "1 GiB"))
+      b:free()
+    end)
+
+    it("a pool reserves round_up(max(size, pool_min_chunk), pool_granularity)", function()
+      if skip() then return end
+      local s, p = poolsh.stream(), poolsh.pool {}
+      local g, m = prof.pool_granularity, prof.pool_min_chunk
+      local function ru(x) return ((x + g - 1) // g) * g end
+      local b = p:alloc(1, s)
+      assert.equal(ru(math.max(1, m)), p:stats().reserved)
+      local c = p:alloc(3 * g + 1, s)   -- does not fit in the first chunk
+      assert.equal(ru(math.max(1, m)) + ru(math.max(3 * g + 1, m)), p:stats().reserved)
+      b:free(); c:free(); s:sync(); p:destroy()
+    end)
+  end)
+
+  describe("contents", function()
+    it("new device memory reads as zeros", function()
+      if skip() then return end
+      local b = poolsh.malloc("1 MiB")
+      assert.is_true(poolsh.verify(b, 0))
+      assert.equal(("\0"):rep(64), b:read(12345, 64))
+      b:free()
+    end)
+
+    it("a fill lands only when the host passes its end", function()
+      if skip() then return end
+      local s = poolsh.stream()
+      local h = poolsh.pinned(16)
+      poolsh.spin(s, 10)
+      poolsh.fill(h, 0x33, s)
+      assert.equal(("\0"):rep(16), h:read())   -- pinned reads take no time
+      s:sync()
+      assert.equal(("\x33"):rep(16), h:read())
+      h:free()
+    end)
+
+    it("huge uniform fills cost nothing and verify", function()
+      if skip() then return end
+      local s, p = poolsh.stream(), poolsh.pool {}
+      local b = p:alloc("16 GiB", s)
+      poolsh.fill(b, 0x7e, s)
+      assert.is_true(poolsh.verify(b, 0x7e, s))
+      b:write(2^34 - 1, "\0")
+      assert.same({ false, 2^34 - 1 }, { poolsh.verify(b, 0x7e, s) })
+      b:free(); s:sync(); p:destroy()
+    end)
+
+    it("a late write from another stream clobbers reused memory", function()
+      if skip() then return end
+      local s1, s2 = poolsh.stream { blocking = false }, poolsh.stream { blocking = false }
+      local p = poolsh.pool {}
+      local b = p:alloc("1 MiB", s1)
+      local addr = b.addr
+      poolsh.spin(s2, 50)
+      poolsh.fill(b, 0xaa, s2)     -- lands at ~50 ms: after the reuse below
+      b:free()                     -- on s1, which is idle: done at once
+      local c = p:alloc("1 MiB", s1)
+      assert.equal(addr, c.addr)   -- same-stream reuse
+      poolsh.fill(c, 0x11, s1)
+      assert.is_true(poolsh.verify(c, 0x11, s1))
+      s2:sync()                    -- the late fill lands now
+      local ok, off = poolsh.verify(c, 0x11, s1)
+      assert.is_false(ok)
+      assert.equal(0, off)
+      assert.is_true(poolsh.verify(c, 0xaa, s1))
+      c:free(); s1:sync(); p:destroy()
+    end)
+
+    it("a copy reads its source at its end time", function()
+      if skip() then return end
+      local s = poolsh.stream()
+      local src, dst = poolsh.pinned(4), poolsh.pinned(4)
+      src:write(0, "old!")
+      poolsh.spin(s, 10)
+      poolsh.copy(dst, src, { stream = s })
+      src:write(0, "new!")            -- before the copy ends
+      s:sync()
+      assert.equal("new!", dst:read())
+      src:free(); dst:free()
+    end)
+  end)
+end)

@@ -24,6 +24,7 @@ static int sim_open(const ps_config *cfg, void **ctx) {
   if (!c) return PS_ERR_MEMORY_ALLOCATION;
   sim_profile_defaults(&c->prof);
   if (cfg && cfg->sim_memory) c->prof.memory = (double)cfg->sim_memory;
+  if (cfg) c->interrupted = cfg->interrupted, c->interrupted_ud = cfg->interrupted_ud;
   c->legacy.blocking = 1;
   int st = sim_pools_init(c);
   if (st != PS_OK) { free(c); return st; }
@@ -59,7 +60,7 @@ static const err ERRS[] = {
   { PS_ERR_NOT_REGISTERED, "cudaErrorHostMemoryNotRegistered",
     "pointer does not correspond to a registered memory region" },
   { PS_ERR_NOT_SUPPORTED, "cudaErrorNotSupported", "operation not supported" },
-  { PS_INTERRUPTED, "interrupted", "interrupted" },
+  { PS_INTERRUPTED, "interrupted", "interrupted by the user" },
 };
 
 static const err *find_err(int code) {
@@ -107,7 +108,7 @@ static int sim_device_info(void *ctx, int dev, ps_device_info *out) {
 static int map_plain(sim_ctx *c, sim_space sp, sim_map_kind k, uint64_t size,
                      ps_addr *out) {
   if (!out) return PS_ERR_INVALID_VALUE;
-  sim_host_cost(c, c->prof.alloc_api_ns);
+  sim_host_cost(c, k == SIM_MAP_MALLOC ? c->prof.malloc_ns : c->prof.alloc_api_ns);
   *out = 0;
   if (size == 0) return PS_OK;
   double cap = sp == SIM_DEVICE_SPACE ? c->prof.memory : c->prof.host_memory;
@@ -135,12 +136,14 @@ static int sim_malloc_device(void *ctx, uint64_t size, ps_addr *out) {
   return map_plain(c, SIM_DEVICE_SPACE, SIM_MAP_MALLOC, r, out);
 }
 
-/* cudaFree: synchronises the device first, as cudaFree does. */
+/* cudaFree: waits for the device first, as cudaFree does. That wait does
+ * not retire pool frees nor release pool memory (measured), unless
+ * release_on_cuda_free. */
 static int sim_free_device(void *ctx, ps_addr a) {
   sim_ctx *c = ctx;
   sim_map *m = a ? sim_mem_find(&c->mem, a) : NULL;
   if (a && (!m || m->base != a || m->kind != SIM_MAP_MALLOC)) return PS_ERR_INVALID_VALUE;
-  sim_host_cost(c, c->prof.alloc_api_ns);
+  sim_host_cost(c, c->prof.free_ns);
   sim_sync_device(c, c->prof.release_on_cuda_free != 0);
   return unmap_plain(c, SIM_MAP_MALLOC, a);
 }
@@ -206,7 +209,8 @@ static int64_t copy_ns(const sim_ctx *c, mem_class d, mem_class s, uint64_t n,
   double bw;
   if (d == CLS_DEVICE && s == CLS_DEVICE) bw = p->bw_d2d;
   else if (d != CLS_DEVICE && s != CLS_DEVICE) bw = p->bw_h2h;
-  else bw = *sync ? p->bw_pageable : p->bw_pinned;
+  else if (!*sync) bw = p->bw_pinned;
+  else bw = d == CLS_DEVICE ? p->bw_pageable_h2d : p->bw_pageable_d2h;
   return ns_for((double)n, bw, p->copy_ns);
 }
 
@@ -266,7 +270,8 @@ static int sim_verify(void *ctx, ps_addr a, uint64_t n, int byte, ps_stream *s,
   sim_op op = { .kind = SIM_OP_NONE };
   int st = kernel(c, a, n, s, &op);
   if (st != PS_OK) return st;
-  sim_sync_stream(c, sim_stream_resolve(c, s));
+  st = sim_sync_stream(c, sim_stream_resolve(c, s));
+  if (st != PS_OK) return st;   /* interrupted: the kernel stays queued */
   *first_bad = -1;
   if (n == 0) return PS_OK;
   sim_map *m = sim_mem_range(&c->mem, a, n);  /* a sync may have released it */
@@ -288,7 +293,7 @@ static int sim_spin(void *ctx, ps_stream *s, double ms) {
 
 /* The mapping of [a, a+n) when it is memory of kind k, else NULL. */
 static sim_map *kind_range(sim_ctx *c, ps_kind k, ps_addr a, uint64_t n) {
-  static const sim_map_kind want[] = { SIM_MAP_CHUNK, SIM_MAP_MALLOC,
+  static const sim_map_kind want[] = { SIM_MAP_ARENA, SIM_MAP_MALLOC,
                                        SIM_MAP_PINNED, SIM_MAP_PAGEABLE };
   sim_map *m = sim_mem_range(&c->mem, a, n);
   if (!m || (unsigned)k > PS_KIND_PAGEABLE || m->kind != want[k]) return NULL;
@@ -305,8 +310,7 @@ static int device_access(sim_ctx *c, ps_kind k, sim_map *m, uint64_t n,
   int sync;
   int64_t dur = copy_ns(c, classify(m), CLS_PAGEABLE, n, &sync);
   int r = enqueue_op(c, st, dur, op, 0);
-  if (r == PS_OK) sim_sync_stream(c, st);
-  return r;
+  return r == PS_OK ? sim_sync_stream(c, st) : r;
 }
 
 static int sim_read(void *ctx, ps_kind k, ps_addr src, void *dst, uint64_t n,
@@ -348,12 +352,13 @@ static int sim_option_get(void *ctx, const char *key, double *v) {
 }
 
 /* Sets a profile option; "memory" and "host_memory" only while nothing is
- * mapped (PS_ERR_NOT_SUPPORTED after). */
+ * mapped in any space (PS_ERR_NOT_SUPPORTED after). */
 static int sim_option_set(void *ctx, const char *key, double v) {
   sim_ctx *c = ctx;
   double old;
   if (sim_profile_get(&c->prof, key, &old) != PS_OK) return PS_ERR_INVALID_VALUE;
-  if ((strcmp(key, "memory") == 0 || strcmp(key, "host_memory") == 0) && c->mem.n)
+  if ((strcmp(key, "memory") == 0 || strcmp(key, "host_memory") == 0) &&
+      (c->mem.mapped[SIM_DEVICE_SPACE] || c->mem.mapped[SIM_HOST_SPACE]))
     return PS_ERR_NOT_SUPPORTED;
   return sim_profile_set(&c->prof, key, v);
 }

@@ -16,11 +16,18 @@
 
 typedef struct sim_profile {
   double memory, host_memory;                   /* bytes */
-  double api_ns, alloc_api_ns, event_api_ns;    /* host cost per call */
+  double api_ns, event_api_ns, alloc_api_ns;    /* host cost per call */
+  double pool_alloc_ns, pool_free_ns;           /* host cost: pool alloc/free */
+  double malloc_ns, free_ns;                    /* host cost: cudaMalloc/cudaFree */
+  double sync_ns, query_ns;                     /* host cost: idle sync, query */
   double launch_ns, copy_ns;                    /* device-side latency */
-  double bw_fill, bw_d2d, bw_pinned, bw_pageable, bw_h2h;  /* GB/s (1e9) */
-  double pool_granularity, pool_min_chunk, pool_alignment; /* bytes */
+  double bw_fill, bw_d2d, bw_pinned;            /* GB/s (1e9) */
+  double bw_pageable_h2d, bw_pageable_d2h, bw_h2h;
+  double pool_granularity, pool_alignment;      /* bytes */
   double malloc_granularity;                    /* bytes */
+  double map_ns, map_ns_per_gib;                /* host cost of growing a pool */
+  double release_ns, release_ns_per_gib;        /* host cost of a release */
+  double trim_ns_per_gib;                       /* host cost of a trim */
   double release_on_stream_sync, release_on_event_sync;
   double release_on_device_sync, release_on_cuda_free;     /* 0 or 1 */
 } sim_profile;
@@ -37,18 +44,20 @@ int sim_profile_names(const char **names, int max);
 #define SIM_PAGE ((uint64_t)1 << SIM_PAGE_SHIFT)   /* 64 KiB content pages */
 
 typedef enum { SIM_DEVICE_SPACE = 0, SIM_HOST_SPACE = 1 } sim_space;
-typedef enum { SIM_MAP_CHUNK, SIM_MAP_MALLOC, SIM_MAP_PINNED, SIM_MAP_PAGEABLE } sim_map_kind;
+/* SIM_MAP_ARENA: a pool's arena, owner is its ps_pool. */
+typedef enum { SIM_MAP_ARENA, SIM_MAP_MALLOC, SIM_MAP_PINNED, SIM_MAP_PAGEABLE } sim_map_kind;
 
 /* A page is uniform (data == NULL, every byte == val) or materialized. */
 typedef struct sim_page { uint8_t *data; uint8_t val; } sim_page;
 
 typedef struct sim_map {
   ps_addr base;
-  uint64_t size;             /* bytes mapped (what accounting counts) */
+  uint64_t size;             /* bytes mapped from base (what accounting counts) */
+  uint64_t va;               /* address space reserved from base (>= size) */
   sim_space space;
   sim_map_kind kind;
   int registered;            /* pageable: cudaHostRegister'd */
-  void *owner;               /* chunk: its sim_chunk */
+  void *owner;               /* arena: its ps_pool */
   uint64_t npages;
   sim_page *pages;
 } sim_map;
@@ -60,6 +69,8 @@ typedef struct sim_mem {
 } sim_mem;
 
 sim_map *sim_mem_map(sim_mem *m, sim_space sp, uint64_t size, sim_map_kind k);
+sim_map *sim_mem_reserve(sim_mem *m, sim_space sp, uint64_t va, sim_map_kind k);
+int sim_mem_resize(sim_mem *m, sim_map *map, uint64_t size);
 void sim_mem_unmap(sim_mem *m, sim_map *map);
 sim_map *sim_mem_find(const sim_mem *m, ps_addr a);
 sim_map *sim_mem_range(const sim_mem *m, ps_addr a, uint64_t n);
@@ -128,6 +139,8 @@ typedef struct sim_ctx {
   sim_mem mem;
   sim_pool_list pools;
   ps_pool *default_pool;
+  int (*interrupted)(void *ud);   /* from ps_config: give up a wait */
+  void *interrupted_ud;
 } sim_ctx;
 
 ps_stream *sim_stream_resolve(sim_ctx *c, ps_stream *s);   /* NULL: invalid */
@@ -138,9 +151,15 @@ int64_t sim_stream_done_time(sim_ctx *c, ps_stream *s);
 void sim_host_advance(sim_ctx *c, int64_t t);   /* also applies due work */
 void sim_host_cost(sim_ctx *c, double ns);
 int sim_push_op(sim_ctx *c, const sim_op *op);
-/* Host waits for s as cudaStreamSynchronize does (release included). */
+/* Host waits for s as cudaStreamSynchronize does (retire and release
+ * included); PS_INTERRUPTED when it had to wait and cfg said stop. */
 int sim_sync_stream(sim_ctx *c, ps_stream *s);
-void sim_sync_device(sim_ctx *c, int release);
+/* Host waits for every stream; with retire, as cudaDeviceSynchronize
+ * (frees retired, pools release); without, only the time passes. Not
+ * interruptible (the caller checks). */
+void sim_sync_device(sim_ctx *c, int retire);
+/* PS_INTERRUPTED when waiting until t would wait and cfg says stop. */
+int sim_wait_check(sim_ctx *c, int64_t t);
 void sim_streams_free(sim_ctx *c);
 int sim_host_knows(const sim_ctx *c, int stream, int64_t pos);
 

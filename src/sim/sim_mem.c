@@ -12,7 +12,9 @@
 
 #define VA_ALIGN ((uint64_t)2 << 20)
 static const ps_addr VA_LO[2] = { 0x7f0000000000ull, 0x200000000ull };
-static const ps_addr VA_HI[2] = { 0x7fff00000000ull, 0x7e0000000000ull };
+/* Device VA spans 128 TiB: every pool reserves an arena as large as the
+ * device (VA costs nothing), so hundreds of pools fit. */
+static const ps_addr VA_HI[2] = { 0xff0000000000ull, 0x7e0000000000ull };
 
 /* Index of the first mapping whose base is >= a. */
 static size_t lower(const sim_mem *m, ps_addr a) {
@@ -31,7 +33,7 @@ static ps_addr find_gap(const sim_mem *m, sim_space sp, uint64_t size) {
     const sim_map *x = m->maps[i];
     if (x->base >= VA_HI[sp]) break;
     if (x->base >= at && x->base - at >= size) return at;
-    ps_addr end = sim_round_up(x->base + x->size, VA_ALIGN);
+    ps_addr end = sim_round_up(x->base + x->va, VA_ALIGN);
     if (end > at) at = end;
   }
   return at + size <= VA_HI[sp] ? at : 0;
@@ -52,14 +54,56 @@ sim_map *sim_mem_map(sim_mem *m, sim_space sp, uint64_t size, sim_map_kind k) {
   uint64_t np = (size + SIM_PAGE - 1) >> SIM_PAGE_SHIFT;
   sim_page *pages = x ? calloc(np, sizeof *pages) : NULL;
   if (!pages) { free(x); return NULL; }
-  *x = (sim_map){ .base = base, .size = size, .space = sp, .kind = k,
-                  .npages = np, .pages = pages };
+  *x = (sim_map){ .base = base, .size = size, .va = size, .space = sp,
+                  .kind = k, .npages = np, .pages = pages };
   size_t i = lower(m, base);
   memmove(m->maps + i + 1, m->maps + i, (m->n - i) * sizeof *m->maps);
   m->maps[i] = x;
   m->n++;
   m->mapped[sp] += size;
   return x;
+}
+
+/* Reserves `va` (> 0) bytes of address space with nothing mapped yet: a
+ * pool arena. sim_mem_resize maps (and unmaps) its first bytes. NULL when
+ * out of VA or host RAM. */
+sim_map *sim_mem_reserve(sim_mem *m, sim_space sp, uint64_t va, sim_map_kind k) {
+  ps_addr base = va ? find_gap(m, sp, va) : 0;
+  if (!base) return NULL;
+  if (m->n == m->cap) {
+    size_t cap = m->cap ? m->cap * 2 : 16;
+    sim_map **v = realloc(m->maps, cap * sizeof *v);
+    if (!v) return NULL;
+    m->maps = v, m->cap = cap;
+  }
+  sim_map *x = calloc(1, sizeof *x);
+  if (!x) return NULL;
+  *x = (sim_map){ .base = base, .size = 0, .va = va, .space = sp, .kind = k };
+  size_t i = lower(m, base);
+  memmove(m->maps + i + 1, m->maps + i, (m->n - i) * sizeof *m->maps);
+  m->maps[i] = x;
+  m->n++;
+  return x;
+}
+
+/* Makes the first `size` bytes (<= x->va) of x mapped. Bytes that become
+ * mapped read 0; bytes that stop being mapped lose their contents. 0 when
+ * out of host RAM (x unchanged). */
+int sim_mem_resize(sim_mem *m, sim_map *x, uint64_t size) {
+  if (size > x->va) return 0;
+  uint64_t np = (size + SIM_PAGE - 1) >> SIM_PAGE_SHIFT;
+  for (uint64_t i = np; i < x->npages; i++) free(x->pages[i].data);
+  if (np != x->npages) {
+    sim_page *pg = np ? realloc(x->pages, np * sizeof *pg) : NULL;
+    if (np && !pg) return 0;
+    if (!np) free(x->pages);
+    if (np > x->npages) memset(pg + x->npages, 0, (np - x->npages) * sizeof *pg);
+    x->pages = pg, x->npages = np;
+  }
+  m->mapped[x->space] += size;
+  m->mapped[x->space] -= x->size;
+  x->size = size;
+  return 1;
 }
 
 static void map_free(sim_map *x) {

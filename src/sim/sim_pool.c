@@ -1,32 +1,38 @@
 /*
  * sim_pool.c: stream-ordered memory pools (cudaMallocFromPoolAsync and
- * cudaFreeAsync), after the CUDA Programming Guide's "Stream Ordered
- * Memory Allocator": chunks mapped from the device, blocks placed by best
- * fit, freed blocks reused by the guide's rules, release on host sync.
+ * cudaFreeAsync), calibrated against a real driver (docs/calibration.md):
+ *
+ *  - each pool is one contiguous virtual arena; physical chunks of
+ *    pool_granularity (32 MiB) are mapped at its top as needed, so the
+ *    mapped part is always [base, base + reserved);
+ *  - blocks are round_up(size, pool_alignment) bytes, packed back to back,
+ *    and may straddle chunk boundaries; UsedMemCurrent is the exact sum of
+ *    the requests;
+ *  - placement is best fit over runs of adjacent free space the allocating
+ *    stream may use, carved from the start of the run;
+ *  - a host synchronisation that covers a free retires it; chunks that
+ *    hold only retired free space go back from the top down while reserved
+ *    is above the release threshold.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim_internal.h"
 
-/* A block of a chunk. A free block remembers its cudaFreeAsync: the
- * stream, the position on it and when it completes. Fresh space (never
- * allocated) has used == 0. */
-typedef struct sim_block {
-  ps_addr addr;
-  uint64_t size;
-  int free, used, known;      /* known: the host learned the free completed */
+#define GIB_D (1024.0 * 1024.0 * 1024.0)
+
+/* A segment of the arena's mapped part: a live block or free space. Free
+ * space remembers its cudaFreeAsync (stream, position, completion time);
+ * fresh space (never allocated) has used == 0. Segments cover
+ * [0, reserved) in address order. */
+typedef struct seg {
+  uint64_t off, size;         /* from the arena's base */
+  uint64_t req;               /* live: the bytes asked for */
+  int free, used, known;      /* known: a host sync retired the free */
   int stream;
   int64_t pos, time;
-  struct sim_block *next;     /* by address */
-} sim_block;
-
-typedef struct sim_chunk {
-  sim_map *map;
-  ps_pool *pool;
-  sim_block *blocks;
-  struct sim_chunk *next;
-} sim_chunk;
+  struct seg *next;
+} seg;
 
 struct ps_pool {
   ps_location loc;
@@ -35,7 +41,8 @@ struct ps_pool {
   uint64_t max_size, threshold;
   uint64_t reserved, reserved_high, used, used_high;
   size_t live;                /* allocated blocks */
-  sim_chunk *chunks;
+  sim_map *arena;             /* NULL until the pool first maps memory */
+  seg *segs;
 };
 
 /* ---- lookups ---- */
@@ -47,180 +54,169 @@ static ps_pool *live_pool(sim_ctx *c, ps_pool *p) {
   return NULL;
 }
 
-/* Whether the host knows b's free completed (fresh space: always). */
-static int block_known(const sim_ctx *c, sim_block *b) {
-  if (!b->used || b->known) return 1;
-  b->known = sim_host_knows(c, b->stream, b->pos);
-  return b->known;
+/* Whether g's free is retired: a host sync covered it (fresh: always). */
+static int retired(const sim_ctx *c, seg *g) {
+  if (!g->used || g->known) return 1;
+  g->known = sim_host_knows(c, g->stream, g->pos);
+  return g->known;
 }
 
 static sim_space pool_space(const ps_pool *p) {
   return p->loc == PS_LOCATION_HOST ? SIM_HOST_SPACE : SIM_DEVICE_SPACE;
 }
 
-/* ---- coalescing ---- */
+static uint64_t gran(const sim_ctx *c) { return (uint64_t)c->prof.pool_granularity; }
 
-/* Whether two adjacent free blocks may become one: both known complete
- * to the host, or both freed on the same stream (the later free then
- * stands for both). */
-static int mergeable(const sim_ctx *c, sim_block *a, sim_block *b) {
-  if (!a->free || !b->free) return 0;
-  if (block_known(c, a) && block_known(c, b)) return 1;
-  return a->used && b->used && a->stream == b->stream;
+/* ---- coalescing of free records ---- */
+
+/* Adjacent free records merge only when every stream may reuse them
+ * alike: both fresh, or both retired (a merged retired record keeps its
+ * stream when both had the same one, for the note). Pending frees stay
+ * separate records; placement still sees adjacent free space as one run
+ * (see best_run), checking each record's own eligibility. */
+static int mergeable(const sim_ctx *c, seg *a, seg *b) {
+  if (!a->free || !b->free || a->used != b->used) return 0;
+  return !a->used || (retired(c, a) && retired(c, b));
 }
 
-/* a absorbs its successor b. */
-static void merge(sim_block *a, sim_block *b) {
-  if (a->used && b->used && a->stream == b->stream) {
-    a->pos = sim_max64(a->pos, b->pos);
-    a->time = sim_max64(a->time, b->time);
-    a->known = a->known && b->known;
-  } else if (a->used || b->used) {
-    a->used = 1, a->known = 1, a->stream = -1, a->pos = 0, a->time = 0;
-  }
-  a->size += b->size;
-  a->next = b->next;
-  free(b);
-}
-
-/* Merges every mergeable run of free blocks in p's chunks. */
 static void coalesce(sim_ctx *c, ps_pool *p) {
-  for (sim_chunk *k = p->chunks; k; k = k->next)
-    for (sim_block *b = k->blocks; b && b->next;)
-      if (mergeable(c, b, b->next)) merge(b, b->next); else b = b->next;
-}
-
-/* ---- chunks ---- */
-
-/* Maps a chunk of `size` bytes for p: one fresh free block. NULL when the
- * device (or host) is full or max_size would be passed. */
-static sim_chunk *chunk_map(sim_ctx *c, ps_pool *p, uint64_t size) {
-  sim_space sp = pool_space(p);
-  double cap = sp == SIM_HOST_SPACE ? c->prof.host_memory : c->prof.memory;
-  if ((double)(c->mem.mapped[sp] + size) > cap) return NULL;
-  if (p->max_size && p->reserved + size > p->max_size) return NULL;
-  sim_chunk *k = calloc(1, sizeof *k);
-  sim_block *b = calloc(1, sizeof *b);
-  sim_map *m = k && b ? sim_mem_map(&c->mem, sp, size, SIM_MAP_CHUNK) : NULL;
-  if (!m) { free(k), free(b); return NULL; }
-  m->owner = k;
-  *b = (sim_block){ .addr = m->base, .size = size, .free = 1, .stream = -1 };
-  *k = (sim_chunk){ .map = m, .pool = p, .blocks = b, .next = p->chunks };
-  p->chunks = k;
-  p->reserved += size;
-  if (p->reserved > p->reserved_high) p->reserved_high = p->reserved;
-  return k;
-}
-
-/* Unmaps chunk k of p and frees its blocks. */
-static void chunk_unmap(sim_ctx *c, ps_pool *p, sim_chunk *k) {
-  sim_chunk **pp = &p->chunks;
-  while (*pp != k) pp = &(*pp)->next;
-  *pp = k->next;
-  p->reserved -= k->map->size;
-  sim_mem_unmap(&c->mem, k->map);
-  for (sim_block *b = k->blocks, *n; b; b = n) n = b->next, free(b);
-  free(k);
-}
-
-/* Whether every block of k is free and known complete to the host. */
-static int releasable(const sim_ctx *c, sim_chunk *k) {
-  for (sim_block *b = k->blocks; b; b = b->next)
-    if (!b->free || !block_known(c, b)) return 0;
-  return 1;
-}
-
-/* Unmaps releasable chunks, highest address first, until p->reserved <=
- * target or none is left. */
-static void release_to(sim_ctx *c, ps_pool *p, uint64_t target) {
-  coalesce(c, p);
-  while (p->reserved > target) {
-    sim_chunk *best = NULL;
-    for (sim_chunk *k = p->chunks; k; k = k->next)
-      if (releasable(c, k) && (!best || k->map->base > best->map->base)) best = k;
-    if (!best) return;
-    chunk_unmap(c, p, best);
+  for (seg *g = p->segs; g && g->next;) {
+    seg *n = g->next;
+    if (!mergeable(c, g, n)) { g = n; continue; }
+    if (g->stream != n->stream) g->stream = -1;
+    g->size += n->size;
+    g->next = n->next;
+    free(n);
   }
 }
 
-/* After host synchronisation: pools above their threshold shrink toward
- * it; destroyed pools give back all they can. */
-void sim_pools_release(sim_ctx *c) {
-  for (size_t i = 0; i < c->pools.n; i++) {
-    ps_pool *p = c->pools.v[i];
-    uint64_t target = p->destroyed ? 0 : p->threshold;
-    if (p->reserved > target) release_to(c, p, target);
-  }
+/* ---- eligibility and placement ---- */
+
+/* The rule under which stream s may take free record g, or -1. With
+ * internal_ok, a pending free of another stream qualifies as an internal
+ * dependency when nothing else does. */
+static int seg_rule(const sim_ctx *c, const ps_pool *p, seg *g, const ps_stream *s,
+                    int internal_ok) {
+  if (!g->free) return -1;
+  if (!g->used) return PS_RULE_NONE;
+  if (g->stream == s->id) return PS_RULE_STREAM_ORDER;
+  if (retired(c, g)) return PS_RULE_HOST_SYNC;
+  if (p->follow && sim_vc_get(&s->clock, g->stream) >= g->pos) return PS_RULE_EVENT_DEP;
+  if (p->opportunistic && g->time <= c->host_now) return PS_RULE_OPPORTUNISTIC;
+  return internal_ok ? PS_RULE_INTERNAL_DEP : -1;
 }
 
-/* ---- placement ---- */
-
-/* The rules a free block can be taken under by stream s. */
-static int eligible(const sim_ctx *c, ps_pool *p, sim_block *b, ps_stream *s,
-                    ps_reuse_rule rule) {
-  if (!b->used) return rule == PS_RULE_NONE;
-  switch (rule) {
-  case PS_RULE_STREAM_ORDER: return b->stream == s->id;
-  case PS_RULE_HOST_SYNC: return block_known(c, b);
-  case PS_RULE_EVENT_DEP: return p->follow && sim_vc_get(&s->clock, b->stream) >= b->pos;
-  case PS_RULE_OPPORTUNISTIC: return p->opportunistic && b->time <= c->host_now;
-  case PS_RULE_INTERNAL_DEP: return p->internal;
-  default: return 0;
+/* The first record of the smallest run of adjacent usable free records of
+ * at least r bytes (ties: lowest address), or NULL. *top / *top_size: the
+ * run that ends at the arena's top (NULL / 0 when none). */
+static seg *best_run(const sim_ctx *c, const ps_pool *p, uint64_t r, const ps_stream *s,
+                     int internal_ok, seg **top, uint64_t *top_size) {
+  seg *best = NULL, *start = NULL;
+  uint64_t best_size = 0, run = 0;
+  for (seg *g = p->segs; g; g = g->next) {
+    if (seg_rule(c, p, g, s, internal_ok) < 0) { start = NULL, run = 0; continue; }
+    if (!start) start = g;
+    run += g->size;
+    int end = !g->next || seg_rule(c, p, g->next, s, internal_ok) < 0;
+    if (end && run >= r && (!best || run < best_size)) best = start, best_size = run;
   }
-}
-
-/* The smallest free block of p (ties: lowest address) of at least r bytes
- * that rule allows, or NULL. */
-static sim_block *best_fit(sim_ctx *c, ps_pool *p, uint64_t r, ps_stream *s,
-                           ps_reuse_rule rule) {
-  sim_block *best = NULL;
-  for (sim_chunk *k = p->chunks; k; k = k->next)
-    for (sim_block *b = k->blocks; b; b = b->next) {
-      if (!b->free || b->size < r || !eligible(c, p, b, s, rule)) continue;
-      if (!best || b->size < best->size ||
-          (b->size == best->size && b->addr < best->addr)) best = b;
-    }
+  *top = start, *top_size = run;   /* the last run, if it reaches the top */
   return best;
 }
 
-/* Allocates the first r bytes of b; the rest stays a free block with b's
- * history. 0 when out of host memory (b unchanged). */
-static int take(sim_block *b, uint64_t r) {
-  if (b->size > r) {
-    sim_block *t = malloc(sizeof *t);
-    if (!t) return 0;
-    *t = *b;
-    t->addr = b->addr + r, t->size = b->size - r;
-    b->next = t, b->size = r;
+/* Maps `add` more bytes (whole chunks) at the arena's top as fresh space.
+ * 0 when the device (or host) is full, max_size would be passed, or out
+ * of host RAM; nothing changes then. */
+static int grow(sim_ctx *c, ps_pool *p, uint64_t add) {
+  sim_space sp = pool_space(p);
+  double cap = sp == SIM_HOST_SPACE ? c->prof.host_memory : c->prof.memory;
+  if (add == 0 || (double)c->mem.mapped[sp] + (double)add > cap) return 0;
+  if (p->max_size && p->reserved + add > p->max_size) return 0;
+  if (p->reserved + add < add) return 0;
+  uint64_t va = p->max_size ? p->max_size : sim_round_up((uint64_t)cap, gran(c));
+  if (p->arena && p->arena->size == 0 && p->arena->va < va) {   /* memory grew */
+    sim_mem_unmap(&c->mem, p->arena);
+    p->arena = NULL;
   }
-  b->free = 0;
+  if (!p->arena) {
+    p->arena = sim_mem_reserve(&c->mem, sp, va, SIM_MAP_ARENA);
+    if (!p->arena) return 0;
+    p->arena->owner = p;
+  }
+  seg *g = calloc(1, sizeof *g);
+  if (!g) return 0;
+  if (!sim_mem_resize(&c->mem, p->arena, p->reserved + add)) { free(g); return 0; }
+  *g = (seg){ .off = p->reserved, .size = add, .free = 1, .stream = -1 };
+  seg **pp = &p->segs;
+  while (*pp) pp = &(*pp)->next;
+  *pp = g;
+  p->reserved += add;
+  if (p->reserved > p->reserved_high) p->reserved_high = p->reserved;
+  sim_host_cost(c, c->prof.map_ns + (double)add / GIB_D * c->prof.map_ns_per_gib);
   return 1;
 }
 
-/* Size of a new chunk for r bytes: the minimum chunk unless that would
- * not fit under max_size, then just r; both rounded to the granularity. */
-static sim_chunk *grow(sim_ctx *c, ps_pool *p, uint64_t r) {
-  uint64_t g = (uint64_t)c->prof.pool_granularity;
-  uint64_t want = r > (uint64_t)c->prof.pool_min_chunk ? r : (uint64_t)c->prof.pool_min_chunk;
-  sim_chunk *k = chunk_map(c, p, sim_round_up(want, g));
-  return k ? k : chunk_map(c, p, sim_round_up(r, g));
+/* Allocates r bytes (req asked for) from the start of the run at g. Each
+ * record it covers gives its rule; the note takes the first reused one,
+ * and an internal dependency makes s wait for that free. 0 when out of
+ * host RAM (nothing changed). */
+static seg *carve(sim_ctx *c, ps_pool *p, seg *g, uint64_t r, uint64_t req,
+                  ps_stream *s, int internal_ok, ps_alloc_note *note) {
+  seg *rest = NULL;
+  if (g->size > r && !(rest = malloc(sizeof *rest))) return NULL;
+  uint64_t left = r;
+  for (seg *x = g; left; x = x->next) {
+    int rule = seg_rule(c, p, x, s, internal_ok);
+    if (rule > PS_RULE_NONE && note->rule == PS_RULE_NONE)
+      *note = (ps_alloc_note){ (ps_reuse_rule)rule, p->arena->base + x->off };
+    if (rule == PS_RULE_INTERNAL_DEP) {   /* s now waits for the free */
+      s->tail = sim_max64(s->tail, x->time);
+      sim_vc_raise(&s->clock, x->stream, x->pos);
+    }
+    left -= x->size < left ? x->size : left;
+  }
+  if (rest) {
+    *rest = *g;
+    rest->off += r, rest->size -= r;
+    g->next = rest;
+  } else {
+    left = r - g->size;
+    while (left) {
+      seg *x = g->next;
+      if (x->size <= left) {
+        left -= x->size;
+        g->next = x->next;
+        free(x);
+      } else {
+        x->off += left, x->size -= left;
+        left = 0;
+      }
+    }
+  }
+  g->size = r, g->req = req, g->free = 0;
+  return g;
 }
 
-/* Finds the block for r bytes on s by the guide's rules in order; *rule
- * says which. NULL when the pool cannot grow and nothing qualifies. */
-static sim_block *place(sim_ctx *c, ps_pool *p, uint64_t r, ps_stream *s,
-                        ps_reuse_rule *rule) {
-  static const ps_reuse_rule order[] = { PS_RULE_STREAM_ORDER, PS_RULE_HOST_SYNC,
-    PS_RULE_EVENT_DEP, PS_RULE_OPPORTUNISTIC, PS_RULE_NONE };
+/* Finds and takes r bytes for stream s: best fit among usable runs, else
+ * the pool grows by ceil(shortfall / granularity) chunks where shortfall
+ * counts the usable free space at the top; only when it cannot grow, the
+ * same again with pending frees of other streams (internal deps). */
+static seg *place(sim_ctx *c, ps_pool *p, uint64_t r, uint64_t req, ps_stream *s,
+                  ps_alloc_note *note) {
   coalesce(c, p);
-  for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
-    sim_block *b = best_fit(c, p, r, s, order[i]);
-    if (b) { *rule = order[i]; return b; }
+  for (int internal_ok = 0; internal_ok <= p->internal; internal_ok++) {
+    seg *top;
+    uint64_t top_size;
+    seg *g = best_run(c, p, r, s, internal_ok, &top, &top_size);
+    if (!g) {
+      uint64_t add = sim_round_up(r - top_size, gran(c));
+      if (add < r - top_size || !grow(c, p, add)) continue;
+      g = top;
+      if (!g) for (g = p->segs; g->next; g = g->next) {}   /* the new chunk(s) */
+    }
+    return carve(c, p, g, r, req, s, internal_ok, note);
   }
-  sim_chunk *k = grow(c, p, r);
-  if (k) { *rule = PS_RULE_NONE; return k->blocks; }
-  *rule = PS_RULE_INTERNAL_DEP;
-  return best_fit(c, p, r, s, PS_RULE_INTERNAL_DEP);
+  return NULL;
 }
 
 /* cudaMallocFromPoolAsync. Size 0 gives address 0 and reserves nothing.
@@ -231,7 +227,7 @@ int sim_pool_alloc(void *ctx, ps_pool *p, uint64_t size, ps_stream *s,
   ps_stream *st = sim_stream_resolve(c, s);
   if (!live_pool(c, p) || !out) return PS_ERR_INVALID_VALUE;
   if (!st) return PS_ERR_INVALID_RESOURCE;
-  sim_host_cost(c, c->prof.alloc_api_ns);
+  sim_host_cost(c, c->prof.pool_alloc_ns);
   ps_alloc_note dummy;
   if (!note) note = &dummy;
   *note = (ps_alloc_note){ PS_RULE_NONE, 0 };
@@ -239,30 +235,25 @@ int sim_pool_alloc(void *ctx, ps_pool *p, uint64_t size, ps_stream *s,
   if (size == 0) return PS_OK;
   uint64_t r = sim_round_up(size, (uint64_t)c->prof.pool_alignment);
   if (r < size) return PS_ERR_MEMORY_ALLOCATION;
-  ps_reuse_rule rule;
-  sim_block *b = place(c, p, r, st, &rule);
-  if (!b) return PS_ERR_MEMORY_ALLOCATION;
-  int was_used = b->used, fs = b->stream;
-  int64_t fpos = b->pos, ftime = b->time;
-  if (!take(b, r)) return PS_ERR_MEMORY_ALLOCATION;
-  if (rule == PS_RULE_INTERNAL_DEP) {   /* s now waits for the free */
-    st->tail = sim_max64(st->tail, ftime);
-    sim_vc_raise(&st->clock, fs, fpos);
+  seg *g = place(c, p, r, size, st, note);
+  if (!g) {
+    *note = (ps_alloc_note){ PS_RULE_NONE, 0 };
+    return PS_ERR_MEMORY_ALLOCATION;
   }
-  p->used += r, p->live++;
+  p->used += size, p->live++;
   if (p->used > p->used_high) p->used_high = p->used;
-  *out = b->addr;
-  if (was_used) *note = (ps_alloc_note){ rule, b->addr };
+  *out = p->arena->base + g->off;
   return PS_OK;
 }
 
-/* The allocated block that starts at a, with its chunk; NULL if none. */
-static sim_block *find_alloc(sim_ctx *c, ps_addr a, sim_chunk **kout) {
+/* The live block that starts at a, with its pool; NULL if none. */
+static seg *find_alloc(sim_ctx *c, ps_addr a, ps_pool **pout) {
   sim_map *m = sim_mem_find(&c->mem, a);
-  if (!m || m->kind != SIM_MAP_CHUNK) return NULL;
-  sim_chunk *k = m->owner;
-  for (sim_block *b = k->blocks; b && b->addr <= a; b = b->next)
-    if (b->addr == a && !b->free) { *kout = k; return b; }
+  if (!m || m->kind != SIM_MAP_ARENA) return NULL;
+  ps_pool *p = m->owner;
+  uint64_t off = a - m->base;
+  for (seg *g = p->segs; g && g->off <= off; g = g->next)
+    if (g->off == off && !g->free) { *pout = p; return g; }
   return NULL;
 }
 
@@ -274,17 +265,62 @@ int sim_pool_free(void *ctx, ps_addr a, ps_stream *s) {
   ps_stream *st = sim_stream_resolve(c, s);
   if (!st) return PS_ERR_INVALID_RESOURCE;
   if (a == 0) return PS_OK;
-  sim_chunk *k;
-  sim_block *b = find_alloc(c, a, &k);
-  if (!b) return PS_ERR_INVALID_VALUE;
-  sim_host_cost(c, c->prof.alloc_api_ns);
-  b->time = sim_enqueue(c, st, 0);
-  b->pos = st->seq, b->stream = st->id;
-  b->free = 1, b->used = 1, b->known = 0;
-  ps_pool *p = k->pool;
-  p->used -= b->size, p->live--;
-  if (p->destroyed) release_to(c, p, 0);
+  ps_pool *p;
+  seg *g = find_alloc(c, a, &p);
+  if (!g) return PS_ERR_INVALID_VALUE;
+  sim_host_cost(c, c->prof.pool_free_ns);
+  g->time = sim_enqueue(c, st, 0);
+  g->pos = st->seq, g->stream = st->id;
+  g->free = 1, g->used = 1, g->known = 0;
+  p->used -= g->req, p->live--;
   return PS_OK;
+}
+
+/* ---- release ---- */
+
+/* Unmaps whole chunks from the top down that hold only retired free space
+ * (stopping at the first that does not), down to no lower than `floor`.
+ * Returns the bytes given back. A destroyed pool with nothing left also
+ * gives back its address space. */
+static uint64_t shrink(sim_ctx *c, ps_pool *p, uint64_t floor) {
+  coalesce(c, p);
+  uint64_t keep_from = 0;   /* end of the last segment that must stay */
+  for (seg *g = p->segs; g; g = g->next)
+    if (!g->free || !retired(c, g)) keep_from = g->off + g->size;
+  uint64_t to = sim_round_up(keep_from, gran(c)), gone = 0;
+  if (to < floor) to = floor;
+  if (to < p->reserved && sim_mem_resize(&c->mem, p->arena, to)) {
+    seg **pp = &p->segs;
+    while (*pp && (*pp)->off < to) {
+      seg *g = *pp;
+      if (g->off + g->size > to) g->size = to - g->off;
+      pp = &g->next;
+    }
+    for (seg *g = *pp, *n; g; g = n) n = g->next, free(g);
+    *pp = NULL;
+    gone = p->reserved - to;
+    p->reserved = to;
+  }
+  if (p->destroyed && !p->live && !p->reserved && p->arena) {
+    sim_mem_unmap(&c->mem, p->arena);
+    p->arena = NULL;
+  }
+  return gone;
+}
+
+/* After a host synchronisation: every pool gives back chunks while
+ * reserved > threshold (destroyed pools: threshold 0), so it keeps the
+ * largest multiple of the granularity <= threshold. Giving back costs
+ * host time: release_ns plus release_ns_per_gib. */
+void sim_pools_release(sim_ctx *c) {
+  uint64_t gone = 0;
+  for (size_t i = 0; i < c->pools.n; i++) {
+    ps_pool *p = c->pools.v[i];
+    uint64_t th = p->destroyed ? 0 : p->threshold;
+    if (p->reserved > th) gone += shrink(c, p, th / gran(c) * gran(c));
+  }
+  if (gone)
+    sim_host_cost(c, c->prof.release_ns + (double)gone / GIB_D * c->prof.release_ns_per_gib);
 }
 
 /* ---- pool objects ---- */
@@ -300,7 +336,8 @@ static int pool_new(sim_ctx *c, const ps_pool_props *props, ps_pool **out) {
   if (!p) return PS_ERR_MEMORY_ALLOCATION;
   p->loc = props->location;
   p->follow = p->opportunistic = p->internal = 1;
-  p->max_size = sim_round_up(props->max_size, (uint64_t)c->prof.pool_granularity);
+  p->max_size = sim_round_up(props->max_size, gran(c));
+  if (p->max_size < props->max_size) p->max_size = 0;   /* overflow: no limit */
   c->pools.v[c->pools.n++] = p;
   *out = p;
   return PS_OK;
@@ -314,11 +351,11 @@ int sim_pools_init(sim_ctx *c) {
   return st;
 }
 
-/* Frees every pool, chunk and block (the mappings go with sim_mem). */
+/* Frees every pool and segment (the arenas go with sim_mem). */
 void sim_pools_free(sim_ctx *c) {
   for (size_t i = 0; i < c->pools.n; i++) {
     ps_pool *p = c->pools.v[i];
-    while (p->chunks) chunk_unmap(c, p, p->chunks);
+    for (seg *g = p->segs, *n; g; g = n) n = g->next, free(g);
     free(p);
   }
   free(c->pools.v);
@@ -343,12 +380,12 @@ int sim_pool_default(void *ctx, int dev, ps_pool **out) {
 }
 
 /* Marks p destroyed: its handle is invalid; live blocks stay valid and
- * the memory goes back as their frees become known. */
+ * the memory goes back at host syncs as their frees are retired. */
 int sim_pool_destroy(void *ctx, ps_pool *p) {
   sim_ctx *c = ctx;
   if (!live_pool(c, p) || p->is_default) return PS_ERR_INVALID_VALUE;
   p->destroyed = 1;
-  release_to(c, p, 0);
+  shrink(c, p, 0);
   return PS_OK;
 }
 
@@ -389,12 +426,18 @@ int sim_pool_get(void *ctx, ps_pool *p, ps_pool_attr a, uint64_t *v) {
   }
 }
 
-/* cudaMemPoolTrimTo: unmaps completely free, known-complete chunks until
- * reserved <= keep, regardless of the threshold. */
+/* cudaMemPoolTrimTo: gives back retired free chunks from the top while
+ * reserved - granularity >= keep, i.e. keeps ceil(keep / granularity)
+ * chunks (at most what is reserved), whatever the threshold. Frees that
+ * completed on the device but were not retired by a host sync are kept
+ * (not measured; the conservative choice). */
 int sim_pool_trim(void *ctx, ps_pool *p, uint64_t keep) {
   sim_ctx *c = ctx;
   if (!live_pool(c, p)) return PS_ERR_INVALID_VALUE;
-  release_to(c, p, keep);
+  uint64_t floor = sim_round_up(keep, gran(c));
+  if (floor < keep) return PS_OK;   /* overflow: keep everything */
+  uint64_t gone = shrink(c, p, floor);
+  if (gone) sim_host_cost(c, (double)gone / GIB_D * c->prof.trim_ns_per_gib);
   return PS_OK;
 }
 

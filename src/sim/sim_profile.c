@@ -18,23 +18,36 @@ typedef struct opt {
 } opt;
 
 #define O(f, d, m) { #f, offsetof(sim_profile, f), d, m }
+/* Defaults: measured on an NVIDIA H200, driver 580.159.04, CUDA 13.0,
+ * 2026-11-22 (docs/calibration.md); memory stays the H100 80GB's. */
 static const opt OPTS[] = {
   O(memory, 80 * GiB, 1),
   O(host_memory, 512 * GiB, 1),
-  O(api_ns, 2000, 0),
-  O(alloc_api_ns, 700, 0),
-  O(event_api_ns, 500, 0),
-  O(launch_ns, 3000, 0),
-  O(copy_ns, 0, 0),
-  O(bw_fill, 3000, 1e-9),
-  O(bw_d2d, 1500, 1e-9),
+  O(api_ns, 3700, 0),              /* kernel launch, host side */
+  O(event_api_ns, 500, 0),         /* not measured */
+  O(alloc_api_ns, 700, 0),         /* pinned/pageable alloc: not measured */
+  O(pool_alloc_ns, 330, 0),
+  O(pool_free_ns, 420, 0),
+  O(malloc_ns, 34000, 0),
+  O(free_ns, 30000, 0),
+  O(sync_ns, 290, 0),
+  O(query_ns, 250, 0),
+  O(launch_ns, 1800, 0),           /* empty kernel 5.5 us event-timed */
+  O(copy_ns, 3600, 0),             /* 4 KiB async H2D + sync 7.4 us */
+  O(bw_fill, 4400, 1e-9),
+  O(bw_d2d, 2000, 1e-9),
   O(bw_pinned, 55, 1e-9),
-  O(bw_pageable, 12, 1e-9),
-  O(bw_h2h, 20, 1e-9),
-  O(pool_granularity, 2 * MiB, 1),
-  O(pool_min_chunk, 2 * MiB, 0),
+  O(bw_pageable_h2d, 8.2, 1e-9),
+  O(bw_pageable_d2h, 14.3, 1e-9),
+  O(bw_h2h, 20, 1e-9),             /* not measured */
+  O(pool_granularity, 32 * MiB, 512),
   O(pool_alignment, 512, 1),
   O(malloc_granularity, 2 * MiB, 1),
+  O(map_ns, 24300, 0),             /* 54 us for 32 MiB, 84 us for 64 MiB */
+  O(map_ns_per_gib, 950000, 0),    /* 969 us for 1 GiB */
+  O(release_ns, 145000, 0),        /* 64 MiB: 225-245 us; 1 GiB+32 MiB: */
+  O(release_ns_per_gib, 1400000, 0), /* 1614 us */
+  O(trim_ns_per_gib, 1280000, 0),  /* 40 us per 32 MiB */
   O(release_on_stream_sync, 1, 0),
   O(release_on_event_sync, 1, 0),
   O(release_on_device_sync, 1, 0),

@@ -175,9 +175,20 @@ static void learn_stream(sim_ctx *c, ps_stream *s) {
   sim_vc_merge(&c->host_known, &s->clock);
 }
 
-/* Host waits for s (resolved), learns its frees; releases if configured. */
+/* PS_INTERRUPTED when the host would have to wait until t and the
+ * config's interrupted() says stop; nothing moves then. */
+int sim_wait_check(sim_ctx *c, int64_t t) {
+  if (t > c->host_now && c->interrupted && c->interrupted(c->interrupted_ud))
+    return PS_INTERRUPTED;
+  return PS_OK;
+}
+
+/* Host waits for s (resolved), retires its frees; releases if configured. */
 int sim_sync_stream(sim_ctx *c, ps_stream *s) {
-  sim_host_advance(c, sim_stream_done_time(c, s));
+  int64_t t = sim_stream_done_time(c, s);
+  if (sim_wait_check(c, t) != PS_OK) return PS_INTERRUPTED;
+  sim_host_cost(c, c->prof.sync_ns);
+  sim_host_advance(c, t);
   learn_stream(c, s);
   if (s == &c->legacy)
     for (size_t i = 0; i < c->nstreams; i++)
@@ -186,20 +197,33 @@ int sim_sync_stream(sim_ctx *c, ps_stream *s) {
   return PS_OK;
 }
 
-/* Host waits for every stream; release when asked to. */
-void sim_sync_device(sim_ctx *c, int release) {
+/* When every stream's work is done (destroyed streams included). */
+static int64_t device_done_time(const sim_ctx *c) {
   int64_t t = c->legacy.tail;
   for (size_t i = 0; i < c->nstreams; i++) t = sim_max64(t, c->streams[i]->tail);
-  sim_host_advance(c, t);
-  learn_stream(c, &c->legacy);
-  for (size_t i = 0; i < c->nstreams; i++) learn_stream(c, c->streams[i]);
-  if (release) sim_pools_release(c);
+  return t;
 }
 
-/* cudaDeviceSynchronize. */
+/* Host waits for every stream; with retire it learns every free and
+ * pools release; without, only the time passes. */
+void sim_sync_device(sim_ctx *c, int retire) {
+  sim_host_advance(c, device_done_time(c));
+  if (!retire) return;
+  learn_stream(c, &c->legacy);
+  for (size_t i = 0; i < c->nstreams; i++) learn_stream(c, c->streams[i]);
+  sim_pools_release(c);
+}
+
+/* cudaDeviceSynchronize: retires every free; release_on_device_sync
+ * decides whether pools give memory back. */
 int sim_device_sync(void *ctx) {
   sim_ctx *c = ctx;
-  sim_sync_device(c, c->prof.release_on_device_sync != 0);
+  if (sim_wait_check(c, device_done_time(c)) != PS_OK) return PS_INTERRUPTED;
+  sim_host_cost(c, c->prof.sync_ns);
+  sim_host_advance(c, device_done_time(c));
+  learn_stream(c, &c->legacy);
+  for (size_t i = 0; i < c->nstreams; i++) learn_stream(c, c->streams[i]);
+  if (c->prof.release_on_device_sync) sim_pools_release(c);
   return PS_OK;
 }
 
@@ -249,6 +273,7 @@ int sim_stream_query(void *ctx, ps_stream *s, int *idle) {
   sim_ctx *c = ctx;
   ps_stream *r = sim_stream_resolve(c, s);
   if (!r || !idle) return r ? PS_ERR_INVALID_VALUE : PS_ERR_INVALID_RESOURCE;
+  sim_host_cost(c, c->prof.query_ns);
   *idle = sim_stream_done_time(c, r) <= c->host_now;
   return PS_OK;
 }
@@ -321,6 +346,8 @@ int sim_event_record(void *ctx, ps_event *e, ps_stream *s) {
 int sim_event_sync(void *ctx, ps_event *e) {
   sim_ctx *c = ctx;
   if (!sim_event_valid(c, e)) return PS_ERR_INVALID_RESOURCE;
+  if (e->recorded && sim_wait_check(c, e->time) != PS_OK) return PS_INTERRUPTED;
+  sim_host_cost(c, c->prof.sync_ns);
   if (!e->recorded) return PS_OK;
   sim_host_advance(c, e->time);
   sim_vc_merge(&c->host_known, &e->clock);
@@ -332,6 +359,7 @@ int sim_event_query(void *ctx, ps_event *e, int *done) {
   sim_ctx *c = ctx;
   if (!sim_event_valid(c, e)) return PS_ERR_INVALID_RESOURCE;
   if (!done) return PS_ERR_INVALID_VALUE;
+  sim_host_cost(c, c->prof.query_ns);
   *done = !e->recorded || e->time <= c->host_now;
   return PS_OK;
 }
@@ -353,7 +381,9 @@ int sim_event_elapsed(void *ctx, ps_event *a, ps_event *b, double *ms) {
 int sim_sleep(void *ctx, double ms) {
   sim_ctx *c = ctx;
   if (!(ms >= 0) || ms > 1e12) return PS_ERR_INVALID_VALUE;
-  sim_host_advance(c, c->host_now + (int64_t)llround(ms * 1e6));
+  int64_t t = c->host_now + (int64_t)llround(ms * 1e6);
+  if (sim_wait_check(c, t) != PS_OK) return PS_INTERRUPTED;
+  sim_host_advance(c, t);
   return PS_OK;
 }
 

@@ -24,12 +24,13 @@ ps_bufferud *ps_checkbuffer(lua_State *L, int arg) {
 /* Pushes a closed Buffer (live = 0) with its metatable: it becomes live
  * only after the backend allocated it, so a failure leaves nothing. */
 ps_bufferud *ps_newbuffer(lua_State *L, ps_kind kind, uint64_t size) {
+  ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
   ps_bufferud *b = (ps_bufferud *)lua_newuserdatauv(L, sizeof *b, 2);
   memset(b, 0, sizeof *b);
   ps_setmetatable(L, PS_UV_BUFFER);
   b->kind = kind;
   b->size = size;
-  b->id = ps_nextid(L, PS_ID_BUFFER);
+  b->id = ++c->next_id[PS_ID_BUFFER];
   return b;
 }
 
@@ -79,11 +80,26 @@ static int buffer_gc(lua_State *L) {
   return 0;
 }
 
+/* Gives the freed Buffer at idx the metatable without __gc: the collector
+ * then has no finalizer to call for it (the alloc+free hot path). */
+static void mark_freed(lua_State *L, int idx) {
+  lua_getiuservalue(L, PS_UP_CTX, PS_UV_BUFFER_FREED);
+  lua_setmetatable(L, idx);
+}
+
+/* __close: frees like __gc, then drops the finalizer. */
+static int buffer_close(lua_State *L) {
+  buffer_gc(L);
+  if (!((ps_bufferud *)lua_touserdata(L, 1))->live) mark_freed(L, 1);
+  return 0;
+}
+
 /* b:free([stream]): pool memory is freed asynchronously on stream (default:
  * the allocating stream); other kinds synchronously. */
 static int buffer_free(lua_State *L) {
-  ps_bufferud *b = ps_checkbuffer(L, 1);
   ps_ctx *c = ps_context(L);
+  ps_bufferud *b = (ps_bufferud *)ps_toud(L, 1, PS_UV_BUFFER);
+  if (b == NULL || !b->live) b = ps_checkbuffer(L, 1);
   ps_streamud *su = NULL;
   if (b->kind != PS_KIND_POOL) {
     luaL_argcheck(L, lua_isnoneornil(L, 2), 2, "only pool buffers are freed on a stream");
@@ -102,6 +118,7 @@ static int buffer_free(lua_State *L) {
     if (su) ps_streamname(n, sizeof n, su);
     ps_fail(L, st, "(freeing buffer b%d on stream %s)", b->id, n);
   }
+  mark_freed(L, 1);
   return 0;
 }
 
@@ -253,7 +270,7 @@ static const luaL_Reg buffer_methods[] = {
 };
 
 static const luaL_Reg buffer_meta[] = {
-  {"__index", buffer_index}, {"__gc", buffer_gc}, {"__close", buffer_gc},
+  {"__index", buffer_index}, {"__gc", buffer_gc}, {"__close", buffer_close},
   {"__tostring", buffer_tostring}, {"__len", buffer_len}, {NULL, NULL}
 };
 
@@ -262,8 +279,26 @@ static const luaL_Reg buffer_funcs[] = {
   {"register", buffer_register}, {"unregister", buffer_unregister}, {NULL, NULL}
 };
 
+/* Makes the freed Buffers' metatable: the live one's fields less __gc. */
+static void new_freed_metatable(lua_State *L) {
+  lua_getfield(L, LUA_REGISTRYINDEX, PS_CONTEXT);   /* [ctx] */
+  luaL_getmetatable(L, PS_BUFFER);                  /* [ctx, mt] */
+  lua_newtable(L);                                  /* [ctx, mt, freed] */
+  lua_pushnil(L);
+  while (lua_next(L, -3)) {
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);
+    lua_rawset(L, -4);
+  }
+  lua_pushnil(L);
+  lua_setfield(L, -2, "__gc");
+  lua_setiuservalue(L, -3, PS_UV_BUFFER_FREED);
+  lua_pop(L, 2);
+}
+
 int poolsh_open_buffer(lua_State *L) {
   ps_newclass(L, PS_UV_BUFFER, PS_BUFFER, buffer_methods, buffer_meta);
+  new_freed_metatable(L);
   lua_settop(L, 1);
   ps_setfuncs(L, buffer_funcs);
   return 0;

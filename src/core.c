@@ -47,6 +47,7 @@ ps_ctx *ps_context(lua_State *L) {
   ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
   if (c->b) return c;
   if (c->be) luaL_error(L, "poolsh: the device context is closed");
+  if (c->device < 0) luaL_error(L, "POOLSH_DEVICE must be a device index");
   const ps_backend *be = choose_backend(L, c);
   ps_config cfg = {c->device, c->sim_memory, interrupted, c};
   void *b = NULL;
@@ -83,7 +84,8 @@ int ps_nextid(lua_State *L, int kind) {
 /* ---- errors: one rule ------------------------------------------------- */
 
 /* Raises a backend failure: "<cudaErrorName>: <description> <what>".
- * An interrupted wait raises "interrupted: <what>". Never returns. */
+ * An interrupted wait raises "interrupted <what>: queued work goes on".
+ * Never returns. */
 int ps_fail(lua_State *L, int status, const char *fmt, ...) {
   ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
   char what[256];
@@ -93,10 +95,16 @@ int ps_fail(lua_State *L, int status, const char *fmt, ...) {
   va_end(ap);
   if (status == PS_INTERRUPTED) {
     c->interrupt = 0;
-    return luaL_error(L, "interrupted: %s (queued work goes on)", what);
+    size_t n = strlen(what);
+    if (n >= 2 && what[0] == '(' && what[n - 1] == ')') {   /* "(doing x)" -> "doing x" */
+      memmove(what, what + 1, n - 2);
+      what[n - 2] = '\0';
+    }
+    lua_pushfstring(L, "interrupted %s: queued work goes on", what);
+  } else {
+    lua_pushfstring(L, "%s: %s %s", c->be->error_name(status), c->be->error_string(status), what);
   }
-  return luaL_error(L, "%s: %s %s", c->be->error_name(status),
-                    c->be->error_string(status), what);
+  return lua_error(L);   /* no position prefix: the message starts with the name */
 }
 
 /* Raises like ps_fail when status is not PS_OK; returns 0 otherwise. */
@@ -249,25 +257,20 @@ int ps_method(lua_State *L) {
   return lua_rawget(L, PS_UP_METHODS) != LUA_TNIL;
 }
 
-/* Returns the userdata at arg if its metatable is the type's (context
- * user value uv), else NULL. */
-void *ps_toud(lua_State *L, int arg, int uv) {
-  void *p = lua_touserdata(L, arg);
-  if (p == NULL || !lua_getmetatable(L, arg)) return NULL;
-  const ps_ctx *c = (const ps_ctx *)lua_touserdata(L, PS_UP_CTX);
-  int same = lua_topointer(L, -1) == c->mt[uv];   /* metatables never move */
-  lua_pop(L, 1);
-  return same ? p : NULL;
-}
+const size_t ps_udsize[PS_UV_COUNT + 1] = {
+  [PS_UV_STREAM] = sizeof(ps_streamud), [PS_UV_EVENT] = sizeof(ps_eventud),
+  [PS_UV_POOL] = sizeof(ps_poolud), [PS_UV_BUFFER] = sizeof(ps_bufferud),
+};
 
 /* Like luaL_checkudata, without a registry lookup on the fast path. */
 void *ps_checkud(lua_State *L, int arg, int uv, const char *tname) {
   void *p = ps_toud(L, arg, uv);
-  return p ? p : luaL_checkudata(L, arg, tname);
+  return p ? p : luaL_checkudata(L, arg, tname);   /* raises the usual message */
 }
 
-/* Sets the type's metatable on the value on top. */
+/* Sets the type's metatable on the value on top; tags the struct. */
 void ps_setmetatable(lua_State *L, int uv) {
+  *(uint32_t *)lua_touserdata(L, -1) = PS_TAG | (uint32_t)uv;
   lua_getiuservalue(L, PS_UP_CTX, uv);
   lua_setmetatable(L, -2);
 }
@@ -281,7 +284,6 @@ void ps_newclass(lua_State *L, int uv, const char *tname, const luaL_Reg *method
   lua_getfield(L, LUA_REGISTRYINDEX, PS_CONTEXT);
   lua_pushvalue(L, -2);
   lua_setiuservalue(L, -2, uv);
-  ((ps_ctx *)lua_touserdata(L, -1))->mt[uv] = lua_topointer(L, -2);
   lua_pop(L, 1);
   lua_newtable(L);                              /* [mt, methods] */
   ps_setfuncs(L, methods);
@@ -299,12 +301,15 @@ void ps_newclass(lua_State *L, int uv, const char *tname, const luaL_Reg *method
 static int core_configure(lua_State *L) {
   static const char *const opts[] = {"backend", "device", "sim_memory", NULL};
   ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
+  luaL_checktype(L, 1, LUA_TTABLE);
   ps_checkoptions(L, 1, "poolsh.configure", opts);
   if (c->be) return luaL_error(L, "poolsh.configure: the %s backend is already open", c->be->name);
   if (lua_getfield(L, 1, "backend") != LUA_TNIL) {
-    static const char *const names[] = {"auto", "cuda", "sim", NULL};
-    int i = luaL_checkoption(L, -1, NULL, names);
-    strcpy(c->backend_want, names[i]);
+    const char *want = lua_tostring(L, -1);
+    if (!want || (strcmp(want, "auto") && strcmp(want, "cuda") && strcmp(want, "sim")))
+      return luaL_error(L, "poolsh.configure: unknown backend '%s' (auto, cuda or sim)",
+                        luaL_tolstring(L, -1, NULL));
+    snprintf(c->backend_want, sizeof c->backend_want, "%s", want);
   }
   if (lua_getfield(L, 1, "device") != LUA_TNIL) {
     lua_Integer d = luaL_checkinteger(L, -1);
@@ -354,7 +359,11 @@ static void new_context(lua_State *L) {
   if (!want || !*want) want = "auto";
   snprintf(c->backend_want, sizeof c->backend_want, "%s", want);
   const char *dev = getenv("POOLSH_DEVICE");
-  if (dev && *dev) c->device = atoi(dev);
+  if (dev && *dev) {
+    char *end;
+    long d = strtol(dev, &end, 10);
+    c->device = (*end || d < 0 || d > 1023) ? -1 : (int)d;   /* refused at open */
+  }
   luaL_newmetatable(L, PS_CONTEXT);
   lua_pushcfunction(L, ctx_gc);
   lua_setfield(L, -2, "__gc");

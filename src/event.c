@@ -35,24 +35,26 @@ static int event_new(lua_State *L) {
   return 1;
 }
 
-static void event_release(lua_State *L, ps_eventud *e) {
-  if (!e->live) return;
-  e->live = 0;
+/* Destroys the event once; returns the backend's status (dead either way). */
+static int event_release(lua_State *L, ps_eventud *e) {
+  if (!e->live) return PS_OK;
   ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
-  if (c->b && e->h && c->be->event_destroy(c->b, e->h) != PS_OK)
-    lua_warning(L, "poolsh: destroying an event failed", 0);
+  int st = (c->b && e->h) ? c->be->event_destroy(c->b, e->h) : PS_OK;
+  e->live = 0;
   e->h = NULL;
+  return st;
 }
 
 static int event_gc(lua_State *L) {
-  event_release(L, (ps_eventud *)lua_touserdata(L, 1));
+  if (event_release(L, (ps_eventud *)lua_touserdata(L, 1)) != PS_OK)
+    lua_warning(L, "poolsh: destroying an event failed", 0);
   return 0;
 }
 
 static int event_destroy(lua_State *L) {
-  ps_checkevent(L, 1);
+  ps_eventud *e = ps_checkevent(L, 1);
   ps_context(L);
-  event_release(L, (ps_eventud *)lua_touserdata(L, 1));
+  ps_check(L, event_release(L, e), "(destroying event e%d)", e->id);
   return 0;
 }
 

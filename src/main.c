@@ -27,7 +27,6 @@
 
 #define PROMPT "poolsh> "
 #define PROMPT2 "   ...> "
-#define MAXINPUT 4096
 
 static const char *progname = "poolsh";
 
@@ -203,8 +202,8 @@ static char *complete_one(const char *text, int state) {
   return out;
 }
 
-static void init_editing(void) {
-  const char *h = getenv("POOLSH_HISTORY");
+static void init_editing(int use_env) {
+  const char *h = use_env ? getenv("POOLSH_HISTORY") : NULL;
   const char *home = getenv("HOME");
   if (h && *h) snprintf(history_path, sizeof history_path, "%s", h);
   else if (home) snprintf(history_path, sizeof history_path, "%s/.poolsh_history", home);
@@ -226,15 +225,19 @@ static void save_line(const char *line) {
   if (history_path[0]) write_history(history_path);
 }
 #else
-static void init_editing(void) {}
+static void init_editing(int use_env) { (void)use_env; }
 
 static char *read_line(const char *prompt) {
-  char buf[MAXINPUT];
+  char *line = NULL;
+  size_t cap = 0;
   fputs(prompt, stdout);
   fflush(stdout);
-  if (!fgets(buf, sizeof buf, stdin)) return NULL;
-  buf[strcspn(buf, "\n")] = '\0';
-  return strdup(buf);
+  if (getline(&line, &cap, stdin) < 0) {
+    free(line);
+    return NULL;
+  }
+  line[strcspn(line, "\n")] = '\0';
+  return line;
 }
 
 static void save_line(const char *line) { (void)line; }
@@ -313,10 +316,10 @@ static void print_results(lua_State *L) {
   }
 }
 
-static void doREPL(lua_State *L) {
+static void doREPL(lua_State *L, int use_env) {
   const char *oldprogname = progname;
   progname = NULL;
-  init_editing();
+  init_editing(use_env);
   int status;
   while ((status = loadline(L)) != -1) {
     if (status == LUA_OK) status = docall(L, 0, LUA_MULTRET);
@@ -436,7 +439,9 @@ static int load_poolsh(lua_State *L, const options *o) {
   lua_getfield(L, -1, "configure");
   lua_remove(L, -2);
   lua_createtable(L, 0, 3);
-  if (o->backend) { lua_pushstring(L, o->backend); lua_setfield(L, -2, "backend"); }
+  const char *backend = o->backend ? o->backend : (o->no_env ? "auto" : NULL);
+  if (backend) { lua_pushstring(L, backend); lua_setfield(L, -2, "backend"); }
+  if (o->no_env && !o->device) { lua_pushinteger(L, 0); lua_setfield(L, -2, "device"); }
   if (o->device) {
     char *end;
     long d = strtol(o->device, &end, 10);
@@ -448,6 +453,19 @@ static int load_poolsh(lua_State *L, const options *o) {
   if (report(L, docall(L, 1, 0)) != LUA_OK) return 0;
   return dostring(L, "local _, why = poolsh.backend() "
                      "if why then io.stderr:write(why, '\\n') end", "=(poolsh)") == LUA_OK;
+}
+
+/* LUA_INIT_5_4 or LUA_INIT: a chunk or @file run before anything else. */
+static int handle_luainit(lua_State *L) {
+  const char *name = "=LUA_INIT_5_4";
+  const char *init = getenv(name + 1);
+  if (init == NULL) {
+    name = "=LUA_INIT";
+    init = getenv(name + 1);
+  }
+  if (init == NULL) return LUA_OK;
+  if (init[0] == '@') return dochunk(L, luaL_loadfile(L, init + 1));
+  return dostring(L, init, name);
 }
 
 static int has_e(int argc, char **argv) {
@@ -484,12 +502,13 @@ static int pmain(lua_State *L) {
   }
   add_lua_dir(L, !o->no_env);
   if (!load_poolsh(L, o)) return 1;
+  if (!o->no_env && handle_luainit(L) != LUA_OK) return 1;
   if (!runargs(L, argv, o->script ? o->script : argc)) return 1;
   if (o->script && handle_script(L, argv[o->script]) != LUA_OK) return 1;
   if (o->stdin_script || (repl && !o->interactive && !isatty(0))) {
     if (dochunk(L, luaL_loadfile(L, NULL)) != LUA_OK) return 1;
   } else if (repl) {
-    doREPL(L);
+    doREPL(L, !o->no_env);
   }
   lua_pushboolean(L, 1);
   return 1;

@@ -84,11 +84,17 @@ static int pool_new(lua_State *L) {
   };
   static const char *const locations[] = {"device", "host", NULL};
   ps_checkoptions(L, 1, "poolsh.pool", opts);
+  lua_settop(L, 1);
   ps_ctx *c = ps_context(L);
   ps_pool_props props = {PS_LOCATION_DEVICE, c->device, 0};
   if (!lua_isnoneornil(L, 1)) {
-    if (lua_getfield(L, 1, "location") != LUA_TNIL)
-      props.location = (ps_location)luaL_checkoption(L, -1, NULL, locations);
+    if (lua_getfield(L, 1, "location") != LUA_TNIL) {
+      const char *loc = lua_tostring(L, -1);
+      if (loc && strcmp(loc, locations[1]) == 0) props.location = PS_LOCATION_HOST;
+      else if (!loc || strcmp(loc, locations[0]) != 0)
+        luaL_error(L, "poolsh.pool: location must be \"device\" or \"host\", got '%s'",
+                   luaL_tolstring(L, -1, NULL));
+    }
     if (lua_getfield(L, 1, "device") != LUA_TNIL) {
       if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 0)
         luaL_error(L, "poolsh.pool: device must be a device index");
@@ -133,18 +139,20 @@ static int pool_default(lua_State *L) {
 }
 
 /* Destroys the pool once (never the default pool). Blocks still allocated
- * from it stay valid until freed: CUDA's rule for cudaMemPoolDestroy. */
-static void pool_release(lua_State *L, ps_poolud *p) {
-  if (!p->live || p->is_default) return;
-  p->live = 0;
+ * from it stay valid until freed: CUDA's rule for cudaMemPoolDestroy.
+ * Returns the backend's status; the Pool is dead either way. */
+static int pool_release(lua_State *L, ps_poolud *p) {
+  if (!p->live || p->is_default) return PS_OK;
   ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
-  if (c->b && p->h && c->be->pool_destroy(c->b, p->h) != PS_OK)
-    lua_warning(L, "poolsh: destroying a pool failed", 0);
+  int st = (c->b && p->h) ? c->be->pool_destroy(c->b, p->h) : PS_OK;
+  p->live = 0;
   p->h = NULL;
+  return st;
 }
 
 static int pool_gc(lua_State *L) {
-  pool_release(L, (ps_poolud *)lua_touserdata(L, 1));
+  if (pool_release(L, (ps_poolud *)lua_touserdata(L, 1)) != PS_OK)
+    lua_warning(L, "poolsh: destroying a pool failed", 0);
   return 0;
 }
 
@@ -152,7 +160,7 @@ static int pool_destroy(lua_State *L) {
   ps_poolud *p = ps_checkpool(L, 1);
   if (p->is_default) return luaL_error(L, "the default pool cannot be destroyed");
   ps_context(L);
-  pool_release(L, p);
+  ps_check(L, pool_release(L, p), "(destroying pool p%d)", p->id);
   return 0;
 }
 
@@ -190,14 +198,26 @@ static int pool_trim(lua_State *L) {
   return 1;
 }
 
+/* Raises the failure of an allocation, naming size, pool and stream. */
+static int alloc_failed(lua_State *L, int st, uint64_t size, ps_poolud *p, ps_streamud *s) {
+  char sz[32], n[16];
+  return ps_fail(L, st, "allocating %s from pool p%d on stream %s",
+                 ps_fmtsize(sz, sizeof sz, size), p->id, ps_streamname(n, sizeof n, s));
+}
+
 /* p:alloc(size [, stream]) -> Buffer. On out-of-memory, runs a full
- * collection (finalizers free unreachable buffers) and retries once. */
+ * collection (finalizers free unreachable buffers) and retries once.
+ * The hot path of the alloc+free benchmark: few API calls. */
 static int pool_alloc(lua_State *L) {
-  ps_poolud *p = ps_checkpool(L, 1);
-  uint64_t size = ps_checksize(L, 2);
-  ps_streamud *s = ps_optstream(L, 3);
   ps_ctx *c = ps_context(L);
+  ps_poolud *p = (ps_poolud *)ps_toud(L, 1, PS_UV_POOL);
+  if (p == NULL || !p->live) p = ps_checkpool(L, 1);
+  uint64_t size = lua_isinteger(L, 2) && lua_tointeger(L, 2) > 0
+                  ? (uint64_t)lua_tointeger(L, 2) : ps_checksize(L, 2);
   luaL_argcheck(L, size > 0, 2, "size must be at least 1 byte");
+  ps_streamud *s = lua_isnoneornil(L, 3) ? ps_optstream(L, 3)
+                   : (ps_streamud *)ps_toud(L, 3, PS_UV_STREAM);
+  if (s == NULL || !s->live) s = ps_checkstream(L, 3);
   lua_settop(L, 3);
   ps_bufferud *b = ps_newbuffer(L, PS_KIND_POOL, size);   /* [p, n, s, b] */
   lua_pushvalue(L, 1);
@@ -209,11 +229,7 @@ static int pool_alloc(lua_State *L) {
     lua_gc(L, LUA_GCCOLLECT);
     st = c->be->pool_alloc(c->b, p->h, size, s->h, &b->addr, &b->note);
   }
-  if (st != PS_OK) {
-    char sz[32], n[16];
-    ps_fail(L, st, "allocating %s from pool p%d on stream %s", ps_fmtsize(sz, sizeof sz, size),
-            p->id, ps_streamname(n, sizeof n, s));
-  }
+  if (st != PS_OK) return alloc_failed(L, st, size, p, s);
   b->live = 1;
   return 1;
 }

@@ -21,7 +21,15 @@
 /* The context userdata's user values: 1 the unit parsers, then each bound
  * type's metatable, so type checks compare pointers instead of looking a
  * name up in the registry. */
-enum { PS_UV_PARSERS = 1, PS_UV_STREAM, PS_UV_EVENT, PS_UV_POOL, PS_UV_BUFFER, PS_UV_COUNT = PS_UV_BUFFER };
+enum {
+  PS_UV_PARSERS = 1, PS_UV_STREAM, PS_UV_EVENT, PS_UV_POOL, PS_UV_BUFFER,
+  PS_UV_BUFFER_FREED,        /* a freed Buffer's metatable: no __gc to run */
+  PS_UV_COUNT = PS_UV_BUFFER_FREED
+};
+
+/* Every bound struct starts with a tag, PS_TAG | its user value index, so
+ * the hot paths check a type with two API calls (see ps_toud). */
+#define PS_TAG 0x70530000u
 
 /* Per-state device context: the backend and its handle. b is NULL once
  * the context is closed (at lua_close), after every object's finalizer. */
@@ -30,7 +38,6 @@ typedef struct ps_ctx {
   void *b;
   int device;
   int next_id[4];            /* last id given: pool, stream, event, buffer */
-  const void *mt[PS_UV_COUNT + 1];   /* each type's metatable, by user value */
   int open_status;           /* why the preferred backend was not used */
   char backend_want[8];      /* "auto", "cuda" or "sim" */
   uint64_t sim_memory;
@@ -45,6 +52,7 @@ enum { PS_ID_POOL, PS_ID_STREAM, PS_ID_EVENT, PS_ID_BUFFER };
 #define PS_UP_METHODS lua_upvalueindex(2)
 
 typedef struct ps_streamud {
+  uint32_t tag;
   ps_stream *h;
   int id;                    /* 0: the legacy default stream */
   int live;
@@ -53,6 +61,7 @@ typedef struct ps_streamud {
 } ps_streamud;
 
 typedef struct ps_eventud {
+  uint32_t tag;
   ps_event *h;
   int id;
   int timing;
@@ -60,6 +69,7 @@ typedef struct ps_eventud {
 } ps_eventud;
 
 typedef struct ps_poolud {
+  uint32_t tag;
   ps_pool *h;
   int id;
   int is_default;
@@ -69,6 +79,7 @@ typedef struct ps_poolud {
 
 /* A Buffer's user values: 1 = its Pool (or nil), 2 = its Stream (or nil). */
 typedef struct ps_bufferud {
+  uint32_t tag;
   ps_addr addr;
   uint64_t size;
   ps_kind kind;
@@ -93,7 +104,16 @@ void ps_checkoptions(lua_State *L, int arg, const char *what,
 int ps_optfield_bool(lua_State *L, int arg, const char *key, int def);
 void ps_newclass(lua_State *L, int uv, const char *tname, const luaL_Reg *methods,
                  const luaL_Reg *meta);
-void *ps_toud(lua_State *L, int arg, int uv);
+extern const size_t ps_udsize[PS_UV_COUNT + 1];
+
+/* The userdata at arg if it is a poolsh object of type uv, else NULL.
+ * Lua code cannot forge a userdata's bytes, so size and tag identify the
+ * type as surely as its metatable, at a third of the cost. */
+static inline void *ps_toud(lua_State *L, int arg, int uv) {
+  uint32_t *p = (uint32_t *)lua_touserdata(L, arg);
+  if (p && lua_rawlen(L, arg) == ps_udsize[uv] && *p == (PS_TAG | (uint32_t)uv)) return p;
+  return NULL;
+}
 void *ps_checkud(lua_State *L, int arg, int uv, const char *tname);
 void ps_setmetatable(lua_State *L, int uv);
 void ps_setfuncs(lua_State *L, const luaL_Reg *l);

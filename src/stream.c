@@ -72,25 +72,26 @@ static int stream_default(lua_State *L) {
   return 1;
 }
 
-/* Destroys the stream once; queued work still completes (CUDA's rule). */
-static void stream_release(lua_State *L, ps_streamud *s) {
-  if (!s->live || s->id == 0) return;
-  s->live = 0;
+/* Destroys the stream once; queued work still completes (CUDA's rule).
+ * Returns the backend's status; the Stream is dead either way. */
+static int stream_release(lua_State *L, ps_streamud *s) {
+  if (!s->live || s->id == 0) return PS_OK;
   ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
-  if (c->b && s->h) {
-    int st = c->be->stream_destroy(c->b, s->h);
-    if (st != PS_OK) {
-      char msg[160];
-      snprintf(msg, sizeof msg, "poolsh: destroying stream s%d: %s", s->id,
-               c->be->error_name(st));
-      lua_warning(L, msg, 0);
-    }
-  }
+  int st = (c->b && s->h) ? c->be->stream_destroy(c->b, s->h) : PS_OK;
+  s->live = 0;
   s->h = NULL;
+  return st;
 }
 
+/* __gc and __close: never raise; a failure becomes a warning. */
 static int stream_gc(lua_State *L) {
-  stream_release(L, (ps_streamud *)lua_touserdata(L, 1));
+  ps_streamud *s = (ps_streamud *)lua_touserdata(L, 1);
+  int id = s->id;
+  if (stream_release(L, s) != PS_OK) {
+    char msg[80];
+    snprintf(msg, sizeof msg, "poolsh: destroying stream s%d failed", id);
+    lua_warning(L, msg, 0);
+  }
   return 0;
 }
 
@@ -98,7 +99,7 @@ static int stream_destroy(lua_State *L) {
   ps_streamud *s = ps_checkstream(L, 1);
   if (s->id == 0) return luaL_error(L, "the default stream cannot be destroyed");
   ps_context(L);
-  stream_release(L, s);
+  ps_check(L, stream_release(L, s), "(destroying stream s%d)", s->id);
   return 0;
 }
 
@@ -199,6 +200,7 @@ int poolsh_open_stream(lua_State *L) {
   if (lua_getfield(L, LUA_REGISTRYINDEX, DEFAULT_STREAM) == LUA_TNIL) {
     ps_streamud *s = (ps_streamud *)lua_newuserdatauv(L, sizeof *s, 0);
     memset(s, 0, sizeof *s);
+    s->tag = PS_TAG | PS_UV_STREAM;
     s->live = 1;
     s->blocking = 1;
     luaL_setmetatable(L, PS_STREAM);

@@ -23,7 +23,7 @@ local function sorted_keys(t)
   return keys
 end
 
---- repr(v [, indent [, seen]]) -> a readable string for any value; tables
+--- repr(v [, depth [, seen]]) -> a readable string for any value; tables
 -- print as constructors, nested up to 3 levels, cycles marked.
 function M.repr(v, depth, seen)
   depth, seen = depth or 0, seen or {}

@@ -77,7 +77,10 @@ function M.fmt(bytes)
   local sign = bytes < 0 and "-" or ""
   local v, u = math.abs(bytes), 1
   while v >= 1024 and u < #binary do v, u = v / 1024, u + 1 end
-  if u == 1 then return string.format("%s%d B", sign, math.tointeger(v) or v) end
+  if u == 1 then
+    return v == math.floor(v) and string.format("%s%d B", sign, math.tointeger(v))
+                               or string.format("%s%.2f B", sign, v)
+  end
   return string.format("%s%.2f %s", sign, v, binary[u])
 end
 

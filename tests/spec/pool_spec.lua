@@ -46,7 +46,8 @@ describe("poolsh.pool", function()
 
   it("refuses bad options", function()
     assert.matches("unknown option 'size'", H.err(poolsh.pool, { size = 1 }))
-    assert.matches("invalid option 'gpu'", H.err(poolsh.pool, { location = "gpu" }))
+    assert.matches("location must be \"device\" or \"host\", got 'gpu'",
+                   H.err(poolsh.pool, { location = "gpu" }))
     assert.matches("device", H.err(poolsh.pool, { device = -1 }))
     assert.matches("device", H.err(poolsh.pool, { device = "0" }))
     assert.matches("max_size", H.err(poolsh.pool, { max_size = "lots" }))

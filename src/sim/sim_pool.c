@@ -118,7 +118,7 @@ static seg *best_run(const sim_ctx *c, const ps_pool *p, uint64_t r, const ps_st
     if (!start) start = g;
     run += g->size;
     int end = !g->next || seg_rule(c, p, g->next, s, internal_ok) < 0;
-    if (end && run >= r && (!best)) best = start, best_size = run;
+    if (end && run >= r && (!best || run < best_size)) best = start, best_size = run;
   }
   *top = start, *top_size = run;   /* the last run, if it reaches the top */
   return best;

@@ -328,26 +328,32 @@ static int core_set_parsers(lua_State *L) {
   return 0;
 }
 
-/* poolsh.backend() -> "cuda" | "sim", and why (auto fell back to sim). */
+/* poolsh.backend() -> "cuda" | "sim" (opens the device on first use). */
 static int core_backend(lua_State *L) {
+  lua_pushstring(L, ps_context(L)->be->name);
+  return 1;
+}
+
+/* poolsh.backend_reason() -> why auto fell back to the sim, or nil. */
+static int core_backend_reason(lua_State *L) {
   ps_ctx *c = ps_context(L);
-  lua_pushstring(L, c->be->name);
-  if (c->open_status == PS_OK) return 1;
+  if (c->open_status == PS_OK) return 0;
 #ifdef POOLSH_HAVE_CUDA
   if (c->open_status != -2) {
     lua_pushfstring(L, "no usable CUDA device (%s): using the simulated device",
                     ps_backend_cuda.error_name(c->open_status));
-    return 2;
+    return 1;
   }
 #endif
   lua_pushstring(L, "built without CUDA: using the simulated device");
-  return 2;
+  return 1;
 }
 
 static const luaL_Reg core_funcs[] = {
   {"configure", core_configure},
   {"set_parsers", core_set_parsers},
   {"backend", core_backend},
+  {"backend_reason", core_backend_reason},
   {NULL, NULL}
 };
 

@@ -451,7 +451,7 @@ static int load_poolsh(lua_State *L, const options *o) {
   }
   if (o->sim_memory) { lua_pushstring(L, o->sim_memory); lua_setfield(L, -2, "sim_memory"); }
   if (report(L, docall(L, 1, 0)) != LUA_OK) return 0;
-  return dostring(L, "local _, why = poolsh.backend() "
+  return dostring(L, "local why = poolsh.backend_reason() "
                      "if why then io.stderr:write(why, '\\n') end", "=(poolsh)") == LUA_OK;
 }
 

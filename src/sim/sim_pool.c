@@ -131,7 +131,12 @@ static int grow(sim_ctx *c, ps_pool *p, uint64_t add) {
   sim_space sp = pool_space(p);
   double cap = sp == SIM_HOST_SPACE ? c->prof.host_memory : c->prof.memory;
   if (add == 0 || (double)c->mem.mapped[sp] + (double)add > cap) return 0;
-  if (p->max_size && p->reserved + add > p->max_size) return 0;
+  if (p->max_size && p->reserved + add > p->max_size) {
+    /* The driver maps up to max_size before it fails: measured on the GPU,
+     * a failed request leaves reserved_high at max_size. */
+    if (p->max_size > p->reserved_high) p->reserved_high = p->max_size;
+    return 0;
+  }
   if (p->reserved + add < add) return 0;
   uint64_t va = p->max_size ? p->max_size : sim_round_up((uint64_t)cap, gran(c));
   if (p->arena && p->arena->size == 0 && p->arena->va < va) {   /* memory grew */

@@ -24,7 +24,7 @@ describe("the sim #sim_only", function()
       assert.near(t0 + ms(prof.api_ns) + 5, poolsh.now(), 1e-9)
     end)
 
-    it("queued spins add up; query moves nothing", function()
+    it("queued spins add up; a query costs query_ns and waits for nothing", function()
       if skip() then return end
       local s = poolsh.stream()
       local t0 = poolsh.now()
@@ -32,7 +32,7 @@ describe("the sim #sim_only", function()
       poolsh.spin(s, "250 us")
       local t1 = poolsh.now()
       assert.is_false(s:query())
-      assert.equal(t1, poolsh.now())
+      assert.near(t1 + ms(prof.query_ns), poolsh.now(), 1e-9)
       s:sync()
       assert.near(t0 + ms(prof.api_ns) + 10.25, poolsh.now(), 1e-9)
     end)
@@ -117,11 +117,12 @@ describe("the sim #sim_only", function()
   describe("profile", function()
     it("lists every documented option with its value", function()
       if skip() then return end
-      for _, k in ipairs { "memory", "host_memory", "api_ns", "alloc_api_ns", "event_api_ns",
-        "launch_ns", "copy_ns", "bw_fill", "bw_d2d", "bw_pinned", "bw_pageable", "bw_h2h",
-        "pool_granularity", "pool_min_chunk", "pool_alignment", "malloc_granularity",
-        "release_on_stream_sync", "release_on_event_sync", "release_on_device_sync",
-        "release_on_cuda_free" } do
+      for _, k in ipairs { "memory", "host_memory", "api_ns", "event_api_ns",
+        "launch_ns", "copy_ns", "bw_fill", "bw_d2d", "bw_pinned", "bw_pageable_h2d",
+        "bw_pageable_d2h", "bw_h2h", "pool_granularity", "pool_alignment",
+        "malloc_granularity", "pool_alloc_ns", "pool_free_ns", "malloc_ns", "free_ns",
+        "sync_ns", "query_ns", "map_ns", "map_ns_per_gib", "release_ns",
+        "release_ns_per_gib", "trim_ns_per_gib" } do
         assert.equal("number", type(prof[k]), k)
       end
       assert.equal(poolsh.device().total, prof.memory)
@@ -173,15 +174,16 @@ describe("the sim #sim_only", function()
       b:free()
     end)
 
-    it("a pool reserves round_up(max(size, pool_min_chunk), pool_granularity)", function()
+    it("a pool grows by ceil(shortfall / pool_granularity) chunks at its top", function()
       if skip() then return end
       local s, p = poolsh.stream(), poolsh.pool {}
-      local g, m = prof.pool_granularity, prof.pool_min_chunk
-      local function ru(x) return ((x + g - 1) // g) * g end
-      local b = p:alloc(1, s)
-      assert.equal(ru(math.max(1, m)), p:stats().reserved)
-      local c = p:alloc(3 * g + 1, s)   -- does not fit in the first chunk
-      assert.equal(ru(math.max(1, m)) + ru(math.max(3 * g + 1, m)), p:stats().reserved)
+      local g = prof.pool_granularity
+      local b = p:alloc(1, s)                       -- one chunk; 512 B of it used
+      assert.equal(g, p:stats().reserved)
+      local c = p:alloc(3 * g + 1, s)               -- packs after b, straddling chunks
+      local need = 512 + 3 * g + 1
+      assert.equal(((need + g - 1) // g) * g, p:stats().reserved)
+      assert.equal(b.addr + 512, c.addr)
       b:free(); c:free(); s:sync(); p:destroy()
     end)
   end)

@@ -50,6 +50,7 @@ struct ps_pool {
   cudaMemPool_t h;
   int owned;    /* 0: a device's default pool, never destroyed */
   int device;   /* for default pools: which device's */
+  int doomed;   /* destroyed by the user while blocks were still allocated */
 };
 
 typedef struct cu_ctx {
@@ -58,6 +59,7 @@ typedef struct cu_ctx {
   void *interrupted_ud;
   struct timespec origin;
   node *streams, *events, *pools;
+  int doomed;   /* how many pools wait for their last block to be freed */
   /* verify's result word, from a private pool so user pools' counters do
    * not see it; scratch_done orders its reuse across streams. */
   cudaMemPool_t scratch_pool;
@@ -448,16 +450,42 @@ static int cu_pool_default(void *ctx, int dev, ps_pool **out) {
   return wrap_pool(c, h, 0, dev, out);
 }
 
-/* Default pools are refused with PS_ERR_INVALID_VALUE without asking
- * CUDA; unknown handles with PS_ERR_INVALID_RESOURCE. */
-static int cu_pool_destroy(void *ctx, ps_pool *p) {
-  cu_ctx *c = ctx;
-  if (!p || !contains(c->pools, &p->link)) return PS_ERR_INVALID_RESOURCE;
-  if (!p->owned) return PS_ERR_INVALID_VALUE;
+static uint64_t pool_used(ps_pool *p) {
+  uint64_t used = 0; /* cuuint64_t */
+  cudaMemPoolGetAttribute(p->h, cudaMemPoolAttrUsedMemCurrent, &used);
+  return used;
+}
+
+static int destroy_now(cu_ctx *c, ps_pool *p) {
   int st = status(cudaMemPoolDestroy(p->h));
   if (st != PS_OK) return st;
   unlink_from(&c->pools, &p->link);
   free(p);
+  return PS_OK;
+}
+
+/* Destroys the pools doomed earlier whose last block has been freed. */
+static void reap_doomed(cu_ctx *c) {
+  for (node *l = c->pools, *next; l && c->doomed; l = next) {
+    next = l->next;
+    ps_pool *p = (ps_pool *)l;
+    if (p->doomed && pool_used(p) == 0 && destroy_now(c, p) == PS_OK) c->doomed--;
+  }
+}
+
+/* cudaMemPoolDestroy's rule (blocks still allocated stay valid until
+ * freed), kept by poolsh itself: the driver (580.159.04) crashed in a
+ * later cudaDeviceSynchronize after a pool was destroyed with blocks
+ * allocated, so such a pool is destroyed once its last block is freed.
+ * Default pools are refused with PS_ERR_INVALID_VALUE without asking
+ * CUDA; unknown handles with PS_ERR_INVALID_RESOURCE. */
+static int cu_pool_destroy(void *ctx, ps_pool *p) {
+  cu_ctx *c = ctx;
+  if (!p || !contains(c->pools, &p->link) || p->doomed) return PS_ERR_INVALID_RESOURCE;
+  if (!p->owned) return PS_ERR_INVALID_VALUE;
+  if (pool_used(p) == 0) return destroy_now(c, p);
+  p->doomed = 1;
+  c->doomed++;
   return PS_OK;
 }
 
@@ -522,6 +550,7 @@ static int cu_pool_trim(void *ctx, ps_pool *p, uint64_t keep) {
 static int cu_pool_alloc(void *ctx, ps_pool *p, uint64_t size, ps_stream *s,
                          ps_addr *out, ps_alloc_note *note) {
   if (!p) return PS_ERR_INVALID_RESOURCE;
+  if (p->doomed) return PS_ERR_INVALID_VALUE;
   void *m = NULL;
   int st = status(cudaMallocFromPoolAsync(&m, size, p->h, stream_of(s)));
   if (st != PS_OK) return st;
@@ -534,7 +563,10 @@ static int cu_pool_alloc(void *ctx, ps_pool *p, uint64_t size, ps_stream *s,
 }
 
 static int cu_pool_free(void *ctx, ps_addr a, ps_stream *s) {
-  return status(cudaFreeAsync(ptr_of(a), stream_of(s)));
+  cu_ctx *c = ctx;
+  int st = status(cudaFreeAsync(ptr_of(a), stream_of(s)));
+  if (c->doomed) reap_doomed(c);
+  return st;
 }
 
 /* ------------------------------------------------------------------ */

@@ -1,13 +1,16 @@
 --- Benchmark: a pool alloc+free pair from a Lua loop against the same loop
--- in C (poolsh.bench_c: backend alloc+free with no Lua in between), in one
--- run, on a pool whose release threshold is at its maximum. Rounds
--- alternate C and Lua; the medians' ratio is the figure (target <= 1.25).
--- Usage: poolsh scripts/bench_alloc.lua [pairs] [size] [rounds]
+-- in C (poolsh.bench_c: the backend's alloc and free with no Lua between),
+-- in one run, on a pool whose release threshold is at its maximum.
+-- Each round times a batch of C pairs and a batch of Lua pairs back to back
+-- (alternating which goes first) and takes their ratio, so a machine that
+-- speeds up or slows down during the run affects both; the figure is the
+-- median of the rounds' ratios (target <= 1.25).
+-- Usage: poolsh scripts/bench_alloc.lua [pairs per batch] [size] [rounds]
 local poolsh = poolsh or require "poolsh"
 
-local pairs_n = tonumber(arg and arg[1]) or 200000
+local batch = tonumber(arg and arg[1]) or 20000
 local size = poolsh.size(arg and arg[2] or "1 MiB")
-local rounds = tonumber(arg and arg[3]) or 9
+local rounds = tonumber(arg and arg[3]) or 31
 
 local s = poolsh.stream()
 local p = poolsh.pool { release_threshold = "max" }
@@ -36,39 +39,38 @@ end
 local function c_loop(n) return poolsh.bench_c(p, s, size, n) end
 
 local function median(t)
-  table.sort(t)
-  return t[(#t + 1) // 2]
+  local c = {}
+  for i, v in ipairs(t) do c[i] = v end
+  table.sort(c)
+  return c[(#c + 1) // 2], c[math.max(1, #c // 4)], c[#c - #c // 4]
 end
 
--- ns per pair: median over rounds, each round running every loop once.
-local function measure(loops)
-  local times = {}
-  for i = 1, #loops do times[i] = {} end
-  for _ = 1, rounds do
-    for i, f in ipairs(loops) do
-      collectgarbage()
-      times[i][#times[i] + 1] = f(pairs_n)
-    end
+-- Per round: C and Lua batches back to back; returns the medians of the
+-- C times, the Lua times (ns per pair) and of the per-round ratios.
+local function measure(lua)
+  local c_ns, lua_ns, ratio = {}, {}, {}
+  for r = 1, rounds do
+    local tc, tl
+    if r % 2 == 1 then tc = c_loop(batch); tl = lua(batch)
+    else tl = lua(batch); tc = c_loop(batch) end
+    c_ns[r], lua_ns[r], ratio[r] = tc / batch * 1e9, tl / batch * 1e9, tl / tc
   end
-  local out = {}
-  for i = 1, #loops do out[i] = median(times[i]) / pairs_n * 1e9 end
-  return table.unpack(out)
+  return median(c_ns), median(lua_ns), ratio
 end
 
-lua_loop(pairs_n // 10)               -- warm up: maps the pool's memory once
-c_loop(pairs_n // 10)
+lua_loop(batch); c_loop(batch)          -- warm up: maps the pool's memory once
 
-local c_pair, lua_pair, hoisted = measure { c_loop, lua_loop, lua_loop_hoisted }
-local gc_mode = collectgarbage("incremental")
-local _, lua_inc = measure { c_loop, lua_loop }
-collectgarbage(gc_mode)
+local c_pair, lua_pair, ratios = measure(lua_loop)
+local _, hoisted, hoisted_ratios = measure(lua_loop_hoisted)
 s:sync()
 
+local r, r_lo, r_hi = median(ratios)
 print(string.format("backend %s, device %s", poolsh.backend(), poolsh.device().name))
-print(string.format("%d pairs of %s alloc+free per round, median of %d rounds", pairs_n,
-                    poolsh.fmt(size), rounds))
-print(string.format("C pair                     %8.1f ns", c_pair))
-print(string.format("Lua pair                   %8.1f ns  (%s GC)", lua_pair, gc_mode))
-print(string.format("  methods hoisted          %8.1f ns", hoisted))
-print(string.format("  incremental GC           %8.1f ns", lua_inc))
-print(string.format("ratio Lua/C = %.3f (target <= 1.25)", lua_pair / c_pair))
+print(string.format("%d rounds of %d %s alloc+free pairs in C and in Lua", rounds, batch,
+                    poolsh.fmt(size)))
+print(string.format("C pair                     %8.1f ns (median)", c_pair))
+print(string.format("Lua pair                   %8.1f ns (median)", lua_pair))
+print(string.format("  methods hoisted          %8.1f ns (median), ratio %.3f", hoisted,
+                    (median(hoisted_ratios))))
+print(string.format("ratio Lua/C = %.3f (median of rounds; quartiles %.3f..%.3f; target <= 1.25)",
+                    r, r_lo, r_hi))

@@ -23,11 +23,12 @@ ps_bufferud *ps_checkbuffer(lua_State *L, int arg) {
 
 /* Pushes a closed Buffer (live = 0) with its metatable: it becomes live
  * only after the backend allocated it, so a failure leaves nothing. */
-ps_bufferud *ps_newbuffer(lua_State *L, ps_kind kind, uint64_t size) {
-  ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
+ps_bufferud *ps_newbuffer(lua_State *L, ps_ctx *c, ps_kind kind, uint64_t size) {
   ps_bufferud *b = (ps_bufferud *)lua_newuserdatauv(L, sizeof *b, 2);
   memset(b, 0, sizeof *b);
-  ps_setmetatable(L, PS_UV_BUFFER);
+  b->tag = PS_TAG | PS_UV_BUFFER;
+  lua_getiuservalue(L, PS_UP_CTX, PS_UV_BUFFER);
+  lua_setmetatable(L, -2);
   b->kind = kind;
   b->size = size;
   b->id = ++c->next_id[PS_ID_BUFFER];
@@ -37,13 +38,8 @@ ps_bufferud *ps_newbuffer(lua_State *L, ps_kind kind, uint64_t size) {
 /* The stream a Buffer's own work goes on: its allocation stream while that
  * lives, else the legacy default stream. */
 ps_stream *ps_bufferstream(lua_State *L, int arg) {
-  ps_stream *h = NULL;
-  if (lua_getiuservalue(L, arg, 2) == LUA_TUSERDATA) {
-    ps_streamud *s = (ps_streamud *)lua_touserdata(L, -1);
-    if (s->live) h = s->h;
-  }
-  lua_pop(L, 1);
-  return h;
+  ps_streamud *s = ((ps_bufferud *)lua_touserdata(L, arg))->stream;
+  return s && s->live ? s->h : NULL;
 }
 
 /* Frees b once, on stream s for pool memory; others synchronously.
@@ -106,8 +102,7 @@ static int buffer_free(lua_State *L) {
   } else if (!lua_isnoneornil(L, 2)) {
     su = ps_checkstream(L, 2);
   } else {
-    lua_getiuservalue(L, 1, 2);
-    su = (ps_streamud *)lua_touserdata(L, -1);
+    su = b->stream;
     if (!su->live)
       return luaL_error(L, "b%d's stream s%d was destroyed: pass a stream to free it on",
                         b->id, su->id);
@@ -200,7 +195,7 @@ static int buffer_index(lua_State *L) {
 static int new_plain(lua_State *L, ps_kind kind, uint64_t size, unsigned flags) {
   ps_ctx *c = ps_context(L);
   luaL_argcheck(L, size > 0, 1, "size must be at least 1 byte");
-  ps_bufferud *b = ps_newbuffer(L, kind, size);
+  ps_bufferud *b = ps_newbuffer(L, c, kind, size);
   int st = PS_ERR_MEMORY_ALLOCATION;
   for (int try = 0; try < 2 && st == PS_ERR_MEMORY_ALLOCATION; try++) {
     if (try) lua_gc(L, LUA_GCCOLLECT);

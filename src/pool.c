@@ -66,11 +66,57 @@ static uint64_t get_attr(lua_State *L, ps_poolud *p, ps_pool_attr a) {
   return v;
 }
 
+static int pool_index(lua_State *L);
+
+/* __index of a Pool's methods table: the fields of the Pool bound as
+ * upvalue 3 (upvalues 1 and 2 are pool_index's: context and methods). */
+static int pool_field(lua_State *L) {
+  lua_pushvalue(L, lua_upvalueindex(3));
+  lua_replace(L, 1);
+  return pool_index(L);
+}
+
+/* Copies the table at src's entries into the table on top. */
+static void copy_table(lua_State *L, int src) {
+  src = lua_absindex(L, src);
+  lua_pushnil(L);
+  while (lua_next(L, src)) {
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);
+    lua_rawset(L, -4);
+  }
+}
+
+/* Gives the Pool at ud a metatable of its own, a copy of poolsh.Pool's
+ * whose __index is a table of the methods: p:alloc(...) then costs no
+ * metamethod call. Fields fall through to pool_field, bound to this Pool.
+ * Pools are few; the alloc+free hot path goes through p:alloc. */
+static void set_pool_metatable(lua_State *L, int ud) {
+  lua_getiuservalue(L, PS_UP_CTX, PS_UV_POOL);   /* [shared] */
+  lua_createtable(L, 0, 12);                      /* [shared, mt] */
+  copy_table(L, -2);
+  lua_getfield(L, -1, "methods");                 /* [shared, mt, methods] */
+  lua_createtable(L, 0, 8);                       /* [.., methods, index] */
+  copy_table(L, -2);
+  lua_createtable(L, 0, 1);                       /* [.., methods, index, imt] */
+  lua_pushvalue(L, PS_UP_CTX);
+  lua_pushvalue(L, -4);
+  lua_pushvalue(L, ud);
+  lua_pushcclosure(L, pool_field, 3);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, -2);                        /* [shared, mt, methods, index] */
+  lua_setfield(L, -3, "__index");
+  lua_pop(L, 1);                                  /* [shared, mt] */
+  lua_setmetatable(L, ud);
+  lua_pop(L, 1);
+}
+
 /* Pushes a new Pool userdata (closed) with its metatable. */
 static ps_poolud *new_poolud(lua_State *L) {
   ps_poolud *p = (ps_poolud *)lua_newuserdatauv(L, sizeof *p, 0);
   memset(p, 0, sizeof *p);
-  ps_setmetatable(L, PS_UV_POOL);
+  p->tag = PS_TAG | PS_UV_POOL;
+  set_pool_metatable(L, lua_gettop(L));
   p->id = ps_nextid(L, PS_ID_POOL);
   return p;
 }
@@ -212,18 +258,19 @@ static int pool_alloc(lua_State *L) {
   ps_ctx *c = ps_context(L);
   ps_poolud *p = (ps_poolud *)ps_toud(L, 1, PS_UV_POOL);
   if (p == NULL || !p->live) p = ps_checkpool(L, 1);
-  uint64_t size = lua_isinteger(L, 2) && lua_tointeger(L, 2) > 0
-                  ? (uint64_t)lua_tointeger(L, 2) : ps_checksize(L, 2);
+  int isint = 0;
+  lua_Integer n = lua_tointegerx(L, 2, &isint);
+  uint64_t size = isint && n > 0 && lua_type(L, 2) == LUA_TNUMBER ? (uint64_t)n
+                                                                  : ps_checksize(L, 2);
   luaL_argcheck(L, size > 0, 2, "size must be at least 1 byte");
-  ps_streamud *s = lua_isnoneornil(L, 3) ? ps_optstream(L, 3)
-                   : (ps_streamud *)ps_toud(L, 3, PS_UV_STREAM);
-  if (s == NULL || !s->live) s = ps_checkstream(L, 3);
-  lua_settop(L, 3);
-  ps_bufferud *b = ps_newbuffer(L, PS_KIND_POOL, size);   /* [p, n, s, b] */
+  ps_streamud *s = (ps_streamud *)ps_toud(L, 3, PS_UV_STREAM);
+  if (s == NULL || !s->live) s = ps_optstream(L, 3);
+  ps_bufferud *b = ps_newbuffer(L, c, PS_KIND_POOL, size);   /* [p, n, s, ..., b] */
   lua_pushvalue(L, 1);
-  lua_setiuservalue(L, 4, 1);
+  lua_setiuservalue(L, -2, 1);
   lua_pushvalue(L, 3);
-  lua_setiuservalue(L, 4, 2);
+  lua_setiuservalue(L, -2, 2);
+  b->stream = s;
   int st = c->be->pool_alloc(c->b, p->h, size, s->h, &b->addr, &b->note);
   if (st == PS_ERR_MEMORY_ALLOCATION) {
     lua_gc(L, LUA_GCCOLLECT);

@@ -77,9 +77,11 @@ typedef struct ps_poolud {
   ps_pool_props props;
 } ps_poolud;
 
-/* A Buffer's user values: 1 = its Pool (or nil), 2 = its Stream (or nil). */
+/* A Buffer's user values: 1 = its Pool (or nil), 2 = its Stream (or nil);
+ * stream points at the latter, which the user value keeps alive. */
 typedef struct ps_bufferud {
   uint32_t tag;
+  ps_streamud *stream;
   ps_addr addr;
   uint64_t size;
   ps_kind kind;
@@ -129,7 +131,7 @@ ps_eventud *ps_checkevent(lua_State *L, int arg);
 ps_eventud *ps_newevent(lua_State *L, int timing);
 ps_poolud *ps_checkpool(lua_State *L, int arg);
 ps_bufferud *ps_checkbuffer(lua_State *L, int arg);
-ps_bufferud *ps_newbuffer(lua_State *L, ps_kind kind, uint64_t size);
+ps_bufferud *ps_newbuffer(lua_State *L, ps_ctx *c, ps_kind kind, uint64_t size);
 ps_stream *ps_bufferstream(lua_State *L, int arg);
 
 int poolsh_open_stream(lua_State *L);

@@ -34,6 +34,87 @@ static const char *progname = "poolsh";
 static lua_State *globalL = NULL;
 static volatile sig_atomic_t *interrupt_flag = NULL;
 
+/* ---- the allocator ---------------------------------------------------- */
+
+/* Freed blocks of up to SMALL_MAX bytes wait on per-size free lists and
+ * are reused last-in first-out, so the userdata that each p:alloc creates
+ * recycles warm memory instead of going through malloc and free. */
+#define SMALL_STEP 16
+#define SMALL_MAX 256
+
+typedef struct small_heap {
+  void *free[SMALL_MAX / SMALL_STEP + 1];
+} small_heap;
+
+static int small_class(size_t n) {
+  return n == 0 || n > SMALL_MAX ? -1 : (int)((n + SMALL_STEP - 1) / SMALL_STEP);
+}
+
+/* lua_Alloc: Lua's contract (nsize 0 frees; a shrink never fails). */
+static void *l_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  small_heap *h = (small_heap *)ud;
+  int oc = ptr ? small_class(osize) : -1;
+  int nc = small_class(nsize);
+  if (nsize == 0) {
+    if (oc >= 0) {
+      *(void **)ptr = h->free[oc];
+      h->free[oc] = ptr;
+    } else {
+      free(ptr);
+    }
+    return NULL;
+  }
+  if (oc >= 0 && oc == nc) return ptr;
+  if (oc < 0 && nc < 0) return realloc(ptr, nsize);
+  void *n = NULL;
+  if (nc >= 0 && (n = h->free[nc]) != NULL) h->free[nc] = *(void **)n;
+  else n = malloc(nc >= 0 ? (size_t)nc * SMALL_STEP : nsize);
+  if (n == NULL) return (ptr && nsize <= osize) ? ptr : NULL;
+  if (ptr) {
+    memcpy(n, ptr, osize < nsize ? osize : nsize);
+    l_alloc(ud, ptr, osize, 0);
+  }
+  return n;
+}
+
+/* What luaL_newstate would set: a panic message and a warning function
+ * (warnings start off; "@on" and "@off" switch them, like lua.c's). */
+static int panic(lua_State *L) {
+  const char *msg = lua_tostring(L, -1);
+  fprintf(stderr, "PANIC: unprotected error in call to Lua API (%s)\n",
+          msg ? msg : "error object is not a string");
+  return 0;
+}
+
+typedef struct warn_state {
+  int on, cont;
+} warn_state;
+
+static void warnf(void *ud, const char *msg, int tocont) {
+  warn_state *w = (warn_state *)ud;
+  if (!w->cont && msg[0] == '@') {
+    if (strcmp(msg, "@on") == 0) w->on = 1;
+    else if (strcmp(msg, "@off") == 0) w->on = 0;
+    return;
+  }
+  if (w->on) {
+    if (!w->cont) fputs("Lua warning: ", stderr);
+    fputs(msg, stderr);
+    if (!tocont) fputc('\n', stderr);
+    fflush(stderr);
+  }
+  w->cont = tocont;
+}
+
+static void small_heap_release(small_heap *h) {
+  for (int c = 0; c <= SMALL_MAX / SMALL_STEP; c++)
+    while (h->free[c]) {
+      void *next = *(void **)h->free[c];
+      free(h->free[c]);
+      h->free[c] = next;
+    }
+}
+
 /* ---- messages and errors (as lua.c) ------------------------------------- */
 
 static void print_usage(FILE *f) {
@@ -519,11 +600,16 @@ int main(int argc, char **argv) {
   options o;
   memset(&o, 0, sizeof o);
   if (collect(argc, argv, &o)) return EXIT_FAILURE;
-  lua_State *L = luaL_newstate();
+  small_heap heap;
+  warn_state warn = {0, 0};
+  memset(&heap, 0, sizeof heap);
+  lua_State *L = lua_newstate(l_alloc, &heap);
   if (L == NULL) {
     message(progname, "cannot create state: not enough memory");
     return EXIT_FAILURE;
   }
+  lua_atpanic(L, panic);
+  lua_setwarnf(L, warnf, &warn);
   globalL = L;
   lua_gc(L, LUA_GCSTOP);
   lua_pushcfunction(L, pmain);
@@ -535,5 +621,6 @@ int main(int argc, char **argv) {
   report(L, status);
   interrupt_flag = NULL;
   lua_close(L);   /* every finalizer runs before the device context goes */
+  small_heap_release(&heap);
   return (ok && status == LUA_OK) ? EXIT_SUCCESS : EXIT_FAILURE;
 }

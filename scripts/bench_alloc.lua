@@ -36,6 +36,17 @@ local function lua_loop_hoisted(n)
   return poolsh.wallclock() - t0
 end
 
+-- Diagnostic: the floor, the thinnest binding of the two calls
+-- (poolsh.bench_floor: no fields, no finalizer, no method lookup).
+local floor_alloc, floor_free = poolsh.bench_floor(p, s, size)
+local function lua_loop_floor(n)
+  local t0 = poolsh.wallclock()
+  for _ = 1, n do
+    floor_free(floor_alloc())
+  end
+  return poolsh.wallclock() - t0
+end
+
 local function c_loop(n) return poolsh.bench_c(p, s, size, n) end
 
 local function median(t)
@@ -62,6 +73,7 @@ lua_loop(batch); c_loop(batch)          -- warm up: maps the pool's memory once
 
 local c_pair, lua_pair, ratios = measure(lua_loop)
 local _, hoisted, hoisted_ratios = measure(lua_loop_hoisted)
+local _, floor, floor_ratios = measure(lua_loop_floor)
 s:sync()
 
 local r, r_lo, r_hi = median(ratios)
@@ -72,5 +84,7 @@ print(string.format("C pair                     %8.1f ns (median)", c_pair))
 print(string.format("Lua pair                   %8.1f ns (median)", lua_pair))
 print(string.format("  methods hoisted          %8.1f ns (median), ratio %.3f", hoisted,
                     (median(hoisted_ratios))))
+print(string.format("  floor (bench_floor)      %8.1f ns (median), ratio %.3f", floor,
+                    (median(floor_ratios))))
 print(string.format("ratio Lua/C = %.3f (median of rounds; quartiles %.3f..%.3f; target <= 1.25)",
                     r, r_lo, r_hi))

@@ -208,31 +208,11 @@ static int dev_options(lua_State *L) {
   return 1;
 }
 
-/* poolsh.core.bench_c(pool, stream, size, n) -> seconds for n
- * alloc+free pairs done in C: the baseline of scripts/bench_alloc.lua. */
-static int dev_bench_c(lua_State *L) {
-  ps_poolud *p = ps_checkpool(L, 1);
-  ps_streamud *s = ps_optstream(L, 2);
-  uint64_t size = ps_checksize(L, 3);
-  lua_Integer n = luaL_checkinteger(L, 4);
-  ps_ctx *c = ps_context(L);
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  for (lua_Integer i = 0; i < n; i++) {
-    ps_addr a = 0;
-    ps_check(L, c->be->pool_alloc(c->b, p->h, size, s->h, &a, NULL), "(bench alloc)");
-    ps_check(L, c->be->pool_free(c->b, a, s->h), "(bench free)");
-  }
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  lua_pushnumber(L, (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9);
-  return 1;
-}
-
 static const luaL_Reg dev_funcs[] = {
   {"device_count", dev_count}, {"device", dev_info}, {"sync", dev_sync},
   {"sleep", dev_sleep}, {"now", dev_now}, {"wallclock", dev_wallclock}, {"fill", dev_fill}, {"verify", dev_verify},
   {"touch", dev_touch}, {"spin", dev_spin}, {"copy", dev_copy},
-  {"option", dev_option}, {"options", dev_options}, {"bench_c", dev_bench_c},
+  {"option", dev_option}, {"options", dev_options},
   {NULL, NULL}
 };
 

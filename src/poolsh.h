@@ -139,6 +139,7 @@ int poolsh_open_event(lua_State *L);
 int poolsh_open_pool(lua_State *L);
 int poolsh_open_buffer(lua_State *L);
 int poolsh_open_device(lua_State *L);
+int poolsh_open_bench(lua_State *L);
 
 /* The flag the host's SIGINT handler sets to stop a wait (Ctrl-C). */
 volatile sig_atomic_t *poolsh_interrupt_flag(lua_State *L);

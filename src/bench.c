@@ -1,0 +1,105 @@
+/*
+ * bench.c: the baselines of scripts/bench_alloc.lua. bench_c times the
+ * alloc+free loop in C; bench_floor makes the thinnest safe Lua binding of
+ * the same two calls, to show what any binding costs on a machine.
+ */
+#include <time.h>
+
+#include "poolsh.h"
+
+static double seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+/* poolsh.bench_c(pool, stream, size, n) -> seconds for n alloc+free
+ * pairs done in C, with nothing between the backend's two calls. */
+static int bench_c(lua_State *L) {
+  ps_poolud *p = ps_checkpool(L, 1);
+  ps_streamud *s = ps_optstream(L, 2);
+  uint64_t size = ps_checksize(L, 3);
+  lua_Integer n = luaL_checkinteger(L, 4);
+  ps_ctx *c = ps_context(L);
+  double t0 = seconds();
+  for (lua_Integer i = 0; i < n; i++) {
+    ps_addr a = 0;
+    ps_check(L, c->be->pool_alloc(c->b, p->h, size, s->h, &a, NULL), "(bench alloc)");
+    ps_check(L, c->be->pool_free(c->b, a, s->h), "(bench free)");
+  }
+  lua_pushnumber(L, seconds() - t0);
+  return 1;
+}
+
+/* A floor block: its address and whether it is still allocated. */
+typedef struct floor_block {
+  ps_addr addr;
+  int live;
+} floor_block;
+
+/* alloc() -> block: upvalues context, pool, stream, size, metatable. */
+static int floor_alloc(lua_State *L) {
+  ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
+  ps_poolud *p = (ps_poolud *)lua_touserdata(L, lua_upvalueindex(2));
+  ps_streamud *s = (ps_streamud *)lua_touserdata(L, lua_upvalueindex(3));
+  floor_block *b = (floor_block *)lua_newuserdatauv(L, sizeof *b, 0);
+  b->live = 0;
+  lua_pushvalue(L, lua_upvalueindex(5));
+  lua_setmetatable(L, -2);
+  if (!p->live || !s->live) return luaL_error(L, "bench_floor: its pool or stream is gone");
+  ps_check(L, c->be->pool_alloc(c->b, p->h, (uint64_t)lua_tointeger(L, lua_upvalueindex(4)),
+                                s->h, &b->addr, NULL), "(bench alloc)");
+  b->live = 1;
+  return 1;
+}
+
+/* free(block): upvalues context, stream, metatable. */
+static int floor_free(lua_State *L) {
+  ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
+  floor_block *b = (floor_block *)lua_touserdata(L, 1);
+  if (!b || !lua_getmetatable(L, 1) || !lua_rawequal(L, -1, lua_upvalueindex(3)) || !b->live)
+    return luaL_argerror(L, 1, "live bench_floor block expected");
+  ps_streamud *s = (ps_streamud *)lua_touserdata(L, lua_upvalueindex(2));
+  ps_check(L, c->be->pool_free(c->b, b->addr, s->live ? s->h : NULL), "(bench free)");
+  b->live = 0;
+  return 0;
+}
+
+/* poolsh.bench_floor(pool, stream, size) -> alloc, free: closures doing
+ * the backend's alloc and free with nothing else (no fields, no
+ * finalizer, no method lookup). Blocks dropped without free stay
+ * allocated until the pool is destroyed: a benchmark tool only. */
+static int bench_floor(lua_State *L) {
+  ps_checkpool(L, 1);
+  ps_optstream(L, 2);
+  uint64_t size = ps_checksize(L, 3);
+  luaL_argcheck(L, size > 0, 3, "size must be at least 1 byte");
+  ps_context(L);
+  lua_settop(L, 3);
+  lua_pushinteger(L, (lua_Integer)size);
+  lua_replace(L, 3);
+  lua_newtable(L);                                   /* [p, s, n, mt] */
+  lua_pushliteral(L, "poolsh.bench_floor block");
+  lua_setfield(L, -2, "__name");
+  lua_pushvalue(L, PS_UP_CTX);
+  lua_pushvalue(L, 1);
+  lua_pushvalue(L, 2);
+  lua_pushvalue(L, 3);
+  lua_pushvalue(L, 4);
+  lua_pushcclosure(L, floor_alloc, 5);
+  lua_pushvalue(L, PS_UP_CTX);
+  lua_pushvalue(L, 2);
+  lua_pushvalue(L, 4);
+  lua_pushcclosure(L, floor_free, 3);
+  return 2;
+}
+
+static const luaL_Reg bench_funcs[] = {
+  {"bench_c", bench_c}, {"bench_floor", bench_floor}, {NULL, NULL}
+};
+
+int poolsh_open_bench(lua_State *L) {
+  lua_settop(L, 1);
+  ps_setfuncs(L, bench_funcs);
+  return 0;
+}

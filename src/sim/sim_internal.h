@@ -206,4 +206,9 @@ static inline uint64_t sim_round_up(uint64_t x, uint64_t g) {
 }
 static inline int64_t sim_max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
+/* Makes room for one more element in the array *v of n elements and
+ * capacity *cap (doubling, from first). 0 when out of memory; nothing
+ * changes then. */
+int sim_reserve_one(void **v, size_t *cap, size_t n, size_t elem, size_t first);
+
 #endif

@@ -44,12 +44,7 @@ static ps_addr find_gap(const sim_mem *m, sim_space sp, uint64_t size) {
 sim_map *sim_mem_map(sim_mem *m, sim_space sp, uint64_t size, sim_map_kind k) {
   ps_addr base = find_gap(m, sp, size);
   if (!base || size == 0) return NULL;
-  if (m->n == m->cap) {
-    size_t cap = m->cap ? m->cap * 2 : 16;
-    sim_map **v = realloc(m->maps, cap * sizeof *v);
-    if (!v) return NULL;
-    m->maps = v, m->cap = cap;
-  }
+  if (!sim_reserve_one((void **)&m->maps, &m->cap, m->n, sizeof *m->maps, 16)) return NULL;
   sim_map *x = calloc(1, sizeof *x);
   uint64_t np = (size + SIM_PAGE - 1) >> SIM_PAGE_SHIFT;
   sim_page *pages = x ? calloc(np, sizeof *pages) : NULL;
@@ -70,12 +65,7 @@ sim_map *sim_mem_map(sim_mem *m, sim_space sp, uint64_t size, sim_map_kind k) {
 sim_map *sim_mem_reserve(sim_mem *m, sim_space sp, uint64_t va, sim_map_kind k) {
   ps_addr base = va ? find_gap(m, sp, va) : 0;
   if (!base) return NULL;
-  if (m->n == m->cap) {
-    size_t cap = m->cap ? m->cap * 2 : 16;
-    sim_map **v = realloc(m->maps, cap * sizeof *v);
-    if (!v) return NULL;
-    m->maps = v, m->cap = cap;
-  }
+  if (!sim_reserve_one((void **)&m->maps, &m->cap, m->n, sizeof *m->maps, 16)) return NULL;
   sim_map *x = calloc(1, sizeof *x);
   if (!x) return NULL;
   *x = (sim_map){ .base = base, .size = 0, .va = va, .space = sp, .kind = k };

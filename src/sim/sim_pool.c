@@ -331,12 +331,8 @@ void sim_pools_release(sim_ctx *c) {
 /* ---- pool objects ---- */
 
 static int pool_new(sim_ctx *c, const ps_pool_props *props, ps_pool **out) {
-  if (c->pools.n == c->pools.cap) {
-    size_t cap = c->pools.cap ? c->pools.cap * 2 : 8;
-    ps_pool **v = realloc(c->pools.v, cap * sizeof *v);
-    if (!v) return PS_ERR_MEMORY_ALLOCATION;
-    c->pools.v = v, c->pools.cap = cap;
-  }
+  if (!sim_reserve_one((void **)&c->pools.v, &c->pools.cap, c->pools.n, sizeof *c->pools.v, 8))
+    return PS_ERR_MEMORY_ALLOCATION;
   ps_pool *p = calloc(1, sizeof *p);
   if (!p) return PS_ERR_MEMORY_ALLOCATION;
   p->loc = props->location;

@@ -56,13 +56,17 @@ static int op_less(const sim_op *a, const sim_op *b) {
 static void op_swap(sim_op *a, sim_op *b) { sim_op t = *a; *a = *b; *b = t; }
 
 /* Queues op (its data now owned by the queue). 0 when out of memory. */
+int sim_reserve_one(void **v, size_t *cap, size_t n, size_t elem, size_t first) {
+  if (n < *cap) return 1;
+  size_t c = *cap ? *cap * 2 : first;
+  void *w = realloc(*v, c * elem);
+  if (!w) return 0;
+  *v = w, *cap = c;
+  return 1;
+}
+
 int sim_push_op(sim_ctx *c, const sim_op *op) {
-  if (c->nops == c->capops) {
-    size_t cap = c->capops ? c->capops * 2 : 64;
-    sim_op *v = realloc(c->ops, cap * sizeof *v);
-    if (!v) return 0;
-    c->ops = v, c->capops = cap;
-  }
+  if (!sim_reserve_one((void **)&c->ops, &c->capops, c->nops, sizeof *c->ops, 64)) return 0;
   size_t i = c->nops++;
   c->ops[i] = *op;
   c->ops[i].seq = c->op_seq++;
@@ -231,12 +235,8 @@ int sim_device_sync(void *ctx) {
 int sim_stream_create(void *ctx, int priority, int blocking, ps_stream **out) {
   sim_ctx *c = ctx;
   if (!out) return PS_ERR_INVALID_VALUE;
-  if (c->nstreams == c->capstreams) {
-    size_t cap = c->capstreams ? c->capstreams * 2 : 8;
-    ps_stream **v = realloc(c->streams, cap * sizeof *v);
-    if (!v) return PS_ERR_MEMORY_ALLOCATION;
-    c->streams = v, c->capstreams = cap;
-  }
+  if (!sim_reserve_one((void **)&c->streams, &c->capstreams, c->nstreams, sizeof *c->streams, 8))
+    return PS_ERR_MEMORY_ALLOCATION;
   ps_stream *s = calloc(1, sizeof *s);
   if (!s) return PS_ERR_MEMORY_ALLOCATION;
   s->id = (int)c->nstreams + 1;
@@ -302,12 +302,8 @@ int sim_event_valid(sim_ctx *c, ps_event *e) {
 int sim_event_create(void *ctx, int timing, ps_event **out) {
   sim_ctx *c = ctx;
   if (!out) return PS_ERR_INVALID_VALUE;
-  if (c->nevents == c->capevents) {
-    size_t cap = c->capevents ? c->capevents * 2 : 8;
-    ps_event **v = realloc(c->events, cap * sizeof *v);
-    if (!v) return PS_ERR_MEMORY_ALLOCATION;
-    c->events = v, c->capevents = cap;
-  }
+  if (!sim_reserve_one((void **)&c->events, &c->capevents, c->nevents, sizeof *c->events, 8))
+    return PS_ERR_MEMORY_ALLOCATION;
   ps_event *e = calloc(1, sizeof *e);
   if (!e) return PS_ERR_MEMORY_ALLOCATION;
   e->timing = timing != 0;

@@ -193,7 +193,7 @@ typedef struct ps_backend {
   double (*now)(void *ctx);   /* ms since open() */
 
   /* Backend-specific knobs (the sim's device profile). Unknown keys:
-   * PS_ERR_INVALID_VALUE; cuda: PS_ERR_NOT_SUPPORTED. list_options fills up
+   * PS_ERR_INVALID_VALUE; cuda: PS_ERR_NOT_SUPPORTED. option_names fills up
    * to max names and returns how many exist. */
   int (*option_get)(void *ctx, const char *key, double *v);
   int (*option_set)(void *ctx, const char *key, double v);

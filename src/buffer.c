@@ -63,8 +63,9 @@ static int buffer_release(ps_ctx *c, ps_bufferud *b, ps_stream *s) {
 /* __gc and __close: frees without synchronising and never raises;
  * problems become warnings. */
 static int buffer_gc(lua_State *L) {
-  ps_bufferud *b = (ps_bufferud *)lua_touserdata(L, 1);
+  ps_bufferud *b = (ps_bufferud *)ps_toud(L, 1, PS_UV_BUFFER);
   ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
+  if (b == NULL) return luaL_typeerror(L, 1, PS_BUFFER);    /* called by hand */
   if (!b->live || !c->b) return 0;
   int st = buffer_release(c, b, ps_bufferstream(L, 1));
   if (st != PS_OK) {
@@ -77,7 +78,8 @@ static int buffer_gc(lua_State *L) {
 }
 
 /* Gives the freed Buffer at idx the metatable without __gc: the collector
- * then has no finalizer to call for it (the alloc+free hot path). */
+ * still keeps it for one more cycle (it was marked for finalization) but
+ * calls nothing for it (the alloc+free hot path). */
 static void mark_freed(lua_State *L, int idx) {
   lua_getiuservalue(L, PS_UP_CTX, PS_UV_BUFFER_FREED);
   lua_setmetatable(L, idx);
@@ -86,7 +88,7 @@ static void mark_freed(lua_State *L, int idx) {
 /* __close: frees like __gc, then drops the finalizer. */
 static int buffer_close(lua_State *L) {
   buffer_gc(L);
-  if (!((ps_bufferud *)lua_touserdata(L, 1))->live) mark_freed(L, 1);
+  if (!((ps_bufferud *)lua_touserdata(L, 1))->live) mark_freed(L, 1);   /* checked by buffer_gc */
   return 0;
 }
 
@@ -139,7 +141,7 @@ static int buffer_read(lua_State *L) {
   luaL_Buffer lb;
   char *dst = luaL_buffinitsize(L, &lb, (size_t)n);
   ps_check(L, c->be->read(c->b, b->kind, b->addr + off, dst, n, ps_bufferstream(L, 1)),
-           "(reading %I bytes of b%d)", (lua_Integer)n, b->id);
+           "(reading %llu bytes of b%d)", (unsigned long long)n, b->id);
   luaL_pushresultsize(&lb, (size_t)n);
   return 1;
 }
@@ -153,7 +155,7 @@ static int buffer_write(lua_State *L) {
   uint64_t off, n = len;
   check_range(L, b, 2, &off, &n, 0);
   ps_check(L, c->be->write(c->b, b->kind, b->addr + off, src, n, ps_bufferstream(L, 1)),
-           "(writing %I bytes to b%d)", (lua_Integer)n, b->id);
+           "(writing %llu bytes to b%d)", (unsigned long long)n, b->id);
   lua_settop(L, 1);
   return 1;
 }
@@ -279,12 +281,7 @@ static void new_freed_metatable(lua_State *L) {
   lua_getfield(L, LUA_REGISTRYINDEX, PS_CONTEXT);   /* [ctx] */
   luaL_getmetatable(L, PS_BUFFER);                  /* [ctx, mt] */
   lua_newtable(L);                                  /* [ctx, mt, freed] */
-  lua_pushnil(L);
-  while (lua_next(L, -3)) {
-    lua_pushvalue(L, -2);
-    lua_insert(L, -2);
-    lua_rawset(L, -4);
-  }
+  ps_copytable(L, -2);
   lua_pushnil(L);
   lua_setfield(L, -2, "__gc");
   lua_setiuservalue(L, -3, PS_UV_BUFFER_FREED);

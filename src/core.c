@@ -201,6 +201,16 @@ double ps_checkduration(lua_State *L, int arg) {
   return ms;
 }
 
+/* A device index at idx: an integer in [0, 1024); raises naming what. */
+int ps_todevice(lua_State *L, int idx, const char *what) {
+  int isint = 0;
+  lua_Integer d = lua_tointegerx(L, idx, &isint);
+  if (!isint || lua_type(L, idx) != LUA_TNUMBER || d < 0 || d >= 1024)
+    luaL_error(L, "%s: device must be a device index (an integer from 0), got %s", what,
+               luaL_tolstring(L, idx, NULL));
+  return (int)d;
+}
+
 /* Formats bytes for messages: "64.0 MiB". */
 const char *ps_fmtsize(char *out, size_t n, uint64_t bytes) {
   static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
@@ -244,6 +254,17 @@ int ps_optfield_bool(lua_State *L, int arg, const char *key, int def) {
 }
 
 /* ---- classes ------------------------------------------------------------ */
+
+/* Copies the entries of the table at src into the table on top. */
+void ps_copytable(lua_State *L, int src) {
+  src = lua_absindex(L, src);
+  lua_pushnil(L);
+  while (lua_next(L, src)) {
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);
+    lua_rawset(L, -4);
+  }
+}
 
 /* Sets l's functions into the table on top, each with the context upvalue. */
 void ps_setfuncs(lua_State *L, const luaL_Reg *l) {
@@ -311,11 +332,8 @@ static int core_configure(lua_State *L) {
                         luaL_tolstring(L, -1, NULL));
     snprintf(c->backend_want, sizeof c->backend_want, "%s", want);
   }
-  if (lua_getfield(L, 1, "device") != LUA_TNIL) {
-    lua_Integer d = luaL_checkinteger(L, -1);
-    luaL_argcheck(L, d >= 0 && d < 1024, 1, "device must be a device index");
-    c->device = (int)d;
-  }
+  if (lua_getfield(L, 1, "device") != LUA_TNIL)
+    c->device = ps_todevice(L, lua_gettop(L), "poolsh.configure");
   c->sim_memory = ps_fieldsize(L, 1, "sim_memory", "poolsh.configure", c->sim_memory);
   return 0;
 }

@@ -177,7 +177,8 @@ static int dev_copy(lua_State *L) {
   ps_stream *s = work_stream(L, dst->kind == PS_KIND_POOL ? 1 : 2, 4, name, sizeof name);
   ps_ctx *c = ps_context(L);
   ps_check(L, c->be->copy(c->b, dst->addr + doff, src->addr + soff, n, s),
-           "(copying %I bytes from b%d to b%d on stream %s)", (lua_Integer)n, src->id, dst->id, name);
+           "(copying %llu bytes from b%d to b%d on stream %s)", (unsigned long long)n,
+           src->id, dst->id, name);
   return 0;
 }
 

@@ -46,7 +46,9 @@ static int event_release(lua_State *L, ps_eventud *e) {
 }
 
 static int event_gc(lua_State *L) {
-  if (event_release(L, (ps_eventud *)lua_touserdata(L, 1)) != PS_OK)
+  ps_eventud *e = (ps_eventud *)ps_toud(L, 1, PS_UV_EVENT);
+  if (e == NULL) return luaL_typeerror(L, 1, PS_EVENT);     /* called by hand */
+  if (event_release(L, e) != PS_OK)
     lua_warning(L, "poolsh: destroying an event failed", 0);
   return 0;
 }

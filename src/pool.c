@@ -37,6 +37,8 @@ static int setting_index(const char *k) {
 static uint64_t check_threshold(lua_State *L, int arg) {
   uint64_t v = 0;
   if (lua_type(L, arg) == LUA_TNUMBER && lua_tonumber(L, arg) == HUGE_VAL) return UINT64_MAX;
+  if (lua_type(L, arg) == LUA_TNUMBER && lua_tonumber(L, arg) < 0)
+    luaL_error(L, "poolsh.Pool: release_threshold: size must not be negative");
   if (lua_type(L, arg) == LUA_TSTRING && strcmp(lua_tostring(L, arg), "max") == 0)
     return UINT64_MAX;
   const char *err = ps_tosize(L, arg, &v);
@@ -76,17 +78,6 @@ static int pool_field(lua_State *L) {
   return pool_index(L);
 }
 
-/* Copies the table at src's entries into the table on top. */
-static void copy_table(lua_State *L, int src) {
-  src = lua_absindex(L, src);
-  lua_pushnil(L);
-  while (lua_next(L, src)) {
-    lua_pushvalue(L, -2);
-    lua_insert(L, -2);
-    lua_rawset(L, -4);
-  }
-}
-
 /* Gives the Pool at ud a metatable of its own, a copy of poolsh.Pool's
  * whose __index is a table of the methods: p:alloc(...) then costs no
  * metamethod call. Fields fall through to pool_field, bound to this Pool.
@@ -94,10 +85,10 @@ static void copy_table(lua_State *L, int src) {
 static void set_pool_metatable(lua_State *L, int ud) {
   lua_getiuservalue(L, PS_UP_CTX, PS_UV_POOL);   /* [shared] */
   lua_createtable(L, 0, 12);                      /* [shared, mt] */
-  copy_table(L, -2);
+  ps_copytable(L, -2);
   lua_getfield(L, -1, "methods");                 /* [shared, mt, methods] */
   lua_createtable(L, 0, 8);                       /* [.., methods, index] */
-  copy_table(L, -2);
+  ps_copytable(L, -2);
   lua_createtable(L, 0, 1);                       /* [.., methods, index, imt] */
   lua_pushvalue(L, PS_UP_CTX);
   lua_pushvalue(L, -4);
@@ -141,11 +132,8 @@ static int pool_new(lua_State *L) {
         luaL_error(L, "poolsh.pool: location must be \"device\" or \"host\", got '%s'",
                    luaL_tolstring(L, -1, NULL));
     }
-    if (lua_getfield(L, 1, "device") != LUA_TNIL) {
-      if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 0)
-        luaL_error(L, "poolsh.pool: device must be a device index");
-      props.device = (int)lua_tointeger(L, -1);
-    }
+    if (lua_getfield(L, 1, "device") != LUA_TNIL)
+      props.device = ps_todevice(L, lua_gettop(L), "poolsh.pool");
     lua_settop(L, 1);
     props.max_size = ps_fieldsize(L, 1, "max_size", "poolsh.pool", 0);
   }
@@ -168,8 +156,7 @@ static int pool_new(lua_State *L) {
  * device and state). */
 static int pool_default(lua_State *L) {
   ps_ctx *c = ps_context(L);
-  lua_Integer dev = luaL_optinteger(L, 1, c->device);
-  luaL_argcheck(L, dev >= 0, 1, "device must be a device index");
+  int dev = lua_isnoneornil(L, 1) ? c->device : ps_todevice(L, 1, "poolsh.default_pool");
   lua_getfield(L, LUA_REGISTRYINDEX, DEFAULT_POOLS);
   if (lua_rawgeti(L, -1, dev) != LUA_TNIL) return 1;
   lua_pop(L, 1);
@@ -197,7 +184,9 @@ static int pool_release(lua_State *L, ps_poolud *p) {
 }
 
 static int pool_gc(lua_State *L) {
-  if (pool_release(L, (ps_poolud *)lua_touserdata(L, 1)) != PS_OK)
+  ps_poolud *p = (ps_poolud *)ps_toud(L, 1, PS_UV_POOL);
+  if (p == NULL) return luaL_typeerror(L, 1, PS_POOL);      /* called by hand */
+  if (pool_release(L, p) != PS_OK)
     lua_warning(L, "poolsh: destroying a pool failed", 0);
   return 0;
 }
@@ -260,9 +249,11 @@ static int pool_alloc(lua_State *L) {
   if (p == NULL || !p->live) p = ps_checkpool(L, 1);
   int isint = 0;
   lua_Integer n = lua_tointegerx(L, 2, &isint);
-  uint64_t size = isint && n > 0 && lua_type(L, 2) == LUA_TNUMBER ? (uint64_t)n
-                                                                  : ps_checksize(L, 2);
-  luaL_argcheck(L, size > 0, 2, "size must be at least 1 byte");
+  uint64_t size = (uint64_t)n;
+  if (!isint || n <= 0 || lua_type(L, 2) != LUA_TNUMBER) {
+    size = ps_checksize(L, 2);
+    luaL_argcheck(L, size > 0, 2, "size must be at least 1 byte");
+  }
   ps_streamud *s = (ps_streamud *)ps_toud(L, 3, PS_UV_STREAM);
   if (s == NULL || !s->live) s = ps_optstream(L, 3);
   ps_bufferud *b = ps_newbuffer(L, c, PS_KIND_POOL, size);   /* [p, n, s, ..., b] */
@@ -273,7 +264,9 @@ static int pool_alloc(lua_State *L) {
   b->stream = s;
   int st = c->be->pool_alloc(c->b, p->h, size, s->h, &b->addr, &b->note);
   if (st == PS_ERR_MEMORY_ALLOCATION) {
-    lua_gc(L, LUA_GCCOLLECT);
+    lua_gc(L, LUA_GCCOLLECT);   /* finalizers may run any code: check again */
+    p = ps_checkpool(L, 1);
+    s = ps_checkstream(L, 3);
     st = c->be->pool_alloc(c->b, p->h, size, s->h, &b->addr, &b->note);
   }
   if (st != PS_OK) return alloc_failed(L, st, size, p, s);

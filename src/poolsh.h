@@ -93,11 +93,15 @@ typedef struct ps_bufferud {
 
 /* core.c */
 ps_ctx *ps_context(lua_State *L);
-int ps_fail(lua_State *L, int status, const char *fmt, ...);
-int ps_check(lua_State *L, int status, const char *fmt, ...);
+/* fmt is C's printf format (not lua_pushfstring's). */
+int ps_fail(lua_State *L, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int ps_check(lua_State *L, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 const char *ps_tosize(lua_State *L, int idx, uint64_t *out);
 uint64_t ps_checksize(lua_State *L, int arg);
 uint64_t ps_optsize(lua_State *L, int arg, uint64_t def);
+int ps_todevice(lua_State *L, int idx, const char *what);
 uint64_t ps_fieldsize(lua_State *L, int t, const char *key, const char *what, uint64_t def);
 double ps_checkduration(lua_State *L, int arg);
 const char *ps_fmtsize(char *out, size_t n, uint64_t bytes);
@@ -119,6 +123,7 @@ static inline void *ps_toud(lua_State *L, int arg, int uv) {
 void *ps_checkud(lua_State *L, int arg, int uv, const char *tname);
 void ps_setmetatable(lua_State *L, int uv);
 void ps_setfuncs(lua_State *L, const luaL_Reg *l);
+void ps_copytable(lua_State *L, int src);
 int ps_nextid(lua_State *L, int kind);
 int ps_method(lua_State *L);
 

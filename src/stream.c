@@ -85,7 +85,8 @@ static int stream_release(lua_State *L, ps_streamud *s) {
 
 /* __gc and __close: never raise; a failure becomes a warning. */
 static int stream_gc(lua_State *L) {
-  ps_streamud *s = (ps_streamud *)lua_touserdata(L, 1);
+  ps_streamud *s = (ps_streamud *)ps_toud(L, 1, PS_UV_STREAM);
+  if (s == NULL) return luaL_typeerror(L, 1, PS_STREAM);   /* called by hand */
   int id = s->id;
   if (stream_release(L, s) != PS_OK) {
     char msg[80];

@@ -314,14 +314,14 @@ static uint64_t shrink(sim_ctx *c, ps_pool *p, uint64_t floor) {
 }
 
 /* After a host synchronisation: every pool gives back chunks while
- * reserved > threshold (destroyed pools: threshold 0), so it keeps the
+ * reserved > threshold (destroyed pools with no block left: 0), so it keeps the
  * largest multiple of the granularity <= threshold. Giving back costs
  * host time: release_ns plus release_ns_per_gib. */
 void sim_pools_release(sim_ctx *c) {
   uint64_t gone = 0;
   for (size_t i = 0; i < c->pools.n; i++) {
     ps_pool *p = c->pools.v[i];
-    uint64_t th = p->destroyed ? 0 : p->threshold;
+    uint64_t th = p->destroyed && !p->live ? 0 : p->threshold;
     if (p->reserved > th) gone += shrink(c, p, th / gran(c) * gran(c));
   }
   if (gone)
@@ -380,13 +380,15 @@ int sim_pool_default(void *ctx, int dev, ps_pool **out) {
   return PS_OK;
 }
 
-/* Marks p destroyed: its handle is invalid; live blocks stay valid and
- * the memory goes back at host syncs as their frees are retired. */
+/* Marks p destroyed: its handle is invalid; live blocks stay valid. As
+ * the cuda backend does (it destroys a pool only once its last block is
+ * freed), the pool keeps its release threshold while blocks are live;
+ * after that its memory goes back at host syncs as frees are retired. */
 int sim_pool_destroy(void *ctx, ps_pool *p) {
   sim_ctx *c = ctx;
   if (!live_pool(c, p) || p->is_default) return PS_ERR_INVALID_VALUE;
   p->destroyed = 1;
-  shrink(c, p, 0);
+  if (!p->live) shrink(c, p, 0);
   return PS_OK;
 }
 

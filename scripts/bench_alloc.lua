@@ -51,6 +51,15 @@ end
 
 local function c_loop(n) return poolsh.bench_c(p, s, size, n) end
 
+-- The user's loop with poolsh.trace recording every operation.
+local function lua_loop_traced(n)
+  poolsh.trace.clear()
+  poolsh.trace.start()
+  local t = lua_loop(n)
+  poolsh.trace.stop()
+  return t
+end
+
 local function median(t)
   local c = {}
   for i, v in ipairs(t) do c[i] = v end
@@ -58,17 +67,19 @@ local function median(t)
   return c[(#c + 1) // 2], c[math.max(1, #c // 4)], c[#c - #c // 4]
 end
 
--- Per round: C and Lua batches back to back; returns the medians of the
--- C times, the Lua times (ns per pair) and of the per-round ratios.
-local function measure(lua)
-  local c_ns, lua_ns, ratio = {}, {}, {}
+-- Per round: batches of base and of other back to back (alternating which
+-- goes first); returns the medians of base's and other's times (ns per
+-- pair) and the per-round ratios other/base.
+local function measure(other, base)
+  base = base or c_loop
+  local base_ns, other_ns, ratio = {}, {}, {}
   for r = 1, rounds do
-    local tc, tl
-    if r % 2 == 1 then tc = c_loop(batch); tl = lua(batch)
-    else tl = lua(batch); tc = c_loop(batch) end
-    c_ns[r], lua_ns[r], ratio[r] = tc / batch * 1e9, tl / batch * 1e9, tl / tc
+    local tb, to
+    if r % 2 == 1 then tb = base(batch); to = other(batch)
+    else to = other(batch); tb = base(batch) end
+    base_ns[r], other_ns[r], ratio[r] = tb / batch * 1e9, to / batch * 1e9, to / tb
   end
-  return median(c_ns), median(lua_ns), ratio
+  return median(base_ns), median(other_ns), ratio
 end
 
 lua_loop(batch); c_loop(batch)          -- warm up: maps the pool's memory once
@@ -76,6 +87,8 @@ lua_loop(batch); c_loop(batch)          -- warm up: maps the pool's memory once
 local c_pair, lua_pair, ratios = measure(lua_loop)
 local _, hoisted, hoisted_ratios = measure(lua_loop_hoisted)
 local _, floor, floor_ratios = measure(lua_loop_floor)
+local _, traced, traced_ratios = measure(lua_loop_traced, lua_loop)
+poolsh.trace.clear()
 s:sync()
 
 local r, r_lo, r_hi = median(ratios)
@@ -88,5 +101,7 @@ print(string.format("  methods hoisted          %8.1f ns (median), ratio %.3f", 
                     (median(hoisted_ratios))))
 print(string.format("  floor (bench_floor)      %8.1f ns (median), ratio %.3f", floor,
                     (median(floor_ratios))))
+print(string.format("recording on (poolsh.trace) %8.1f ns (median), %.3f x the Lua pair (target <= 1.10)",
+                    traced, (median(traced_ratios))))
 print(string.format("ratio Lua/C = %.3f (median of rounds; quartiles %.3f..%.3f; target <= 1.25)",
                     r, r_lo, r_hi))

@@ -60,6 +60,14 @@ static int buffer_release(ps_ctx *c, ps_bufferud *b, ps_stream *s) {
   return st;
 }
 
+/* The Pool of the Buffer at idx, or NULL. */
+static ps_poolud *pool_of(lua_State *L, int idx) {
+  lua_getiuservalue(L, idx, 1);
+  ps_poolud *p = (ps_poolud *)lua_touserdata(L, -1);
+  lua_pop(L, 1);
+  return p;
+}
+
 /* __gc and __close: frees without synchronising and never raises;
  * problems become warnings. */
 static int buffer_gc(lua_State *L) {
@@ -68,6 +76,10 @@ static int buffer_gc(lua_State *L) {
   if (b == NULL) return luaL_typeerror(L, 1, PS_BUFFER);    /* called by hand */
   if (!b->live || !c->b) return 0;
   int st = buffer_release(c, b, ps_bufferstream(L, 1));
+  if (st == PS_OK && c->tracing) {
+    ps_streamud *s = b->stream && b->stream->live ? b->stream : NULL;
+    ps_trace_release(L, c, b, s, pool_of(L, 1), 1);
+  }
   if (st != PS_OK) {
     char msg[200];
     snprintf(msg, sizeof msg, "poolsh: freeing buffer b%d: %s: %s", b->id,
@@ -115,6 +127,7 @@ static int buffer_free(lua_State *L) {
     if (su) ps_streamname(n, sizeof n, su);
     ps_fail(L, st, "(freeing buffer b%d on stream %s)", b->id, n);
   }
+  if (c->tracing) ps_trace_release(L, c, b, su, pool_of(L, 1), 0);
   mark_freed(L, 1);
   return 0;
 }
@@ -210,6 +223,7 @@ static int new_plain(lua_State *L, ps_kind kind, uint64_t size, unsigned flags) 
   char sz[32];
   ps_check(L, st, "allocating %s of %s memory", ps_fmtsize(sz, sizeof sz, size), kind_names[kind]);
   b->live = 1;
+  if (c->tracing) ps_trace_alloc(L, c, b, NULL);
   return 1;
 }
 

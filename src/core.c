@@ -66,6 +66,8 @@ static int ctx_gc(lua_State *L) {
   ps_ctx *c = (ps_ctx *)lua_touserdata(L, 1);
   if (c->b) c->be->close(c->b);
   c->b = NULL;
+  ps_trace_free(c->trace);
+  c->trace = NULL;
   return 0;
 }
 
@@ -401,7 +403,7 @@ static void new_context(lua_State *L) {
 int luaopen_poolsh_core(lua_State *L) {
   static const lua_CFunction opens[] = {
     poolsh_open_stream, poolsh_open_event, poolsh_open_pool,
-    poolsh_open_buffer, poolsh_open_device, poolsh_open_bench, NULL
+    poolsh_open_buffer, poolsh_open_device, poolsh_open_bench, poolsh_open_trace, NULL
   };
   if (lua_getfield(L, LUA_REGISTRYINDEX, PS_CONTEXT) == LUA_TNIL) new_context(L);
   lua_pop(L, 1);

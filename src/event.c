@@ -68,6 +68,7 @@ static int event_record(lua_State *L) {
   char n[16];
   ps_check(L, c->be->event_record(c->b, e->h, s->h), "(recording event e%d on stream %s)",
            e->id, ps_streamname(n, sizeof n, s));
+  if (c->tracing) ps_trace_op(L, c, PS_OP_RECORD, s->id, -1, e->id, PS_UNSET, PS_UNSET);
   lua_settop(L, 1);
   return 1;
 }
@@ -75,7 +76,12 @@ static int event_record(lua_State *L) {
 static int event_sync(lua_State *L) {
   ps_eventud *e = ps_checkevent(L, 1);
   ps_ctx *c = ps_context(L);
+  if (c->tracing) ps_trace_sync_begin(c);
   ps_check(L, c->be->event_sync(c->b, e->h), "(synchronizing event e%d)", e->id);
+  if (c->tracing) {
+    ps_trace_op(L, c, PS_OP_EVENT_SYNC, -1, -1, e->id, PS_UNSET, PS_UNSET);
+    ps_trace_sync_end(L, c);
+  }
   lua_settop(L, 1);
   return 1;
 }

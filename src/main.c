@@ -131,6 +131,8 @@ static void print_usage(FILE *f) {
     "  --backend=NAME     auto, cuda or sim (also POOLSH_BACKEND)\n"
     "  --device=N         CUDA device index (also POOLSH_DEVICE)\n"
     "  --sim-memory=SIZE  size of the simulated device, e.g. 16GiB\n"
+    "  --trace=FILE       record the whole run; save it to FILE at exit\n"
+    "                     (.json, .csv, .pickle or .html)\n"
     "  -h, --help         show this help\n"
     "  --                 stop handling options\n"
     "  -                  stop handling options and execute stdin\n",
@@ -423,7 +425,7 @@ static void doREPL(lua_State *L, int use_env) {
 typedef struct options {
   int interactive, version, no_env, warnings, stdin_script;
   int script;                 /* index of the script in argv, 0 if none */
-  const char *backend, *device, *sim_memory;
+  const char *backend, *device, *sim_memory, *trace;
 } options;
 
 /* Scans argv like lua.c; returns 0, or 1 on a bad option (usage printed). */
@@ -438,6 +440,14 @@ static int collect(int argc, char **argv, options *o) {
     else if (strncmp(a, "--backend=", 10) == 0) o->backend = a + 10;
     else if (strncmp(a, "--device=", 9) == 0) o->device = a + 9;
     else if (strncmp(a, "--sim-memory=", 13) == 0) o->sim_memory = a + 13;
+    else if (strncmp(a, "--trace=", 8) == 0) o->trace = a + 8;
+    else if (strcmp(a, "--trace") == 0) {
+      if (++i >= argc) {
+        fprintf(stderr, "%s: '--trace' needs a file name\n", progname);
+        return 1;
+      }
+      o->trace = argv[i];
+    }
     else if (strcmp(a, "-i") == 0) o->interactive = o->version = 1;
     else if (strcmp(a, "-v") == 0) o->version = 1;
     else if (strcmp(a, "-E") == 0) o->no_env = 1;
@@ -465,6 +475,7 @@ static int runargs(lua_State *L, char **argv, int n) {
   for (int i = 1; i < n; i++) {
     const char *a = argv[i];
     if (a[0] != '-' || strcmp(a, "--") == 0 || strcmp(a, "-") == 0) break;
+    if (strcmp(a, "--trace") == 0) { i++; continue; }
     int opt = (a[1] == 'e' || a[1] == 'l') ? a[1] : 0;
     if (!opt) continue;
     char *extra = (char *)(a[2] ? a + 2 : argv[++i]);
@@ -555,6 +566,22 @@ static int has_e(int argc, char **argv) {
   return 0;
 }
 
+/* --trace FILE: saves what was recorded, whatever way the run ended. */
+static int save_trace(lua_State *L, const char *path) {
+  lua_getglobal(L, "poolsh");
+  if (lua_type(L, -1) != LUA_TTABLE || lua_getfield(L, -1, "trace") != LUA_TTABLE) {
+    lua_settop(L, 0);
+    return LUA_OK;   /* poolsh never loaded: nothing was recorded */
+  }
+  lua_getfield(L, -1, "stop");
+  lua_call(L, 0, 0);
+  lua_getfield(L, -1, "save");
+  lua_pushstring(L, path);
+  int status = report(L, docall(L, 1, 0));
+  lua_settop(L, 0);
+  return status;
+}
+
 /* The protected main: everything that can raise runs here. Leaves true
  * on success. */
 static int pmain(lua_State *L) {
@@ -583,6 +610,7 @@ static int pmain(lua_State *L) {
   }
   add_lua_dir(L, !o->no_env);
   if (!load_poolsh(L, o)) return 1;
+  if (o->trace && dostring(L, "poolsh.trace.start()", "=(poolsh)") != LUA_OK) return 1;
   if (!o->no_env && handle_luainit(L) != LUA_OK) return 1;
   if (!runargs(L, argv, o->script ? o->script : argc)) return 1;
   if (o->script && handle_script(L, argv[o->script]) != LUA_OK) return 1;
@@ -619,6 +647,8 @@ int main(int argc, char **argv) {
   int status = lua_pcall(L, 3, 1, 0);
   int ok = lua_toboolean(L, -1);
   report(L, status);
+  lua_settop(L, 0);
+  if (o.trace && save_trace(L, o.trace) != LUA_OK) ok = 0;
   interrupt_flag = NULL;
   lua_close(L);   /* every finalizer runs before the device context goes */
   small_heap_release(&heap);

@@ -27,6 +27,38 @@ ps_poolud *ps_checkpool(lua_State *L, int arg) {
   return p;
 }
 
+/* The setting's name for traces: the four settings, then reset_high. */
+const char *ps_pool_setting_name(int i) {
+  return i >= 0 && i < 4 ? settings[i] : "reset_high";
+}
+
+/* Records a pool event (counters included) when recording. */
+static void trace_pool_op(lua_State *L, ps_ctx *c, ps_poolud *p, ps_op op, int kind,
+                          uint64_t value, int from_gc) {
+  ps_rec *r = ps_trace_rec(L, c, op, from_gc);
+  if (!r) return;
+  r->kind = (uint8_t)kind;
+  if (op == PS_OP_TRIM) r->size = value;      /* what trim keeps */
+  else r->value = value;
+  p->last_used = PS_UNSET;                    /* read both counters afresh */
+  ps_trace_pool(L, c, p, 0, 1);
+}
+
+/* Links a new live pool into the context's list (release attribution). */
+static void link_pool(ps_ctx *c, ps_poolud *p) {
+  p->next = c->pools;
+  c->pools = p;
+  p->last_reserved = p->last_used = PS_UNSET;
+}
+
+static void unlink_pool(ps_ctx *c, ps_poolud *p) {
+  for (ps_poolud **pp = &c->pools; *pp; pp = &(*pp)->next)
+    if (*pp == p) {
+      *pp = p->next;
+      return;
+    }
+}
+
 static int setting_index(const char *k) {
   for (int i = 0; settings[i]; i++)
     if (strcmp(settings[i], k) == 0) return i;
@@ -59,6 +91,7 @@ static void set_setting(lua_State *L, ps_poolud *p, int i, int arg) {
   }
   ps_check(L, c->be->pool_set(c->b, p->h, setting_attr[i], v), "(setting %s of pool p%d)",
            settings[i], p->id);
+  if (c->tracing) trace_pool_op(L, c, p, PS_OP_SET, i, v, 0);
 }
 
 static uint64_t get_attr(lua_State *L, ps_poolud *p, ps_pool_attr a) {
@@ -145,6 +178,8 @@ static int pool_new(lua_State *L) {
            props.max_size ? ", max_size " : "",
            props.max_size ? ps_fmtsize(sz, sizeof sz, props.max_size) : "");
   p->live = 1;
+  link_pool(c, p);
+  if (c->tracing) trace_pool_op(L, c, p, PS_OP_POOL_CREATE, 0, PS_UNSET, 0);
   for (int i = 0; settings[i] && !lua_isnoneornil(L, 1); i++) {
     if (lua_getfield(L, 1, settings[i]) != LUA_TNIL) set_setting(L, p, i, lua_gettop(L));
     lua_settop(L, 2);
@@ -166,6 +201,8 @@ static int pool_default(lua_State *L) {
   ps_check(L, c->be->pool_default(c->b, (int)dev, &p->h),
            "(getting the default pool of device %d)", (int)dev);
   p->live = 1;
+  link_pool(c, p);
+  if (c->tracing) trace_pool_op(L, c, p, PS_OP_POOL_CREATE, 0, PS_UNSET, 0);
   lua_pushvalue(L, -1);
   lua_rawseti(L, -3, dev);
   return 1;
@@ -174,9 +211,11 @@ static int pool_default(lua_State *L) {
 /* Destroys the pool once (never the default pool). Blocks still allocated
  * from it stay valid until freed: CUDA's rule for cudaMemPoolDestroy.
  * Returns the backend's status; the Pool is dead either way. */
-static int pool_release(lua_State *L, ps_poolud *p) {
+static int pool_release(lua_State *L, ps_poolud *p, int from_gc) {
   if (!p->live || p->is_default) return PS_OK;
   ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
+  if (c->b && c->tracing) trace_pool_op(L, c, p, PS_OP_POOL_DESTROY, 0, PS_UNSET, from_gc);
+  unlink_pool(c, p);
   int st = (c->b && p->h) ? c->be->pool_destroy(c->b, p->h) : PS_OK;
   p->live = 0;
   p->h = NULL;
@@ -186,7 +225,7 @@ static int pool_release(lua_State *L, ps_poolud *p) {
 static int pool_gc(lua_State *L) {
   ps_poolud *p = (ps_poolud *)ps_toud(L, 1, PS_UV_POOL);
   if (p == NULL) return luaL_typeerror(L, 1, PS_POOL);      /* called by hand */
-  if (pool_release(L, p) != PS_OK)
+  if (pool_release(L, p, 1) != PS_OK)
     lua_warning(L, "poolsh: destroying a pool failed", 0);
   return 0;
 }
@@ -195,7 +234,7 @@ static int pool_destroy(lua_State *L) {
   ps_poolud *p = ps_checkpool(L, 1);
   if (p->is_default) return luaL_error(L, "the default pool cannot be destroyed");
   ps_context(L);
-  ps_check(L, pool_release(L, p), "(destroying pool p%d)", p->id);
+  ps_check(L, pool_release(L, p, 0), "(destroying pool p%d)", p->id);
   return 0;
 }
 
@@ -219,6 +258,7 @@ static int pool_reset_high(lua_State *L) {
   ps_ctx *c = ps_context(L);
   ps_check(L, c->be->pool_set(c->b, p->h, PS_ATTR_RESERVED_HIGH, 0), "(resetting pool p%d)", p->id);
   ps_check(L, c->be->pool_set(c->b, p->h, PS_ATTR_USED_HIGH, 0), "(resetting pool p%d)", p->id);
+  if (c->tracing) trace_pool_op(L, c, p, PS_OP_SET, 4, 0, 0);
   lua_settop(L, 1);
   return 1;
 }
@@ -228,7 +268,12 @@ static int pool_trim(lua_State *L) {
   ps_poolud *p = ps_checkpool(L, 1);
   uint64_t keep = ps_optsize(L, 2, 0);
   ps_ctx *c = ps_context(L);
+  if (c->tracing) ps_trace_sync_begin(c);
   ps_check(L, c->be->pool_trim(c->b, p->h, keep), "(trimming pool p%d)", p->id);
+  if (c->tracing) {
+    trace_pool_op(L, c, p, PS_OP_TRIM, 0, keep, 0);
+    ps_trace_sync_end(L, c);
+  }
   lua_settop(L, 1);
   return 1;
 }
@@ -236,6 +281,12 @@ static int pool_trim(lua_State *L) {
 /* Raises the failure of an allocation, naming size, pool and stream. */
 static int alloc_failed(lua_State *L, int st, uint64_t size, ps_poolud *p, ps_streamud *s) {
   char sz[32], n[16];
+  ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
+  ps_rec *r = c->tracing ? ps_trace_rec(L, c, PS_OP_ALLOC_FAILED, 0) : NULL;
+  if (r) {
+    r->stream = s->id, r->size = size;
+    ps_trace_pool(L, c, p, 0, 1);
+  }
   return ps_fail(L, st, "allocating %s from pool p%d on stream %s",
                  ps_fmtsize(sz, sizeof sz, size), p->id, ps_streamname(n, sizeof n, s));
 }
@@ -271,6 +322,7 @@ static int pool_alloc(lua_State *L) {
   }
   if (st != PS_OK) return alloc_failed(L, st, size, p, s);
   b->live = 1;
+  if (c->tracing) ps_trace_alloc(L, c, b, p);
   return 1;
 }
 

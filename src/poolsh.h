@@ -31,6 +31,9 @@ enum {
  * the hot paths check a type with two API calls (see ps_toud). */
 #define PS_TAG 0x70530000u
 
+typedef struct ps_trace ps_trace;
+struct ps_poolud;
+
 /* Per-state device context: the backend and its handle. b is NULL once
  * the context is closed (at lua_close), after every object's finalizer. */
 typedef struct ps_ctx {
@@ -42,6 +45,9 @@ typedef struct ps_ctx {
   char backend_want[8];      /* "auto", "cuda" or "sim" */
   uint64_t sim_memory;
   volatile sig_atomic_t interrupt;  /* set by the host's SIGINT handler */
+  ps_trace *trace;           /* the recorder, NULL until first used */
+  int tracing;               /* recording now: the hot paths test this */
+  struct ps_poolud *pools;   /* live pools, for release attribution */
 } ps_ctx;
 
 enum { PS_ID_POOL, PS_ID_STREAM, PS_ID_EVENT, PS_ID_BUFFER };
@@ -75,6 +81,9 @@ typedef struct ps_poolud {
   int is_default;
   int live;
   ps_pool_props props;
+  struct ps_poolud *next;    /* in ctx->pools while live */
+  uint64_t last_reserved;    /* recorder: reserved bytes last seen */
+  uint64_t last_used;        /* recorder: used bytes, kept by alloc and free */
 } ps_poolud;
 
 /* A Buffer's user values: 1 = its Pool (or nil), 2 = its Stream (or nil);
@@ -145,6 +154,43 @@ int poolsh_open_pool(lua_State *L);
 int poolsh_open_buffer(lua_State *L);
 int poolsh_open_device(lua_State *L);
 int poolsh_open_bench(lua_State *L);
+
+/* trace.c: the recorder (docs/trace.md). */
+typedef enum {
+  PS_OP_ALLOC, PS_OP_ALLOC_FAILED, PS_OP_FREE, PS_OP_FREE_COMPLETED, PS_OP_RESERVE,
+  PS_OP_RELEASE, PS_OP_COPY, PS_OP_FILL, PS_OP_TOUCH, PS_OP_VERIFY, PS_OP_SPIN,
+  PS_OP_RECORD, PS_OP_WAIT, PS_OP_STREAM_SYNC, PS_OP_EVENT_SYNC, PS_OP_DEVICE_SYNC,
+  PS_OP_TRIM, PS_OP_SET, PS_OP_POOL_CREATE, PS_OP_POOL_DESTROY, PS_OP_STREAM_CREATE,
+  PS_OP_STREAM_DESTROY, PS_OP_COUNT
+} ps_op;
+
+#define PS_UNSET UINT64_MAX
+
+/* One event. Ids are -1 and sizes PS_UNSET when they do not apply; other
+ * is the second object (copy source, event, reused-from buffer, a release's
+ * cause); kind is the buffer kind, a set's setting, or a release's cause op. */
+typedef struct ps_rec {
+  uint8_t op, kind, rule, gc;
+  int32_t stream, pool, buffer, other;
+  int32_t src, line;
+  double t, dur;              /* dur: ms of device work, or 0 when unknown */
+  uint64_t addr, size, reserved, used, pending, value;
+} ps_rec;
+
+ps_rec *ps_trace_rec(lua_State *L, ps_ctx *c, ps_op op, int from_gc);
+void ps_trace_pool(lua_State *L, ps_ctx *c, ps_poolud *p, int64_t used_delta, int grows);
+void ps_trace_sync_begin(ps_ctx *c);
+void ps_trace_sync_end(lua_State *L, ps_ctx *c);
+void ps_trace_free(ps_trace *tr);
+void ps_trace_set_dur(ps_ctx *c, double ms);
+void ps_trace_op(lua_State *L, ps_ctx *c, ps_op op, int stream, int buffer, int other,
+                 uint64_t addr, uint64_t size);
+void ps_trace_alloc(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_poolud *p);
+void ps_trace_release(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_streamud *s,
+                      ps_poolud *p, int from_gc);
+const char *ps_pool_setting_name(int i);
+int poolsh_open_trace(lua_State *L);
+
 
 /* The flag the host's SIGINT handler sets to stop a wait (Ctrl-C). */
 volatile sig_atomic_t *poolsh_interrupt_flag(lua_State *L);

@@ -64,6 +64,7 @@ static int stream_new(lua_State *L) {
   ps_check(L, c->be->stream_create(c->b, (int)prio, blocking, &s->h),
            "(creating stream s%d)", s->id);
   s->live = 1;
+  if (c->tracing) ps_trace_op(L, c, PS_OP_STREAM_CREATE, s->id, -1, -1, PS_UNSET, PS_UNSET);
   return 1;
 }
 
@@ -99,8 +100,9 @@ static int stream_gc(lua_State *L) {
 static int stream_destroy(lua_State *L) {
   ps_streamud *s = ps_checkstream(L, 1);
   if (s->id == 0) return luaL_error(L, "the default stream cannot be destroyed");
-  ps_context(L);
+  ps_ctx *c = ps_context(L);
   ps_check(L, stream_release(L, s), "(destroying stream s%d)", s->id);
+  if (c->tracing) ps_trace_op(L, c, PS_OP_STREAM_DESTROY, s->id, -1, -1, PS_UNSET, PS_UNSET);
   return 0;
 }
 
@@ -108,8 +110,13 @@ static int stream_sync(lua_State *L) {
   ps_streamud *s = ps_checkstream(L, 1);
   ps_ctx *c = ps_context(L);
   char n[16];
+  if (c->tracing) ps_trace_sync_begin(c);
   ps_check(L, c->be->stream_sync(c->b, s->h), "(synchronizing stream %s)",
            ps_streamname(n, sizeof n, s));
+  if (c->tracing) {
+    ps_trace_op(L, c, PS_OP_STREAM_SYNC, s->id, -1, -1, PS_UNSET, PS_UNSET);
+    ps_trace_sync_end(L, c);
+  }
   lua_settop(L, 1);
   return 1;
 }
@@ -140,6 +147,7 @@ static int stream_record(lua_State *L) {
   char n[16];
   ps_check(L, c->be->event_record(c->b, e->h, s->h), "(recording event e%d on stream %s)",
            e->id, ps_streamname(n, sizeof n, s));
+  if (c->tracing) ps_trace_op(L, c, PS_OP_RECORD, s->id, -1, e->id, PS_UNSET, PS_UNSET);
   return 1;
 }
 
@@ -150,6 +158,7 @@ static int stream_wait(lua_State *L) {
   char n[16];
   ps_check(L, c->be->stream_wait(c->b, s->h, e->h), "(stream %s waiting on event e%d)",
            ps_streamname(n, sizeof n, s), e->id);
+  if (c->tracing) ps_trace_op(L, c, PS_OP_WAIT, s->id, -1, e->id, PS_UNSET, PS_UNSET);
   lua_settop(L, 1);
   return 1;
 }

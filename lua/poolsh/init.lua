@@ -42,6 +42,12 @@ function poolsh.sim.set(name, value)
   return core.option(name, value)
 end
 
+poolsh.trace = require "poolsh.trace"
+for _, k in ipairs { "trace_start", "trace_stop", "trace_clear", "trace_events",
+                     "trace_recording", "trace_count" } do
+  poolsh[k] = nil
+end
+
 poolsh.repl = require "poolsh.repl"
 poolsh.repl.init(poolsh)
 

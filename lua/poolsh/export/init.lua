@@ -1,0 +1,77 @@
+--- Trace exporters: write poolsh's recorded events (docs/trace.md) in
+-- formats that other tools open. See docs/export.md.
+--   export.save("run.json", poolsh.trace.events(), poolsh.trace.meta())
+local M = {}
+
+-- Extension -> the module that writes it.
+local modules = {
+  json = "poolsh.export.chrome",
+  csv = "poolsh.export.rmm",
+  pickle = "poolsh.export.pytorch",
+  html = "poolsh.export.html",
+}
+local aliases = { chrome = "json", rmm = "csv", pytorch = "pickle" }
+
+--- The formats save() picks by extension.
+M.formats = { "json", "csv", "pickle", "html" }
+
+local function supported()
+  return "." .. table.concat(M.formats, ", .")
+end
+
+local function check_events(events, meta)
+  if events == nil then events = {} end
+  if type(events) ~= "table" then
+    error("poolsh.export: events must be a table (an array of events), got " .. type(events), 3)
+  end
+  if meta ~= nil and type(meta) ~= "table" then
+    error("poolsh.export: meta must be a table or nil, got " .. type(meta), 3)
+  end
+  local clean = {}
+  for _, ev in ipairs(events) do
+    if type(ev) == "table" then clean[#clean + 1] = ev end
+  end
+  return clean, meta or {}
+end
+
+--- The file's contents for format ("json", "csv", "pickle", "html", or
+-- "chrome", "rmm", "pytorch") as a string. Raises on an unknown format.
+function M.to_string(format, events, meta)
+  local name = aliases[format] or format
+  local mod = modules[name]
+  if not mod then
+    error(string.format("poolsh.export: unknown format '%s' (supported: %s)",
+      tostring(format), table.concat(M.formats, ", ")), 2)
+  end
+  events, meta = check_events(events, meta)
+  return require(mod).encode(events, meta)
+end
+
+--- Writes events to path in the format its extension names; returns path.
+-- Raises naming the extension when it is not .json, .csv, .pickle, .html,
+-- and naming the path when the file cannot be written.
+function M.save(path, events, meta)
+  if type(path) ~= "string" then
+    error("poolsh.export.save: path must be a string, got " .. type(path), 2)
+  end
+  local ext = path:match("%.([%w_]+)$")
+  local name = ext and ext:lower()
+  if not (name and modules[name]) then
+    error(string.format("poolsh.export.save: unsupported extension '%s' in '%s' (supported: %s)",
+      ext and ("." .. ext) or "(none)", path, supported()), 2)
+  end
+  events, meta = check_events(events, meta)
+  local data = require(modules[name]).encode(events, meta)
+  local f, err = io.open(path, "wb")
+  if not f then
+    error(string.format("poolsh.export.save: cannot open '%s' for writing: %s", path, err), 2)
+  end
+  local ok, werr = f:write(data)
+  f:close()
+  if not ok then
+    error(string.format("poolsh.export.save: cannot write '%s': %s", path, werr), 2)
+  end
+  return path
+end
+
+return M

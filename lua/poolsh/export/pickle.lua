@@ -1,0 +1,144 @@
+--- A minimal Python pickle writer (protocol 2), enough for data: dict,
+-- list, str (UTF-8), int (any Lua integer; beyond 32 bits via LONG1),
+-- float, bool and None. Python's pickle.load reads it back.
+--   pickle.dumps({segments = pickle.list{}, n = 3})
+-- A Lua table is a list when pickle.list marks it or when its keys are
+-- exactly 1..n (n > 0); otherwise a dict (empty: {} unless marked).
+-- pickle.None stands for None inside a list, where nil cannot.
+local M = {}
+
+local list_mt = { __name = "poolsh.pickle.list" }
+local dict_mt = { __name = "poolsh.pickle.dict" }
+
+--- Marks t as a list (so an empty one pickles as []).
+function M.list(t) return setmetatable(t or {}, list_mt) end
+
+--- Marks t as a dict (so a sequence pickles as {1: ..., 2: ...}).
+function M.dict(t) return setmetatable(t or {}, dict_mt) end
+
+--- None, where a Lua value is needed.
+M.None = setmetatable({}, { __name = "poolsh.pickle.None" })
+
+-- Opcodes of protocols 0-2 (Lib/pickle.py names).
+local PROTO, STOP = "\x80", "."
+local EMPTY_DICT, EMPTY_LIST, MARK = "}", "]", "("
+local SETITEMS, APPENDS = "u", "e"
+local BININT, BININT1, BININT2, LONG1 = "J", "K", "M", "\x8a"
+local BINFLOAT, BINUNICODE = "G", "X"
+local NONE, NEWTRUE, NEWFALSE = "N", "\x88", "\x89"
+
+-- Python pickles containers in batches of 1000 items; so do we.
+local BATCH = 1000
+
+-- An integer's shortest little-endian two's complement bytes (LONG1 body).
+local function long_bytes(n)
+  local b = string.pack("<i8", n)
+  local len = 8
+  while len > 1 do
+    local last, prev = b:byte(len), b:byte(len - 1)
+    if (last == 0 and prev < 0x80) or (last == 0xff and prev >= 0x80) then
+      len = len - 1
+    else
+      break
+    end
+  end
+  return b:sub(1, len)
+end
+
+local function int(n, out)
+  if n >= 0 and n < 0x100 then
+    out[#out + 1] = BININT1 .. string.char(n)
+  elseif n >= 0 and n < 0x10000 then
+    out[#out + 1] = BININT2 .. string.pack("<I2", n)
+  elseif n >= -0x80000000 and n < 0x80000000 then
+    out[#out + 1] = BININT .. string.pack("<i4", n)
+  else
+    local b = long_bytes(n)
+    out[#out + 1] = LONG1 .. string.char(#b) .. b
+  end
+end
+
+local function is_list(t)
+  local mt = getmetatable(t)
+  if mt == list_mt then return true end
+  if mt == dict_mt then return false end
+  local n = #t
+  if n == 0 then return false end
+  for k in pairs(t) do
+    if math.type(k) ~= "integer" or k < 1 or k > n then return false end
+  end
+  return true
+end
+
+-- Keys in a stable order: numbers first (ascending), then strings.
+local function sorted_keys(t)
+  local keys = {}
+  for k in pairs(t) do
+    local ty = type(k)
+    if ty ~= "string" and ty ~= "number" and ty ~= "boolean" then
+      error("poolsh.pickle: dict keys must be strings, numbers or booleans, got " .. ty, 0)
+    end
+    keys[#keys + 1] = k
+  end
+  table.sort(keys, function(a, b)
+    local ta, tb = type(a), type(b)
+    if ta ~= tb then return ta < tb end
+    if ta == "boolean" then return (not a) and b end
+    return a < b
+  end)
+  return keys
+end
+
+local value
+
+-- Items in batches: MARK item... APPENDS (or MARK k v... SETITEMS).
+local function batched(items, per, op, out, depth)
+  local n = #items
+  for first = 1, n, BATCH * per do
+    out[#out + 1] = MARK
+    for i = first, math.min(n, first + BATCH * per - 1) do value(items[i], out, depth) end
+    out[#out + 1] = op
+  end
+end
+
+local function table_value(t, out, depth)
+  if t == M.None then out[#out + 1] = NONE; return end
+  if depth > 100 then error("poolsh.pickle: table nested too deeply (a cycle?)", 0) end
+  if is_list(t) then
+    out[#out + 1] = EMPTY_LIST
+    local items = {}
+    for i = 1, #t do items[i] = t[i] == nil and M.None or t[i] end
+    batched(items, 1, APPENDS, out, depth + 1)
+  else
+    out[#out + 1] = EMPTY_DICT
+    local items = {}
+    for _, k in ipairs(sorted_keys(t)) do
+      items[#items + 1] = k
+      items[#items + 1] = t[k]
+    end
+    batched(items, 2, SETITEMS, out, depth + 1)
+  end
+end
+
+function value(v, out, depth)
+  local ty = type(v)
+  if v == nil then out[#out + 1] = NONE
+  elseif ty == "boolean" then out[#out + 1] = v and NEWTRUE or NEWFALSE
+  elseif math.type(v) == "integer" then int(v, out)
+  elseif ty == "number" then out[#out + 1] = BINFLOAT .. string.pack(">d", v)
+  elseif ty == "string" then
+    if not utf8.len(v) then error("poolsh.pickle: string is not valid UTF-8", 0) end
+    out[#out + 1] = BINUNICODE .. string.pack("<I4", #v) .. v
+  elseif ty == "table" then table_value(v, out, depth)
+  else error("poolsh.pickle: cannot pickle a " .. ty, 0) end
+end
+
+--- The pickle bytes (protocol 2) of v.
+function M.dumps(v)
+  local out = { PROTO .. "\x02" }
+  value(v, out, 0)
+  out[#out + 1] = STOP
+  return table.concat(out)
+end
+
+return M

@@ -1,0 +1,307 @@
+--- A PyTorch CUDA memory snapshot (the dict torch.cuda.memory._snapshot()
+-- returns), pickled, so PyTorch's viewers open a poolsh trace:
+--   python -m torch.cuda._memory_viz trace_plot run.pickle -o run.html
+-- or drag run.pickle onto https://pytorch.org/memory_viz.
+--
+-- {segments = [segment...], device_traces = [[entry...]]}: the segments are
+-- the state at the end of the trace; device_traces[device] replays it with
+-- actions alloc, free_requested, free_completed, segment_alloc,
+-- segment_free (and oom for alloc_failed).
+--
+-- Approximations (docs/export.md says more): PyTorch's segments are
+-- cudaMalloc'd regions; a poolsh pool's reserve events give its regions.
+-- Release events carry no address, so a release frees the newest regions
+-- without live blocks until its size is covered (all of them when the pool's
+-- reserved drops to 0). Allocations outside every reserved region (no
+-- reserve events, as on cuda) get one derived region per pool: the span of
+-- those buffers. A buffer whose address is reused before its
+-- free_completed was recorded is completed just before the reuse.
+local pickle = require "poolsh.export.pickle"
+local util = require "poolsh.export.util"
+
+local M = {}
+
+local L = pickle.list
+
+--- [{filename=, line=, name=}] for "script.lua:12" (name: the op).
+function M.frames(src, op)
+  if type(src) ~= "string" or src == "" then return L() end
+  local file, line = src:match("^(.*):(%d+)$")
+  return L { { filename = file or src, line = math.tointeger(tonumber(line)) or 0,
+    name = tostring(op or "?") } }
+end
+
+local function int(v) return math.tointeger(v) or 0 end
+
+local function inside(addr, size, r)
+  return addr >= r.addr and addr + size <= r.addr + r.size
+end
+
+local function overlaps(a, asize, b, bsize)
+  return a < b + bsize and b < a + asize
+end
+
+local function is_host(ev)
+  return ev.pool == nil and (ev.kind == "pinned" or ev.kind == "pageable")
+end
+
+-- Per pool: regions from reserve events, and the span of the buffers that
+-- lie outside all of them (nil when there are none).
+local function prepass(events)
+  local reserved, hull = {}, {}
+  for _, ev in ipairs(events) do
+    if ev.op == "reserve" and ev.pool ~= nil and math.type(ev.addr) and math.type(ev.size) then
+      local list = reserved[ev.pool] or {}
+      list[#list + 1] = { addr = ev.addr, size = ev.size }
+      reserved[ev.pool] = list
+    end
+  end
+  for _, ev in ipairs(events) do
+    if ev.op == "alloc" and ev.pool ~= nil and math.type(ev.addr) and math.type(ev.size) then
+      local covered = false
+      for _, r in ipairs(reserved[ev.pool] or {}) do
+        if inside(ev.addr, ev.size, r) then covered = true; break end
+      end
+      if not covered then
+        local h = hull[ev.pool]
+        if not h then
+          hull[ev.pool] = { lo = ev.addr, hi = ev.addr + ev.size }
+        else
+          h.lo, h.hi = math.min(h.lo, ev.addr), math.max(h.hi, ev.addr + ev.size)
+        end
+      end
+    end
+  end
+  return hull
+end
+
+-- The replay: trace entries plus the live regions and buffers at the end.
+local Replay = {}
+Replay.__index = Replay
+
+local function new_replay(events, meta)
+  local dev = meta.device or {}
+  return setmetatable({ trace = L(), pools = {}, buffers = {}, order = 0,
+    hull = prepass(events), total = math.tointeger(dev.total) }, Replay)
+end
+
+function Replay:entry(action, addr, size, stream, frames, t)
+  self.trace[#self.trace + 1] = { action = action, addr = int(addr), size = int(size),
+    stream = int(stream), frames = frames or L(), time_us = math.floor(t * 1000 + 0.5) }
+  return self.trace[#self.trace]
+end
+
+function Replay:pool(id)
+  local p = self.pools[id]
+  if not p then
+    p = { regions = {} }
+    self.pools[id] = p
+  end
+  return p
+end
+
+function Replay:add_region(pool, addr, size, stream, t)
+  self.order = self.order + 1
+  local p = self:pool(pool)
+  p.regions[#p.regions + 1] = { addr = addr, size = size, stream = stream or 0, order = self.order }
+  self:entry("segment_alloc", addr, size, stream, nil, t)
+end
+
+function Replay:drop_region(pool, i, t)
+  local r = table.remove(self.pools[pool].regions, i)
+  self:entry("segment_free", r.addr, r.size, r.stream, nil, t)
+  return r.size
+end
+
+function Replay:region_busy(pool, r)
+  for _, b in pairs(self.buffers) do
+    if b.pool == pool and overlaps(b.addr, b.size, r.addr, r.size) then return true end
+  end
+  return false
+end
+
+function Replay:covered(pool, addr, size)
+  for _, r in ipairs(self:pool(pool).regions) do
+    if inside(addr, size, r) then return true end
+  end
+  return false
+end
+
+-- Gives an alloc a region when no live one holds it.
+function Replay:ensure_region(ev, t)
+  if self:covered(ev.pool, ev.addr, ev.size) then return end
+  local h = self.hull[ev.pool]
+  if h and ev.addr >= h.lo and ev.addr + ev.size <= h.hi then
+    self:add_region(ev.pool, h.lo, h.hi - h.lo, ev.stream, t)
+  else
+    self:add_region(ev.pool, ev.addr, ev.size, ev.stream, t)
+  end
+end
+
+-- Completes pending frees that an alloc at the same memory proves done.
+function Replay:complete_overlapping(ev, t)
+  for id, b in pairs(self.buffers) do
+    if b.pool == ev.pool and b.state == "active_pending_free"
+        and overlaps(b.addr, b.size, ev.addr, ev.size) then
+      self:entry("free_completed", b.addr, b.size, b.stream, nil, t)
+      self.buffers[id] = nil
+    end
+  end
+end
+
+function Replay:alloc(ev, t)
+  if not (math.type(ev.addr) and math.type(ev.size)) then return end
+  local frames = M.frames(ev.src, ev.op)
+  local key = ev.buffer or ("@" .. ev.addr)
+  if ev.pool == nil then
+    -- A cudaMalloc'd buffer is its own segment.
+    self:add_region("malloc:" .. tostring(key), ev.addr, ev.size, ev.stream, t)
+  else
+    self:complete_overlapping(ev, t)
+    self:ensure_region(ev, t)
+  end
+  self.buffers[key] = { addr = ev.addr, size = ev.size, stream = ev.stream or 0,
+    pool = ev.pool or ("malloc:" .. tostring(key)), frames = frames, state = "active_allocated" }
+  self:entry("alloc", ev.addr, ev.size, ev.stream, frames, t)
+end
+
+function Replay:find(ev)
+  local key = ev.buffer
+  if key == nil and math.type(ev.addr) then key = "@" .. ev.addr end
+  return key, key ~= nil and self.buffers[key] or nil
+end
+
+function Replay:free(ev, t)
+  local key, b = self:find(ev)
+  local addr, size = ev.addr or (b and b.addr), ev.size or (b and b.size)
+  self:entry("free_requested", addr, size, ev.stream, M.frames(ev.src, ev.op), t)
+  if b and type(b.pool) == "string" then
+    -- cudaFree: completes at once and gives the segment back.
+    self.buffers[key] = nil
+    self:entry("free_completed", addr, size, ev.stream, nil, t)
+    local regions = self.pools[b.pool] and self.pools[b.pool].regions or {}
+    for i = #regions, 1, -1 do self:drop_region(b.pool, i, t) end
+  elseif b then
+    b.state = "active_pending_free"
+  end
+end
+
+function Replay:free_completed(ev, t)
+  local key, b = self:find(ev)
+  if b and b.state ~= "active_pending_free" then return end
+  if b then self.buffers[key] = nil end
+  self:entry("free_completed", ev.addr or (b and b.addr), ev.size or (b and b.size),
+    ev.stream or (b and b.stream), nil, t)
+end
+
+function Replay:release(ev, t)
+  local p = self.pools[ev.pool]
+  if not p then return end
+  local all = ev.op == "pool_destroy" or ev.reserved == 0
+  local want, freed = int(ev.size), 0
+  local regions = p.regions
+  for i = #regions, 1, -1 do
+    if not all and freed >= want then break end
+    if all or not self:region_busy(ev.pool, regions[i]) then
+      freed = freed + self:drop_region(ev.pool, i, t)
+    end
+  end
+end
+
+function Replay:reserved_total()
+  local sum = 0
+  for _, p in pairs(self.pools) do
+    for _, r in ipairs(p.regions) do sum = sum + r.size end
+  end
+  return sum
+end
+
+function Replay:oom(ev, t)
+  local e = self:entry("oom", 0, ev.size, ev.stream, M.frames(ev.src, ev.op), t)
+  e.addr = nil
+  e.device_free = self.total and math.max(0, self.total - self:reserved_total()) or 0
+end
+
+function Replay:run(events)
+  local ts = util.times(events)
+  for i, ev in ipairs(events) do
+    local op, t = ev.op, ts[i]
+    if is_host(ev) then -- luacheck: ignore 542
+      -- Host memory is not the device's: PyTorch's snapshot has no place for it.
+    elseif op == "reserve" and ev.pool ~= nil and math.type(ev.addr) and math.type(ev.size) then
+      self:add_region(ev.pool, ev.addr, ev.size, ev.stream, t)
+    elseif op == "alloc" then self:alloc(ev, t)
+    elseif op == "free" then self:free(ev, t)
+    elseif op == "free_completed" then self:free_completed(ev, t)
+    elseif (op == "release" or op == "pool_destroy") and ev.pool ~= nil then self:release(ev, t)
+    elseif op == "alloc_failed" then self:oom(ev, t)
+    end
+  end
+end
+
+-- A region's blocks: live buffers by address, the gaps as inactive blocks.
+function Replay:blocks(pool, r)
+  local live = {}
+  for _, b in pairs(self.buffers) do
+    if b.pool == pool and inside(b.addr, b.size, r) then live[#live + 1] = b end
+  end
+  table.sort(live, function(a, b) return a.addr < b.addr end)
+  local blocks, at = L(), r.addr
+  local function gap(upto)
+    if upto > at then
+      blocks[#blocks + 1] = { address = at, size = upto - at, requested_size = 0,
+        state = "inactive", frames = L() }
+    end
+  end
+  for _, b in ipairs(live) do
+    if b.addr >= at then -- overlapping buffers (inconsistent input) are left out
+      gap(b.addr)
+      blocks[#blocks + 1] = { address = b.addr, size = b.size, requested_size = b.size,
+        state = b.state, frames = b.frames }
+      at = b.addr + b.size
+    end
+  end
+  gap(r.addr + r.size)
+  return blocks
+end
+
+function Replay:segments(device, meta)
+  local regions = {}
+  for pool, p in pairs(self.pools) do
+    for _, r in ipairs(p.regions) do regions[#regions + 1] = { pool = pool, r = r } end
+  end
+  table.sort(regions, function(a, b) return a.r.addr < b.r.addr end)
+  local segs = L()
+  for _, x in ipairs(regions) do
+    local blocks = self:blocks(x.pool, x.r)
+    local allocated, active = 0, 0
+    for _, b in ipairs(blocks) do
+      if b.state == "active_allocated" then allocated = allocated + b.size end
+      if b.state ~= "inactive" then active = active + b.size end
+    end
+    local pool_name = type(x.pool) == "string" and "cudaMalloc" or util.pool_name(meta, x.pool)
+    segs[#segs + 1] = { device = device, address = x.r.addr, total_size = x.r.size,
+      allocated_size = allocated, active_size = active, requested_size = allocated,
+      stream = int(x.r.stream), segment_type = "large", is_expandable = false,
+      frames = L(), blocks = blocks, poolsh_pool = pool_name }
+  end
+  return segs
+end
+
+--- The snapshot as Lua tables (lists marked for pickle).
+function M.build(events, meta)
+  meta = meta or {}
+  local device = math.tointeger(meta.device and meta.device.index) or 0
+  local replay = new_replay(events, meta)
+  replay:run(events)
+  local traces = L()
+  for i = 0, device do traces[i + 1] = i == device and replay.trace or L() end
+  return { segments = replay:segments(device, meta), device_traces = traces }
+end
+
+--- The pickle bytes.
+function M.encode(events, meta)
+  return pickle.dumps(M.build(events, meta))
+end
+
+return M

@@ -409,9 +409,26 @@ print(json.dumps({
         if ev.op ~= "reserve" then evs[#evs + 1] = ev end
       end
       local s = python(put("derived.pickle", export.to_string("pickle", evs, meta)), SUMMARY)
-      assert.same({ 16 * MiB, 2 * MiB }, s.sizes)
+      -- the pool's peak reserved, more than the buffers' span (16 MiB)
+      assert.same({ 32 * MiB, 2 * MiB }, s.sizes)
       assert.is_true(s.tiled)
       assert.is_true(s.replay_matches)
+    end)
+
+    it("opens a reserve recorded after its alloc at that alloc", function()
+      local evs = {
+        { t = 1, op = "alloc", stream = 1, pool = 1, buffer = 1, addr = BASE, size = MiB, reserved = 32 * MiB },
+        { t = 1, op = "reserve", pool = 1, addr = BASE, size = 32 * MiB, reserved = 32 * MiB },
+      }
+      local s = python(put("late.pickle", export.to_string("pickle", evs, {})), SUMMARY)
+      assert.same({ "segment_alloc", "alloc" }, s.actions)
+      assert.same({ 32 * MiB }, s.sizes)
+      -- without an address: the derived region spans the pool's peak reserved
+      evs[2].addr = nil
+      s = python(put("late2.pickle", export.to_string("pickle", evs, {})), SUMMARY)
+      assert.same({ "segment_alloc", "alloc" }, s.actions)
+      assert.same({ 32 * MiB }, s.sizes)
+      assert.is_true(s.tiled)
     end)
 
     it("completes a pending free when its memory is reused", function()

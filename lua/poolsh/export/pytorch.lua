@@ -12,9 +12,10 @@
 -- cudaMalloc'd regions; a poolsh pool's reserve events give its regions.
 -- Release events carry no address, so a release frees the newest regions
 -- without live blocks until its size is covered (all of them when the pool's
--- reserved drops to 0). Allocations outside every reserved region (no
--- reserve events, as on cuda) get one derived region per pool: the span of
--- those buffers. A buffer whose address is reused before its
+-- reserved drops to 0). A reserve recorded just after the alloc that caused
+-- it opens its region at that alloc. Allocations outside every reserved
+-- region (reserve events without addresses) get one derived region per pool:
+-- the span of those buffers, at least the pool's peak reserved. A buffer whose address is reused before its
 -- free_completed was recorded is completed just before the reuse.
 local pickle = require "poolsh.export.pickle"
 local util = require "poolsh.export.util"
@@ -45,11 +46,14 @@ local function is_host(ev)
   return ev.pool == nil and (ev.kind == "pinned" or ev.kind == "pageable")
 end
 
--- Per pool: regions from reserve events, and the span of the buffers that
--- lie outside all of them (nil when there are none).
+-- Per pool: the regions reserve events give, and the span of the buffers
+-- outside all of them (nil when none), at least the pool's peak reserved.
 local function prepass(events)
-  local reserved, hull = {}, {}
+  local reserved, hull, peak = {}, {}, {}
   for _, ev in ipairs(events) do
+    if ev.pool ~= nil and math.type(ev.reserved) then
+      peak[ev.pool] = math.max(peak[ev.pool] or 0, ev.reserved)
+    end
     if ev.op == "reserve" and ev.pool ~= nil and math.type(ev.addr) and math.type(ev.size) then
       local list = reserved[ev.pool] or {}
       list[#list + 1] = { addr = ev.addr, size = ev.size }
@@ -72,7 +76,10 @@ local function prepass(events)
       end
     end
   end
-  return hull
+  for pool, h in pairs(hull) do
+    if not reserved[pool] then h.hi = math.max(h.hi, h.lo + (peak[pool] or 0)) end
+  end
+  return hull, reserved
 end
 
 -- The replay: trace entries plus the live regions and buffers at the end.
@@ -81,8 +88,9 @@ Replay.__index = Replay
 
 local function new_replay(events, meta)
   local dev = meta.device or {}
+  local hull, reserved = prepass(events)
   return setmetatable({ trace = L(), pools = {}, buffers = {}, order = 0,
-    hull = prepass(events), total = math.tointeger(dev.total) }, Replay)
+    hull = hull, reserved = reserved, total = math.tointeger(dev.total) }, Replay)
 end
 
 function Replay:entry(action, addr, size, stream, frames, t)
@@ -120,6 +128,13 @@ function Replay:region_busy(pool, r)
   return false
 end
 
+function Replay:opened(pool, addr, size)
+  for _, r in ipairs(self:pool(pool).regions) do
+    if r.addr == addr and r.size == size then return true end
+  end
+  return false
+end
+
 function Replay:covered(pool, addr, size)
   for _, r in ipairs(self:pool(pool).regions) do
     if inside(addr, size, r) then return true end
@@ -127,9 +142,17 @@ function Replay:covered(pool, addr, size)
   return false
 end
 
--- Gives an alloc a region when no live one holds it.
+-- Gives an alloc a region when no live one holds it: the reserved region
+-- that holds it (its reserve event may come just after the alloc), else the
+-- derived one.
 function Replay:ensure_region(ev, t)
   if self:covered(ev.pool, ev.addr, ev.size) then return end
+  for _, r in ipairs(self.reserved[ev.pool] or {}) do
+    if inside(ev.addr, ev.size, r) then
+      self:add_region(ev.pool, r.addr, r.size, ev.stream, t)
+      return
+    end
+  end
   local h = self.hull[ev.pool]
   if h and ev.addr >= h.lo and ev.addr + ev.size <= h.hi then
     self:add_region(ev.pool, h.lo, h.hi - h.lo, ev.stream, t)
@@ -229,7 +252,9 @@ function Replay:run(events)
     if is_host(ev) then -- luacheck: ignore 542
       -- Host memory is not the device's: PyTorch's snapshot has no place for it.
     elseif op == "reserve" and ev.pool ~= nil and math.type(ev.addr) and math.type(ev.size) then
-      self:add_region(ev.pool, ev.addr, ev.size, ev.stream, t)
+      if not self:opened(ev.pool, ev.addr, ev.size) then
+        self:add_region(ev.pool, ev.addr, ev.size, ev.stream, t)
+      end
     elseif op == "alloc" then self:alloc(ev, t)
     elseif op == "free" then self:free(ev, t)
     elseif op == "free_completed" then self:free_completed(ev, t)

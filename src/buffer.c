@@ -76,9 +76,13 @@ static int buffer_gc(lua_State *L) {
   if (b == NULL) return luaL_typeerror(L, 1, PS_BUFFER);    /* called by hand */
   if (!b->live || !c->b) return 0;
   int st = buffer_release(c, b, ps_bufferstream(L, 1));
-  if (st == PS_OK && c->tracing) {
-    ps_streamud *s = b->stream && b->stream->live ? b->stream : NULL;
-    ps_trace_release(L, c, b, s, pool_of(L, 1), 1);
+  if (st == PS_OK && b->kind == PS_KIND_POOL) {
+    ps_streamud *s = b->stream && b->stream->live ? b->stream : ps_stream_by_id(c, 0);
+    ps_poolud *p = pool_of(L, 1);
+    ps_ledger_free(c, p, s, b);
+    if (c->tracing) ps_trace_release(L, c, b, s, p, 1);
+  } else if (st == PS_OK && c->tracing) {
+    ps_trace_release(L, c, b, NULL, NULL, 1);
   }
   if (st != PS_OK) {
     char msg[200];
@@ -127,7 +131,14 @@ static int buffer_free(lua_State *L) {
     if (su) ps_streamname(n, sizeof n, su);
     ps_fail(L, st, "(freeing buffer b%d on stream %s)", b->id, n);
   }
-  if (c->tracing) ps_trace_release(L, c, b, su, pool_of(L, 1), 0);
+  if (b->kind == PS_KIND_POOL) {
+    if (su == NULL) su = ps_stream_by_id(c, 0);
+    ps_poolud *p = pool_of(L, 1);
+    ps_ledger_free(c, p, su, b);
+    if (c->tracing) ps_trace_release(L, c, b, su, p, 0);
+  } else if (c->tracing) {
+    ps_trace_release(L, c, b, NULL, NULL, 0);
+  }
   mark_freed(L, 1);
   return 0;
 }
@@ -201,6 +212,15 @@ static int buffer_index(lua_State *L) {
   else if (strcmp(k, "id") == 0) lua_pushinteger(L, b->id);
   else if (strcmp(k, "name") == 0) lua_pushfstring(L, "b%d", b->id);
   else if (strcmp(k, "registered") == 0) lua_pushboolean(L, b->registered);
+  else if (strcmp(k, "reused") == 0) lua_pushboolean(L, b->reused_from >= 0);
+  else if (strcmp(k, "reused_from") == 0) {
+    if (b->reused_from >= 0) lua_pushinteger(L, b->reused_from);
+    else lua_pushnil(L);
+  } else if (strcmp(k, "reuse_rule") == 0) {
+    const char *rule = ps_rule_name(b->reused_from >= 0 ? b->reuse_rule : PS_RULE_NONE);
+    if (rule) lua_pushstring(L, rule);
+    else lua_pushnil(L);
+  }
   else lua_pushnil(L);
   return 1;
 }

@@ -68,6 +68,8 @@ static int ctx_gc(lua_State *L) {
   c->b = NULL;
   ps_trace_free(c->trace);
   c->trace = NULL;
+  ps_ledger_free_all(c->ledger);
+  c->ledger = NULL;
   return 0;
 }
 

@@ -49,6 +49,7 @@ static int dev_sync(lua_State *L) {
     ps_trace_op(L, c, PS_OP_DEVICE_SYNC, -1, -1, -1, PS_UNSET, PS_UNSET);
     ps_trace_sync_end(L, c);
   }
+  ps_after_sync(L, c, NULL, 0);
   return 0;
 }
 
@@ -75,23 +76,16 @@ static int dev_wallclock(lua_State *L) {
 }
 
 /* The stream for a primitive on the buffer at barg: the Stream at sarg,
- * else the buffer's own stream, else the default stream. */
-static ps_stream *work_stream(lua_State *L, int barg, int sarg, char *name, size_t n, int *id) {
-  if (!lua_isnoneornil(L, sarg)) {
-    ps_streamud *s = ps_checkstream(L, sarg);
-    ps_streamname(name, n, s);
-    *id = s->id;
-    return s->h;
-  }
-  ps_streamud *s = ((ps_bufferud *)lua_touserdata(L, barg))->stream;
-  if (s && s->live) {
-    ps_streamname(name, n, s);
-    *id = s->id;
-    return s->h;
-  }
-  snprintf(name, n, "default");
-  *id = 0;
-  return NULL;
+ * else the buffer's own stream, else the default stream. Counts the
+ * operation about to be queued on it (the ledger's positions). */
+static ps_streamud *work_stream(lua_State *L, ps_ctx *c, int barg, int sarg, char *name, size_t n) {
+  ps_streamud *s = NULL;
+  if (!lua_isnoneornil(L, sarg)) s = ps_checkstream(L, sarg);
+  else if ((s = ((ps_bufferud *)lua_touserdata(L, barg))->stream) == NULL || !s->live)
+    s = ps_stream_by_id(c, 0);
+  ps_streamname(name, n, s);
+  s->ops++;
+  return s;
 }
 
 /* A buffer kernels can reach: not unregistered pageable memory. */
@@ -114,11 +108,10 @@ static int dev_fill(lua_State *L) {
   ps_bufferud *b = check_device_visible(L, 1, "fill");
   int byte = check_byte(L, 2);
   char n[16];
-  int sid;
-  ps_stream *s = work_stream(L, 1, 3, n, sizeof n, &sid);
   ps_ctx *c = ps_context(L);
-  ps_check(L, c->be->fill(c->b, b->addr, b->size, byte, s), "(filling b%d on stream %s)", b->id, n);
-  if (c->tracing) ps_trace_op(L, c, PS_OP_FILL, sid, b->id, -1, b->addr, b->size);
+  ps_streamud *s = work_stream(L, c, 1, 3, n, sizeof n);
+  ps_check(L, c->be->fill(c->b, b->addr, b->size, byte, s->h), "(filling b%d on stream %s)", b->id, n);
+  if (c->tracing) ps_trace_op(L, c, PS_OP_FILL, s->id, b->id, -1, b->addr, b->size);
   return 0;
 }
 
@@ -127,13 +120,13 @@ static int dev_verify(lua_State *L) {
   ps_bufferud *b = check_device_visible(L, 1, "verify");
   int byte = check_byte(L, 2);
   char n[16];
-  int sid;
-  ps_stream *s = work_stream(L, 1, 3, n, sizeof n, &sid);
   ps_ctx *c = ps_context(L);
+  ps_streamud *s = work_stream(L, c, 1, 3, n, sizeof n);
   int64_t bad = -1;
-  ps_check(L, c->be->verify(c->b, b->addr, b->size, byte, s, &bad),
+  ps_check(L, c->be->verify(c->b, b->addr, b->size, byte, s->h, &bad),
            "(verifying b%d on stream %s)", b->id, n);
-  if (c->tracing) ps_trace_op(L, c, PS_OP_VERIFY, sid, b->id, -1, b->addr, b->size);
+  if (c->tracing) ps_trace_op(L, c, PS_OP_VERIFY, s->id, b->id, -1, b->addr, b->size);
+  ps_after_idle(L, c, s, s->ops);   /* verify waited for the stream */
   lua_pushboolean(L, bad < 0);
   if (bad < 0) return 1;
   lua_pushinteger(L, (lua_Integer)bad);
@@ -144,11 +137,10 @@ static int dev_verify(lua_State *L) {
 static int dev_touch(lua_State *L) {
   ps_bufferud *b = check_device_visible(L, 1, "touch");
   char n[16];
-  int sid;
-  ps_stream *s = work_stream(L, 1, 2, n, sizeof n, &sid);
   ps_ctx *c = ps_context(L);
-  ps_check(L, c->be->touch(c->b, b->addr, b->size, s), "(touching b%d on stream %s)", b->id, n);
-  if (c->tracing) ps_trace_op(L, c, PS_OP_TOUCH, sid, b->id, -1, b->addr, b->size);
+  ps_streamud *s = work_stream(L, c, 1, 2, n, sizeof n);
+  ps_check(L, c->be->touch(c->b, b->addr, b->size, s->h), "(touching b%d on stream %s)", b->id, n);
+  if (c->tracing) ps_trace_op(L, c, PS_OP_TOUCH, s->id, b->id, -1, b->addr, b->size);
   return 0;
 }
 
@@ -159,6 +151,7 @@ static int dev_spin(lua_State *L) {
   ps_ctx *c = ps_context(L);
   char n[16];
   ps_check(L, c->be->spin(c->b, s->h, ms), "(spinning stream %s)", ps_streamname(n, sizeof n, s));
+  s->ops++;
   if (c->tracing) {
     ps_trace_op(L, c, PS_OP_SPIN, s->id, -1, -1, PS_UNSET, PS_UNSET);
     ps_trace_set_dur(c, ms);
@@ -191,13 +184,12 @@ static int dev_copy(lua_State *L) {
                       src->id, (lua_Integer)src->size, (lua_Integer)soff,
                       dst->id, (lua_Integer)dst->size, (lua_Integer)doff);
   char name[16];
-  int sid;
-  ps_stream *s = work_stream(L, dst->kind == PS_KIND_POOL ? 1 : 2, 4, name, sizeof name, &sid);
   ps_ctx *c = ps_context(L);
-  ps_check(L, c->be->copy(c->b, dst->addr + doff, src->addr + soff, n, s),
+  ps_streamud *s = work_stream(L, c, dst->kind == PS_KIND_POOL ? 1 : 2, 4, name, sizeof name);
+  ps_check(L, c->be->copy(c->b, dst->addr + doff, src->addr + soff, n, s->h),
            "(copying %llu bytes from b%d to b%d on stream %s)", (unsigned long long)n,
            src->id, dst->id, name);
-  if (c->tracing) ps_trace_op(L, c, PS_OP_COPY, sid, dst->id, src->id, dst->addr + doff, n);
+  if (c->tracing) ps_trace_op(L, c, PS_OP_COPY, s->id, dst->id, src->id, dst->addr + doff, n);
   return 0;
 }
 

@@ -68,6 +68,8 @@ static int event_record(lua_State *L) {
   char n[16];
   ps_check(L, c->be->event_record(c->b, e->h, s->h), "(recording event e%d on stream %s)",
            e->id, ps_streamname(n, sizeof n, s));
+  e->rec_stream = s->id;
+  e->rec_pos = ++s->ops;
   if (c->tracing) ps_trace_op(L, c, PS_OP_RECORD, s->id, -1, e->id, PS_UNSET, PS_UNSET);
   lua_settop(L, 1);
   return 1;
@@ -82,6 +84,8 @@ static int event_sync(lua_State *L) {
     ps_trace_op(L, c, PS_OP_EVENT_SYNC, -1, -1, e->id, PS_UNSET, PS_UNSET);
     ps_trace_sync_end(L, c);
   }
+  ps_streamud *on = e->rec_pos ? ps_stream_by_id(c, e->rec_stream) : NULL;
+  if (on) ps_after_sync(L, c, on, e->rec_pos);
   lua_settop(L, 1);
   return 1;
 }
@@ -91,6 +95,8 @@ static int event_query(lua_State *L) {
   ps_ctx *c = ps_context(L);
   int done = 0;
   ps_check(L, c->be->event_query(c->b, e->h, &done), "(querying event e%d)", e->id);
+  ps_streamud *on = done && e->rec_pos ? ps_stream_by_id(c, e->rec_stream) : NULL;
+  if (on) ps_after_idle(L, c, on, e->rec_pos);
   lua_pushboolean(L, done);
   return 1;
 }

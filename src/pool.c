@@ -3,6 +3,7 @@
  * its settings as fields, its four usage counters, trim, alloc, destroy.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -238,17 +239,56 @@ static int pool_destroy(lua_State *L) {
   return 0;
 }
 
+static void set_count(lua_State *L, const char *k, uint64_t v) {
+  lua_pushinteger(L, (lua_Integer)v);
+  lua_setfield(L, -2, k);
+}
+
+/* The free space inside reserved memory as far as poolsh can know it: the
+ * pool's arena is taken to start at the lowest block address seen and to
+ * extend reserved bytes; free = what live and pending blocks leave of
+ * that, largest_free its largest gap. An estimate (free_estimated). */
+static void free_extents(lua_State *L, ps_poolud *p, uint64_t reserved) {
+  ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
+  size_t n = 0;
+  ps_span *v = ps_ledger_spans(c, p, &n);
+  uint64_t nfree = 0, largest = 0;
+  ps_addr at = p->lo, end = p->lo + reserved;
+  for (size_t i = 0; i <= n; i++) {
+    ps_addr next = i < n ? v[i].addr : end;
+    if (next > end) next = end;
+    if (next > at) {
+      nfree += next - at;
+      if (next - at > largest) largest = next - at;
+    }
+    if (i < n && v[i].addr + v[i].size > at) at = v[i].addr + v[i].size;
+  }
+  free(v);
+  if (!p->lo) nfree = largest = reserved;    /* no block seen: all of it */
+  set_count(L, "free", nfree);
+  set_count(L, "largest_free", largest);
+  lua_pushboolean(L, 1);
+  lua_setfield(L, -2, "free_estimated");
+}
+
 /* p:stats() -> {reserved=, used=, reserved_high=, used_high=}. */
 static int pool_stats(lua_State *L) {
   ps_poolud *p = ps_checkpool(L, 1);
   static const char *const names[] = {"reserved", "reserved_high", "used", "used_high"};
   static const ps_pool_attr attrs[] = {PS_ATTR_RESERVED_CURRENT, PS_ATTR_RESERVED_HIGH,
                                        PS_ATTR_USED_CURRENT, PS_ATTR_USED_HIGH};
-  lua_createtable(L, 0, 4);
+  lua_createtable(L, 0, 10);
+  uint64_t reserved = 0;
   for (int i = 0; i < 4; i++) {
-    lua_pushinteger(L, (lua_Integer)get_attr(L, p, attrs[i]));
+    uint64_t v = get_attr(L, p, attrs[i]);
+    if (i == 0) reserved = v;
+    lua_pushinteger(L, (lua_Integer)v);
     lua_setfield(L, -2, names[i]);
   }
+  set_count(L, "live", p->live_bytes);
+  set_count(L, "pending", p->pending_bytes);
+  set_count(L, "pending_count", p->pending_count);
+  free_extents(L, p, reserved);
   return 1;
 }
 
@@ -322,6 +362,7 @@ static int pool_alloc(lua_State *L) {
   }
   if (st != PS_OK) return alloc_failed(L, st, size, p, s);
   b->live = 1;
+  ps_ledger_alloc(c, p, s, b);
   if (c->tracing) ps_trace_alloc(L, c, b, p);
   return 1;
 }

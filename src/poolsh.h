@@ -32,7 +32,9 @@ enum {
 #define PS_TAG 0x70530000u
 
 typedef struct ps_trace ps_trace;
+typedef struct ps_ledger ps_ledger;
 struct ps_poolud;
+struct ps_streamud;
 
 /* Per-state device context: the backend and its handle. b is NULL once
  * the context is closed (at lua_close), after every object's finalizer. */
@@ -48,6 +50,8 @@ typedef struct ps_ctx {
   ps_trace *trace;           /* the recorder, NULL until first used */
   int tracing;               /* recording now: the hot paths test this */
   struct ps_poolud *pools;   /* live pools, for release attribution */
+  struct ps_streamud *streams;  /* live streams (the default one too) */
+  ps_ledger *ledger;         /* the blocks poolsh allocated (ledger.c) */
 } ps_ctx;
 
 enum { PS_ID_POOL, PS_ID_STREAM, PS_ID_EVENT, PS_ID_BUFFER };
@@ -57,6 +61,8 @@ enum { PS_ID_POOL, PS_ID_STREAM, PS_ID_EVENT, PS_ID_BUFFER };
 #define PS_UP_CTX lua_upvalueindex(1)
 #define PS_UP_METHODS lua_upvalueindex(2)
 
+#define PS_KNOWS 4
+
 typedef struct ps_streamud {
   uint32_t tag;
   ps_stream *h;
@@ -64,6 +70,11 @@ typedef struct ps_streamud {
   int live;
   int priority;
   int blocking;
+  uint64_t ops;              /* operations poolsh queued on it */
+  uint64_t synced;           /* the host synchronised past this many */
+  uint64_t done;             /* known complete: syncs, and idle queries */
+  struct { int32_t stream; uint64_t pos; } knows[PS_KNOWS];  /* event waits */
+  struct ps_streamud *next;  /* in ctx->streams while live */
 } ps_streamud;
 
 typedef struct ps_eventud {
@@ -72,6 +83,8 @@ typedef struct ps_eventud {
   int id;
   int timing;
   int live;
+  int32_t rec_stream;        /* where it was last recorded: stream id, */
+  uint64_t rec_pos;          /* and that stream's position (0: never) */
 } ps_eventud;
 
 typedef struct ps_poolud {
@@ -84,6 +97,9 @@ typedef struct ps_poolud {
   struct ps_poolud *next;    /* in ctx->pools while live */
   uint64_t last_reserved;    /* recorder: reserved bytes last seen */
   uint64_t last_used;        /* recorder: used bytes, kept by alloc and free */
+  uint64_t live_bytes, pending_bytes;   /* ledger: blocks allocated, frees queued */
+  uint64_t pending_count;
+  ps_addr lo;                /* lowest block address seen: the arena's base */
 } ps_poolud;
 
 /* A Buffer's user values: 1 = its Pool (or nil), 2 = its Stream (or nil);
@@ -98,6 +114,8 @@ typedef struct ps_bufferud {
   int live;
   int registered;            /* pageable buffers: cudaHostRegister'd */
   ps_alloc_note note;
+  int32_t reused_from;       /* the buffer whose memory this reuses, or -1 */
+  ps_reuse_rule reuse_rule;
 } ps_bufferud;
 
 /* core.c */
@@ -189,8 +207,29 @@ void ps_trace_alloc(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_poolud *p)
 void ps_trace_release(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_streamud *s,
                       ps_poolud *p, int from_gc);
 const char *ps_pool_setting_name(int i);
+const char *ps_rule_name(int rule);
 int poolsh_open_trace(lua_State *L);
 
+
+/* ledger.c: blocks, pending frees, reuse (docs/explain.md). */
+typedef struct ps_span {
+  ps_addr addr;
+  uint64_t size;
+  int32_t buffer, stream;
+  int pending;
+} ps_span;
+
+void ps_ledger_alloc(ps_ctx *c, ps_poolud *p, ps_streamud *s, ps_bufferud *b);
+void ps_ledger_free(ps_ctx *c, ps_poolud *p, ps_streamud *s, const ps_bufferud *b);
+void ps_ledger_learn(lua_State *L, ps_ctx *c);
+void ps_ledger_synced(ps_ctx *c, ps_streamud *s, uint64_t upto);
+void ps_ledger_released(ps_ctx *c);
+ps_span *ps_ledger_spans(ps_ctx *c, const ps_poolud *p, size_t *n);
+ps_streamud *ps_stream_by_id(ps_ctx *c, int32_t id);
+void ps_after_sync(lua_State *L, ps_ctx *c, ps_streamud *s, uint64_t upto);
+void ps_after_idle(lua_State *L, ps_ctx *c, ps_streamud *s, uint64_t upto);
+void ps_stream_learns(ps_streamud *s, int32_t on, uint64_t pos);
+void ps_ledger_free_all(ps_ledger *l);
 
 /* The flag the host's SIGINT handler sets to stop a wait (Ctrl-C). */
 volatile sig_atomic_t *poolsh_interrupt_flag(lua_State *L);

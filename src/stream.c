@@ -31,6 +31,20 @@ void ps_pushdefaultstream(lua_State *L) {
   lua_getfield(L, LUA_REGISTRYINDEX, DEFAULT_STREAM);
 }
 
+/* Keeps the context's list of live streams (the ledger looks ids up). */
+static void link_stream(ps_ctx *c, ps_streamud *s) {
+  s->next = c->streams;
+  c->streams = s;
+}
+
+static void unlink_stream(ps_ctx *c, ps_streamud *s) {
+  for (ps_streamud **pp = &c->streams; *pp; pp = &(*pp)->next)
+    if (*pp == s) {
+      *pp = s->next;
+      return;
+    }
+}
+
 const char *ps_streamname(char *out, size_t n, const ps_streamud *s) {
   if (s->id == 0) snprintf(out, n, "default");
   else snprintf(out, n, "s%d", s->id);
@@ -64,6 +78,7 @@ static int stream_new(lua_State *L) {
   ps_check(L, c->be->stream_create(c->b, (int)prio, blocking, &s->h),
            "(creating stream s%d)", s->id);
   s->live = 1;
+  link_stream(c, s);
   if (c->tracing) ps_trace_op(L, c, PS_OP_STREAM_CREATE, s->id, -1, -1, PS_UNSET, PS_UNSET);
   return 1;
 }
@@ -78,6 +93,7 @@ static int stream_default(lua_State *L) {
 static int stream_release(lua_State *L, ps_streamud *s) {
   if (!s->live || s->id == 0) return PS_OK;
   ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
+  unlink_stream(c, s);
   int st = (c->b && s->h) ? c->be->stream_destroy(c->b, s->h) : PS_OK;
   s->live = 0;
   s->h = NULL;
@@ -117,6 +133,7 @@ static int stream_sync(lua_State *L) {
     ps_trace_op(L, c, PS_OP_STREAM_SYNC, s->id, -1, -1, PS_UNSET, PS_UNSET);
     ps_trace_sync_end(L, c);
   }
+  ps_after_sync(L, c, s, s->ops);
   lua_settop(L, 1);
   return 1;
 }
@@ -128,6 +145,7 @@ static int stream_query(lua_State *L) {
   char n[16];
   ps_check(L, c->be->stream_query(c->b, s->h, &idle), "(querying stream %s)",
            ps_streamname(n, sizeof n, s));
+  if (idle) ps_after_idle(L, c, s, s->ops);
   lua_pushboolean(L, idle);
   return 1;
 }
@@ -147,6 +165,8 @@ static int stream_record(lua_State *L) {
   char n[16];
   ps_check(L, c->be->event_record(c->b, e->h, s->h), "(recording event e%d on stream %s)",
            e->id, ps_streamname(n, sizeof n, s));
+  e->rec_stream = s->id;
+  e->rec_pos = ++s->ops;
   if (c->tracing) ps_trace_op(L, c, PS_OP_RECORD, s->id, -1, e->id, PS_UNSET, PS_UNSET);
   return 1;
 }
@@ -158,6 +178,8 @@ static int stream_wait(lua_State *L) {
   char n[16];
   ps_check(L, c->be->stream_wait(c->b, s->h, e->h), "(stream %s waiting on event e%d)",
            ps_streamname(n, sizeof n, s), e->id);
+  s->ops++;
+  if (e->rec_pos) ps_stream_learns(s, e->rec_stream, e->rec_pos);
   if (c->tracing) ps_trace_op(L, c, PS_OP_WAIT, s->id, -1, e->id, PS_UNSET, PS_UNSET);
   lua_settop(L, 1);
   return 1;
@@ -215,6 +237,9 @@ int poolsh_open_stream(lua_State *L) {
     s->blocking = 1;
     luaL_setmetatable(L, PS_STREAM);
     lua_setfield(L, LUA_REGISTRYINDEX, DEFAULT_STREAM);
+    lua_getfield(L, LUA_REGISTRYINDEX, PS_CONTEXT);
+    link_stream((ps_ctx *)lua_touserdata(L, -1), s);
+    lua_pop(L, 1);
   }
   lua_pop(L, 1);
   return 0;

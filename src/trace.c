@@ -74,6 +74,15 @@ static void where(lua_State *L, ps_trace *tr, ps_rec *r) {
   }
 }
 
+/* The name of a reuse rule (docs/explain.md), NULL for none or unknown. */
+const char *ps_rule_name(int rule) {
+  static const char *const names[] = {
+    NULL, "stream order", "event dependency", "host synchronisation", "opportunistic",
+    "internal dependency", NULL
+  };
+  return rule >= 0 && rule <= PS_RULE_UNKNOWN ? names[rule] : NULL;
+}
+
 /* ---- recording ---------------------------------------------------------- */
 
 
@@ -234,10 +243,6 @@ static void set_u64(lua_State *L, const char *k, uint64_t v) {
 
 /* Pushes record i as a table (docs/trace.md). */
 static void push_rec(lua_State *L, const ps_trace *tr, size_t i) {
-  static const char *const rules[] = {
-    NULL, "stream order", "event dependency", "host synchronisation", "opportunistic",
-    "internal dependency", NULL
-  };
   const ps_rec *r = &tr->v[i];
   lua_createtable(L, 0, 12);
   set_int(L, "seq", (int64_t)i + 1);
@@ -268,8 +273,8 @@ static void push_rec(lua_State *L, const ps_trace *tr, size_t i) {
       if (r->op == PS_OP_ALLOC && r->rule != PS_RULE_UNKNOWN && r->kind == PS_KIND_POOL) {
         lua_pushboolean(L, r->rule != PS_RULE_NONE);
         lua_setfield(L, -2, "reused");
-        if (rules[r->rule]) {
-          lua_pushstring(L, rules[r->rule]);
+        if (ps_rule_name(r->rule)) {
+          lua_pushstring(L, ps_rule_name(r->rule));
           lua_setfield(L, -2, "rule");
         }
         if (r->other >= 0) set_int(L, "reused_from", r->other);
@@ -340,7 +345,9 @@ void ps_trace_alloc(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_poolud *p)
   if (!r) return;
   r->buffer = b->id, r->addr = b->addr, r->size = b->size, r->kind = (uint8_t)b->kind;
   r->stream = b->stream ? b->stream->id : -1;
-  r->rule = b->kind == PS_KIND_POOL ? (uint8_t)b->note.rule : PS_RULE_UNKNOWN;
+  r->rule = b->kind != PS_KIND_POOL ? PS_RULE_UNKNOWN
+          : b->reused_from >= 0 ? (uint8_t)b->reuse_rule : PS_RULE_NONE;
+  r->other = b->reused_from;
   if (p) ps_trace_pool(L, c, p, (int64_t)b->size, 1);
 }
 

@@ -9,6 +9,13 @@ H.KiB, H.MiB, H.GiB = 1024, 1024 * 1024, 1024 * 1024 * 1024
 function H.backend() return (poolsh.backend()) end
 function H.is_sim() return H.backend() == "sim" end
 
+--- The driver's four counters of p:stats() (it has more fields).
+function H.counters(p)
+  local st = p:stats()
+  return { reserved = st.reserved, used = st.used, reserved_high = st.reserved_high,
+           used_high = st.used_high }
+end
+
 --- The message of the error f(...) raises; fails when it does not raise.
 function H.err(f, ...)
   local ok, e = pcall(f, ...)

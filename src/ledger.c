@@ -202,8 +202,10 @@ void ps_ledger_alloc(ps_ctx *c, ps_poolud *p, ps_streamud *s, ps_bufferud *b) {
   if (slot >= 0) {
     ps_block *old = &l->v[slot];
     if (old->state != BLOCK_LIVE) {
-      if (!fresh) b->reused_from = old->buffer;
-      if (b->note.rule == PS_RULE_UNKNOWN) b->reuse_rule = infer(c, old, s);
+      if (old->pool == p->id && !fresh) {   /* another pool's address space: not a reuse */
+        b->reused_from = old->buffer;
+        if (b->note.rule == PS_RULE_UNKNOWN) b->reuse_rule = infer(c, old, s);
+      }
       if (old->state == BLOCK_PENDING) {
         pending_unlink(l, slot);
         pool_unpend(c, old);
@@ -318,8 +320,8 @@ void ps_ledger_released(ps_ctx *c) {
  * device): marks it, forgets blocks the pools unmapped, completes frees. */
 void ps_after_sync(lua_State *L, ps_ctx *c, ps_streamud *s, uint64_t upto) {
   ps_ledger_synced(c, s, upto);
-  ps_ledger_released(c);
   ps_ledger_learn(L, c);
+  ps_ledger_released(c);
 }
 
 /* After a query found s idle (known complete, not a synchronisation). */

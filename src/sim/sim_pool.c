@@ -248,6 +248,7 @@ int sim_pool_alloc(void *ctx, ps_pool *p, uint64_t size, ps_stream *s,
   p->used += size, p->live++;
   if (p->used > p->used_high) p->used_high = p->used;
   *out = p->arena->base + g->off;
+  if (!c->prof.report_rules) *note = (ps_alloc_note){ PS_RULE_UNKNOWN, 0 };   /* as cuda */
   return PS_OK;
 }
 

@@ -11,7 +11,17 @@ local function pool(opts)
   return poolsh.pool(opts)
 end
 
-describe("reuse is explained", function()
+-- The scenarios run as the backend explains them; on the sim also with
+-- report_rules = 0, where the sim says nothing and poolsh infers the rule
+-- as it does on cuda, so CI covers the inference too.
+local modes = { { name = "", rules = nil } }
+if H.is_sim() then modes[2] = { name = " (inferred, as on cuda)", rules = 0 } end
+
+for _, mode in ipairs(modes) do
+describe("reuse is explained" .. mode.name, function()
+  before_each(function() if mode.rules then poolsh.sim.set("report_rules", mode.rules) end end)
+  after_each(function() if mode.rules then poolsh.sim.set("report_rules", 1) end end)
+
   it("stream order: freed and allocated again on the same stream", function()
     local s, p = poolsh.stream(), pool()
     local a = p:alloc("16 MiB", s)
@@ -104,6 +114,7 @@ describe("reuse is explained", function()
     b:free(); s:sync(); p:destroy()
   end)
 end)
+end
 
 describe("pending frees and free space", function()
   it("a queued free is pending until the host learns it completed", function()

@@ -81,8 +81,9 @@ static int buffer_gc(lua_State *L) {
     ps_poolud *p = pool_of(L, 1);
     ps_ledger_free(c, p, s, b);
     if (c->tracing) ps_trace_release(L, c, b, s, p, 1);
-  } else if (st == PS_OK && c->tracing) {
-    ps_trace_release(L, c, b, NULL, NULL, 1);
+  } else if (st == PS_OK) {
+    ps_ledger_untrack(c, b);
+    if (c->tracing) ps_trace_release(L, c, b, NULL, NULL, 1);
   }
   if (st != PS_OK) {
     char msg[200];
@@ -136,8 +137,9 @@ static int buffer_free(lua_State *L) {
     ps_poolud *p = pool_of(L, 1);
     ps_ledger_free(c, p, su, b);
     if (c->tracing) ps_trace_release(L, c, b, su, p, 0);
-  } else if (c->tracing) {
-    ps_trace_release(L, c, b, NULL, NULL, 0);
+  } else {
+    ps_ledger_untrack(c, b);
+    if (c->tracing) ps_trace_release(L, c, b, NULL, NULL, 0);
   }
   mark_freed(L, 1);
   return 0;
@@ -243,6 +245,8 @@ static int new_plain(lua_State *L, ps_kind kind, uint64_t size, unsigned flags) 
   char sz[32];
   ps_check(L, st, "allocating %s of %s memory", ps_fmtsize(sz, sizeof sz, size), kind_names[kind]);
   b->live = 1;
+  ps_ledger_track(L, c, b);
+  ps_remember(c, b, -1);
   if (c->tracing) ps_trace_alloc(L, c, b, NULL);
   return 1;
 }

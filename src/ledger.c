@@ -21,9 +21,10 @@ enum { BLOCK_FREE_SLOT = 0, BLOCK_LIVE, BLOCK_PENDING, BLOCK_DONE };
 typedef struct ps_block {
   ps_addr addr;
   uint64_t size, pos;          /* pos: the free's position on its stream */
-  int32_t buffer, pool, stream;
+  int32_t buffer, pool, stream;   /* pool -1: not pool memory */
   int32_t prev, next;          /* pending list, or the free-slot list */
-  uint8_t state;
+  int32_t src, line;           /* where it was allocated, src -1: unknown */
+  uint8_t state, kind;
 } ps_block;
 
 struct ps_ledger {
@@ -188,7 +189,7 @@ static void pool_unpend(ps_ctx *c, const ps_block *b) {
 
 /* Buffer b was allocated from pool p on stream s (note: the backend's
  * word on reuse). Fills b->reuse_rule and b->reused_from. */
-void ps_ledger_alloc(ps_ctx *c, ps_poolud *p, ps_streamud *s, ps_bufferud *b) {
+void ps_ledger_alloc(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, ps_bufferud *b) {
   ps_ledger *l = ledger_of(c);
   s->ops++;
   b->reused_from = -1;
@@ -219,7 +220,66 @@ void ps_ledger_alloc(ps_ctx *c, ps_poolud *p, ps_streamud *s, ps_bufferud *b) {
     l->used++;
   }
   ps_block *nb = &l->v[slot];
-  *nb = (ps_block){ b->addr, b->size, 0, b->id, p->id, s->id, -1, -1, BLOCK_LIVE };
+  *nb = (ps_block){ b->addr, b->size, 0, b->id, p->id, s->id, -1, -1, -1, 0, BLOCK_LIVE,
+                    PS_KIND_POOL };
+  if (c->sources || c->tracing) ps_where(L, c, &nb->src, &nb->line);
+}
+
+/* A buffer of another kind (malloc, pinned, pageable) was allocated. */
+void ps_ledger_track(lua_State *L, ps_ctx *c, const ps_bufferud *b) {
+  ps_ledger *l = ledger_of(c);
+  if (!l || ((l->used + 1) * 4 > l->mapcap * 3 && !map_grow(l))) return;
+  size_t i = map_find(l, b->addr);
+  int32_t slot = l->map[i];
+  if (slot >= 0) slot_drop(l, slot), i = map_find(l, b->addr);   /* an old record there */
+  if ((slot = slot_new(l)) < 0) return;
+  l->map[i] = slot;
+  l->used++;
+  l->v[slot] = (ps_block){ b->addr, b->size, 0, b->id, -1, -1, -1, -1, -1, 0, BLOCK_LIVE,
+                           (uint8_t)b->kind };
+  if (c->sources || c->tracing) ps_where(L, c, &l->v[slot].src, &l->v[slot].line);
+}
+
+/* A buffer of another kind was freed (synchronously: nothing pends). */
+void ps_ledger_untrack(ps_ctx *c, const ps_bufferud *b) {
+  ps_ledger *l = c->ledger;
+  if (!l || !l->mapcap) return;
+  int32_t slot = l->map[map_find(l, b->addr)];
+  if (slot >= 0 && l->v[slot].buffer == b->id) slot_drop(l, slot);
+}
+
+/* Pushes the live buffers poolsh allocated, oldest id first: an array of
+ * {buffer, kind, size, addr, pool, stream, src} (the leak report). */
+void ps_ledger_push_live(lua_State *L, ps_ctx *c) {
+  static const char *const kinds[] = {"pool", "malloc", "pinned", "pageable"};
+  ps_ledger *l = c->ledger;
+  lua_newtable(L);
+  if (!l) return;
+  int k = 0;
+  for (size_t s = 0; s < l->n; s++) {
+    const ps_block *b = &l->v[s];
+    if (b->state != BLOCK_LIVE) continue;
+    lua_createtable(L, 0, 7);
+    lua_pushinteger(L, b->buffer);
+    lua_setfield(L, -2, "buffer");
+    lua_pushstring(L, kinds[b->kind & 3]);
+    lua_setfield(L, -2, "kind");
+    lua_pushinteger(L, (lua_Integer)b->size);
+    lua_setfield(L, -2, "size");
+    lua_pushinteger(L, (lua_Integer)b->addr);
+    lua_setfield(L, -2, "addr");
+    if (b->pool >= 0) {
+      lua_pushinteger(L, b->pool);
+      lua_setfield(L, -2, "pool");
+      lua_pushinteger(L, b->stream);
+      lua_setfield(L, -2, "stream");
+    }
+    if (b->src >= 0) {
+      lua_pushfstring(L, "%s:%d", ps_source_name(c, b->src), (int)b->line);
+      lua_setfield(L, -2, "src");
+    }
+    lua_rawseti(L, -2, ++k);
+  }
 }
 
 /* Buffer b's free was queued on stream s (NULL: the legacy stream). */

@@ -403,6 +403,10 @@ static void doREPL(lua_State *L, int use_env) {
   const char *oldprogname = progname;
   progname = NULL;
   init_editing(use_env);
+  lua_pushboolean(L, isatty(1));
+  lua_setglobal(L, "_POOLSH_TTY");
+  dostring(L, "poolsh.live.color = _POOLSH_TTY; _POOLSH_TTY = nil; "
+              "poolsh.sources(true); poolsh.watch(true)", "=(poolsh)");
   int status;
   while ((status = loadline(L)) != -1) {
     if (status == LUA_OK) status = docall(L, 0, LUA_MULTRET);
@@ -582,6 +586,16 @@ static int save_trace(lua_State *L, const char *path) {
   return status;
 }
 
+/* Buffers still live at exit: reported (with where they were allocated)
+ * before lua_close frees them. */
+static void leak_report(lua_State *L) {
+  lua_getglobal(L, "poolsh");
+  if (lua_type(L, -1) == LUA_TTABLE && lua_getfield(L, -1, "live") == LUA_TTABLE &&
+      lua_getfield(L, -1, "report_leaks") == LUA_TFUNCTION)
+    report(L, lua_pcall(L, 0, 0, 0));
+  lua_settop(L, 0);
+}
+
 /* The protected main: everything that can raise runs here. Leaves true
  * on success. */
 static int pmain(lua_State *L) {
@@ -649,6 +663,7 @@ int main(int argc, char **argv) {
   report(L, status);
   lua_settop(L, 0);
   if (o.trace && save_trace(L, o.trace) != LUA_OK) ok = 0;
+  leak_report(L);
   interrupt_flag = NULL;
   lua_close(L);   /* every finalizer runs before the device context goes */
   small_heap_release(&heap);

@@ -143,6 +143,7 @@ static ps_poolud *new_poolud(lua_State *L) {
   p->tag = PS_TAG | PS_UV_POOL;
   set_pool_metatable(L, lua_gettop(L));
   p->id = ps_nextid(L, PS_ID_POOL);
+  ps_register_object(L, lua_gettop(L));
   return p;
 }
 
@@ -362,7 +363,8 @@ static int pool_alloc(lua_State *L) {
   }
   if (st != PS_OK) return alloc_failed(L, st, size, p, s);
   b->live = 1;
-  ps_ledger_alloc(c, p, s, b);
+  ps_ledger_alloc(L, c, p, s, b);
+  ps_remember(c, b, p->id);
   if (c->tracing) ps_trace_alloc(L, c, b, p);
   return 1;
 }

@@ -49,6 +49,13 @@ typedef struct ps_ctx {
   volatile sig_atomic_t interrupt;  /* set by the host's SIGINT handler */
   ps_trace *trace;           /* the recorder, NULL until first used */
   int tracing;               /* recording now: the hot paths test this */
+  int sources;               /* remember where each buffer was allocated */
+  struct ps_recent {         /* the last allocations, for the REPL's live view */
+    int32_t buffer, pool, stream, reused_from;
+    uint8_t rule, kind;
+    uint64_t size;
+  } recent[64];
+  uint64_t nrecent;          /* allocations so far (recent is a ring) */
   struct ps_poolud *pools;   /* live pools, for release attribution */
   struct ps_streamud *streams;  /* live streams (the default one too) */
   ps_ledger *ledger;         /* the blocks poolsh allocated (ledger.c) */
@@ -219,7 +226,15 @@ typedef struct ps_span {
   int pending;
 } ps_span;
 
-void ps_ledger_alloc(ps_ctx *c, ps_poolud *p, ps_streamud *s, ps_bufferud *b);
+void ps_ledger_alloc(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, ps_bufferud *b);
+void ps_ledger_track(lua_State *L, ps_ctx *c, const ps_bufferud *b);
+void ps_ledger_untrack(ps_ctx *c, const ps_bufferud *b);
+void ps_ledger_push_live(lua_State *L, ps_ctx *c);
+void ps_remember(ps_ctx *c, const ps_bufferud *b, int32_t pool);
+void ps_register_object(lua_State *L, int idx);
+int poolsh_open_inspect(lua_State *L);
+void ps_where(lua_State *L, ps_ctx *c, int32_t *src, int32_t *line);
+const char *ps_source_name(ps_ctx *c, int32_t src);
 void ps_ledger_free(ps_ctx *c, ps_poolud *p, ps_streamud *s, const ps_bufferud *b);
 void ps_ledger_learn(lua_State *L, ps_ctx *c);
 void ps_ledger_synced(ps_ctx *c, ps_streamud *s, uint64_t upto);

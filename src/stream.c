@@ -73,6 +73,7 @@ static int stream_new(lua_State *L) {
   memset(s, 0, sizeof *s);
   ps_setmetatable(L, PS_UV_STREAM);
   s->id = ps_nextid(L, PS_ID_STREAM);
+  ps_register_object(L, lua_gettop(L));
   s->priority = (int)prio;
   s->blocking = blocking;
   ps_check(L, c->be->stream_create(c->b, (int)prio, blocking, &s->h),

@@ -83,6 +83,24 @@ const char *ps_rule_name(int rule) {
   return rule >= 0 && rule <= PS_RULE_UNKNOWN ? names[rule] : NULL;
 }
 
+static ps_trace *trace_new(ps_ctx *c) {
+  if (!c->trace && (c->trace = calloc(1, sizeof *c->trace)) != NULL) c->trace->last_src = -1;
+  return c->trace;
+}
+
+/* Where the running Lua code is (for the ledger's allocation sites). */
+void ps_where(lua_State *L, ps_ctx *c, int32_t *src, int32_t *line) {
+  ps_trace *tr = trace_new(c);
+  ps_rec r;
+  r.src = -1, r.line = 0;
+  if (tr) where(L, tr, &r);
+  *src = r.src, *line = r.line;
+}
+
+const char *ps_source_name(ps_ctx *c, int32_t src) {
+  return c->trace && src >= 0 && (size_t)src < c->trace->nsrc ? c->trace->srcs[src] : "?";
+}
+
 /* ---- recording ---------------------------------------------------------- */
 
 
@@ -181,13 +199,9 @@ void ps_trace_sync_end(lua_State *L, ps_ctx *c) {
 /* ---- the Lua side --------------------------------------------------------- */
 
 static ps_trace *trace_of(lua_State *L) {
-  ps_ctx *c = ps_context(L);
-  if (!c->trace) {
-    c->trace = calloc(1, sizeof *c->trace);
-    if (!c->trace) luaL_error(L, "poolsh.trace: out of memory");
-    c->trace->last_src = -1;
-  }
-  return c->trace;
+  ps_trace *tr = trace_new(ps_context(L));
+  if (!tr) luaL_error(L, "poolsh.trace: out of memory");
+  return tr;
 }
 
 /* Frees the recorder; the context calls it when it closes. */

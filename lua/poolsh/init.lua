@@ -42,11 +42,30 @@ function poolsh.sim.set(name, value)
   return core.option(name, value)
 end
 
-poolsh.trace = require "poolsh.trace"
+-- The core's raw views stay in poolsh.core; poolsh.trace and poolsh.live
+-- are what users call.
 for _, k in ipairs { "trace_start", "trace_stop", "trace_clear", "trace_events",
-                     "trace_recording", "trace_count" } do
+                     "trace_recording", "trace_count", "objects", "blocks", "live", "recent",
+                     "stream_state" } do
   poolsh[k] = nil
 end
+poolsh.core = core
+poolsh.trace = require "poolsh.trace"
+poolsh.live = require "poolsh.live"
+
+--- poolsh.watch([on]): the REPL's live lines after each statement.
+poolsh.watch = poolsh.live.watch
+--- poolsh.show(): pools, streams, live buffers and pending frees.
+poolsh.show = poolsh.live.show
+--- poolsh.map(pool): the pool's address space as text.
+function poolsh.map(p)
+  if getmetatable(p) == nil or getmetatable(p).__name ~= "poolsh.Pool" then
+    error("bad argument #1 to 'map' (poolsh.Pool expected, got " .. type(p) .. ")", 2)
+  end
+  return poolsh.live.map(p)
+end
+--- poolsh.leaks() -> the live buffers, with where they were allocated.
+poolsh.leaks = poolsh.live.leaks
 
 poolsh.repl = require "poolsh.repl"
 poolsh.repl.init(poolsh)

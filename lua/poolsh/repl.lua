@@ -57,8 +57,8 @@ function M.print(...)
   io.stdout:write(table.concat(out, "\t"), "\n")
 end
 
---- after(): runs after each REPL statement (the live view hooks in here).
-function M.after() end
+--- after(): runs after each REPL statement: the live view.
+function M.after() require("poolsh.live").after() end
 
 -- Names a value offers for completion: table keys, or a poolsh object's
 -- methods and fields.

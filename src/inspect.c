@@ -1,0 +1,167 @@
+/*
+ * inspect.c: what the REPL's live view, poolsh.show() and poolsh.map()
+ * read: the live pools and streams, a pool's blocks, the live buffers
+ * (the leak report) and the allocations since the last look.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "poolsh.h"
+
+#define OBJECTS "poolsh.objects"   /* weak-keyed: Pool and Stream -> true */
+
+/* Remembers the Pool or Stream at idx (weakly) for poolsh.core.objects. */
+void ps_register_object(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  if (lua_getfield(L, LUA_REGISTRYINDEX, OBJECTS) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_createtable(L, 0, 1);
+    lua_pushliteral(L, "k");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, OBJECTS);
+  }
+  lua_pushvalue(L, idx);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+}
+
+/* Notes an allocation in the ring the live view reads. */
+void ps_remember(ps_ctx *c, const ps_bufferud *b, int32_t pool) {
+  struct ps_recent *r = &c->recent[c->nrecent++ % (sizeof c->recent / sizeof c->recent[0])];
+  r->buffer = b->id, r->pool = pool, r->stream = b->stream ? b->stream->id : -1;
+  r->reused_from = b->reused_from, r->rule = (uint8_t)b->reuse_rule, r->kind = (uint8_t)b->kind;
+  r->size = b->size;
+}
+
+/* poolsh.core.objects() -> pools, streams: arrays of the live ones by id. */
+static int insp_objects(lua_State *L) {
+  ps_context(L);
+  lua_settop(L, 0);
+  lua_newtable(L);                                    /* 1: pools */
+  lua_newtable(L);                                    /* 2: streams */
+  ps_pushdefaultstream(L);
+  lua_rawseti(L, 2, 1);
+  if (lua_getfield(L, LUA_REGISTRYINDEX, OBJECTS) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    return 2;
+  }
+  lua_pushnil(L);
+  while (lua_next(L, -2)) {                           /* [pools, streams, objs, k, v] */
+    lua_pop(L, 1);
+    ps_poolud *p = (ps_poolud *)ps_toud(L, -1, PS_UV_POOL);
+    ps_streamud *s = (ps_streamud *)ps_toud(L, -1, PS_UV_STREAM);
+    int into = p && p->live ? 1 : s && s->live ? 2 : 0;
+    if (into) {
+      lua_Integer n = luaL_len(L, into);
+      lua_pushvalue(L, -1);
+      lua_rawseti(L, into, n + 1);
+    }
+  }
+  lua_pop(L, 1);
+  return 2;   /* the Lua side sorts them by id */
+}
+
+/* poolsh.core.blocks(pool) -> array of {addr, size, buffer, stream, pending}
+ * sorted by address, and the pool's lowest address seen (its base). */
+static int insp_blocks(lua_State *L) {
+  ps_poolud *p = ps_checkpool(L, 1);
+  ps_ctx *c = ps_context(L);
+  size_t n = 0;
+  ps_span *v = ps_ledger_spans(c, p, &n);
+  lua_createtable(L, (int)n, 0);
+  for (size_t i = 0; i < n; i++) {
+    lua_createtable(L, 0, 5);
+    lua_pushinteger(L, (lua_Integer)v[i].addr);
+    lua_setfield(L, -2, "addr");
+    lua_pushinteger(L, (lua_Integer)v[i].size);
+    lua_setfield(L, -2, "size");
+    lua_pushinteger(L, v[i].buffer);
+    lua_setfield(L, -2, "buffer");
+    lua_pushinteger(L, v[i].stream);
+    lua_setfield(L, -2, "stream");
+    lua_pushboolean(L, v[i].pending);
+    lua_setfield(L, -2, "pending");
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  free(v);
+  lua_pushinteger(L, (lua_Integer)p->lo);
+  return 2;
+}
+
+/* poolsh.core.live() -> the live buffers (docs/explain.md: the leak report). */
+static int insp_live(lua_State *L) {
+  ps_ledger_push_live(L, ps_context(L));
+  return 1;
+}
+
+/* poolsh.core.recent(since) -> allocations numbered after since (at most
+ * the last 64), and the number of the latest. */
+static int insp_recent(lua_State *L) {
+  ps_ctx *c = ps_context(L);
+  const uint64_t ring = sizeof c->recent / sizeof c->recent[0];
+  lua_Integer since = luaL_optinteger(L, 1, 0);
+  uint64_t from = since < 0 ? 0 : (uint64_t)since;
+  if (c->nrecent > ring && from < c->nrecent - ring) from = c->nrecent - ring;
+  lua_newtable(L);
+  for (uint64_t i = from; i < c->nrecent; i++) {
+    const struct ps_recent *r = &c->recent[i % ring];
+    lua_createtable(L, 0, 6);
+    lua_pushinteger(L, r->buffer);
+    lua_setfield(L, -2, "buffer");
+    lua_pushinteger(L, (lua_Integer)r->size);
+    lua_setfield(L, -2, "size");
+    if (r->pool >= 0) {
+      lua_pushinteger(L, r->pool);
+      lua_setfield(L, -2, "pool");
+      lua_pushinteger(L, r->stream);
+      lua_setfield(L, -2, "stream");
+      lua_pushboolean(L, r->reused_from >= 0);
+      lua_setfield(L, -2, "reused");
+    }
+    if (r->reused_from >= 0) {
+      lua_pushinteger(L, r->reused_from);
+      lua_setfield(L, -2, "reused_from");
+      lua_pushstring(L, ps_rule_name(r->rule));
+      lua_setfield(L, -2, "rule");
+    }
+    lua_rawseti(L, -2, (lua_Integer)(i - from + 1));
+  }
+  lua_pushinteger(L, (lua_Integer)c->nrecent);
+  return 2;
+}
+
+/* poolsh.core.sources([on]) -> whether allocation sites are remembered
+ * (for the leak report) when not recording; sets it when given. */
+static int insp_sources(lua_State *L) {
+  ps_ctx *c = ps_context(L);
+  if (!lua_isnoneornil(L, 1)) {
+    luaL_checktype(L, 1, LUA_TBOOLEAN);
+    c->sources = lua_toboolean(L, 1);
+  }
+  lua_pushboolean(L, c->sources);
+  return 1;
+}
+
+/* poolsh.core.stream_state(stream) -> operations queued, known complete. */
+static int insp_stream_state(lua_State *L) {
+  ps_streamud *s = ps_checkstream(L, 1);
+  lua_pushinteger(L, (lua_Integer)s->ops);
+  lua_pushinteger(L, (lua_Integer)s->done);
+  return 2;
+}
+
+static const luaL_Reg insp_funcs[] = {
+  {"objects", insp_objects}, {"blocks", insp_blocks}, {"live", insp_live},
+  {"recent", insp_recent}, {"sources", insp_sources}, {"stream_state", insp_stream_state},
+  {NULL, NULL}
+};
+
+int poolsh_open_inspect(lua_State *L) {
+  lua_settop(L, 1);
+  ps_setfuncs(L, insp_funcs);
+  return 0;
+}

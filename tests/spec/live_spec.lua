@@ -1,0 +1,134 @@
+-- What poolsh shows: the REPL's live lines, show(), map(pool), the leak
+-- report at exit, and --trace FILE.
+local poolsh = require "poolsh"
+local H = require "helpers"
+local live = poolsh.live
+
+local function joined(lines) return table.concat(lines, "\n") end
+
+describe("the live view", function()
+  before_each(function() live.color = false end)
+  after_each(function() poolsh.watch(false) end)
+
+  it("says which pools changed, with deltas, and why each new buffer got its memory", function()
+    local s = poolsh.stream()
+    local p = poolsh.pool { release_threshold = "max" }
+    poolsh.watch(true)
+    local a = p:alloc("4 MiB", s)
+    local lines = joined(live.lines())
+    assert.matches(p.name .. "  reserved %d+%.%d+ MiB %(%+", lines)
+    assert.matches("used 4.00 MiB %(%+4.00 MiB%)", lines)
+    assert.matches("b" .. a.id .. " 4.00 MiB from " .. p.name .. " on " .. s.name .. ": fresh memory",
+                   lines, 1, true)
+    a:free()
+    lines = joined(live.lines())
+    assert.matches("used 0 B %(%-4.00 MiB%)", lines)
+    assert.matches("pending 4.00 MiB %(%+4.00 MiB%)", lines)
+    local b = p:alloc("4 MiB", s)
+    lines = joined(live.lines())
+    assert.matches(("b%d's memory (stream order)"):format(a.id), lines, 1, true)
+    assert.same({}, live.lines())                  -- nothing changed since
+    b:free(); s:sync(); p:destroy()
+    assert.matches(p.name .. "  destroyed", joined(live.lines()), 1, true)
+  end)
+
+  it("colours deltas only when asked", function()
+    local s, p = poolsh.stream(), poolsh.pool {}
+    poolsh.watch(true)
+    live.color = true
+    local a = p:alloc(1, s)
+    assert.matches("\27%[32m%+", joined(live.lines()))
+    live.color = false
+    a:free(); s:sync(); p:destroy()
+  end)
+
+  it("watch refuses a non-boolean and reports its state", function()
+    assert.is_false(poolsh.watch())
+    assert.is_true(poolsh.watch(true))
+    assert.matches("boolean expected", H.err(poolsh.watch, "yes"))
+  end)
+end)
+
+describe("poolsh.show and poolsh.map", function()
+  it("show lists pools, streams with queued work, live buffers and pending frees", function()
+    local s, p = poolsh.stream(), poolsh.pool { release_threshold = "max" }
+    local a, b = p:alloc("4 MiB", s), p:alloc("1 MiB", s)
+    poolsh.spin(s, "50 ms")
+    b:free()
+    local out = joined(live.show_lines())
+    assert.matches(p.name .. "%s+device%s+32%.00 MiB%s+4%.00 MiB%s+1%.00 MiB %(1%)", out)
+    assert.matches(s.name .. "%s+busy%s+%d+", out)
+    assert.matches("b" .. a.id .. "%s+4%.00 MiB%s+pool%s+" .. p.name .. " on " .. s.name, out)
+    assert.matches("pending frees\n.-b" .. b.id .. "%s+1%.00 MiB%s+" .. p.name .. "%s+" .. s.name, out)
+    a:free(); s:sync(); p:destroy()
+  end)
+
+  it("map draws live blocks, pending frees and free gaps with addresses", function()
+    local s, p = poolsh.stream(), poolsh.pool { release_threshold = "max" }
+    local a, b, c = p:alloc("4 MiB", s), p:alloc("4 MiB", s), p:alloc("4 MiB", s)
+    poolsh.spin(s, "50 ms")
+    b:free()
+    local lines = live.map_lines(p, 32)
+    local out = joined(lines)
+    assert.matches(("reserved 32.00 MiB from 0x%x"):format(a.addr), out, 1, true)
+    assert.matches("%[####=+####.-%]", lines[2])
+    assert.matches(("0x%x  %%+0 B%%s+4.00 MiB  live%%s+b%d"):format(a.addr, a.id), out)
+    assert.matches(("0x%x  %%+4.00 MiB%%s+4.00 MiB  pending b%d"):format(b.addr, b.id), out)
+    assert.matches(("0x%x  %%+12.00 MiB%%s+20.00 MiB  free"):format(c.addr + 4 * H.MiB), out)
+    a:free(); c:free(); s:sync(); p:destroy()
+    assert.matches("destroyed poolsh.Pool", H.err(live.map_lines, p))
+    local q = poolsh.pool {}
+    assert.matches("nothing reserved", joined(live.map_lines(q)))
+    q:destroy()
+  end)
+
+  it("map refuses what is not a pool", function()
+    assert.matches("poolsh.Pool expected", H.err(poolsh.map, 42))
+  end)
+end)
+
+describe("at exit", function()
+  it("buffers still live are reported with where they were allocated, and freed", function()
+    local path = os.tmpname()
+    local f = io.open(path, "w")
+    f:write('poolsh.sources(true)\nlocal s = poolsh.stream()\nkept = poolsh.pool{}:alloc("2 MiB", s)\n',
+            'other = poolsh.pinned(64)\nlocal gone = poolsh.malloc(64); gone:free()\n')
+    f:close()
+    local out, err, code = H.poolsh_cmd("--backend=sim " .. H.quote(path))
+    os.remove(path)
+    assert.equal(0, code, err)
+    assert.matches("2 buffers still live at exit", err, 1, true)
+    assert.matches("2.00 MiB pool from p%d+ on s%d+, allocated at .-:3", err)
+    assert.matches("64 B pinned, allocated at .-:4", err)
+    assert.not_matches("malloc", err)
+  end)
+
+  it("says nothing when nothing leaks", function()
+    local _, err, code = H.poolsh_cmd("--backend=sim -e 'poolsh.pool{}:alloc(1):free()'")
+    assert.equal(0, code)
+    assert.not_matches("still live", err)
+  end)
+
+  it("--trace FILE records the whole run in the format its extension names", function()
+    for _, ext in ipairs { "json", "csv", "pickle", "html" } do
+      local file = os.tmpname() .. "." .. ext
+      local _, err, code = H.poolsh_cmd("--backend=sim --trace " .. H.quote(file) ..
+        " -e 'local s = poolsh.stream(); local p = poolsh.pool{}; p:alloc(\"1 MiB\", s):free(); s:sync()'")
+      assert.equal(0, code, err)
+      local fh = io.open(file, "rb")
+      assert.is_truthy(fh, ext)
+      local body = fh:read("a")
+      fh:close()
+      os.remove(file)
+      assert.is_true(#body > 0, ext)
+      if ext == "csv" then assert.matches("^Thread,Time,Action,Pointer,Size,Stream\n", body) end
+      if ext == "json" then assert.matches('"traceEvents"', body) end
+    end
+  end)
+
+  it("--trace with a bad extension fails the run with a clear message", function()
+    local _, err, code = H.poolsh_cmd("--backend=sim --trace /tmp/x.txt -e 'poolsh.stream()'")
+    assert.are_not.equal(0, code)
+    assert.matches("%.txt", err)
+  end)
+end)

@@ -51,6 +51,16 @@ end
 
 local function c_loop(n) return poolsh.bench_c(p, s, size, n) end
 
+-- The user's loop with poolsh.sources (allocation sites remembered for
+-- the leak report: on in the poolsh host) the other way round.
+local sources_on = poolsh.sources()
+local function lua_loop_sources(n)
+  poolsh.sources(not sources_on)
+  local t = lua_loop(n)
+  poolsh.sources(sources_on)
+  return t
+end
+
 -- The user's loop with poolsh.trace recording every operation.
 local function lua_loop_traced(n)
   poolsh.trace.clear()
@@ -88,6 +98,7 @@ local c_pair, lua_pair, ratios = measure(lua_loop)
 local _, hoisted, hoisted_ratios = measure(lua_loop_hoisted)
 local _, floor, floor_ratios = measure(lua_loop_floor)
 local _, traced, traced_ratios = measure(lua_loop_traced, lua_loop)
+local _, sourced, sourced_ratios = measure(lua_loop_sources, lua_loop)
 poolsh.trace.clear()
 s:sync()
 
@@ -103,5 +114,8 @@ print(string.format("  floor (bench_floor)      %8.1f ns (median), ratio %.3f", 
                     (median(floor_ratios))))
 print(string.format("recording on (poolsh.trace) %8.1f ns (median), %.3f x the Lua pair (target <= 1.10)",
                     traced, (median(traced_ratios))))
+print(string.format("sources %-3s (poolsh.sources) %6.1f ns (median), %.3f x the Lua pair (sources %s)",
+                    sources_on and "off" or "on", sourced, (median(sourced_ratios)),
+                    sources_on and "on" or "off"))
 print(string.format("ratio Lua/C = %.3f (median of rounds; quartiles %.3f..%.3f; target <= 1.25)",
                     r, r_lo, r_hi))

@@ -32,6 +32,7 @@ ps_bufferud *ps_newbuffer(lua_State *L, ps_ctx *c, ps_kind kind, uint64_t size) 
   b->kind = kind;
   b->size = size;
   b->id = ++c->next_id[PS_ID_BUFFER];
+  b->src = b->reused_from = -1;
   return b;
 }
 

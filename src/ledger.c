@@ -222,11 +222,14 @@ void ps_ledger_alloc(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, ps_b
   ps_block *nb = &l->v[slot];
   *nb = (ps_block){ b->addr, b->size, 0, b->id, p->id, s->id, -1, -1, -1, 0, BLOCK_LIVE,
                     PS_KIND_POOL };
-  if (c->sources || c->tracing) ps_where(L, c, &nb->src, &nb->line);
+  if (c->sources || c->tracing) {
+    ps_where(L, c, &nb->src, &nb->line);
+    b->src = nb->src, b->line = nb->line;
+  }
 }
 
 /* A buffer of another kind (malloc, pinned, pageable) was allocated. */
-void ps_ledger_track(lua_State *L, ps_ctx *c, const ps_bufferud *b) {
+void ps_ledger_track(lua_State *L, ps_ctx *c, ps_bufferud *b) {
   ps_ledger *l = ledger_of(c);
   if (!l || ((l->used + 1) * 4 > l->mapcap * 3 && !map_grow(l))) return;
   size_t i = map_find(l, b->addr);
@@ -238,6 +241,7 @@ void ps_ledger_track(lua_State *L, ps_ctx *c, const ps_bufferud *b) {
   l->v[slot] = (ps_block){ b->addr, b->size, 0, b->id, -1, -1, -1, -1, -1, 0, BLOCK_LIVE,
                            (uint8_t)b->kind };
   if (c->sources || c->tracing) ps_where(L, c, &l->v[slot].src, &l->v[slot].line);
+  b->src = l->v[slot].src, b->line = l->v[slot].line;
 }
 
 /* A buffer of another kind was freed (synchronously: nothing pends). */
@@ -314,8 +318,8 @@ void ps_ledger_learn(lua_State *L, ps_ctx *c) {
     b->state = BLOCK_DONE;
     l->ndone++;
     if (c->tracing) {
-      ps_rec *r = ps_trace_rec(L, c, PS_OP_FREE_COMPLETED, 1);
-      if (r) r->gc = 0, r->stream = b->stream, r->pool = b->pool, r->buffer = b->buffer,
+      ps_rec *r = ps_trace_rec(L, c, PS_OP_FREE_COMPLETED, PS_REC_NOSRC);
+      if (r) r->stream = b->stream, r->pool = b->pool, r->buffer = b->buffer,
              r->addr = b->addr, r->size = b->size;
     }
   }

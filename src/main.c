@@ -405,8 +405,8 @@ static void doREPL(lua_State *L, int use_env) {
   init_editing(use_env);
   lua_pushboolean(L, isatty(1));
   lua_setglobal(L, "_POOLSH_TTY");
-  dostring(L, "poolsh.live.color = _POOLSH_TTY; _POOLSH_TTY = nil; "
-              "poolsh.sources(true); poolsh.watch(true)", "=(poolsh)");
+  dostring(L, "poolsh.live.color = _POOLSH_TTY; _POOLSH_TTY = nil; poolsh.watch(true)",
+           "=(poolsh)");
   int status;
   while ((status = loadline(L)) != -1) {
     if (status == LUA_OK) status = docall(L, 0, LUA_MULTRET);
@@ -547,7 +547,8 @@ static int load_poolsh(lua_State *L, const options *o) {
   }
   if (o->sim_memory) { lua_pushstring(L, o->sim_memory); lua_setfield(L, -2, "sim_memory"); }
   if (report(L, docall(L, 1, 0)) != LUA_OK) return 0;
-  return dostring(L, "local why = poolsh.backend_reason() "
+  /* the leak report at exit says where buffers were allocated */
+  return dostring(L, "poolsh.sources(true) local why = poolsh.backend_reason() "
                      "if why then io.stderr:write(why, '\\n') end", "=(poolsh)") == LUA_OK;
 }
 

@@ -36,7 +36,7 @@ const char *ps_pool_setting_name(int i) {
 /* Records a pool event (counters included) when recording. */
 static void trace_pool_op(lua_State *L, ps_ctx *c, ps_poolud *p, ps_op op, int kind,
                           uint64_t value, int from_gc) {
-  ps_rec *r = ps_trace_rec(L, c, op, from_gc);
+  ps_rec *r = ps_trace_rec(L, c, op, from_gc ? PS_REC_COLLECTED : 0);
   if (!r) return;
   r->kind = (uint8_t)kind;
   if (op == PS_OP_TRIM) r->size = value;      /* what trim keeps */

@@ -122,6 +122,7 @@ typedef struct ps_bufferud {
   int registered;            /* pageable buffers: cudaHostRegister'd */
   ps_alloc_note note;
   int32_t reused_from;       /* the buffer whose memory this reuses, or -1 */
+  int32_t src, line;         /* where it was allocated (ledger), src -1: unknown */
   ps_reuse_rule reuse_rule;
 } ps_bufferud;
 
@@ -202,7 +203,10 @@ typedef struct ps_rec {
   uint64_t addr, size, reserved, used, pending, value;
 } ps_rec;
 
-ps_rec *ps_trace_rec(lua_State *L, ps_ctx *c, ps_op op, int from_gc);
+/* ps_trace_rec's flags: a finalizer's operation (no source; marked
+ * collected), or an event derived from the last one (no source walk). */
+enum { PS_REC_COLLECTED = 1, PS_REC_NOSRC = 2 };
+ps_rec *ps_trace_rec(lua_State *L, ps_ctx *c, ps_op op, int flags);
 void ps_trace_pool(lua_State *L, ps_ctx *c, ps_poolud *p, int64_t used_delta, int grows);
 void ps_trace_sync_begin(ps_ctx *c);
 void ps_trace_sync_end(lua_State *L, ps_ctx *c);
@@ -227,7 +231,7 @@ typedef struct ps_span {
 } ps_span;
 
 void ps_ledger_alloc(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, ps_bufferud *b);
-void ps_ledger_track(lua_State *L, ps_ctx *c, const ps_bufferud *b);
+void ps_ledger_track(lua_State *L, ps_ctx *c, ps_bufferud *b);
 void ps_ledger_untrack(ps_ctx *c, const ps_bufferud *b);
 void ps_ledger_push_live(lua_State *L, ps_ctx *c);
 void ps_remember(ps_ctx *c, const ps_bufferud *b, int32_t pool);

@@ -107,7 +107,7 @@ const char *ps_source_name(ps_ctx *c, int32_t src) {
 /* Appends a record of op with its sequence number, time and source
  * location; every other field unset. NULL when not recording or out of
  * memory. The pointer is valid until the next append. */
-ps_rec *ps_trace_rec(lua_State *L, ps_ctx *c, ps_op op, int from_gc) {
+ps_rec *ps_trace_rec(lua_State *L, ps_ctx *c, ps_op op, int flags) {
   ps_trace *tr = c->trace;
   if (!c->tracing) return NULL;
   if (tr->n == tr->cap) {
@@ -122,8 +122,8 @@ ps_rec *ps_trace_rec(lua_State *L, ps_ctx *c, ps_op op, int from_gc) {
   r->stream = r->pool = r->buffer = r->other = r->src = -1;
   r->addr = r->size = r->reserved = r->used = r->pending = r->value = PS_UNSET;
   r->t = c->be->now(c->b);
-  r->gc = (uint8_t)from_gc;
-  if (!from_gc) where(L, tr, r);
+  r->gc = (uint8_t)(flags & PS_REC_COLLECTED);
+  if (!flags) where(L, tr, r);
   return r;
 }
 
@@ -157,8 +157,8 @@ void ps_trace_pool(lua_State *L, ps_ctx *c, ps_poolud *p, int64_t used_delta, in
   r->used = p->last_used;
   if (reserved != PS_UNSET && p->last_reserved != PS_UNSET && reserved > p->last_reserved) {
     uint64_t grew = reserved - p->last_reserved;
-    ps_rec *g = ps_trace_rec(L, c, PS_OP_RESERVE, 1);   /* 1: no stack walk */
-    if (g) g->gc = 0, g->pool = p->id, g->size = grew, g->reserved = reserved,
+    ps_rec *g = ps_trace_rec(L, c, PS_OP_RESERVE, PS_REC_NOSRC);
+    if (g) g->pool = p->id, g->size = grew, g->reserved = reserved,
            g->src = tr->v[tr->n - 2].src, g->line = tr->v[tr->n - 2].line;
   }
   if (reserved != PS_UNSET) p->last_reserved = reserved;
@@ -179,9 +179,8 @@ void ps_trace_sync_end(lua_State *L, ps_ctx *c) {
   for (ps_poolud *p = c->pools; p; p = p->next) {
     uint64_t now = pool_attr(c, p, PS_ATTR_RESERVED_CURRENT);
     if (now != PS_UNSET && p->last_reserved != PS_UNSET && now < p->last_reserved) {
-      ps_rec *r = ps_trace_rec(L, c, PS_OP_RELEASE, 1);   /* 1: no stack walk */
+      ps_rec *r = ps_trace_rec(L, c, PS_OP_RELEASE, PS_REC_NOSRC);
       if (!r) return;
-      r->gc = 0;
       const ps_rec *why = &tr->v[cause];
       r->pool = p->id;
       r->size = p->last_reserved - now;
@@ -355,8 +354,9 @@ int poolsh_open_trace(lua_State *L) {
 
 /* Records the allocation of b (from pool p; NULL for the other kinds). */
 void ps_trace_alloc(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_poolud *p) {
-  ps_rec *r = ps_trace_rec(L, c, PS_OP_ALLOC, 0);
+  ps_rec *r = ps_trace_rec(L, c, PS_OP_ALLOC, b->src >= 0 ? PS_REC_NOSRC : 0);
   if (!r) return;
+  if (b->src >= 0) r->src = b->src, r->line = b->line;   /* the ledger found it already */
   r->buffer = b->id, r->addr = b->addr, r->size = b->size, r->kind = (uint8_t)b->kind;
   r->stream = b->stream ? b->stream->id : -1;
   r->rule = b->kind != PS_KIND_POOL ? PS_RULE_UNKNOWN
@@ -368,7 +368,7 @@ void ps_trace_alloc(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_poolud *p)
 /* Records the free of b, queued on s for pool memory. */
 void ps_trace_release(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_streamud *s,
                       ps_poolud *p, int from_gc) {
-  ps_rec *r = ps_trace_rec(L, c, PS_OP_FREE, from_gc);
+  ps_rec *r = ps_trace_rec(L, c, PS_OP_FREE, from_gc ? PS_REC_COLLECTED : 0);
   if (!r) return;
   r->buffer = b->id, r->addr = b->addr, r->size = b->size, r->kind = (uint8_t)b->kind;
   r->stream = s ? s->id : (b->kind == PS_KIND_POOL ? 0 : -1);

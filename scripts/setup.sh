@@ -7,8 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 
+# tmux drives the REPL tests; python3 reads the pickle export back and
+# chromium renders the HTML export, as their specs check.
 packages="build-essential cmake pkg-config liblua5.4-dev lua5.4 lua-busted lua-cjson
-          libedit-dev tmux"
+          libedit-dev tmux python3 chromium"
 missing=""
 for p in $packages; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

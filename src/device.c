@@ -202,7 +202,9 @@ static int dev_option(lua_State *L) {
              "(setting the %s option '%s')", c->be->name, k);
   double v = 0;
   ps_check(L, c->be->option_get(c->b, k, &v), "(reading the %s option '%s')", c->be->name, k);
-  lua_pushnumber(L, v);
+  lua_Integer i;
+  if (lua_numbertointeger(v, &i) && (double)i == v) lua_pushinteger(L, i);
+  else lua_pushnumber(L, v);
   return 1;
 }
 

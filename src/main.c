@@ -448,6 +448,7 @@ static int collect(int argc, char **argv, options *o) {
     else if (strcmp(a, "--trace") == 0) {
       if (++i >= argc) {
         fprintf(stderr, "%s: '--trace' needs a file name\n", progname);
+        print_usage(stderr);
         return 1;
       }
       o->trace = argv[i];

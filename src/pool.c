@@ -272,7 +272,9 @@ static void free_extents(lua_State *L, ps_poolud *p, uint64_t reserved) {
   lua_setfield(L, -2, "free_estimated");
 }
 
-/* p:stats() -> {reserved=, used=, reserved_high=, used_high=}. */
+/* p:stats() -> the driver's four counters (reserved, used, reserved_high,
+ * used_high), the ledger's live, pending and pending_count, and the free
+ * space estimate (free, largest_free, free_estimated). */
 static int pool_stats(lua_State *L) {
   ps_poolud *p = ps_checkpool(L, 1);
   static const char *const names[] = {"reserved", "reserved_high", "used", "used_high"};

@@ -239,14 +239,14 @@ function M.map_lines(p, width)
       end
     end
   end
+  -- a "|" after each cell in which a chunk ends (offsets from the base,
+  -- which is chunk-aligned); none when chunks are narrower than a cell
   local bar = {}
+  local marks_chunks = gran > 0 and gran * width >= span
   for i = 1, width do
     bar[#bar + 1] = cells[i]
-    local edge = base + i * span // width
-    if i < width and gran > 0 and (edge // gran) ~= ((base + (i + 1) * span // width) // gran)
-       and (edge - base) % gran < span // width + 1 then
-      bar[#bar + 1] = "|"
-    end
+    local from, to = (i - 1) * span // width, i * span // width
+    if marks_chunks and i < width and to // gran > from // gran then bar[#bar + 1] = "|" end
   end
   out[#out + 1] = "  [" .. table.concat(bar) .. "]  # live  = pending  . free  | chunk"
   for _, e in ipairs(ext) do

@@ -82,6 +82,17 @@ describe("poolsh.show and poolsh.map", function()
     q:destroy()
   end)
 
+  it("map marks where each chunk ends", function()
+    local s, p = poolsh.stream(), poolsh.pool { release_threshold = "max" }
+    local gran = poolsh.live.granularity()
+    local a = p:alloc(gran + gran // 4, s)          -- spills into a second chunk
+    local bar = live.map_lines(p, 64)[2]
+    assert.matches("^  %[#+|#+%.+%]", bar)
+    local _, marks = bar:gsub("|", "")
+    assert.equal(2, marks)                          -- one in the bar, one in the legend
+    a:free(); s:sync(); p:destroy()
+  end)
+
   it("map refuses what is not a pool", function()
     assert.matches("poolsh.Pool expected", H.err(poolsh.map, 42))
   end)

@@ -61,14 +61,6 @@ static int buffer_release(ps_ctx *c, ps_bufferud *b, ps_stream *s) {
   return st;
 }
 
-/* The Pool of the Buffer at idx, or NULL. */
-static ps_poolud *pool_of(lua_State *L, int idx) {
-  lua_getiuservalue(L, idx, 1);
-  ps_poolud *p = (ps_poolud *)lua_touserdata(L, -1);
-  lua_pop(L, 1);
-  return p;
-}
-
 /* __gc and __close: frees without synchronising and never raises;
  * problems become warnings. */
 static int buffer_gc(lua_State *L) {
@@ -79,7 +71,7 @@ static int buffer_gc(lua_State *L) {
   int st = buffer_release(c, b, ps_bufferstream(L, 1));
   if (st == PS_OK && b->kind == PS_KIND_POOL) {
     ps_streamud *s = b->stream && b->stream->live ? b->stream : ps_stream_by_id(c, 0);
-    ps_poolud *p = pool_of(L, 1);
+    ps_poolud *p = b->pool;
     ps_ledger_free(c, p, s, b);
     if (c->tracing) ps_trace_release(L, c, b, s, p, 1);
   } else if (st == PS_OK) {
@@ -135,7 +127,7 @@ static int buffer_free(lua_State *L) {
   }
   if (b->kind == PS_KIND_POOL) {
     if (su == NULL) su = ps_stream_by_id(c, 0);
-    ps_poolud *p = pool_of(L, 1);
+    ps_poolud *p = b->pool;
     ps_ledger_free(c, p, su, b);
     if (c->tracing) ps_trace_release(L, c, b, su, p, 0);
   } else {

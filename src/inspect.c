@@ -71,7 +71,11 @@ static int insp_blocks(lua_State *L) {
   ps_poolud *p = ps_checkpool(L, 1);
   ps_ctx *c = ps_context(L);
   size_t n = 0;
-  ps_span *v = ps_ledger_spans(c, p, &n);
+  ps_span *m = ps_ledger_spans(c, p, &n);
+  /* a copy the collector owns, so an error below leaks nothing */
+  ps_span *v = n ? (ps_span *)lua_newuserdatauv(L, n * sizeof *v, 0) : NULL;
+  if (n) memcpy(v, m, n * sizeof *v);
+  free(m);
   lua_createtable(L, (int)n, 0);
   for (size_t i = 0; i < n; i++) {
     lua_createtable(L, 0, 5);
@@ -87,7 +91,6 @@ static int insp_blocks(lua_State *L) {
     lua_setfield(L, -2, "pending");
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
-  free(v);
   lua_pushinteger(L, (lua_Integer)p->lo);
   return 2;
 }

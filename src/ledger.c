@@ -41,8 +41,13 @@ struct ps_ledger {
 
 /* ---- the address map ------------------------------------------------------ */
 
+/* Mixes all of a's bits into the low ones (aligned addresses differ only
+ * high up). */
 static size_t hash_addr(ps_addr a, size_t cap) {
-  return (size_t)((a >> 9) * 0x9E3779B97F4A7C15ull) & (cap - 1);
+  a ^= a >> 33;
+  a *= 0xff51afd7ed558ccdull;
+  a ^= a >> 33;
+  return (size_t)a & (cap - 1);
 }
 
 /* The map position holding addr, or where it would go. */
@@ -115,10 +120,15 @@ static void pending_link(ps_ledger *l, int32_t s) {
   l->pending = s;
 }
 
+static void pool_unpend(ps_ctx *c, const struct ps_block *b);
+
 /* Forgets the slot s entirely. */
-static void slot_drop(ps_ledger *l, int32_t s) {
+static void slot_drop(ps_ctx *c, ps_ledger *l, int32_t s) {
   ps_block *b = &l->v[s];
-  if (b->state == BLOCK_PENDING) pending_unlink(l, s);
+  if (b->state == BLOCK_PENDING) {
+    pending_unlink(l, s);
+    pool_unpend(c, b);
+  }
   if (b->state == BLOCK_DONE) l->ndone--;
   map_remove(l, b->addr);
   b->state = BLOCK_FREE_SLOT;
@@ -171,6 +181,7 @@ static ps_reuse_rule infer(ps_ctx *c, const ps_block *b, const ps_streamud *s) {
   ps_streamud *f = ps_stream_by_id(c, b->stream);
   if (!f || f->synced >= b->pos) return PS_RULE_HOST_SYNC;
   if (knows(s, b->stream, b->pos)) return PS_RULE_EVENT_DEP;
+  if (b->state == BLOCK_DONE || f->done >= b->pos) return PS_RULE_OPPORTUNISTIC;
   int idle = 0;
   if (f->live && c->be->stream_query(c->b, f->h, &idle) == PS_OK && idle) {
     f->done = f->ops;
@@ -180,7 +191,7 @@ static ps_reuse_rule infer(ps_ctx *c, const ps_block *b, const ps_streamud *s) {
 }
 
 /* Pool p's pending counters lose block b. */
-static void pool_unpend(ps_ctx *c, const ps_block *b) {
+static void pool_unpend(ps_ctx *c, const struct ps_block *b) {
   ps_poolud *p = pool_by_id(c, b->pool);
   if (p) p->pending_bytes -= b->size, p->pending_count--;
 }
@@ -234,7 +245,7 @@ void ps_ledger_track(lua_State *L, ps_ctx *c, ps_bufferud *b) {
   if (!l || ((l->used + 1) * 4 > l->mapcap * 3 && !map_grow(l))) return;
   size_t i = map_find(l, b->addr);
   int32_t slot = l->map[i];
-  if (slot >= 0) slot_drop(l, slot), i = map_find(l, b->addr);   /* an old record there */
+  if (slot >= 0) slot_drop(c, l, slot), i = map_find(l, b->addr);   /* an old record there */
   if ((slot = slot_new(l)) < 0) return;
   l->map[i] = slot;
   l->used++;
@@ -249,7 +260,7 @@ void ps_ledger_untrack(ps_ctx *c, const ps_bufferud *b) {
   ps_ledger *l = c->ledger;
   if (!l || !l->mapcap) return;
   int32_t slot = l->map[map_find(l, b->addr)];
-  if (slot >= 0 && l->v[slot].buffer == b->id) slot_drop(l, slot);
+  if (slot >= 0 && l->v[slot].buffer == b->id) slot_drop(c, l, slot);
 }
 
 /* Pushes the live buffers poolsh allocated, oldest id first: an array of
@@ -293,7 +304,7 @@ void ps_ledger_free(ps_ctx *c, ps_poolud *p, ps_streamud *s, const ps_bufferud *
   if (s) s->ops++;
   if (!l || !l->mapcap) return;
   int32_t slot = l->map[map_find(l, b->addr)];
-  if (slot < 0 || l->v[slot].state != BLOCK_LIVE) return;
+  if (slot < 0 || l->v[slot].state != BLOCK_LIVE || l->v[slot].buffer != b->id) return;
   ps_block *k = &l->v[slot];
   k->stream = s ? s->id : 0;
   k->pos = s ? s->ops : 0;
@@ -325,7 +336,7 @@ void ps_ledger_learn(lua_State *L, ps_ctx *c) {
   }
   if (l->ndone > DONE_KEEP)
     for (size_t s = 0; s < l->n && l->ndone > DONE_KEEP / 2; s++)
-      if (l->v[s].state == BLOCK_DONE) slot_drop(l, (int32_t)s);
+      if (l->v[s].state == BLOCK_DONE) slot_drop(c, l, (int32_t)s);
 }
 
 /* Host synchronisation of stream s (NULL: every stream) up to its last
@@ -376,7 +387,7 @@ void ps_ledger_released(ps_ctx *c) {
       continue;
     for (size_t s = 0; s < l->n; s++)
       if (l->v[s].state == BLOCK_DONE && l->v[s].pool == p->id && l->v[s].addr >= p->lo + reserved)
-        slot_drop(l, (int32_t)s);
+        slot_drop(c, l, (int32_t)s);
   }
 }
 

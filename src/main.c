@@ -574,16 +574,15 @@ static int has_e(int argc, char **argv) {
 
 /* --trace FILE: saves what was recorded, whatever way the run ended. */
 static int save_trace(lua_State *L, const char *path) {
-  lua_getglobal(L, "poolsh");
-  if (lua_type(L, -1) != LUA_TTABLE || lua_getfield(L, -1, "trace") != LUA_TTABLE) {
-    lua_settop(L, 0);
-    return LUA_OK;   /* poolsh never loaded: nothing was recorded */
+  static const char code[] =
+    "local path = ... local t = poolsh and poolsh.trace "
+    "if t then t.stop() t.save(path) end";
+  int status = luaL_loadbuffer(L, code, sizeof code - 1, "=(--trace)");
+  if (status == LUA_OK) {
+    lua_pushstring(L, path);
+    status = docall(L, 1, 0);
   }
-  lua_getfield(L, -1, "stop");
-  lua_call(L, 0, 0);
-  lua_getfield(L, -1, "save");
-  lua_pushstring(L, path);
-  int status = report(L, docall(L, 1, 0));
+  report(L, status);
   lua_settop(L, 0);
   return status;
 }
@@ -664,8 +663,8 @@ int main(int argc, char **argv) {
   int ok = lua_toboolean(L, -1);
   report(L, status);
   lua_settop(L, 0);
+  leak_report(L);   /* first: saving the trace runs the collector */
   if (o.trace && save_trace(L, o.trace) != LUA_OK) ok = 0;
-  leak_report(L);
   interrupt_flag = NULL;
   lua_close(L);   /* every finalizer runs before the device context goes */
   small_heap_release(&heap);

@@ -39,8 +39,14 @@ static void trace_pool_op(lua_State *L, ps_ctx *c, ps_poolud *p, ps_op op, int k
   ps_rec *r = ps_trace_rec(L, c, op, from_gc ? PS_REC_COLLECTED : 0);
   if (!r) return;
   r->kind = (uint8_t)kind;
-  if (op == PS_OP_TRIM) r->size = value;      /* what trim keeps */
-  else r->value = value;
+  if (op == PS_OP_TRIM) {
+    /* what trim keeps; the release it caused is recorded by the caller
+     * (ps_trace_sync_end), against the counters from before it */
+    r->size = value;
+    r->pool = p->id;
+    return;
+  }
+  r->value = value;
   p->last_used = PS_UNSET;                    /* read both counters afresh */
   ps_trace_pool(L, c, p, 0, 1);
 }
@@ -218,6 +224,7 @@ static int pool_release(lua_State *L, ps_poolud *p, int from_gc) {
   ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
   if (c->b && c->tracing) trace_pool_op(L, c, p, PS_OP_POOL_DESTROY, 0, PS_UNSET, from_gc);
   unlink_pool(c, p);
+  p->last_used = p->last_reserved = PS_UNSET;
   int st = (c->b && p->h) ? c->be->pool_destroy(c->b, p->h) : PS_OK;
   p->live = 0;
   p->h = NULL;
@@ -313,6 +320,7 @@ static int pool_trim(lua_State *L) {
   ps_ctx *c = ps_context(L);
   if (c->tracing) ps_trace_sync_begin(c);
   ps_check(L, c->be->pool_trim(c->b, p->h, keep), "(trimming pool p%d)", p->id);
+  ps_ledger_released(c);
   if (c->tracing) {
     trace_pool_op(L, c, p, PS_OP_TRIM, 0, keep, 0);
     ps_trace_sync_end(L, c);
@@ -356,6 +364,7 @@ static int pool_alloc(lua_State *L) {
   lua_pushvalue(L, 3);
   lua_setiuservalue(L, -2, 2);
   b->stream = s;
+  b->pool = p;
   int st = c->be->pool_alloc(c->b, p->h, size, s->h, &b->addr, &b->note);
   if (st == PS_ERR_MEMORY_ALLOCATION) {
     lua_gc(L, LUA_GCCOLLECT);   /* finalizers may run any code: check again */

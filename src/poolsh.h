@@ -110,10 +110,11 @@ typedef struct ps_poolud {
 } ps_poolud;
 
 /* A Buffer's user values: 1 = its Pool (or nil), 2 = its Stream (or nil);
- * stream points at the latter, which the user value keeps alive. */
+ * pool and stream point at them, kept alive by the user values. */
 typedef struct ps_bufferud {
   uint32_t tag;
   ps_streamud *stream;
+  struct ps_poolud *pool;    /* kept alive by user value 1, like stream */
   ps_addr addr;
   uint64_t size;
   ps_kind kind;

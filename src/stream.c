@@ -106,6 +106,11 @@ static int stream_gc(lua_State *L) {
   ps_streamud *s = (ps_streamud *)ps_toud(L, 1, PS_UV_STREAM);
   if (s == NULL) return luaL_typeerror(L, 1, PS_STREAM);   /* called by hand */
   int id = s->id;
+  ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
+  if (s->live && id != 0 && c->b && c->tracing) {
+    ps_rec *r = ps_trace_rec(L, c, PS_OP_STREAM_DESTROY, PS_REC_COLLECTED);
+    if (r) r->stream = id;
+  }
   if (stream_release(L, s) != PS_OK) {
     char msg[80];
     snprintf(msg, sizeof msg, "poolsh: destroying stream s%d failed", id);

@@ -24,8 +24,7 @@ struct ps_trace {
   size_t n, cap;
   char **srcs;                  /* interned short source names */
   size_t nsrc, capsrc;
-  const void *last_fn;          /* the Lua function of the last lookup */
-  int32_t last_src;
+  int32_t last_src;             /* the last name found: checked first */
 };
 
 /* ---- sources ------------------------------------------------------------ */
@@ -48,26 +47,13 @@ static int32_t intern(ps_trace *tr, const char *name) {
   return (int32_t)i;
 }
 
-/* The first Lua frame above the running C function: file and line. The
- * file is looked up only when the function differs from the last one's
- * (the function stays alive meanwhile only if the caller keeps it, so a
- * reused address is checked against its source again). */
+/* The first Lua frame above the running C function: file and line. */
 static void where(lua_State *L, ps_trace *tr, ps_rec *r) {
   lua_Debug ar;
   for (int level = 1; level < 6 && lua_getstack(L, level, &ar); level++) {
-    if (!lua_getinfo(L, "fl", &ar)) continue;                /* [fn] */
-    if (ar.currentline <= 0) {
-      lua_pop(L, 1);
-      continue;
-    }
-    const void *fn = lua_topointer(L, -1);
-    if (fn != tr->last_fn || tr->last_src < 0) {
-      lua_getinfo(L, ">S", &ar);                             /* pops fn */
-      tr->last_fn = fn;
+    if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0) continue;
+    if (tr->last_src < 0 || strcmp(tr->srcs[tr->last_src], ar.short_src) != 0)
       tr->last_src = intern(tr, ar.short_src);
-    } else {
-      lua_pop(L, 1);
-    }
     r->src = tr->last_src;
     r->line = ar.currentline;
     return;
@@ -148,6 +134,10 @@ static void pool_baseline(ps_ctx *c, ps_poolud *p) {
 void ps_trace_pool(lua_State *L, ps_ctx *c, ps_poolud *p, int64_t used_delta, int grows) {
   ps_trace *tr = c->trace;
   if (!c->tracing || !tr->n) return;
+  if (!p->live || !p->h) {                   /* destroyed: no counters to read */
+    tr->v[tr->n - 1].pool = p->id;
+    return;
+  }
   if (p->last_used == PS_UNSET || p->last_reserved == PS_UNSET) pool_baseline(c, p);
   else p->last_used += (uint64_t)used_delta;
   uint64_t reserved = grows ? pool_attr(c, p, PS_ATTR_RESERVED_CURRENT) : p->last_reserved;
@@ -155,6 +145,7 @@ void ps_trace_pool(lua_State *L, ps_ctx *c, ps_poolud *p, int64_t used_delta, in
   r->pool = p->id;
   r->reserved = reserved;
   r->used = p->last_used;
+  r->pending = p->pending_bytes;
   if (reserved != PS_UNSET && p->last_reserved != PS_UNSET && reserved > p->last_reserved) {
     uint64_t grew = reserved - p->last_reserved;
     ps_rec *g = ps_trace_rec(L, c, PS_OP_RESERVE, PS_REC_NOSRC);
@@ -295,6 +286,7 @@ static void push_rec(lua_State *L, const ps_trace *tr, size_t i) {
       break;
     case PS_OP_COPY:
       if (r->other >= 0) set_int(L, "src_buffer", r->other);
+      if (r->buffer >= 0) set_int(L, "dst", r->buffer);
       break;
     case PS_OP_RECORD: case PS_OP_WAIT: case PS_OP_EVENT_SYNC:
       if (r->other >= 0) set_int(L, "event", r->other);

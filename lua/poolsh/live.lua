@@ -164,7 +164,7 @@ function M.show_lines()
   for _, l in ipairs(rows({ "stream", "state", "queued", "kind" }, srow)) do out[#out + 1] = l end
   out[#out + 1] = paint("bold", "buffers")
   local brow = {}
-  for _, b in ipairs(core.live()) do
+  for _, b in ipairs(M.leaks()) do
     brow[#brow + 1] = { "b" .. b.buffer, fmt(b.size), b.kind,
                         b.pool and ("p%d on %s"):format(b.pool, stream_name(b.stream)) or "",
                         ("0x%x"):format(b.addr), b.src or "" }
@@ -212,7 +212,11 @@ function M.map_lines(p, width)
   if reserved == 0 and #blocks == 0 then
     return { ("%s  nothing reserved"):format(p.name) }
   end
-  if base == 0 then base = blocks[1] and blocks[1].addr or 0 end
+  if base == 0 and not blocks[1] then
+    return { ("%s  reserved %s; no block seen yet, so where it lies is unknown"):format(
+      p.name, fmt(reserved)) }
+  end
+  if base == 0 then base = blocks[1].addr end
   local top = base + reserved
   for _, b in ipairs(blocks) do top = math.max(top, b.addr + b.size) end
   out[#out + 1] = ("%s  reserved %s from 0x%x, in %s chunks (arena base as seen: an estimate)")
@@ -263,13 +267,17 @@ end
 
 -- ---- at exit ------------------------------------------------------------------
 
---- leaks() -> the buffers still live, with where they were allocated
--- (known while recording or when poolsh.sources(true)).
-function M.leaks() return core.live() end
+--- leaks() -> the buffers still live, oldest first, with where they were
+-- allocated (known while recording or when poolsh.sources(true)).
+function M.leaks()
+  local live = core.live()
+  table.sort(live, function(a, b) return a.buffer < b.buffer end)
+  return live
+end
 
 --- leak_lines() -> the leak report's lines, empty when nothing leaks.
 function M.leak_lines()
-  local live = core.live()
+  local live = M.leaks()
   if #live == 0 then return {} end
   local out = { ("poolsh: %d buffer%s still live at exit (freed now):"):format(#live,
                 #live == 1 and "" or "s") }

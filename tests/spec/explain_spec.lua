@@ -102,6 +102,32 @@ describe("reuse is explained" .. mode.name, function()
     b:free(); poolsh.sync(); p:destroy()
   end)
 
+  it("opportunistic when the free was known complete, even if its stream is busy again", function()
+    local s1, s2 = poolsh.stream(), poolsh.stream()
+    local p = pool()
+    local a = p:alloc("16 MiB", s1)
+    a:free()
+    poolsh.sleep("50 ms")
+    assert.is_true(s1:query())        -- the free completed, and poolsh saw it
+    poolsh.spin(s1, "100 ms")         -- s1 is busy with later work
+    local b = p:alloc("16 MiB", s2)
+    assert.equal(a.addr, b.addr)
+    assert.equal("opportunistic", b.reuse_rule)
+    b:free(); poolsh.sync(); p:destroy()
+  end)
+
+  it("fresh memory after a trim gave it back is not a reuse", function()
+    local s1, s2 = poolsh.stream(), poolsh.stream()
+    local p = pool()
+    p:alloc("16 MiB", s1):free()
+    s1:sync()
+    p:trim(0)
+    assert.equal(0, p:stats().reserved)
+    local b = p:alloc("16 MiB", s2)
+    assert.is_false(b.reused)
+    b:free(); s2:sync(); p:destroy()
+  end)
+
   it("fresh memory after the pool gave it back is not a reuse", function()
     local s = poolsh.stream()
     local p = pool { release_threshold = 0 }

@@ -114,6 +114,30 @@ describe("at exit", function()
     assert.not_matches("malloc", err)
   end)
 
+  it("reports leaks oldest first, also when the run is traced", function()
+    local file = os.tmpname() .. ".json"
+    local _, err, code = H.poolsh_cmd("--backend=sim --trace " .. H.quote(file) ..
+      " -e 'local s = poolsh.stream(); local p = poolsh.pool{} " ..
+      "for i = 1, 5 do local x = p:alloc(i, s) if i % 2 == 0 then x:free() end end " ..
+      "kept = {p:alloc(10, s), p:alloc(11, s)}'")
+    os.remove(file)
+    assert.equal(0, code, err)
+    local ids = {}
+    for id in err:gmatch("\n  b(%d+) ") do ids[#ids + 1] = tonumber(id) end
+    assert.is_true(#ids >= 2, err)
+    for i = 2, #ids do assert.is_true(ids[i - 1] < ids[i], err) end
+    assert.matches("allocated at %(command line%):1", err)
+  end)
+
+  it("--trace survives a script that breaks poolsh.trace", function()
+    local file = os.tmpname() .. ".json"
+    local _, err, code = H.poolsh_cmd("--backend=sim --trace " .. H.quote(file) ..
+      " -e 'poolsh.trace.stop = nil'")
+    os.remove(file)
+    assert.are_not.equal(134, code)
+    assert.is_nil(err:match("PANIC"))
+  end)
+
   it("says nothing when nothing leaks", function()
     local _, err, code = H.poolsh_cmd("--backend=sim -e 'poolsh.pool{}:alloc(1):free()'")
     assert.equal(0, code)

@@ -111,6 +111,38 @@ describe("poolsh.trace", function()
     assert.matches("^e%d+:sync%(%)$", find(events, "release", 2).cause)
   end)
 
+  it("records what a trim gave back as a release caused by it", function()
+    local p
+    local events = recorded(function()
+      local s = poolsh.stream()
+      p = poolsh.pool { release_threshold = "max" }
+      local a, b = p:alloc("32 MiB", s), p:alloc("32 MiB", s)
+      a:free(); b:free(); s:sync()
+      p:trim(0)
+    end)
+    local r = find(events, "release")
+    assert.is_table(r)
+    assert.equal(("p%d:trim()"):format(p.id), r.cause)
+    assert.equal(0, r.reserved)
+    assert.is_true(r.size >= 64 * MiB)
+    p:destroy()
+  end)
+
+  it("carries the pool's pending bytes, and a copy's destination as dst", function()
+    local events = recorded(function()
+      local s, p = poolsh.stream(), poolsh.pool {}
+      local a, b = p:alloc(4096, s), p:alloc(4096, s)
+      poolsh.spin(s, "20 ms")
+      a:free()
+      poolsh.copy(b, b, { stream = s, bytes = 16 })
+      b:free(); s:sync(); p:destroy()
+    end)
+    assert.equal(4096, find(events, "free", 1).pending)
+    local cp = find(events, "copy")
+    assert.equal(cp.buffer, cp.dst)
+    assert.equal(cp.dst, cp.src_buffer)
+  end)
+
   it("records kernels, copies, events, settings and lifetimes", function()
     local events = recorded(function()
       local s, p = poolsh.stream(), poolsh.pool {}

@@ -61,16 +61,21 @@ static int event_destroy(lua_State *L) {
 }
 
 /* e:record([stream]) -> e. */
-static int event_record(lua_State *L) {
-  ps_eventud *e = ps_checkevent(L, 1);
-  ps_streamud *s = ps_optstream(L, 2);
-  ps_ctx *c = ps_context(L);
+/* Records e on s: the backend's record, the position the ledger keeps
+ * (docs/explain.md), the trace event. Shared by e:record and s:record. */
+void ps_event_record(lua_State *L, ps_ctx *c, ps_eventud *e, ps_streamud *s) {
   char n[16];
   ps_check(L, c->be->event_record(c->b, e->h, s->h), "(recording event e%d on stream %s)",
            e->id, ps_streamname(n, sizeof n, s));
   e->rec_stream = s->id;
   e->rec_pos = ++s->ops;
   if (c->tracing) ps_trace_op(L, c, PS_OP_RECORD, s->id, -1, e->id, PS_UNSET, PS_UNSET);
+}
+
+static int event_record(lua_State *L) {
+  ps_eventud *e = ps_checkevent(L, 1);
+  ps_streamud *s = ps_optstream(L, 2);
+  ps_event_record(L, ps_context(L), e, s);
   lua_settop(L, 1);
   return 1;
 }

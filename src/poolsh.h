@@ -170,6 +170,7 @@ void ps_pushdefaultstream(lua_State *L);
 const char *ps_streamname(char *out, size_t n, const ps_streamud *s);
 ps_eventud *ps_checkevent(lua_State *L, int arg);
 ps_eventud *ps_newevent(lua_State *L, int timing);
+void ps_event_record(lua_State *L, ps_ctx *c, ps_eventud *e, ps_streamud *s);
 ps_poolud *ps_checkpool(lua_State *L, int arg);
 ps_bufferud *ps_checkbuffer(lua_State *L, int arg);
 ps_bufferud *ps_newbuffer(lua_State *L, ps_ctx *c, ps_kind kind, uint64_t size);

@@ -168,12 +168,7 @@ static int stream_record(lua_State *L) {
     e = ps_checkevent(L, 2);
     lua_settop(L, 2);
   }
-  char n[16];
-  ps_check(L, c->be->event_record(c->b, e->h, s->h), "(recording event e%d on stream %s)",
-           e->id, ps_streamname(n, sizeof n, s));
-  e->rec_stream = s->id;
-  e->rec_pos = ++s->ops;
-  if (c->tracing) ps_trace_op(L, c, PS_OP_RECORD, s->id, -1, e->id, PS_UNSET, PS_UNSET);
+  ps_event_record(L, c, e, s);
   return 1;
 }
 

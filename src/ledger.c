@@ -198,14 +198,16 @@ static void pool_unpend(ps_ctx *c, const struct ps_block *b) {
 
 /* ---- what the bindings call ---------------------------------------------- */
 
-/* Buffer b was allocated from pool p on stream s (note: the backend's
- * word on reuse). Fills b->reuse_rule and b->reused_from. */
-void ps_ledger_alloc(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, ps_bufferud *b) {
+/* Buffer b was allocated from pool p on stream s; said is the backend's
+ * word on reuse (PS_RULE_UNKNOWN on cuda). Fills b->reuse_rule and
+ * b->reused_from. */
+void ps_ledger_alloc(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, ps_bufferud *b,
+                     ps_reuse_rule said) {
   ps_ledger *l = ledger_of(c);
   s->ops++;
   b->reused_from = -1;
-  b->reuse_rule = b->note.rule == PS_RULE_UNKNOWN ? PS_RULE_NONE : b->note.rule;
-  int fresh = b->note.rule == PS_RULE_NONE;   /* the sim says so */
+  b->reuse_rule = said == PS_RULE_UNKNOWN ? PS_RULE_NONE : said;
+  int fresh = said == PS_RULE_NONE;   /* the sim says so */
   p->live_bytes += b->size;
   if (b->addr < p->lo || p->lo == 0) p->lo = b->addr;
   if (!l || ((l->used + 1) * 4 > l->mapcap * 3 && !map_grow(l))) return;
@@ -216,7 +218,7 @@ void ps_ledger_alloc(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, ps_b
     if (old->state != BLOCK_LIVE) {
       if (old->pool == p->id && !fresh) {   /* another pool's address space: not a reuse */
         b->reused_from = old->buffer;
-        if (b->note.rule == PS_RULE_UNKNOWN) b->reuse_rule = infer(c, old, s);
+        if (said == PS_RULE_UNKNOWN) b->reuse_rule = infer(c, old, s);
       }
       if (old->state == BLOCK_PENDING) {
         pending_unlink(l, slot);

@@ -365,16 +365,17 @@ static int pool_alloc(lua_State *L) {
   lua_setiuservalue(L, -2, 2);
   b->stream = s;
   b->pool = p;
-  int st = c->be->pool_alloc(c->b, p->h, size, s->h, &b->addr, &b->note);
+  ps_alloc_note note;                             /* the backend's word on reuse */
+  int st = c->be->pool_alloc(c->b, p->h, size, s->h, &b->addr, &note);
   if (st == PS_ERR_MEMORY_ALLOCATION) {
     lua_gc(L, LUA_GCCOLLECT);   /* finalizers may run any code: check again */
     p = ps_checkpool(L, 1);
     s = ps_checkstream(L, 3);
-    st = c->be->pool_alloc(c->b, p->h, size, s->h, &b->addr, &b->note);
+    st = c->be->pool_alloc(c->b, p->h, size, s->h, &b->addr, &note);
   }
   if (st != PS_OK) return alloc_failed(L, st, size, p, s);
   b->live = 1;
-  ps_ledger_alloc(L, c, p, s, b);
+  ps_ledger_alloc(L, c, p, s, b, note.rule);
   ps_remember(c, b, p->id);
   if (c->tracing) ps_trace_alloc(L, c, b, p);
   return 1;

@@ -121,7 +121,6 @@ typedef struct ps_bufferud {
   int id;
   int live;
   int registered;            /* pageable buffers: cudaHostRegister'd */
-  ps_alloc_note note;
   int32_t reused_from;       /* the buffer whose memory this reuses, or -1 */
   int32_t src, line;         /* where it was allocated (ledger), src -1: unknown */
   ps_reuse_rule reuse_rule;
@@ -232,7 +231,8 @@ typedef struct ps_span {
   int pending;
 } ps_span;
 
-void ps_ledger_alloc(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, ps_bufferud *b);
+void ps_ledger_alloc(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, ps_bufferud *b,
+                     ps_reuse_rule said);
 void ps_ledger_track(lua_State *L, ps_ctx *c, ps_bufferud *b);
 void ps_ledger_untrack(ps_ctx *c, const ps_bufferud *b);
 void ps_ledger_push_live(lua_State *L, ps_ctx *c);

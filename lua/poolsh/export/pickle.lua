@@ -5,6 +5,8 @@
 -- A Lua table is a list when pickle.list marks it or when its keys are
 -- exactly 1..n (n > 0); otherwise a dict (empty: {} unless marked).
 -- pickle.None stands for None inside a list, where nil cannot.
+local is_sequence = require("poolsh.export.util").is_sequence
+
 local M = {}
 
 local list_mt = { __name = "poolsh.pickle.list" }
@@ -62,12 +64,7 @@ local function is_list(t)
   local mt = getmetatable(t)
   if mt == list_mt then return true end
   if mt == dict_mt then return false end
-  local n = #t
-  if n == 0 then return false end
-  for k in pairs(t) do
-    if math.type(k) ~= "integer" or k < 1 or k > n then return false end
-  end
-  return true
+  return is_sequence(t)
 end
 
 -- Keys in a stable order: numbers first (ascending), then strings.

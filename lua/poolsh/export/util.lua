@@ -36,14 +36,18 @@ local function number(n)
   end
 end
 
-local function is_array(t)
-  if getmetatable(t) == array_mt then return true end
+--- Whether t is a sequence 1..#t with nothing else (an empty table is not).
+function M.is_sequence(t)
   local n = #t
   if n == 0 then return false end
   for k in pairs(t) do
     if math.type(k) ~= "integer" or k < 1 or k > n then return false end
   end
   return true
+end
+
+local function is_array(t)
+  return getmetatable(t) == array_mt or M.is_sequence(t)
 end
 
 local encode_value

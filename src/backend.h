@@ -191,6 +191,9 @@ typedef struct ps_backend {
   /* Clock: the host's monotonic clock on cuda, the virtual clock on sim. */
   int (*sleep)(void *ctx, double ms);
   double (*now)(void *ctx);   /* ms since open() */
+  /* A counter cheaper to read than now() that runs at a constant rate
+   * against it, or 0 when there is none; NULL on a virtual clock. */
+  uint64_t (*ticks)(void *ctx);
 
   /* Backend-specific knobs (the sim's device profile). Unknown keys:
    * PS_ERR_INVALID_VALUE; cuda: PS_ERR_NOT_SUPPORTED. option_names fills up

@@ -151,6 +151,25 @@ static void check_range(lua_State *L, ps_bufferud *b, int arg, uint64_t *off, ui
                (lua_Integer)(*off + *n), b->id, (lua_Integer)b->size);
 }
 
+/* The stream a host access to n bytes of b waits for: device memory is
+ * copied on b's stream (the legacy one when b has none left); NULL when
+ * the host reads or writes b directly. */
+static ps_streamud *access_stream(ps_ctx *c, const ps_bufferud *b, uint64_t n) {
+  if (n == 0 || (b->kind != PS_KIND_POOL && b->kind != PS_KIND_MALLOC)) return NULL;
+  return b->stream && b->stream->live ? b->stream : ps_stream_by_id(c, 0);
+}
+
+/* After the host waited for s to read or write b: the event, any memory
+ * the pools gave back at that wait, and the frees it completed. */
+static void accessed(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_streamud *s,
+                     ps_op op, uint64_t off, uint64_t n) {
+  if (c->tracing) {
+    ps_trace_op(L, c, op, s->id, b->id, -1, b->addr + off, n);
+    ps_trace_sync_end(L, c);
+  }
+  ps_after_sync(L, c, s, s->ops);
+}
+
 /* b:read([offset [, n]]) -> string: synchronous. */
 static int buffer_read(lua_State *L) {
   ps_bufferud *b = ps_checkbuffer(L, 1);
@@ -159,8 +178,11 @@ static int buffer_read(lua_State *L) {
   check_range(L, b, 2, &off, &n, 1);
   luaL_Buffer lb;
   char *dst = luaL_buffinitsize(L, &lb, (size_t)n);
+  ps_streamud *s = access_stream(c, b, n);
+  if (s && c->tracing) ps_trace_sync_begin(c);
   ps_check(L, c->be->read(c->b, b->kind, b->addr + off, dst, n, ps_bufferstream(L, 1)),
            "(reading %llu bytes of b%d)", (unsigned long long)n, b->id);
+  if (s) accessed(L, c, b, s, PS_OP_READ, off, n);
   luaL_pushresultsize(&lb, (size_t)n);
   return 1;
 }
@@ -173,8 +195,11 @@ static int buffer_write(lua_State *L) {
   const char *src = luaL_checklstring(L, 3, &len);
   uint64_t off, n = len;
   check_range(L, b, 2, &off, &n, 0);
+  ps_streamud *s = access_stream(c, b, n);
+  if (s && c->tracing) ps_trace_sync_begin(c);
   ps_check(L, c->be->write(c->b, b->kind, b->addr + off, src, n, ps_bufferstream(L, 1)),
            "(writing %llu bytes to b%d)", (unsigned long long)n, b->id);
+  if (s) accessed(L, c, b, s, PS_OP_WRITE, off, n);
   lua_settop(L, 1);
   return 1;
 }
@@ -240,7 +265,7 @@ static int new_plain(lua_State *L, ps_kind kind, uint64_t size, unsigned flags) 
   b->live = 1;
   ps_ledger_track(L, c, b);
   ps_remember(c, b, -1);
-  if (c->tracing) ps_trace_alloc(L, c, b, NULL);
+  if (c->tracing) ps_trace_alloc(L, c, b, NULL, 0);
   return 1;
 }
 

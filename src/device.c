@@ -123,10 +123,14 @@ static int dev_verify(lua_State *L) {
   ps_ctx *c = ps_context(L);
   ps_streamud *s = work_stream(L, c, 1, 3, n, sizeof n);
   int64_t bad = -1;
+  if (c->tracing) ps_trace_sync_begin(c);
   ps_check(L, c->be->verify(c->b, b->addr, b->size, byte, s->h, &bad),
            "(verifying b%d on stream %s)", b->id, n);
-  if (c->tracing) ps_trace_op(L, c, PS_OP_VERIFY, s->id, b->id, -1, b->addr, b->size);
-  ps_after_idle(L, c, s, s->ops);   /* verify waited for the stream */
+  if (c->tracing) {                  /* the host waited for s: a synchronisation */
+    ps_trace_op(L, c, PS_OP_VERIFY, s->id, b->id, -1, b->addr, b->size);
+    ps_trace_sync_end(L, c);
+  }
+  ps_after_sync(L, c, s, s->ops);
   lua_pushboolean(L, bad < 0);
   if (bad < 0) return 1;
   lua_pushinteger(L, (lua_Integer)bad);

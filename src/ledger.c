@@ -24,6 +24,7 @@ typedef struct ps_block {
   int32_t buffer, pool, stream;   /* pool -1: not pool memory */
   int32_t prev, next;          /* pending list, or the free-slot list */
   int32_t src, line;           /* where it was allocated, src -1: unknown */
+  uint32_t waits;              /* the context's host waits when it was freed */
   uint8_t state, kind;
 } ps_block;
 
@@ -200,22 +201,25 @@ static void pool_unpend(ps_ctx *c, const struct ps_block *b) {
 
 /* Buffer b was allocated from pool p on stream s; said is the backend's
  * word on reuse (PS_RULE_UNKNOWN on cuda). Fills b->reuse_rule and
- * b->reused_from. */
-void ps_ledger_alloc(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, ps_bufferud *b,
-                     ps_reuse_rule said) {
+ * b->reused_from. Returns 1 when b lies inside a block freed since the
+ * last host wait, memory the pool still held: the pool did not grow. */
+int ps_ledger_alloc(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, ps_bufferud *b,
+                    ps_reuse_rule said) {
   ps_ledger *l = ledger_of(c);
+  int fits = 0;
   s->ops++;
   b->reused_from = -1;
   b->reuse_rule = said == PS_RULE_UNKNOWN ? PS_RULE_NONE : said;
   int fresh = said == PS_RULE_NONE;   /* the sim says so */
   p->live_bytes += b->size;
   if (b->addr < p->lo || p->lo == 0) p->lo = b->addr;
-  if (!l || ((l->used + 1) * 4 > l->mapcap * 3 && !map_grow(l))) return;
+  if (!l || ((l->used + 1) * 4 > l->mapcap * 3 && !map_grow(l))) return 0;
   size_t i = map_find(l, b->addr);
   int32_t slot = l->map[i];
   if (slot >= 0) {
     ps_block *old = &l->v[slot];
     if (old->state != BLOCK_LIVE) {
+      fits = !fresh && old->pool == p->id && old->size >= b->size && old->waits == c->waits;
       if (old->pool == p->id && !fresh) {   /* another pool's address space: not a reuse */
         b->reused_from = old->buffer;
         if (said == PS_RULE_UNKNOWN) b->reuse_rule = infer(c, old, s);
@@ -228,17 +232,18 @@ void ps_ledger_alloc(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, ps_b
       }
     }
   } else {
-    if ((slot = slot_new(l)) < 0) return;
+    if ((slot = slot_new(l)) < 0) return 0;
     l->map[i] = slot;
     l->used++;
   }
   ps_block *nb = &l->v[slot];
-  *nb = (ps_block){ b->addr, b->size, 0, b->id, p->id, s->id, -1, -1, -1, 0, BLOCK_LIVE,
+  *nb = (ps_block){ b->addr, b->size, 0, b->id, p->id, s->id, -1, -1, -1, 0, 0, BLOCK_LIVE,
                     PS_KIND_POOL };
   if (c->sources || c->tracing) {
     ps_where(L, c, &nb->src, &nb->line);
     b->src = nb->src, b->line = nb->line;
   }
+  return fits;
 }
 
 /* A buffer of another kind (malloc, pinned, pageable) was allocated. */
@@ -251,7 +256,7 @@ void ps_ledger_track(lua_State *L, ps_ctx *c, ps_bufferud *b) {
   if ((slot = slot_new(l)) < 0) return;
   l->map[i] = slot;
   l->used++;
-  l->v[slot] = (ps_block){ b->addr, b->size, 0, b->id, -1, -1, -1, -1, -1, 0, BLOCK_LIVE,
+  l->v[slot] = (ps_block){ b->addr, b->size, 0, b->id, -1, -1, -1, -1, -1, 0, 0, BLOCK_LIVE,
                            (uint8_t)b->kind };
   if (c->sources || c->tracing) ps_where(L, c, &l->v[slot].src, &l->v[slot].line);
   b->src = l->v[slot].src, b->line = l->v[slot].line;
@@ -310,6 +315,7 @@ void ps_ledger_free(ps_ctx *c, ps_poolud *p, ps_streamud *s, const ps_bufferud *
   ps_block *k = &l->v[slot];
   k->stream = s ? s->id : 0;
   k->pos = s ? s->ops : 0;
+  k->waits = c->waits;
   k->state = BLOCK_PENDING;
   pending_link(l, slot);
   if (p) p->pending_bytes += k->size, p->pending_count++;
@@ -377,11 +383,13 @@ ps_span *ps_ledger_spans(ps_ctx *c, const ps_poolud *p, size_t *n) {
   return v;
 }
 
-/* After host synchronisation: a pool gives memory back from the top of its
+/* After host synchronisation or a trim, the calls at which a pool gives
+ * memory back (docs/calibration.md). It does so from the top of its
  * arena, so blocks that lay above what it still reserves were unmapped;
  * memory at those addresses later is fresh, not a reuse. */
 void ps_ledger_released(ps_ctx *c) {
   ps_ledger *l = c->ledger;
+  c->waits++;
   if (!l) return;
   for (ps_poolud *p = c->pools; p; p = p->next) {
     uint64_t reserved = 0;

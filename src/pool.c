@@ -375,9 +375,9 @@ static int pool_alloc(lua_State *L) {
   }
   if (st != PS_OK) return alloc_failed(L, st, size, p, s);
   b->live = 1;
-  ps_ledger_alloc(L, c, p, s, b, note.rule);
+  int fits = ps_ledger_alloc(L, c, p, s, b, note.rule);
   ps_remember(c, b, p->id);
-  if (c->tracing) ps_trace_alloc(L, c, b, p);
+  if (c->tracing) ps_trace_alloc(L, c, b, p, fits);
   return 1;
 }
 

@@ -50,6 +50,7 @@ typedef struct ps_ctx {
   ps_trace *trace;           /* the recorder, NULL until first used */
   int tracing;               /* recording now: the hot paths test this */
   int sources;               /* remember where each buffer was allocated */
+  uint32_t waits;            /* host waits that could release pool memory */
   struct ps_recent {         /* the last allocations, for the REPL's live view */
     int32_t buffer, pool, stream, reused_from;
     uint8_t rule, kind;
@@ -188,7 +189,7 @@ typedef enum {
   PS_OP_RELEASE, PS_OP_COPY, PS_OP_FILL, PS_OP_TOUCH, PS_OP_VERIFY, PS_OP_SPIN,
   PS_OP_RECORD, PS_OP_WAIT, PS_OP_STREAM_SYNC, PS_OP_EVENT_SYNC, PS_OP_DEVICE_SYNC,
   PS_OP_TRIM, PS_OP_SET, PS_OP_POOL_CREATE, PS_OP_POOL_DESTROY, PS_OP_STREAM_CREATE,
-  PS_OP_STREAM_DESTROY, PS_OP_COUNT
+  PS_OP_STREAM_DESTROY, PS_OP_READ, PS_OP_WRITE, PS_OP_COUNT
 } ps_op;
 
 #define PS_UNSET UINT64_MAX
@@ -200,7 +201,11 @@ typedef struct ps_rec {
   uint8_t op, kind, rule, gc;
   int32_t stream, pool, buffer, other;
   int32_t src, line;
-  double t, dur;              /* dur: ms of device work, or 0 when unknown */
+  union {
+    double t;                 /* ms on the backend's clock, */
+    uint64_t tick;            /* or the backend's ticks until settled (trace.c) */
+  };
+  double dur;                 /* ms of device work, or 0 when unknown */
   uint64_t addr, size, reserved, used, pending, value;
 } ps_rec;
 
@@ -215,7 +220,7 @@ void ps_trace_free(ps_trace *tr);
 void ps_trace_set_dur(ps_ctx *c, double ms);
 void ps_trace_op(lua_State *L, ps_ctx *c, ps_op op, int stream, int buffer, int other,
                  uint64_t addr, uint64_t size);
-void ps_trace_alloc(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_poolud *p);
+void ps_trace_alloc(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_poolud *p, int fits);
 void ps_trace_release(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_streamud *s,
                       ps_poolud *p, int from_gc);
 const char *ps_pool_setting_name(int i);
@@ -231,8 +236,8 @@ typedef struct ps_span {
   int pending;
 } ps_span;
 
-void ps_ledger_alloc(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, ps_bufferud *b,
-                     ps_reuse_rule said);
+int ps_ledger_alloc(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, ps_bufferud *b,
+                    ps_reuse_rule said);
 void ps_ledger_track(lua_State *L, ps_ctx *c, ps_bufferud *b);
 void ps_ledger_untrack(ps_ctx *c, const ps_bufferud *b);
 void ps_ledger_push_live(lua_State *L, ps_ctx *c);

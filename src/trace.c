@@ -14,7 +14,7 @@ static const char *const op_names[PS_OP_COUNT] = {
   "alloc", "alloc_failed", "free", "free_completed", "reserve", "release", "copy",
   "fill", "touch", "verify", "spin", "record", "wait", "stream_sync", "event_sync",
   "device_sync", "trim", "set", "pool_create", "pool_destroy", "stream_create",
-  "stream_destroy"
+  "stream_destroy", "read", "write"
 };
 
 static const char *const kind_names[] = {"pool", "malloc", "pinned", "pageable"};
@@ -22,10 +22,17 @@ static const char *const kind_names[] = {"pool", "malloc", "pinned", "pageable"}
 struct ps_trace {
   ps_rec *v;
   size_t n, cap;
+  int ticking;                  /* records are stamped with the backend's ticks */
+  size_t settled;               /* records before this one have t in ms */
+  uint64_t anchor_tick;         /* both clocks, read together when last settled */
+  double anchor_ms;
   char **srcs;                  /* interned short source names */
   size_t nsrc, capsrc;
-  int32_t last_src;             /* the last name found: checked first */
+  int32_t last_src;             /* the source of last_fn */
+  const void *last_fn;          /* the last Lua function found (kept in the registry) */
 };
+
+static const char last_fn_key = 'f';   /* registry: last_fn, so its address is not reused */
 
 /* ---- sources ------------------------------------------------------------ */
 
@@ -47,15 +54,35 @@ static int32_t intern(ps_trace *tr, const char *name) {
   return (int32_t)i;
 }
 
-/* The first Lua frame above the running C function: file and line. */
-static void where(lua_State *L, ps_trace *tr, ps_rec *r) {
+/* The source of the function on top of the stack, which it pops. Looked up
+ * once per function: a loop's events cost no source name. */
+static int32_t source_of(lua_State *L, ps_trace *tr, lua_Debug *ar) {
+  const void *fn = lua_topointer(L, -1);
+  if (fn == tr->last_fn) {
+    lua_pop(L, 1);
+    return tr->last_src;
+  }
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &last_fn_key);
+  lua_getinfo(L, ">S", ar);
+  tr->last_src = intern(tr, ar->short_src);
+  tr->last_fn = tr->last_src >= 0 ? fn : NULL;
+  return tr->last_src;
+}
+
+/* The first Lua frame above the running C function: file and line. The
+ * bindings record with few values pushed, well within the LUA_MINSTACK
+ * slots a C function starts with, so the two pushed here fit. */
+static void where(lua_State *L, ps_trace *tr, int32_t *src, int32_t *line) {
   lua_Debug ar;
   for (int level = 1; level < 6 && lua_getstack(L, level, &ar); level++) {
-    if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0) continue;
-    if (tr->last_src < 0 || strcmp(tr->srcs[tr->last_src], ar.short_src) != 0)
-      tr->last_src = intern(tr, ar.short_src);
-    r->src = tr->last_src;
-    r->line = ar.currentline;
+    lua_getinfo(L, "fl", &ar);
+    if (ar.currentline <= 0) {
+      lua_pop(L, 1);
+      continue;
+    }
+    *line = ar.currentline;
+    *src = source_of(L, tr, &ar);
     return;
   }
 }
@@ -74,13 +101,41 @@ static ps_trace *trace_new(ps_ctx *c) {
   return c->trace;
 }
 
+/* ---- time ------------------------------------------------------------------ */
+
+/* Reading the host's clock costs more than the rest of an event, so on a
+ * backend with ticks (a counter at a constant rate against now()) records
+ * are stamped with ticks, converted to ms when Lua reads them. */
+
+static void anchor(ps_ctx *c, ps_trace *tr) {
+  tr->anchor_tick = c->be->ticks(c->b);
+  tr->anchor_ms = c->be->now(c->b);
+}
+
+/* Converts the ticks of records not yet settled to ms, interpolating
+ * between the last anchor and a new one: exact at the anchors, and never
+ * earlier than the record before. */
+static void settle(ps_ctx *c, ps_trace *tr) {
+  if (!tr->ticking) tr->settled = tr->n;
+  if (tr->settled == tr->n) return;
+  uint64_t tick0 = tr->anchor_tick;
+  double ms0 = tr->anchor_ms;
+  anchor(c, tr);
+  double per = tr->anchor_tick > tick0 ? (tr->anchor_ms - ms0) / (double)(tr->anchor_tick - tick0) : 0;
+  double last = tr->settled ? tr->v[tr->settled - 1].t : ms0;
+  for (size_t i = tr->settled; i < tr->n; i++) {
+    uint64_t k = tr->v[i].tick;
+    double t = k <= tick0 ? ms0 : k >= tr->anchor_tick ? tr->anchor_ms : ms0 + (double)(k - tick0) * per;
+    tr->v[i].t = last = t > last ? t : last;
+  }
+  tr->settled = tr->n;
+}
+
 /* Where the running Lua code is (for the ledger's allocation sites). */
 void ps_where(lua_State *L, ps_ctx *c, int32_t *src, int32_t *line) {
   ps_trace *tr = trace_new(c);
-  ps_rec r;
-  r.src = -1, r.line = 0;
-  if (tr) where(L, tr, &r);
-  *src = r.src, *line = r.line;
+  *src = -1, *line = 0;
+  if (tr) where(L, tr, src, line);
 }
 
 const char *ps_source_name(ps_ctx *c, int32_t src) {
@@ -90,26 +145,40 @@ const char *ps_source_name(ps_ctx *c, int32_t src) {
 /* ---- recording ---------------------------------------------------------- */
 
 
-/* Appends a record of op with its sequence number, time and source
- * location; every other field unset. NULL when not recording or out of
- * memory. The pointer is valid until the next append. */
-ps_rec *ps_trace_rec(lua_State *L, ps_ctx *c, ps_op op, int flags) {
-  ps_trace *tr = c->trace;
-  if (!c->tracing) return NULL;
+/* The next record, NULL when out of memory. The pointer is valid until
+ * the next append. */
+static ps_rec *append(ps_trace *tr) {
   if (tr->n == tr->cap) {
     size_t cap = tr->cap ? tr->cap * 2 : 1024;
     ps_rec *v = realloc(tr->v, cap * sizeof *v);
     if (!v) return NULL;
     tr->v = v, tr->cap = cap;
   }
-  ps_rec *r = &tr->v[tr->n++];
-  memset(r, 0, sizeof *r);
-  r->op = (uint8_t)op;
-  r->stream = r->pool = r->buffer = r->other = r->src = -1;
-  r->addr = r->size = r->reserved = r->used = r->pending = r->value = PS_UNSET;
-  r->t = c->be->now(c->b);
-  r->gc = (uint8_t)(flags & PS_REC_COLLECTED);
-  if (!flags) where(L, tr, r);
+  return &tr->v[tr->n++];
+}
+
+static void stamp(ps_ctx *c, const ps_trace *tr, ps_rec *r) {
+  if (tr->ticking) r->tick = c->be->ticks(c->b);
+  else r->t = c->be->now(c->b);
+}
+
+/* Appends a record of op with its sequence number, time and source
+ * location (none with PS_REC_NOSRC or PS_REC_COLLECTED); every other
+ * field unset. NULL when not recording or out of memory. */
+ps_rec *ps_trace_rec(lua_State *L, ps_ctx *c, ps_op op, int flags) {
+  ps_trace *tr = c->trace;
+  int32_t src = -1, line = 0;
+  if (!c->tracing) return NULL;
+  if (!flags) where(L, tr, &src, &line);
+  ps_rec *r = append(tr);
+  if (!r) return NULL;
+  *r = (ps_rec){
+    .op = (uint8_t)op, .gc = (uint8_t)(flags & PS_REC_COLLECTED),
+    .stream = -1, .pool = -1, .buffer = -1, .other = -1, .src = src, .line = line,
+    .addr = PS_UNSET, .size = PS_UNSET, .reserved = PS_UNSET, .used = PS_UNSET,
+    .pending = PS_UNSET, .value = PS_UNSET
+  };
+  stamp(c, tr, r);
   return r;
 }
 
@@ -178,7 +247,9 @@ void ps_trace_sync_end(lua_State *L, ps_ctx *c) {
       r->reserved = now;
       r->kind = why->op;                     /* the cause: its op and its object */
       r->other = why->op == PS_OP_STREAM_SYNC ? why->stream
-               : why->op == PS_OP_EVENT_SYNC ? why->other : why->pool;
+               : why->op == PS_OP_EVENT_SYNC ? why->other
+               : why->op == PS_OP_TRIM || why->op == PS_OP_DEVICE_SYNC ? why->pool
+               : why->buffer;             /* verify, read, write */
       r->src = why->src, r->line = why->line;
     }
     if (now != PS_UNSET) p->last_reserved = now;
@@ -207,20 +278,28 @@ void ps_trace_free(ps_trace *tr) {
  * Each live pool's counters become the baseline for reserve events. */
 static int trace_start(lua_State *L) {
   ps_ctx *c = ps_context(L);
-  trace_of(L);
+  ps_trace *tr = trace_of(L);
+  if (!c->tracing) {
+    settle(c, tr);
+    tr->ticking = c->be->ticks && c->be->ticks(c->b) != 0;
+    if (tr->ticking) anchor(c, tr);
+  }
   c->tracing = 1;
   for (ps_poolud *p = c->pools; p; p = p->next) pool_baseline(c, p);
   return 0;
 }
 
 static int trace_stop(lua_State *L) {
-  ps_context(L)->tracing = 0;
+  ps_ctx *c = ps_context(L);
+  if (c->trace) settle(c, c->trace);
+  c->tracing = 0;
   return 0;
 }
 
 static int trace_clear(lua_State *L) {
   ps_trace *tr = trace_of(L);
-  tr->n = 0;
+  settle(ps_context(L), tr);
+  tr->n = tr->settled = 0;
   return 0;
 }
 
@@ -296,6 +375,9 @@ static void push_rec(lua_State *L, const ps_trace *tr, size_t i) {
         lua_pushfstring(L, r->other ? "s%d:sync()" : "poolsh.default_stream():sync()", (int)r->other);
       else if (r->kind == PS_OP_EVENT_SYNC) lua_pushfstring(L, "e%d:sync()", (int)r->other);
       else if (r->kind == PS_OP_TRIM) lua_pushfstring(L, "p%d:trim()", (int)r->other);
+      else if (r->kind == PS_OP_VERIFY) lua_pushfstring(L, "poolsh.verify(b%d)", (int)r->other);
+      else if (r->kind == PS_OP_READ) lua_pushfstring(L, "b%d:read()", (int)r->other);
+      else if (r->kind == PS_OP_WRITE) lua_pushfstring(L, "b%d:write()", (int)r->other);
       else lua_pushliteral(L, "poolsh.sync()");
       lua_setfield(L, -2, "cause");
       break;
@@ -319,6 +401,7 @@ static void push_rec(lua_State *L, const ps_trace *tr, size_t i) {
 /* poolsh.trace.events([from [, to]]) -> array of event tables. */
 static int trace_events(lua_State *L) {
   ps_trace *tr = trace_of(L);
+  settle(ps_context(L), tr);
   lua_Integer from = luaL_optinteger(L, 1, 1), to = luaL_optinteger(L, 2, (lua_Integer)tr->n);
   if (from < 1) from = 1;
   if (to > (lua_Integer)tr->n) to = (lua_Integer)tr->n;
@@ -344,27 +427,56 @@ int poolsh_open_trace(lua_State *L) {
 
 /* ---- buffers ------------------------------------------------------------ */
 
-/* Records the allocation of b (from pool p; NULL for the other kinds). */
-void ps_trace_alloc(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_poolud *p) {
-  ps_rec *r = ps_trace_rec(L, c, PS_OP_ALLOC, b->src >= 0 ? PS_REC_NOSRC : 0);
+/* Appends the record of a buffer's alloc or free (pool p, NULL for the
+ * other kinds), field by field: the hot path of a traced alloc+free loop.
+ * The pool's counters are poolsh's own unless the pool may have grown. */
+static void buffer_event(lua_State *L, ps_ctx *c, ps_op op, const ps_bufferud *b,
+                         int32_t stream, ps_poolud *p, int flags, int grows) {
+  ps_trace *tr = c->trace;
+  int32_t src = -1, line = 0;
+  if (op == PS_OP_ALLOC && b->src >= 0) src = b->src, line = b->line;  /* the ledger's */
+  else if (!flags) where(L, tr, &src, &line);
+  ps_rec *r = append(tr);
   if (!r) return;
-  if (b->src >= 0) r->src = b->src, r->line = b->line;   /* the ledger found it already */
-  r->buffer = b->id, r->addr = b->addr, r->size = b->size, r->kind = (uint8_t)b->kind;
-  r->stream = b->stream ? b->stream->id : -1;
-  r->rule = b->kind != PS_KIND_POOL ? PS_RULE_UNKNOWN
+  r->op = (uint8_t)op;
+  r->kind = (uint8_t)b->kind;
+  r->rule = op != PS_OP_ALLOC ? 0 : b->kind != PS_KIND_POOL ? PS_RULE_UNKNOWN
           : b->reused_from >= 0 ? (uint8_t)b->reuse_rule : PS_RULE_NONE;
-  r->other = b->reused_from;
-  if (p) ps_trace_pool(L, c, p, (int64_t)b->size, 1);
+  r->gc = (uint8_t)(flags & PS_REC_COLLECTED);
+  r->stream = stream;
+  r->buffer = b->id;
+  r->other = op == PS_OP_ALLOC ? b->reused_from : -1;
+  r->src = src, r->line = line;
+  r->addr = b->addr, r->size = b->size;
+  r->dur = 0;
+  r->value = PS_UNSET;
+  stamp(c, tr, r);
+  int64_t delta = op == PS_OP_ALLOC ? (int64_t)b->size : -(int64_t)b->size;
+  if (p && !grows && p->live && p->h && p->last_used != PS_UNSET && p->last_reserved != PS_UNSET) {
+    r->pool = p->id;
+    r->reserved = p->last_reserved;
+    r->used = p->last_used += (uint64_t)delta;
+    r->pending = p->pending_bytes;
+    return;
+  }
+  r->pool = -1;
+  r->reserved = r->used = r->pending = PS_UNSET;
+  if (p) ps_trace_pool(L, c, p, delta, grows);
+}
+
+/* Records the allocation of b (from pool p; NULL for the other kinds);
+ * fits: the pool cannot have grown for it (ps_ledger_alloc). */
+void ps_trace_alloc(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_poolud *p, int fits) {
+  if (c->tracing)
+    buffer_event(L, c, PS_OP_ALLOC, b, b->stream ? b->stream->id : -1, p, 0, !fits);
 }
 
 /* Records the free of b, queued on s for pool memory. */
 void ps_trace_release(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_streamud *s,
                       ps_poolud *p, int from_gc) {
-  ps_rec *r = ps_trace_rec(L, c, PS_OP_FREE, from_gc ? PS_REC_COLLECTED : 0);
-  if (!r) return;
-  r->buffer = b->id, r->addr = b->addr, r->size = b->size, r->kind = (uint8_t)b->kind;
-  r->stream = s ? s->id : (b->kind == PS_KIND_POOL ? 0 : -1);
-  if (p) ps_trace_pool(L, c, p, -(int64_t)b->size, 0);
+  if (c->tracing)
+    buffer_event(L, c, PS_OP_FREE, b, s ? s->id : (b->kind == PS_KIND_POOL ? 0 : -1), p,
+                 from_gc ? PS_REC_COLLECTED : 0, 0);
 }
 
 /* Records an operation with no pool counters: ids are -1 and addr/size

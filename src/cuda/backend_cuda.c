@@ -20,6 +20,10 @@
 #include <unistd.h>
 
 #include <cuda_runtime.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <x86intrin.h>
+#endif
 
 #include "backend.h"
 #include "kernels.h"
@@ -58,6 +62,7 @@ typedef struct cu_ctx {
   int (*interrupted)(void *ud);
   void *interrupted_ud;
   struct timespec origin;
+  int tsc;                      /* the time-stamp counter is usable (ticks) */
   node *streams, *events, *pools;
   int doomed;   /* how many pools wait for their last block to be freed */
   /* verify's result word, from a private pool so user pools' counters do
@@ -114,6 +119,25 @@ static int interrupted(const cu_ctx *c) {
 static void nap_ns(long ns) {
   struct timespec t = {ns / 1000000000L, ns % 1000000000L};
   nanosleep(&t, NULL);
+}
+
+/* Whether the CPU's time-stamp counter runs at one rate on every core and
+ * in every power state: CPUID says it is invariant, or the kernel chose it
+ * as its clock source (virtual machines often hide the CPUID bit). */
+static int tsc_usable(void) {
+#if defined(__x86_64__)
+  unsigned a, b, c, d;
+  if (__get_cpuid(0x80000007, &a, &b, &c, &d) && (d & (1u << 8))) return 1;
+  char name[16] = "";
+  FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+  if (f) {
+    if (!fgets(name, sizeof name, f)) name[0] = '\0';
+    fclose(f);
+  }
+  return strcmp(name, "tsc\n") == 0;
+#else
+  return 0;
+#endif
 }
 
 static double ms_since(const struct timespec *origin) {
@@ -179,6 +203,7 @@ static int cu_open(const ps_config *cfg, void **out) {
   c->interrupted = cfg->interrupted;
   c->interrupted_ud = cfg->interrupted_ud;
   clock_gettime(CLOCK_MONOTONIC, &c->origin);
+  c->tsc = tsc_usable();
   *out = c;
   return PS_OK;
 }
@@ -726,6 +751,7 @@ static int is_device_kind(ps_kind k) {
 /* Pool and cudaMalloc memory go through s; host memory is read directly. */
 static int cu_read(void *ctx, ps_kind k, ps_addr src, void *dst, uint64_t n,
                    ps_stream *s) {
+  if (n == 0) return PS_OK;                   /* no copy: no wait */
   if (is_device_kind(k))
     return copy_and_wait(ctx, dst, ptr_of(src), n, stream_of(s));
   memcpy(dst, ptr_of(src), n);
@@ -734,6 +760,7 @@ static int cu_read(void *ctx, ps_kind k, ps_addr src, void *dst, uint64_t n,
 
 static int cu_write(void *ctx, ps_kind k, ps_addr dst, const void *src,
                     uint64_t n, ps_stream *s) {
+  if (n == 0) return PS_OK;
   if (is_device_kind(k))
     return copy_and_wait(ctx, ptr_of(dst), src, n, stream_of(s));
   memcpy(ptr_of(dst), src, n);
@@ -746,6 +773,14 @@ static int cu_write(void *ctx, ps_kind k, ps_addr dst, const void *src,
 static double cu_now(void *ctx) {
   const cu_ctx *c = ctx;
   return ms_since(&c->origin);
+}
+
+static uint64_t cu_ticks(void *ctx) {
+#if defined(__x86_64__)
+  if (((const cu_ctx *)ctx)->tsc) return __rdtsc();
+#endif
+  (void)ctx;
+  return 0;
 }
 
 /* Sleeps ms on the host in slices, checking for interrupts between. */
@@ -820,6 +855,7 @@ const ps_backend ps_backend_cuda = {
     .write = cu_write,
     .sleep = cu_sleep,
     .now = cu_now,
+    .ticks = cu_ticks,
     .option_get = cu_option_get,
     .option_set = cu_option_set,
     .option_names = cu_option_names,

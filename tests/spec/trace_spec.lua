@@ -111,6 +111,60 @@ describe("poolsh.trace", function()
     assert.matches("^e%d+:sync%(%)$", find(events, "release", 2).cause)
   end)
 
+  it("attributes releases to the host waits of b:read(), b:write() and poolsh.verify()", function()
+    local s, p, keep = poolsh.stream(), poolsh.pool { release_threshold = 0 }, nil
+    local other = poolsh.pool { release_threshold = "max" }
+    keep = other:alloc(4096, s)                       -- on s: reading it waits for s
+    for _, access in ipairs { "read", "write", "verify" } do
+      local events = recorded(function()
+        p:alloc("8 MiB", s):free()
+        if access == "read" then keep:read(0, 16)
+        elseif access == "write" then keep:write(0, "poolsh")
+        else poolsh.verify(keep, 0, s) end
+        p:alloc("8 MiB", s):free()                    -- the pool grows again
+      end)
+      local wait = find(events, access)
+      local r = find(events, "release")
+      assert.is_table(wait, access)
+      assert.equal(keep.id, wait.buffer)
+      assert.equal(s.id, wait.stream)
+      assert.is_table(r, access)
+      assert.equal(p.id, r.pool)
+      assert.equal(access == "verify" and ("poolsh.verify(b%d)"):format(keep.id)
+                   or ("b%d:%s()"):format(keep.id, access), r.cause)
+      assert.equal(0, r.reserved)
+      assert.is_true(r.seq > wait.seq)
+      local grew
+      for _, e in ipairs(events) do
+        if e.op == "reserve" and e.seq > r.seq then grew = e end
+      end
+      assert.is_table(grew, access .. ": the alloc after the release maps memory again")
+      assert.equal(find(events, "alloc", 2).reserved, grew.reserved)
+    end
+    keep:free(); s:sync(); p:destroy(); other:destroy()
+  end)
+
+  it("reads the pool's reserved bytes again when an alloc may have grown it", function()
+    local s, p = poolsh.stream(), poolsh.pool { release_threshold = "max" }
+    local small, big
+    local events = recorded(function()
+      small = p:alloc("1 MiB", s)
+      small:free()
+      local again = p:alloc("1 MiB", s)               -- inside the freed block
+      again:free()
+      big = p:alloc("40 MiB", s)                      -- larger than it: may grow
+      big:free()
+    end)
+    local a1, a2, a3 = find(events, "alloc", 1), find(events, "alloc", 2), find(events, "alloc", 3)
+    assert.equal(a1.reserved, a2.reserved)
+    assert.equal(p:stats().reserved, a3.reserved)
+    assert.is_true(a3.reserved > a1.reserved)
+    local grew = find(events, "reserve", 2)
+    assert.is_table(grew)
+    assert.equal(a3.reserved - a1.reserved, grew.size)
+    s:sync(); p:destroy()
+  end)
+
   it("records what a trim gave back as a release caused by it", function()
     local p
     local events = recorded(function()

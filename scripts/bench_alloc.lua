@@ -4,13 +4,15 @@
 -- Each round times a batch of C pairs and a batch of Lua pairs back to back
 -- (alternating which goes first) and takes their ratio, so a machine that
 -- speeds up or slows down during the run affects both; the figure is the
--- median of the rounds' ratios (target <= 1.25).
+-- median of the rounds' ratios (target <= 1.25). Many short rounds give a
+-- steadier median than a few long ones on a shared machine; the A/A line
+-- (the Lua pair against itself) shows what the method reads for no change.
 -- Usage: poolsh scripts/bench_alloc.lua [pairs per batch] [size] [rounds]
 local poolsh = poolsh or require "poolsh"
 
-local batch = tonumber(arg and arg[1]) or 20000
+local batch = tonumber(arg and arg[1]) or 5000
 local size = poolsh.size(arg and arg[2] or "1 MiB")
-local rounds = tonumber(arg and arg[3]) or 31
+local rounds = tonumber(arg and arg[3]) or 201
 
 local s = poolsh.stream()
 local p = poolsh.pool { release_threshold = "max" }
@@ -99,6 +101,7 @@ local _, hoisted, hoisted_ratios = measure(lua_loop_hoisted)
 local _, floor, floor_ratios = measure(lua_loop_floor)
 local _, traced, traced_ratios = measure(lua_loop_traced, lua_loop)
 local _, sourced, sourced_ratios = measure(lua_loop_sources, lua_loop)
+local _, _, same_ratios = measure(lua_loop, lua_loop)
 poolsh.trace.clear()
 s:sync()
 
@@ -117,5 +120,6 @@ print(string.format("recording on (poolsh.trace) %8.1f ns (median), %.3f x the L
 print(string.format("sources %-3s (poolsh.sources) %6.1f ns (median), %.3f x the Lua pair (sources %s)",
                     sources_on and "off" or "on", sourced, (median(sourced_ratios)),
                     sources_on and "on" or "off"))
+print(string.format("A/A (the Lua pair against itself)  %.3f x (no change reads 1)", (median(same_ratios))))
 print(string.format("ratio Lua/C = %.3f (median of rounds; quartiles %.3f..%.3f; target <= 1.25)",
                     r, r_lo, r_hi))

@@ -77,13 +77,12 @@ static void where(lua_State *L, ps_trace *tr, int32_t *src, int32_t *line) {
   lua_Debug ar;
   for (int level = 1; level < 6 && lua_getstack(L, level, &ar); level++) {
     lua_getinfo(L, "fl", &ar);
-    if (ar.currentline <= 0) {
-      lua_pop(L, 1);
-      continue;
+    if (ar.currentline > 0) {
+      *line = ar.currentline;
+      *src = source_of(L, tr, &ar);
+      return;
     }
-    *line = ar.currentline;
-    *src = source_of(L, tr, &ar);
-    return;
+    lua_pop(L, 1);
   }
 }
 
@@ -430,7 +429,7 @@ int poolsh_open_trace(lua_State *L) {
 /* Appends the record of a buffer's alloc or free (pool p, NULL for the
  * other kinds), field by field: the hot path of a traced alloc+free loop.
  * The pool's counters are poolsh's own unless the pool may have grown. */
-static void buffer_event(lua_State *L, ps_ctx *c, ps_op op, const ps_bufferud *b,
+static inline void buffer_event(lua_State *L, ps_ctx *c, ps_op op, const ps_bufferud *b,
                          int32_t stream, ps_poolud *p, int flags, int grows) {
   ps_trace *tr = c->trace;
   int32_t src = -1, line = 0;

@@ -26,4 +26,15 @@ describe("benchmark baselines", function()
     s:sync(); p:destroy()
     assert.matches("pool or stream is gone", H.err(alloc))
   end)
+
+  it("the benchmark script runs and prints every figure", function()
+    local out, err, code = H.poolsh_cmd("--backend=sim scripts/bench_alloc.lua 50 '64 KiB' 3")
+    assert.equal(0, code, err)
+    for _, line in ipairs { "C pair", "Lua pair", "methods hoisted", "floor %(bench_floor%)",
+                            "recording on %(poolsh.trace%) +[%d.]+ ns %(median%), [%d.]+ x",
+                            "A/A %(the Lua pair against itself%) +[%d.]+ x %(no change reads 1%)",
+                            "ratio Lua/C = [%d.]+" } do
+      assert.matches(line, out)
+    end
+  end)
 end)

@@ -61,6 +61,23 @@ static int buffer_release(ps_ctx *c, ps_bufferud *b, ps_stream *s) {
   return st;
 }
 
+/* Whether freeing b waits for the device (cudaFree does), at which a pool
+ * may give memory back: then recording reads the pools' counters first. */
+static int waits_for_device(ps_ctx *c, const ps_bufferud *b) {
+  if (b->kind != PS_KIND_MALLOC) return 0;
+  if (c->tracing) ps_trace_sync_begin(c);
+  return 1;
+}
+
+/* After a buffer of another kind than pool was freed: the ledger forgets
+ * it, and the free is recorded with any release its wait caused. */
+static void untracked(lua_State *L, ps_ctx *c, const ps_bufferud *b, int waited, int from_gc) {
+  ps_ledger_untrack(c, b);
+  if (!c->tracing) return;
+  ps_trace_release(L, c, b, NULL, NULL, from_gc);
+  if (waited) ps_trace_sync_end(L, c);
+}
+
 /* __gc and __close: frees without synchronising and never raises;
  * problems become warnings. */
 static int buffer_gc(lua_State *L) {
@@ -68,6 +85,7 @@ static int buffer_gc(lua_State *L) {
   ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
   if (b == NULL) return luaL_typeerror(L, 1, PS_BUFFER);    /* called by hand */
   if (!b->live || !c->b) return 0;
+  int waits = waits_for_device(c, b);
   int st = buffer_release(c, b, ps_bufferstream(L, 1));
   if (st == PS_OK && b->kind == PS_KIND_POOL) {
     ps_streamud *s = b->stream && b->stream->live ? b->stream : ps_stream_by_id(c, 0);
@@ -75,8 +93,7 @@ static int buffer_gc(lua_State *L) {
     ps_ledger_free(c, p, s, b);
     if (c->tracing) ps_trace_release(L, c, b, s, p, 1);
   } else if (st == PS_OK) {
-    ps_ledger_untrack(c, b);
-    if (c->tracing) ps_trace_release(L, c, b, NULL, NULL, 1);
+    untracked(L, c, b, waits, 1);
   }
   if (st != PS_OK) {
     char msg[200];
@@ -119,6 +136,7 @@ static int buffer_free(lua_State *L) {
       return luaL_error(L, "b%d's stream s%d was destroyed: pass a stream to free it on",
                         b->id, su->id);
   }
+  int waits = waits_for_device(c, b);
   int st = buffer_release(c, b, su ? su->h : NULL);
   if (st != PS_OK) {
     char n[16] = "default";
@@ -131,8 +149,7 @@ static int buffer_free(lua_State *L) {
     ps_ledger_free(c, p, su, b);
     if (c->tracing) ps_trace_release(L, c, b, su, p, 0);
   } else {
-    ps_ledger_untrack(c, b);
-    if (c->tracing) ps_trace_release(L, c, b, NULL, NULL, 0);
+    untracked(L, c, b, waits, 0);
   }
   mark_freed(L, 1);
   return 0;

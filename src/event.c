@@ -91,6 +91,10 @@ static int event_sync(lua_State *L) {
   }
   ps_streamud *on = e->rec_pos ? ps_stream_by_id(c, e->rec_stream) : NULL;
   if (on) ps_after_sync(L, c, on, e->rec_pos);
+  else {                             /* its stream is gone: still a wait */
+    ps_ledger_learn(L, c);
+    ps_ledger_released(c);
+  }
   lua_settop(L, 1);
   return 1;
 }

@@ -28,11 +28,8 @@ struct ps_trace {
   double anchor_ms;
   char **srcs;                  /* interned short source names */
   size_t nsrc, capsrc;
-  int32_t last_src;             /* the source of last_fn */
-  const void *last_fn;          /* the last Lua function found (kept in the registry) */
+  int32_t last_src;             /* the last name found: compared first */
 };
-
-static const char last_fn_key = 'f';   /* registry: last_fn, so its address is not reused */
 
 /* ---- sources ------------------------------------------------------------ */
 
@@ -54,35 +51,20 @@ static int32_t intern(ps_trace *tr, const char *name) {
   return (int32_t)i;
 }
 
-/* The source of the function on top of the stack, which it pops. Looked up
- * once per function: a loop's events cost no source name. */
-static int32_t source_of(lua_State *L, ps_trace *tr, lua_Debug *ar) {
-  const void *fn = lua_topointer(L, -1);
-  if (fn == tr->last_fn) {
-    lua_pop(L, 1);
-    return tr->last_src;
-  }
-  lua_pushvalue(L, -1);
-  lua_rawsetp(L, LUA_REGISTRYINDEX, &last_fn_key);
-  lua_getinfo(L, ">S", ar);
-  tr->last_src = intern(tr, ar->short_src);
-  tr->last_fn = tr->last_src >= 0 ? fn : NULL;
-  return tr->last_src;
-}
-
 /* The first Lua frame above the running C function: file and line. The
- * bindings record with few values pushed, well within the LUA_MINSTACK
- * slots a C function starts with, so the two pushed here fit. */
+ * source name is compared with the last one found before it is looked up
+ * in the table of names. */
 static void where(lua_State *L, ps_trace *tr, int32_t *src, int32_t *line) {
   lua_Debug ar;
   for (int level = 1; level < 6 && lua_getstack(L, level, &ar); level++) {
-    lua_getinfo(L, "fl", &ar);
+    lua_getinfo(L, "Sl", &ar);
     if (ar.currentline > 0) {
+      if (tr->last_src < 0 || strcmp(tr->srcs[tr->last_src], ar.short_src) != 0)
+        tr->last_src = intern(tr, ar.short_src);
+      *src = tr->last_src;
       *line = ar.currentline;
-      *src = source_of(L, tr, &ar);
       return;
     }
-    lua_pop(L, 1);
   }
 }
 
@@ -248,7 +230,7 @@ void ps_trace_sync_end(lua_State *L, ps_ctx *c) {
       r->other = why->op == PS_OP_STREAM_SYNC ? why->stream
                : why->op == PS_OP_EVENT_SYNC ? why->other
                : why->op == PS_OP_TRIM || why->op == PS_OP_DEVICE_SYNC ? why->pool
-               : why->buffer;             /* verify, read, write */
+               : why->buffer;             /* verify, read, write, a cudaFree */
       r->src = why->src, r->line = why->line;
     }
     if (now != PS_UNSET) p->last_reserved = now;
@@ -377,6 +359,7 @@ static void push_rec(lua_State *L, const ps_trace *tr, size_t i) {
       else if (r->kind == PS_OP_VERIFY) lua_pushfstring(L, "poolsh.verify(b%d)", (int)r->other);
       else if (r->kind == PS_OP_READ) lua_pushfstring(L, "b%d:read()", (int)r->other);
       else if (r->kind == PS_OP_WRITE) lua_pushfstring(L, "b%d:write()", (int)r->other);
+      else if (r->kind == PS_OP_FREE) lua_pushfstring(L, "b%d:free()", (int)r->other);
       else lua_pushliteral(L, "poolsh.sync()");
       lua_setfield(L, -2, "cause");
       break;

@@ -13,7 +13,10 @@
 
 #include "poolsh.h"
 
+static long ticks_read;
+
 static uint64_t sim_ticks(void *ctx) {
+  ticks_read++;
   return (uint64_t)(ps_backend_sim.now(ctx) * 3e6) + 1000003;
 }
 
@@ -56,6 +59,7 @@ static const char *const script =
   "  end\n"
   "end\n"
   "check(k == #before, 'every timed call recorded: ' .. k .. ' of ' .. #before)\n"
+  "events_seen = #ev\n"
   "core.trace_clear()\n"
   "core.trace_start(); local t0 = core.now(); p:alloc(64, s):free(); core.trace_stop()\n"
   "ev = core.trace_events()\n"
@@ -85,6 +89,12 @@ int main(void) {
     fprintf(stderr, "test_trace_ticks: %s\n", lua_tostring(L, -1));
   else
     failures = (int)lua_tointeger(L, -1);
+  lua_getglobal(L, "events_seen");
+  long events = (long)lua_tointeger(L, -1);
+  if (ticks_read < events) {         /* each event stamped with ticks */
+    fprintf(stderr, "FAIL: %ld tick reads for %ld events\n", ticks_read, events);
+    failures++;
+  }
   c->be = &ps_backend_sim;
   lua_close(L);
   printf("test_trace_ticks: %s\n", failures ? "FAILED" : "ok");

@@ -90,14 +90,26 @@ static int stream_default(lua_State *L) {
 }
 
 /* Destroys the stream once; queued work still completes (CUDA's rule).
- * Returns the backend's status; the Stream is dead either way. */
-static int stream_release(lua_State *L, ps_streamud *s) {
+ * Destroying a stream whose work is done makes pools give memory back as
+ * a sync of it would (docs/calibration.md E3), so the destruction is
+ * recorded with any release, and counts as a host wait. Returns the
+ * backend's status; the Stream is dead either way. */
+static int stream_release(lua_State *L, ps_streamud *s, int from_gc) {
   if (!s->live || s->id == 0) return PS_OK;
   ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
+  int id = s->id, open = c->b != NULL;
   unlink_stream(c, s);
-  int st = (c->b && s->h) ? c->be->stream_destroy(c->b, s->h) : PS_OK;
+  if (open && c->tracing) ps_trace_sync_begin(c);
+  int st = (open && s->h) ? c->be->stream_destroy(c->b, s->h) : PS_OK;
   s->live = 0;
   s->h = NULL;
+  if (st != PS_OK || !open) return st;
+  if (c->tracing) {
+    ps_rec *r = ps_trace_rec(L, c, PS_OP_STREAM_DESTROY, from_gc ? PS_REC_COLLECTED : 0);
+    if (r) r->stream = id;
+    ps_trace_sync_end(L, c);
+  }
+  ps_ledger_released(c);
   return st;
 }
 
@@ -106,12 +118,7 @@ static int stream_gc(lua_State *L) {
   ps_streamud *s = (ps_streamud *)ps_toud(L, 1, PS_UV_STREAM);
   if (s == NULL) return luaL_typeerror(L, 1, PS_STREAM);   /* called by hand */
   int id = s->id;
-  ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
-  if (s->live && id != 0 && c->b && c->tracing) {
-    ps_rec *r = ps_trace_rec(L, c, PS_OP_STREAM_DESTROY, PS_REC_COLLECTED);
-    if (r) r->stream = id;
-  }
-  if (stream_release(L, s) != PS_OK) {
+  if (stream_release(L, s, 1) != PS_OK) {
     char msg[80];
     snprintf(msg, sizeof msg, "poolsh: destroying stream s%d failed", id);
     lua_warning(L, msg, 0);
@@ -122,9 +129,8 @@ static int stream_gc(lua_State *L) {
 static int stream_destroy(lua_State *L) {
   ps_streamud *s = ps_checkstream(L, 1);
   if (s->id == 0) return luaL_error(L, "the default stream cannot be destroyed");
-  ps_ctx *c = ps_context(L);
-  ps_check(L, stream_release(L, s), "(destroying stream s%d)", s->id);
-  if (c->tracing) ps_trace_op(L, c, PS_OP_STREAM_DESTROY, s->id, -1, -1, PS_UNSET, PS_UNSET);
+  (void)ps_context(L);                 /* raises if the context is closed */
+  ps_check(L, stream_release(L, s, 0), "(destroying stream s%d)", s->id);
   return 0;
 }
 

@@ -227,7 +227,7 @@ void ps_trace_sync_end(lua_State *L, ps_ctx *c) {
       r->size = p->last_reserved - now;
       r->reserved = now;
       r->kind = why->op;                     /* the cause: its op and its object */
-      r->other = why->op == PS_OP_STREAM_SYNC ? why->stream
+      r->other = why->op == PS_OP_STREAM_SYNC || why->op == PS_OP_STREAM_DESTROY ? why->stream
                : why->op == PS_OP_EVENT_SYNC ? why->other
                : why->op == PS_OP_TRIM || why->op == PS_OP_DEVICE_SYNC ? why->pool
                : why->buffer;             /* verify, read, write, a cudaFree */
@@ -360,6 +360,7 @@ static void push_rec(lua_State *L, const ps_trace *tr, size_t i) {
       else if (r->kind == PS_OP_READ) lua_pushfstring(L, "b%d:read()", (int)r->other);
       else if (r->kind == PS_OP_WRITE) lua_pushfstring(L, "b%d:write()", (int)r->other);
       else if (r->kind == PS_OP_FREE) lua_pushfstring(L, "b%d:free()", (int)r->other);
+      else if (r->kind == PS_OP_STREAM_DESTROY) lua_pushfstring(L, "s%d:destroy()", (int)r->other);
       else lua_pushliteral(L, "poolsh.sync()");
       lua_setfield(L, -2, "cause");
       break;

@@ -30,6 +30,7 @@ typedef struct sim_profile {
   double trim_ns_per_gib;                       /* host cost of a trim */
   double release_on_stream_sync, release_on_event_sync;
   double release_on_device_sync, release_on_cuda_free;     /* 0 or 1 */
+  double release_on_stream_destroy;                         /* 0 or 1 */
   double report_rules;     /* 1: say each reuse's rule; 0: say nothing, as cuda */
 } sim_profile;
 

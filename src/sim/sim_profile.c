@@ -52,6 +52,7 @@ static const opt OPTS[] = {
   O(release_on_event_sync, 1, 0),
   O(release_on_device_sync, 1, 0),
   O(release_on_cuda_free, 0, 0),
+  O(release_on_stream_destroy, 1, 0),
   O(report_rules, 1, 0),
 };
 #undef O

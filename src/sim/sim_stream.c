@@ -247,11 +247,18 @@ int sim_stream_create(void *ctx, int priority, int blocking, ps_stream **out) {
   return PS_OK;
 }
 
-/* Marks s destroyed; its queued work still runs (as in CUDA). */
+/* Marks s destroyed; its queued work still runs (as in CUDA). A stream
+ * whose work is done is retired: its frees count as complete and pools
+ * give memory back, as at a sync of it (measured: docs/calibration.md E3);
+ * a busy one releases nothing until a later sync covers its frees. */
 int sim_stream_destroy(void *ctx, ps_stream *s) {
   sim_ctx *c = ctx;
   if (!s || !sim_stream_resolve(c, s)) return PS_ERR_INVALID_RESOURCE;
   s->destroyed = 1;
+  if (c->prof.release_on_stream_destroy && s->tail <= c->host_now) {
+    learn_stream(c, s);
+    sim_pools_release(c);
+  }
   return PS_OK;
 }
 

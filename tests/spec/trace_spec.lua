@@ -328,25 +328,33 @@ describe("recorded pool counters" .. mode.name, function()
       s:sync(); p:destroy()
     end)
 
-    it("attributes a release to e:sync() when the event's stream is gone", function()
-      local s, s2, p = poolsh.stream(), poolsh.stream(), poolsh.pool { release_threshold = 0 }
-      local want
-      local events = recorded(function()
-        p:alloc("8 MiB", s):free()
-        local e = s:record()
-        s:destroy()
-        e:sync()
-        local b = p:alloc("8 MiB", s2)
-        want = p:stats().reserved
-        b:free()
+    -- Measured: destroying an idle stream releases like a sync of it; a
+    -- busy one releases nothing, and a later sync covering its frees does.
+    for _, busy in ipairs { false, true } do
+      it(("attributes a release to destroying a%s stream, or to the sync after"):format(
+           busy and " busy" or "n idle"), function()
+        local s, s2, p = poolsh.stream(), poolsh.stream(), poolsh.pool { release_threshold = 0 }
+        local want, sid = nil, s.id
+        local events = recorded(function()
+          if busy then poolsh.spin(s, "20 ms") end
+          p:alloc("8 MiB", s):free()
+          local e = s:record()
+          s:destroy()
+          e:sync()
+          local b = p:alloc("8 MiB", s2)
+          want = p:stats().reserved
+          b:free()
+        end)
+        local r = find(events, "release")
+        assert.is_table(r)
+        if busy then assert.matches("^e%d+:sync%(%)$", r.cause)
+        else assert.equal(("s%d:destroy()"):format(sid), r.cause) end
+        assert.equal(0, r.reserved)
+        assert.equal(want, find(events, "alloc", 2).reserved)
+        assert.is_table(reserve_after(events, r.seq))
+        s2:sync(); p:destroy()
       end)
-      local r = find(events, "release")
-      assert.is_table(r)
-      assert.matches("^e%d+:sync%(%)$", r.cause)
-      assert.equal(want, find(events, "alloc", 2).reserved)
-      assert.is_table(reserve_after(events, r.seq))
-      s2:sync(); p:destroy()
-    end)
+    end
 
     it("keeps the counters right when a cudaFree releases pool memory #sim_only", function()
       -- No driver measured did (docs/calibration.md E3); the sim can.

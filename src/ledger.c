@@ -386,8 +386,9 @@ ps_span *ps_ledger_spans(ps_ctx *c, const ps_poolud *p, size_t *n) {
   return v;
 }
 
-/* After host synchronisation or a trim, the calls at which a pool gives
- * memory back (docs/calibration.md). It does so from the top of its
+/* After a call at which a pool can give memory back: a host
+ * synchronisation, a trim, destroying a stream, a cudaFree
+ * (docs/calibration.md E3). A pool does so from the top of its
  * arena, so blocks that lay above what it still reserves were unmapped;
  * memory at those addresses later is fresh, not a reuse. */
 void ps_ledger_released(ps_ctx *c) {

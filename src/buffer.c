@@ -61,9 +61,10 @@ static int buffer_release(ps_ctx *c, ps_bufferud *b, ps_stream *s) {
   return st;
 }
 
-/* Whether freeing b waits for the device (cudaFree does), at which a pool
- * may give memory back: then recording reads the pools' counters first. */
-static int waits_for_device(ps_ctx *c, const ps_bufferud *b) {
+/* Before freeing b: a cudaFree waits for the device, where a pool may
+ * give memory back (the sim's release_on_cuda_free), so recording reads
+ * the pools' counters first. Returns whether the free is such a wait. */
+static int device_wait_begin(ps_ctx *c, const ps_bufferud *b) {
   if (b->kind != PS_KIND_MALLOC) return 0;
   if (c->tracing) ps_trace_sync_begin(c);
   return 1;
@@ -73,9 +74,11 @@ static int waits_for_device(ps_ctx *c, const ps_bufferud *b) {
  * it, and the free is recorded with any release its wait caused. */
 static void untracked(lua_State *L, ps_ctx *c, const ps_bufferud *b, int waited, int from_gc) {
   ps_ledger_untrack(c, b);
-  if (!c->tracing) return;
-  ps_trace_release(L, c, b, NULL, NULL, from_gc);
-  if (waited) ps_trace_sync_end(L, c);
+  if (c->tracing) {
+    ps_trace_release(L, c, b, NULL, NULL, from_gc);
+    if (waited) ps_trace_sync_end(L, c);
+  }
+  if (waited) ps_ledger_released(c);
 }
 
 /* __gc and __close: frees without synchronising and never raises;
@@ -85,7 +88,7 @@ static int buffer_gc(lua_State *L) {
   ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
   if (b == NULL) return luaL_typeerror(L, 1, PS_BUFFER);    /* called by hand */
   if (!b->live || !c->b) return 0;
-  int waits = waits_for_device(c, b);
+  int waits = device_wait_begin(c, b);
   int st = buffer_release(c, b, ps_bufferstream(L, 1));
   if (st == PS_OK && b->kind == PS_KIND_POOL) {
     ps_streamud *s = b->stream && b->stream->live ? b->stream : ps_stream_by_id(c, 0);
@@ -136,7 +139,7 @@ static int buffer_free(lua_State *L) {
       return luaL_error(L, "b%d's stream s%d was destroyed: pass a stream to free it on",
                         b->id, su->id);
   }
-  int waits = waits_for_device(c, b);
+  int waits = device_wait_begin(c, b);
   int st = buffer_release(c, b, su ? su->h : NULL);
   if (st != PS_OK) {
     char n[16] = "default";

@@ -262,12 +262,9 @@ void ps_ledger_track(lua_State *L, ps_ctx *c, ps_bufferud *b) {
   b->src = l->v[slot].src, b->line = l->v[slot].line;
 }
 
-/* A buffer of another kind was freed (synchronously: nothing pends).
- * cudaFree waits for the device, so it counts as a host wait (the sim's
- * release_on_cuda_free makes pools give memory back there). */
+/* A buffer of another kind was freed (synchronously: nothing pends). */
 void ps_ledger_untrack(ps_ctx *c, const ps_bufferud *b) {
   ps_ledger *l = c->ledger;
-  if (b->kind == PS_KIND_MALLOC) ps_ledger_released(c);
   if (!l || !l->mapcap) return;
   int32_t slot = l->map[map_find(l, b->addr)];
   if (slot >= 0 && l->v[slot].buffer == b->id) slot_drop(c, l, slot);

@@ -277,6 +277,20 @@ describe("recorded pool counters" .. mode.name, function()
     end
   end
 
+  -- Checks the release in events: caused by `cause`, down to 0 reserved,
+  -- and the second alloc mapping memory again with the pool's true reserved
+  -- bytes (want; the reserve event's when nil). Returns the release.
+  local function check_release(events, cause, want)
+    local r = find(events, "release")
+    assert.is_table(r, cause)
+    assert.equal(cause, r.cause)
+    assert.equal(0, r.reserved)
+    local grew = reserve_after(events, r.seq)
+    assert.is_table(grew, cause .. ": the alloc after the release maps memory again")
+    assert.equal(want or grew.reserved, find(events, "alloc", 2).reserved)
+    return r
+  end
+
     it("attributes releases to the host waits of b:read(), b:write() and poolsh.verify()", function()
       local s, p, keep = poolsh.stream(), poolsh.pool { release_threshold = 0 }, nil
       local other = poolsh.pool { release_threshold = "max" }
@@ -290,21 +304,30 @@ describe("recorded pool counters" .. mode.name, function()
           p:alloc("8 MiB", s):free()                    -- the pool grows again
         end)
         local wait = find(events, access)
-        local r = find(events, "release")
         assert.is_table(wait, access)
         assert.equal(keep.id, wait.buffer)
         assert.equal(s.id, wait.stream)
-        assert.is_table(r, access)
+        local r = check_release(events, access == "verify" and ("poolsh.verify(b%d)"):format(keep.id)
+                                        or ("b%d:%s()"):format(keep.id, access))
         assert.equal(p.id, r.pool)
-        assert.equal(access == "verify" and ("poolsh.verify(b%d)"):format(keep.id)
-                     or ("b%d:%s()"):format(keep.id, access), r.cause)
-        assert.equal(0, r.reserved)
         assert.is_true(r.seq > wait.seq)
-        local grew = reserve_after(events, r.seq)
-        assert.is_table(grew, access .. ": the alloc after the release maps memory again")
-        assert.equal(find(events, "alloc", 2).reserved, grew.reserved)
       end
       keep:free(); s:sync(); p:destroy(); other:destroy()
+    end)
+
+    it("waits for nothing on a zero-byte b:read() or b:write()", function()
+      local s, p = poolsh.stream(), poolsh.pool { release_threshold = 0 }
+      local keep = poolsh.pool { release_threshold = "max" }:alloc(4096, s)
+      local events = recorded(function()
+        p:alloc("8 MiB", s):free()
+        assert.equal("", keep:read(0, 0))
+        keep:write(0, "")
+      end)
+      assert.is_nil(find(events, "read"))
+      assert.is_nil(find(events, "write"))
+      assert.is_nil(find(events, "release"))
+      assert.is_true(p:stats().reserved > 0)        -- no sync gave it back
+      keep:free(); s:sync(); p:destroy()
     end)
 
     it("reads the pool's reserved bytes again when an alloc may have grown it", function()
@@ -334,11 +357,12 @@ describe("recorded pool counters" .. mode.name, function()
       it(("attributes a release to destroying a%s stream, or to the sync after"):format(
            busy and " busy" or "n idle"), function()
         local s, s2, p = poolsh.stream(), poolsh.stream(), poolsh.pool { release_threshold = 0 }
-        local want, sid = nil, s.id
+        local want, sid, eid = nil, s.id, nil
         local events = recorded(function()
           if busy then poolsh.spin(s, "20 ms") end
           p:alloc("8 MiB", s):free()
           local e = s:record()
+          eid = e.id
           if not busy then               -- the free done on the GPU (a query releases nothing)
             while not s:query() do poolsh.sleep("1 ms") end
           end
@@ -348,13 +372,8 @@ describe("recorded pool counters" .. mode.name, function()
           want = p:stats().reserved
           b:free()
         end)
-        local r = find(events, "release")
-        assert.is_table(r)
-        if busy then assert.matches("^e%d+:sync%(%)$", r.cause)
-        else assert.equal(("s%d:destroy()"):format(sid), r.cause) end
-        assert.equal(0, r.reserved)
-        assert.equal(want, find(events, "alloc", 2).reserved)
-        assert.is_table(reserve_after(events, r.seq))
+        check_release(events, busy and ("e%d:sync()"):format(eid) or ("s%d:destroy()"):format(sid),
+                      want)
         s2:sync(); p:destroy()
       end)
     end
@@ -374,11 +393,7 @@ describe("recorded pool counters" .. mode.name, function()
           want = p:stats().reserved
           b:free()
         end)
-        local r = find(events, "release")
-        assert.is_table(r)
-        assert.equal(("b%d:free()"):format(m.id), r.cause)
-        assert.equal(want, find(events, "alloc", 2).reserved)
-        assert.is_table(reserve_after(events, r.seq))
+        check_release(events, ("b%d:free()"):format(m.id), want)
       end)
       poolsh.sim.set("release_on_cuda_free", 0)
       assert(ok, err)

@@ -89,6 +89,8 @@ typedef struct ps_device_info {
   uint64_t total, free;   /* bytes */
   int cc_major, cc_minor;
   int pools_supported;    /* cudaDevAttrMemoryPoolsSupported */
+  int driver_api, runtime_api;   /* cudaDriverGetVersion, cudaRuntimeGetVersion */
+  char driver[32];        /* the kernel driver's version, "" when unknown */
 } ps_device_info;
 
 /* Why an allocation got the memory it got. The sim always knows;

@@ -17,7 +17,8 @@ static int dev_count(lua_State *L) {
   return 1;
 }
 
-/* poolsh.device([i]) -> {index, name, total, free, cc, pools_supported}. */
+/* poolsh.device([i]) -> {index, name, total, free, cc, pools_supported,
+ * driver, driver_api, runtime_api}. */
 static int dev_info(lua_State *L) {
   ps_ctx *c = ps_context(L);
   lua_Integer i = luaL_optinteger(L, 1, c->device);
@@ -25,7 +26,7 @@ static int dev_info(lua_State *L) {
   ps_device_info d;
   memset(&d, 0, sizeof d);
   ps_check(L, c->be->device_info(c->b, (int)i, &d), "(reading device %d)", (int)i);
-  lua_createtable(L, 0, 6);
+  lua_createtable(L, 0, 9);
   lua_pushinteger(L, i);
   lua_setfield(L, -2, "index");
   lua_pushstring(L, d.name);
@@ -38,6 +39,12 @@ static int dev_info(lua_State *L) {
   lua_setfield(L, -2, "cc");
   lua_pushboolean(L, d.pools_supported);
   lua_setfield(L, -2, "pools_supported");
+  lua_pushstring(L, d.driver);
+  lua_setfield(L, -2, "driver");
+  lua_pushinteger(L, d.driver_api);
+  lua_setfield(L, -2, "driver_api");
+  lua_pushinteger(L, d.runtime_api);
+  lua_setfield(L, -2, "runtime_api");
   return 1;
 }
 

@@ -6,6 +6,7 @@
  */
 #include <limits.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +121,7 @@ static void small_heap_release(small_heap *h) {
 static void print_usage(FILE *f) {
   fprintf(f,
     "usage: %s [options] [script [args]]\n"
+    "       %s [options] COMMAND [args]   (golden, calibrate: COMMAND --help)\n"
     "Available options are:\n"
     "  -e stat            execute string 'stat'\n"
     "  -i                 enter interactive mode after executing 'script'\n"
@@ -131,12 +133,13 @@ static void print_usage(FILE *f) {
     "  --backend=NAME     auto, cuda or sim (also POOLSH_BACKEND)\n"
     "  --device=N         CUDA device index (also POOLSH_DEVICE)\n"
     "  --sim-memory=SIZE  size of the simulated device, e.g. 16GiB\n"
+    "  --profile=FILE     the sim's device profile (also POOLSH_PROFILE)\n"
     "  --trace=FILE       record the whole run; save it to FILE at exit\n"
     "                     (.json, .csv, .pickle or .html)\n"
     "  -h, --help         show this help\n"
     "  --                 stop handling options\n"
     "  -                  stop handling options and execute stdin\n",
-    progname);
+    progname, progname);
 }
 
 static void message(const char *pname, const char *msg) {
@@ -429,8 +432,39 @@ static void doREPL(lua_State *L, int use_env) {
 typedef struct options {
   int interactive, version, no_env, warnings, stdin_script;
   int script;                 /* index of the script in argv, 0 if none */
-  const char *backend, *device, *sim_memory, *trace;
+  int command;                /* index of a command's name in argv, 0 if none */
+  int status;                 /* a command's exit status */
+  const char *backend, *device, *sim_memory, *trace, *profile;
 } options;
+
+/* Takes argv[*i] when it is one of the options that configure the device
+ * or the run (a value may follow in argv[*i + 1]); 1 when taken, -1 when
+ * its value is missing, 0 when it is not one of them. */
+static int global_option(int argc, char **argv, int *i, options *o) {
+  static const struct { const char *name; size_t off; } opts[] = {
+    {"--backend", offsetof(options, backend)},
+    {"--device", offsetof(options, device)},
+    {"--sim-memory", offsetof(options, sim_memory)},
+    {"--trace", offsetof(options, trace)},
+    {"--profile", offsetof(options, profile)},
+  };
+  const char *a = argv[*i];
+  for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
+    size_t n = strlen(opts[k].name);
+    const char **field = (const char **)((char *)o + opts[k].off);
+    if (strncmp(a, opts[k].name, n) != 0) continue;
+    if (a[n] == '=') { *field = a + n + 1; return 1; }
+    if (a[n] != '\0') continue;
+    if (*i + 1 >= argc) {
+      fprintf(stderr, "%s: '%s' needs a value\n", progname, a);
+      print_usage(stderr);
+      return -1;
+    }
+    *field = argv[++*i];
+    return 1;
+  }
+  return 0;
+}
 
 /* Scans argv like lua.c; returns 0, or 1 on a bad option (usage printed). */
 static int collect(int argc, char **argv, options *o) {
@@ -441,19 +475,10 @@ static int collect(int argc, char **argv, options *o) {
     if (strcmp(a, "--") == 0) { i++; break; }
     if (strcmp(a, "-") == 0) { o->stdin_script = 1; break; }
     if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { print_usage(stdout); exit(0); }
-    else if (strncmp(a, "--backend=", 10) == 0) o->backend = a + 10;
-    else if (strncmp(a, "--device=", 9) == 0) o->device = a + 9;
-    else if (strncmp(a, "--sim-memory=", 13) == 0) o->sim_memory = a + 13;
-    else if (strncmp(a, "--trace=", 8) == 0) o->trace = a + 8;
-    else if (strcmp(a, "--trace") == 0) {
-      if (++i >= argc) {
-        fprintf(stderr, "%s: '--trace' needs a file name\n", progname);
-        print_usage(stderr);
-        return 1;
-      }
-      o->trace = argv[i];
-    }
-    else if (strcmp(a, "-i") == 0) o->interactive = o->version = 1;
+    int g = global_option(argc, argv, &i, o);
+    if (g < 0) return 1;
+    if (g > 0) continue;
+    if (strcmp(a, "-i") == 0) o->interactive = o->version = 1;
     else if (strcmp(a, "-v") == 0) o->version = 1;
     else if (strcmp(a, "-E") == 0) o->no_env = 1;
     else if (strcmp(a, "-W") == 0) o->warnings = 1;
@@ -480,7 +505,8 @@ static int runargs(lua_State *L, char **argv, int n) {
   for (int i = 1; i < n; i++) {
     const char *a = argv[i];
     if (a[0] != '-' || strcmp(a, "--") == 0 || strcmp(a, "-") == 0) break;
-    if (strcmp(a, "--trace") == 0) { i++; continue; }
+    if (strcmp(a, "--trace") == 0 || strcmp(a, "--backend") == 0 || strcmp(a, "--device") == 0 ||
+        strcmp(a, "--sim-memory") == 0 || strcmp(a, "--profile") == 0) { i++; continue; }
     int opt = (a[1] == 'e' || a[1] == 'l') ? a[1] : 0;
     if (!opt) continue;
     char *extra = (char *)(a[2] ? a + 2 : argv[++i]);
@@ -519,6 +545,42 @@ static int handle_script(lua_State *L, const char *fname) {
   return report(L, status);
 }
 
+/* poolsh.program: this executable's absolute path, so commands can start
+ * more poolsh processes. */
+static int set_program(lua_State *L) {
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return 1;
+  exe[n] = '\0';
+  lua_getglobal(L, "poolsh");
+  lua_pushstring(L, exe);
+  lua_setfield(L, -2, "program");
+  lua_pop(L, 1);
+  return 1;
+}
+
+/* --profile FILE, else POOLSH_PROFILE: the sim's device profile, loaded
+ * before anything runs. Named on the command line, it must meet the sim. */
+static int load_profile(lua_State *L, const options *o) {
+  static const char code[] =
+    "local path, explicit = ... "
+    "if poolsh.backend() ~= 'sim' then "
+    "  if explicit then error(('--profile applies to the sim backend, not %s')"
+    "    :format(poolsh.backend()), 0) end "
+    "  return "
+    "end "
+    "require('poolsh.profile').load(path)";
+  const char *path = o->profile ? o->profile : (o->no_env ? NULL : getenv("POOLSH_PROFILE"));
+  if (!path || !*path) return 1;
+  int status = luaL_loadbuffer(L, code, sizeof code - 1, "=(--profile)");
+  if (status == LUA_OK) {
+    lua_pushstring(L, path);
+    lua_pushboolean(L, o->profile != NULL);
+    status = docall(L, 2, 0);
+  }
+  return report(L, status) == LUA_OK;
+}
+
 /* Loads poolsh into global `poolsh`, configures the backend from the
  * command line, opens the device and says once why the simulated device
  * is used when no GPU is. Returns 1 on success (errors are reported). */
@@ -548,6 +610,7 @@ static int load_poolsh(lua_State *L, const options *o) {
   }
   if (o->sim_memory) { lua_pushstring(L, o->sim_memory); lua_setfield(L, -2, "sim_memory"); }
   if (report(L, docall(L, 1, 0)) != LUA_OK) return 0;
+  if (!set_program(L) || !load_profile(L, o)) return 0;
   /* the leak report at exit says where buffers were allocated */
   return dostring(L, "poolsh.sources(true) local why = poolsh.backend_reason() "
                      "if why then io.stderr:write(why, '\\n') end", "=(poolsh)") == LUA_OK;
@@ -564,6 +627,57 @@ static int handle_luainit(lua_State *L) {
   if (init == NULL) return LUA_OK;
   if (init[0] == '@') return dochunk(L, luaL_loadfile(L, init + 1));
   return dostring(L, init, name);
+}
+
+/* Whether argv[i] names a command: a word (no '/' or '.') for which a
+ * module poolsh.cmd.<word> is on package.path. */
+static int is_command(lua_State *L, const char *word) {
+  if (strpbrk(word, "/.") || !*word) return 0;
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "searchpath");
+  lua_pushfstring(L, "poolsh.cmd.%s", word);
+  lua_getfield(L, -3, "path");
+  int found = lua_pcall(L, 2, 1, 0) == LUA_OK && lua_isstring(L, -1);
+  lua_pop(L, 2);
+  return found;
+}
+
+/* A command's arguments: everything after its name, less the global
+ * options, which apply as if given before it. Pushes the list; 0 on a
+ * bad option (reported). */
+static int command_args(lua_State *L, int argc, char **argv, options *o) {
+  lua_newtable(L);
+  int n = 0;
+  for (int i = o->command + 1; i < argc; i++) {
+    if (strcmp(argv[i], "--") == 0) {
+      while (++i < argc) { lua_pushstring(L, argv[i]); lua_rawseti(L, -2, ++n); }
+      break;
+    }
+    int g = global_option(argc, argv, &i, o);
+    if (g < 0) return 0;
+    if (g > 0) continue;
+    lua_pushstring(L, argv[i]);
+    lua_rawseti(L, -2, ++n);
+  }
+  return 1;
+}
+
+/* Runs require("poolsh.cmd.<name>")(args) with args on the stack top;
+ * its result is the exit status (nil or true: 0, false: 1). */
+static int run_command(lua_State *L, const char *name, options *o) {
+  static const char code[] =
+    "local name, args = ... "
+    "local r = require('poolsh.cmd.' .. name)(args) "
+    "if r == nil or r == true then return 0 elseif r == false then return 1 end "
+    "return math.tointeger(r) or 1";
+  int status = luaL_loadbuffer(L, code, sizeof code - 1, "=(command)");
+  if (status == LUA_OK) {
+    lua_pushstring(L, name);
+    lua_pushvalue(L, -3);
+    status = docall(L, 2, 1);
+    if (status == LUA_OK) o->status = (int)lua_tointeger(L, -1);
+  }
+  return report(L, status);
 }
 
 static int has_e(int argc, char **argv) {
@@ -624,11 +738,21 @@ static int pmain(lua_State *L) {
     return 1;
   }
   add_lua_dir(L, !o->no_env);
+  if (o->script && is_command(L, argv[o->script])) {
+    o->command = o->script, o->script = 0;
+    if (!command_args(L, argc, argv, o)) return 1;
+    lua_setfield(L, LUA_REGISTRYINDEX, "poolsh.command_args");
+  }
   if (!load_poolsh(L, o)) return 1;
   if (o->trace && dostring(L, "poolsh.trace.start()", "=(poolsh)") != LUA_OK) return 1;
   if (!o->no_env && handle_luainit(L) != LUA_OK) return 1;
   if (!runargs(L, argv, o->script ? o->script : argc)) return 1;
   if (o->script && handle_script(L, argv[o->script]) != LUA_OK) return 1;
+  if (o->command) {
+    lua_getfield(L, LUA_REGISTRYINDEX, "poolsh.command_args");
+    if (run_command(L, argv[o->command], o) != LUA_OK) return 1;
+    lua_settop(L, 0);
+  }
   if (o->stdin_script || (repl && !o->interactive && !isatty(0))) {
     if (dochunk(L, luaL_loadfile(L, NULL)) != LUA_OK) return 1;
   } else if (repl) {
@@ -668,5 +792,6 @@ int main(int argc, char **argv) {
   interrupt_flag = NULL;
   lua_close(L);   /* every finalizer runs before the device context goes */
   small_heap_release(&heap);
+  if (ok && status == LUA_OK && o.command) return o.status;
   return (ok && status == LUA_OK) ? EXIT_SUCCESS : EXIT_FAILURE;
 }

@@ -277,6 +277,20 @@ static int mem_info(int dev, uint64_t *free_b, uint64_t *total) {
 }
 
 /* Fills out completely or returns the first error met. */
+/* The NVIDIA kernel module's version ("580.159.04") from
+ * /proc/driver/nvidia/version: the number after "Kernel Module"; "" when
+ * the file is absent or says something else. */
+static void kernel_driver_version(char *out, size_t n) {
+  char line[512], v[32] = "";
+  FILE *f = fopen("/proc/driver/nvidia/version", "r");
+  if (f && fgets(line, sizeof line, f)) {
+    const char *k = strstr(line, "Kernel Module");
+    if (!k || sscanf(k + 13, " %31[0-9.]", v) != 1) v[0] = '\0';
+  }
+  if (f) fclose(f);
+  snprintf(out, n, "%s", v);
+}
+
 static int cu_device_info(void *ctx, int dev, ps_device_info *out) {
   struct cudaDeviceProp p;
   memset(out, 0, sizeof *out);
@@ -287,7 +301,10 @@ static int cu_device_info(void *ctx, int dev, ps_device_info *out) {
   out->cc_minor = p.minor;
   st = status(cudaDeviceGetAttribute(&out->pools_supported,
                                      cudaDevAttrMemoryPoolsSupported, dev));
+  if (st == PS_OK) st = status(cudaDriverGetVersion(&out->driver_api));
+  if (st == PS_OK) st = status(cudaRuntimeGetVersion(&out->runtime_api));
   if (st != PS_OK) return st;
+  kernel_driver_version(out->driver, sizeof out->driver);
   return mem_info(dev, &out->free, &out->total);
 }
 

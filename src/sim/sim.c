@@ -99,6 +99,7 @@ static int sim_device_info(void *ctx, int dev, ps_device_info *out) {
   out->free = r < out->total ? out->total - r : 0;
   out->cc_major = 9, out->cc_minor = 0;
   out->pools_supported = 1;
+  snprintf(out->driver, sizeof out->driver, "sim");   /* api versions: 0 */
   return PS_OK;
 }
 

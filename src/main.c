@@ -740,7 +740,7 @@ static int pmain(lua_State *L) {
   add_lua_dir(L, !o->no_env);
   if (o->script && is_command(L, argv[o->script])) {
     o->command = o->script, o->script = 0;
-    if (!command_args(L, argc, argv, o)) return 1;
+    if (!command_args(L, argc, argv, o)) { lua_pushboolean(L, 0); return 1; }
     lua_setfield(L, LUA_REGISTRYINDEX, "poolsh.command_args");
   }
   if (!load_poolsh(L, o)) return 1;
@@ -750,7 +750,7 @@ static int pmain(lua_State *L) {
   if (o->script && handle_script(L, argv[o->script]) != LUA_OK) return 1;
   if (o->command) {
     lua_getfield(L, LUA_REGISTRYINDEX, "poolsh.command_args");
-    if (run_command(L, argv[o->command], o) != LUA_OK) return 1;
+    if (run_command(L, argv[o->command], o) != LUA_OK) { lua_pushboolean(L, 0); return 1; }
     lua_settop(L, 0);
   }
   if (o->stdin_script || (repl && !o->interactive && !isatty(0))) {

@@ -1,0 +1,397 @@
+/*
+ * sim.c: the `sim` backend's ops table: life, errors, devices, plain
+ * allocations, copies and kernels, host access and the profile options.
+ * Streams and events are in sim_stream.c, pools in sim_pool.c, contents in
+ * sim_mem.c, the profile in sim_profile.c.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_internal.h"
+
+/* ---- life and errors ---- */
+
+static int sim_probe(void) { return PS_OK; }
+
+/* A fresh context: the default profile (memory from cfg->sim_memory when
+ * non-zero), the legacy stream, the default pool; host clock at 0. */
+static int sim_open(const ps_config *cfg, void **ctx) {
+  if (!ctx) return PS_ERR_INVALID_VALUE;
+  if (cfg && cfg->device != 0) return PS_ERR_INVALID_DEVICE;
+  sim_ctx *c = calloc(1, sizeof *c);
+  if (!c) return PS_ERR_MEMORY_ALLOCATION;
+  sim_profile_defaults(&c->prof);
+  if (cfg && cfg->sim_memory) c->prof.memory = (double)cfg->sim_memory;
+  if (cfg) c->interrupted = cfg->interrupted, c->interrupted_ud = cfg->interrupted_ud;
+  c->legacy.blocking = 1;
+  int st = sim_pools_init(c);
+  if (st != PS_OK) { free(c); return st; }
+  *ctx = c;
+  return PS_OK;
+}
+
+/* Frees everything the context owns; never synchronises. */
+static void sim_close(void *ctx) {
+  sim_ctx *c = ctx;
+  if (!c) return;
+  sim_pools_free(c);
+  sim_streams_free(c);
+  sim_mem_free_all(&c->mem);
+  free(c);
+}
+
+typedef struct err { int code; const char *name, *text; } err;
+static const err ERRS[] = {
+  { PS_OK, "cudaSuccess", "no error" },
+  { PS_ERR_INVALID_VALUE, "cudaErrorInvalidValue", "invalid argument" },
+  { PS_ERR_MEMORY_ALLOCATION, "cudaErrorMemoryAllocation", "out of memory" },
+  { PS_ERR_INSUFFICIENT_DRIVER, "cudaErrorInsufficientDriver",
+    "CUDA driver version is insufficient for CUDA runtime version" },
+  { PS_ERR_NO_DEVICE, "cudaErrorNoDevice", "no CUDA-capable device is detected" },
+  { PS_ERR_INVALID_DEVICE, "cudaErrorInvalidDevice", "invalid device ordinal" },
+  { PS_ERR_INVALID_RESOURCE, "cudaErrorInvalidResourceHandle", "invalid resource handle" },
+  { PS_ERR_NOT_READY, "cudaErrorNotReady", "device not ready" },
+  { PS_ERR_ILLEGAL_ADDRESS, "cudaErrorIllegalAddress",
+    "an illegal memory access was encountered" },
+  { PS_ERR_ALREADY_REGISTERED, "cudaErrorHostMemoryAlreadyRegistered",
+    "part or all of the requested memory range is already mapped" },
+  { PS_ERR_NOT_REGISTERED, "cudaErrorHostMemoryNotRegistered",
+    "pointer does not correspond to a registered memory region" },
+  { PS_ERR_NOT_SUPPORTED, "cudaErrorNotSupported", "operation not supported" },
+  { PS_INTERRUPTED, "interrupted", "interrupted by the user" },
+};
+
+static const err *find_err(int code) {
+  for (size_t i = 0; i < sizeof ERRS / sizeof ERRS[0]; i++)
+    if (ERRS[i].code == code) return &ERRS[i];
+  return NULL;
+}
+
+static const char *sim_error_name(int st) {
+  const err *e = find_err(st);
+  return e ? e->name : "cudaErrorUnknown";
+}
+
+static const char *sim_error_string(int st) {
+  const err *e = find_err(st);
+  return e ? e->text : "unknown error";
+}
+
+/* ---- devices ---- */
+
+static int sim_device_count(void *ctx, int *n) {
+  if (!n) return PS_ERR_INVALID_VALUE;
+  *n = 1;
+  return PS_OK;
+}
+
+/* Device 0 only; free = total minus every mapped device byte. */
+static int sim_device_info(void *ctx, int dev, ps_device_info *out) {
+  sim_ctx *c = ctx;
+  if (dev != 0) return PS_ERR_INVALID_DEVICE;
+  if (!out) return PS_ERR_INVALID_VALUE;
+  memset(out, 0, sizeof *out);
+  snprintf(out->name, sizeof out->name, "poolsh sim (H100 80GB HBM3 profile)");
+  out->total = sim_device_total(c);
+  uint64_t r = sim_device_reserved(c);
+  out->free = r < out->total ? out->total - r : 0;
+  out->cc_major = 9, out->cc_minor = 0;
+  out->pools_supported = 1;
+  snprintf(out->driver, sizeof out->driver, "sim");   /* api versions: 0 */
+  return PS_OK;
+}
+
+/* ---- plain allocations ---- */
+
+/* Maps size bytes of kind k; size 0 gives address 0. */
+static int map_plain(sim_ctx *c, sim_space sp, sim_map_kind k, uint64_t size,
+                     ps_addr *out) {
+  if (!out) return PS_ERR_INVALID_VALUE;
+  sim_host_cost(c, k == SIM_MAP_MALLOC ? c->prof.malloc_ns : c->prof.alloc_api_ns);
+  *out = 0;
+  if (size == 0) return PS_OK;
+  double cap = sp == SIM_DEVICE_SPACE ? c->prof.memory : c->prof.host_memory;
+  if ((double)(c->mem.mapped[sp] + size) > cap) return PS_ERR_MEMORY_ALLOCATION;
+  sim_map *m = sim_mem_map(&c->mem, sp, size, k);
+  if (!m) return PS_ERR_MEMORY_ALLOCATION;
+  *out = m->base;
+  return PS_OK;
+}
+
+/* Unmaps the mapping of kind k that starts at a; 0 is a no-op. */
+static int unmap_plain(sim_ctx *c, sim_map_kind k, ps_addr a) {
+  if (a == 0) return PS_OK;
+  sim_map *m = sim_mem_find(&c->mem, a);
+  if (!m || m->base != a || m->kind != k) return PS_ERR_INVALID_VALUE;
+  sim_mem_unmap(&c->mem, m);
+  return PS_OK;
+}
+
+/* cudaMalloc: whole malloc_granularity units of the device. */
+static int sim_malloc_device(void *ctx, uint64_t size, ps_addr *out) {
+  sim_ctx *c = ctx;
+  uint64_t r = sim_round_up(size, (uint64_t)c->prof.malloc_granularity);
+  if (r < size) return PS_ERR_MEMORY_ALLOCATION;
+  return map_plain(c, SIM_DEVICE_SPACE, SIM_MAP_MALLOC, r, out);
+}
+
+/* cudaFree: waits for the device first, as cudaFree does. That wait does
+ * not retire pool frees nor release pool memory (measured), unless
+ * release_on_cuda_free. */
+static int sim_free_device(void *ctx, ps_addr a) {
+  sim_ctx *c = ctx;
+  sim_map *m = a ? sim_mem_find(&c->mem, a) : NULL;
+  if (a && (!m || m->base != a || m->kind != SIM_MAP_MALLOC)) return PS_ERR_INVALID_VALUE;
+  sim_host_cost(c, c->prof.free_ns);
+  sim_sync_device(c, c->prof.release_on_cuda_free != 0);
+  return unmap_plain(c, SIM_MAP_MALLOC, a);
+}
+
+static int sim_alloc_pinned(void *ctx, uint64_t size, unsigned flags, ps_addr *out) {
+  if (flags & ~(unsigned)(PS_PINNED_PORTABLE | PS_PINNED_MAPPED | PS_PINNED_WRITE_COMBINED))
+    return PS_ERR_INVALID_VALUE;
+  return map_plain(ctx, SIM_HOST_SPACE, SIM_MAP_PINNED, size, out);
+}
+
+static int sim_free_pinned(void *ctx, ps_addr a) {
+  return unmap_plain(ctx, SIM_MAP_PINNED, a);
+}
+
+static int sim_alloc_pageable(void *ctx, uint64_t size, ps_addr *out) {
+  return map_plain(ctx, SIM_HOST_SPACE, SIM_MAP_PAGEABLE, size, out);
+}
+
+static int sim_free_pageable(void *ctx, ps_addr a) {
+  return unmap_plain(ctx, SIM_MAP_PAGEABLE, a);
+}
+
+/* cudaHostRegister of [a, a+size) inside one pageable buffer. */
+static int sim_host_register(void *ctx, ps_addr a, uint64_t size) {
+  sim_ctx *c = ctx;
+  sim_map *m = sim_mem_range(&c->mem, a, size);
+  if (!m || m->kind != SIM_MAP_PAGEABLE) return PS_ERR_INVALID_VALUE;
+  if (m->registered) return PS_ERR_ALREADY_REGISTERED;
+  m->registered = 1;
+  return PS_OK;
+}
+
+static int sim_host_unregister(void *ctx, ps_addr a) {
+  sim_ctx *c = ctx;
+  sim_map *m = sim_mem_find(&c->mem, a);
+  if (!m || m->kind != SIM_MAP_PAGEABLE || !m->registered) return PS_ERR_NOT_REGISTERED;
+  m->registered = 0;
+  return PS_OK;
+}
+
+/* ---- copies and kernels ---- */
+
+typedef enum { CLS_DEVICE, CLS_PINNED, CLS_PAGEABLE } mem_class;
+
+/* How a copy sees a mapping: device memory, page-locked host memory
+ * (pinned, registered, host pools) or pageable host memory. */
+static mem_class classify(const sim_map *m) {
+  if (m->space == SIM_DEVICE_SPACE) return CLS_DEVICE;
+  if (m->kind == SIM_MAP_PAGEABLE && !m->registered) return CLS_PAGEABLE;
+  return CLS_PINNED;
+}
+
+static int64_t ns_for(double bytes, double gbps, double fixed) {
+  return (int64_t)llround(fixed + bytes / gbps);   /* GB/s = bytes per ns */
+}
+
+/* Duration of copying n bytes between d and s; *sync when the host waits
+ * for it (pageable memory involved). */
+static int64_t copy_ns(const sim_ctx *c, mem_class d, mem_class s, uint64_t n,
+                       int *sync) {
+  const sim_profile *p = &c->prof;
+  *sync = d == CLS_PAGEABLE || s == CLS_PAGEABLE;
+  double bw;
+  if (d == CLS_DEVICE && s == CLS_DEVICE) bw = p->bw_d2d;
+  else if (d != CLS_DEVICE && s != CLS_DEVICE) bw = p->bw_h2h;
+  else if (!*sync) bw = p->bw_pinned;
+  else bw = d == CLS_DEVICE ? p->bw_pageable_h2d : p->bw_pageable_d2h;
+  return ns_for((double)n, bw, p->copy_ns);
+}
+
+/* Enqueues an op on s whose effect lands at its end; with host_sync the
+ * host waits for its end (without learning anything else). */
+static int enqueue_op(sim_ctx *c, ps_stream *s, int64_t dur, sim_op *op,
+                      int host_sync) {
+  sim_host_cost(c, c->prof.api_ns);
+  op->end = sim_enqueue(c, s, dur);
+  if (op->kind != SIM_OP_NONE && !sim_push_op(c, op)) { free(op->data); return PS_ERR_MEMORY_ALLOCATION; }
+  if (host_sync) sim_host_advance(c, op->end);
+  else sim_host_advance(c, c->host_now);   /* lands zero-length work */
+  return PS_OK;
+}
+
+/* cudaMemcpyAsync(cudaMemcpyDefault) of n bytes; both ranges mapped. */
+static int sim_copy(void *ctx, ps_addr dst, ps_addr src, uint64_t n, ps_stream *s) {
+  sim_ctx *c = ctx;
+  ps_stream *st = sim_stream_resolve(c, s);
+  if (!st) return PS_ERR_INVALID_RESOURCE;
+  if (n == 0) return PS_OK;
+  sim_map *d = sim_mem_range(&c->mem, dst, n), *sm = sim_mem_range(&c->mem, src, n);
+  if (!d || !sm) return PS_ERR_INVALID_VALUE;
+  int sync;
+  int64_t dur = copy_ns(c, classify(d), classify(sm), n, &sync);
+  sim_op op = { .kind = SIM_OP_COPY, .dst = dst, .src = src, .n = n };
+  return enqueue_op(c, st, dur, &op, sync);
+}
+
+/* A kernel over [a, a+n): launch latency plus n bytes at fill bandwidth. */
+static int kernel(sim_ctx *c, ps_addr a, uint64_t n, ps_stream *s, sim_op *op) {
+  ps_stream *st = sim_stream_resolve(c, s);
+  if (!st) return PS_ERR_INVALID_RESOURCE;
+  if (n && !sim_mem_range(&c->mem, a, n)) return PS_ERR_INVALID_VALUE;
+  int64_t dur = ns_for((double)n, c->prof.bw_fill, c->prof.launch_ns);
+  return enqueue_op(c, st, dur, op, 0);
+}
+
+static int sim_fill(void *ctx, ps_addr a, uint64_t n, int byte, ps_stream *s) {
+  sim_op op = { .kind = n ? SIM_OP_FILL : SIM_OP_NONE, .dst = a, .n = n,
+                .byte = (uint8_t)byte };
+  return kernel(ctx, a, n, s, &op);
+}
+
+/* Touches memory: takes time, changes nothing. */
+static int sim_touch(void *ctx, ps_addr a, uint64_t n, ps_stream *s) {
+  sim_op op = { .kind = SIM_OP_NONE };
+  return kernel(ctx, a, n, s, &op);
+}
+
+/* A checking kernel on s, then the host waits for s and checks the bytes
+ * as they are when s's work is done. */
+static int sim_verify(void *ctx, ps_addr a, uint64_t n, int byte, ps_stream *s,
+                      int64_t *first_bad) {
+  sim_ctx *c = ctx;
+  if (!first_bad) return PS_ERR_INVALID_VALUE;
+  sim_op op = { .kind = SIM_OP_NONE };
+  int st = kernel(c, a, n, s, &op);
+  if (st != PS_OK) return st;
+  st = sim_sync_stream(c, sim_stream_resolve(c, s));
+  if (st != PS_OK) return st;   /* interrupted: the kernel stays queued */
+  *first_bad = -1;
+  if (n == 0) return PS_OK;
+  sim_map *m = sim_mem_range(&c->mem, a, n);  /* a sync may have released it */
+  if (!m) return PS_ERR_ILLEGAL_ADDRESS;
+  *first_bad = sim_mem_verify(m, a - m->base, n, (uint8_t)byte);
+  return PS_OK;
+}
+
+static int sim_spin(void *ctx, ps_stream *s, double ms) {
+  sim_ctx *c = ctx;
+  ps_stream *st = sim_stream_resolve(c, s);
+  if (!st) return PS_ERR_INVALID_RESOURCE;
+  if (!(ms >= 0) || ms > 1e12) return PS_ERR_INVALID_VALUE;
+  sim_op op = { .kind = SIM_OP_NONE };
+  return enqueue_op(c, st, (int64_t)llround(ms * 1e6), &op, 0);
+}
+
+/* ---- host access ---- */
+
+/* The mapping of [a, a+n) when it is memory of kind k, else NULL. */
+static sim_map *kind_range(sim_ctx *c, ps_kind k, ps_addr a, uint64_t n) {
+  static const sim_map_kind want[] = { SIM_MAP_ARENA, SIM_MAP_MALLOC,
+                                       SIM_MAP_PINNED, SIM_MAP_PAGEABLE };
+  sim_map *m = sim_mem_range(&c->mem, a, n);
+  if (!m || (unsigned)k > PS_KIND_PAGEABLE || m->kind != want[k]) return NULL;
+  return m;
+}
+
+/* Device-side access: a copy to/from a pageable host buffer on s, then
+ * the host waits for s. Host-side access happens at once. */
+static int device_access(sim_ctx *c, ps_kind k, sim_map *m, uint64_t n,
+                         ps_stream *s, sim_op *op) {
+  if (k != PS_KIND_POOL && k != PS_KIND_MALLOC) return PS_OK;
+  ps_stream *st = sim_stream_resolve(c, s);
+  if (!st) { free(op->data); return PS_ERR_INVALID_RESOURCE; }
+  int sync;
+  int64_t dur = copy_ns(c, classify(m), CLS_PAGEABLE, n, &sync);
+  int r = enqueue_op(c, st, dur, op, 0);
+  return r == PS_OK ? sim_sync_stream(c, st) : r;
+}
+
+static int sim_read(void *ctx, ps_kind k, ps_addr src, void *dst, uint64_t n,
+                    ps_stream *s) {
+  sim_ctx *c = ctx;
+  if (n == 0) return PS_OK;
+  sim_map *m = kind_range(c, k, src, n);
+  if (!m || !dst) return PS_ERR_INVALID_VALUE;
+  sim_op op = { .kind = SIM_OP_NONE };
+  int st = device_access(c, k, m, n, s, &op);
+  if (st != PS_OK) return st;
+  m = sim_mem_range(&c->mem, src, n);   /* a sync may have released it */
+  if (!m) return PS_ERR_ILLEGAL_ADDRESS;
+  sim_mem_read(m, src - m->base, dst, n);
+  return PS_OK;
+}
+
+static int sim_write(void *ctx, ps_kind k, ps_addr dst, const void *src,
+                     uint64_t n, ps_stream *s) {
+  sim_ctx *c = ctx;
+  if (n == 0) return PS_OK;
+  sim_map *m = kind_range(c, k, dst, n);
+  if (!m || !src) return PS_ERR_INVALID_VALUE;
+  if (k == PS_KIND_PINNED || k == PS_KIND_PAGEABLE) {
+    sim_host_advance(c, c->host_now);
+    sim_mem_write(m, dst - m->base, src, n);
+    return PS_OK;
+  }
+  sim_op op = { .kind = SIM_OP_WRITE, .dst = dst, .n = n, .data = malloc(n) };
+  if (!op.data) return PS_ERR_MEMORY_ALLOCATION;
+  memcpy(op.data, src, n);
+  return device_access(c, k, m, n, s, &op);
+}
+
+/* ---- options ---- */
+
+static int sim_option_get(void *ctx, const char *key, double *v) {
+  return sim_profile_get(&((sim_ctx *)ctx)->prof, key, v);
+}
+
+/* Sets a profile option; "memory" and "host_memory" only while nothing is
+ * mapped in any space (PS_ERR_NOT_SUPPORTED after). */
+static int sim_option_set(void *ctx, const char *key, double v) {
+  sim_ctx *c = ctx;
+  double old;
+  if (sim_profile_get(&c->prof, key, &old) != PS_OK) return PS_ERR_INVALID_VALUE;
+  if ((strcmp(key, "memory") == 0 || strcmp(key, "host_memory") == 0) &&
+      (c->mem.mapped[SIM_DEVICE_SPACE] || c->mem.mapped[SIM_HOST_SPACE]))
+    return PS_ERR_NOT_SUPPORTED;
+  return sim_profile_set(&c->prof, key, v);
+}
+
+static int sim_option_names(void *ctx, const char **names, int max) {
+  return sim_profile_names(names, max);
+}
+
+const ps_backend ps_backend_sim = {
+  .name = "sim",
+  .probe = sim_probe, .open = sim_open, .close = sim_close,
+  .error_name = sim_error_name, .error_string = sim_error_string,
+  .device_count = sim_device_count, .device_info = sim_device_info,
+  .device_sync = sim_device_sync,
+  .stream_create = sim_stream_create, .stream_destroy = sim_stream_destroy,
+  .stream_priority_range = sim_stream_priority_range,
+  .stream_sync = sim_stream_sync, .stream_query = sim_stream_query,
+  .stream_wait = sim_stream_wait,
+  .event_create = sim_event_create, .event_destroy = sim_event_destroy,
+  .event_record = sim_event_record, .event_sync = sim_event_sync,
+  .event_query = sim_event_query, .event_elapsed = sim_event_elapsed,
+  .pool_create = sim_pool_create, .pool_default = sim_pool_default,
+  .pool_destroy = sim_pool_destroy, .pool_set = sim_pool_set,
+  .pool_get = sim_pool_get, .pool_trim = sim_pool_trim,
+  .pool_alloc = sim_pool_alloc, .pool_free = sim_pool_free,
+  .malloc_device = sim_malloc_device, .free_device = sim_free_device,
+  .alloc_pinned = sim_alloc_pinned, .free_pinned = sim_free_pinned,
+  .alloc_pageable = sim_alloc_pageable, .free_pageable = sim_free_pageable,
+  .host_register = sim_host_register, .host_unregister = sim_host_unregister,
+  .copy = sim_copy, .fill = sim_fill, .touch = sim_touch, .verify = sim_verify,
+  .spin = sim_spin, .read = sim_read, .write = sim_write,
+  .sleep = sim_sleep, .now = sim_now,
+  .option_get = sim_option_get, .option_set = sim_option_set,
+  .option_names = sim_option_names,
+};

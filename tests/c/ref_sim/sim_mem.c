@@ -1,0 +1,225 @@
+/*
+ * sim_mem.c: the sim's address space and the contents of every mapping.
+ *
+ * Contents live in 64 KiB pages, each uniform (one byte value, no storage)
+ * or materialized (malloc'd), so an 80 GiB device needs host RAM only for
+ * the pages that hold arbitrary bytes.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_internal.h"
+
+#define VA_ALIGN ((uint64_t)2 << 20)
+static const ps_addr VA_LO[2] = { 0x7f0000000000ull, 0x200000000ull };
+/* Device VA spans 128 TiB: every pool reserves an arena as large as the
+ * device (VA costs nothing), so hundreds of pools fit. */
+static const ps_addr VA_HI[2] = { 0xff0000000000ull, 0x7e0000000000ull };
+
+/* Index of the first mapping whose base is >= a. */
+static size_t lower(const sim_mem *m, ps_addr a) {
+  size_t lo = 0, hi = m->n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (m->maps[mid]->base < a) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
+
+/* The lowest free VA of `size` bytes in the space's range, or 0. */
+static ps_addr find_gap(const sim_mem *m, sim_space sp, uint64_t size) {
+  ps_addr at = VA_LO[sp];
+  for (size_t i = lower(m, VA_LO[sp]); i < m->n; i++) {
+    const sim_map *x = m->maps[i];
+    if (x->base >= VA_HI[sp]) break;
+    if (x->base >= at && x->base - at >= size) return at;
+    ps_addr end = sim_round_up(x->base + x->va, VA_ALIGN);
+    if (end > at) at = end;
+  }
+  return at + size <= VA_HI[sp] ? at : 0;
+}
+
+/* Maps `size` (> 0) bytes, contents zero, at the lowest free aligned VA of
+ * the space. NULL when out of VA or host RAM; nothing changes then. */
+sim_map *sim_mem_map(sim_mem *m, sim_space sp, uint64_t size, sim_map_kind k) {
+  ps_addr base = find_gap(m, sp, size);
+  if (!base || size == 0) return NULL;
+  if (!sim_reserve_one((void **)&m->maps, &m->cap, m->n, sizeof *m->maps, 16)) return NULL;
+  sim_map *x = calloc(1, sizeof *x);
+  uint64_t np = (size + SIM_PAGE - 1) >> SIM_PAGE_SHIFT;
+  sim_page *pages = x ? calloc(np, sizeof *pages) : NULL;
+  if (!pages) { free(x); return NULL; }
+  *x = (sim_map){ .base = base, .size = size, .va = size, .space = sp,
+                  .kind = k, .npages = np, .pages = pages };
+  size_t i = lower(m, base);
+  memmove(m->maps + i + 1, m->maps + i, (m->n - i) * sizeof *m->maps);
+  m->maps[i] = x;
+  m->n++;
+  m->mapped[sp] += size;
+  return x;
+}
+
+/* Reserves `va` (> 0) bytes of address space with nothing mapped yet: a
+ * pool arena. sim_mem_resize maps (and unmaps) its first bytes. NULL when
+ * out of VA or host RAM. */
+sim_map *sim_mem_reserve(sim_mem *m, sim_space sp, uint64_t va, sim_map_kind k) {
+  ps_addr base = va ? find_gap(m, sp, va) : 0;
+  if (!base) return NULL;
+  if (!sim_reserve_one((void **)&m->maps, &m->cap, m->n, sizeof *m->maps, 16)) return NULL;
+  sim_map *x = calloc(1, sizeof *x);
+  if (!x) return NULL;
+  *x = (sim_map){ .base = base, .size = 0, .va = va, .space = sp, .kind = k };
+  size_t i = lower(m, base);
+  memmove(m->maps + i + 1, m->maps + i, (m->n - i) * sizeof *m->maps);
+  m->maps[i] = x;
+  m->n++;
+  return x;
+}
+
+/* Makes the first `size` bytes (<= x->va) of x mapped. Bytes that become
+ * mapped read 0; bytes that stop being mapped lose their contents. 0 when
+ * out of host RAM (x unchanged). */
+int sim_mem_resize(sim_mem *m, sim_map *x, uint64_t size) {
+  if (size > x->va) return 0;
+  uint64_t np = (size + SIM_PAGE - 1) >> SIM_PAGE_SHIFT;
+  for (uint64_t i = np; i < x->npages; i++) free(x->pages[i].data);
+  if (np != x->npages) {
+    sim_page *pg = np ? realloc(x->pages, np * sizeof *pg) : NULL;
+    if (np && !pg) return 0;
+    if (!np) free(x->pages);
+    if (np > x->npages) memset(pg + x->npages, 0, (np - x->npages) * sizeof *pg);
+    x->pages = pg, x->npages = np;
+  }
+  m->mapped[x->space] += size;
+  m->mapped[x->space] -= x->size;
+  x->size = size;
+  return 1;
+}
+
+static void map_free(sim_map *x) {
+  for (uint64_t i = 0; i < x->npages; i++) free(x->pages[i].data);
+  free(x->pages);
+  free(x);
+}
+
+/* Unmaps x and frees its pages; its VA may be handed out again. */
+void sim_mem_unmap(sim_mem *m, sim_map *x) {
+  size_t i = lower(m, x->base);
+  if (i >= m->n || m->maps[i] != x) return;
+  memmove(m->maps + i, m->maps + i + 1, (m->n - i - 1) * sizeof *m->maps);
+  m->n--;
+  m->mapped[x->space] -= x->size;
+  map_free(x);
+}
+
+/* The mapping that contains a, or NULL. */
+sim_map *sim_mem_find(const sim_mem *m, ps_addr a) {
+  size_t i = lower(m, a + 1);
+  if (i == 0) return NULL;
+  sim_map *x = m->maps[i - 1];
+  return a - x->base < x->size ? x : NULL;
+}
+
+/* The mapping that holds all of [a, a+n) (n > 0), or NULL. */
+sim_map *sim_mem_range(const sim_mem *m, ps_addr a, uint64_t n) {
+  sim_map *x = sim_mem_find(m, a);
+  if (!x || n == 0 || n > x->size - (a - x->base)) return NULL;
+  return x;
+}
+
+/* Unmaps everything. */
+void sim_mem_free_all(sim_mem *m) {
+  for (size_t i = 0; i < m->n; i++) map_free(m->maps[i]);
+  free(m->maps);
+  memset(m, 0, sizeof *m);
+}
+
+/* Gives page p storage holding its uniform value; 0 when out of RAM. */
+static int materialize(sim_page *p) {
+  if (p->data) return 1;
+  p->data = malloc(SIM_PAGE);
+  if (!p->data) return 0;
+  memset(p->data, p->val, SIM_PAGE);
+  return 1;
+}
+
+/* Sets [off, off+n) to v; whole pages become uniform. */
+void sim_mem_fill(sim_map *d, uint64_t off, uint64_t n, uint8_t v) {
+  while (n) {
+    sim_page *p = &d->pages[off >> SIM_PAGE_SHIFT];
+    uint64_t in = off & (SIM_PAGE - 1), k = SIM_PAGE - in;
+    if (k > n) k = n;
+    if (k == SIM_PAGE) {
+      free(p->data);
+      p->data = NULL, p->val = v;
+    } else if (p->data || p->val != v) {
+      if (materialize(p)) memset(p->data + in, v, k);
+    }
+    off += k, n -= k;
+  }
+}
+
+/* Writes n bytes from src at off. */
+void sim_mem_write(sim_map *d, uint64_t off, const uint8_t *src, uint64_t n) {
+  while (n) {
+    sim_page *p = &d->pages[off >> SIM_PAGE_SHIFT];
+    uint64_t in = off & (SIM_PAGE - 1), k = SIM_PAGE - in;
+    if (k > n) k = n;
+    if (materialize(p)) memcpy(p->data + in, src, k);
+    off += k, n -= k, src += k;
+  }
+}
+
+/* Reads n bytes at off into dst. */
+void sim_mem_read(const sim_map *s, uint64_t off, uint8_t *dst, uint64_t n) {
+  while (n) {
+    const sim_page *p = &s->pages[off >> SIM_PAGE_SHIFT];
+    uint64_t in = off & (SIM_PAGE - 1), k = SIM_PAGE - in;
+    if (k > n) k = n;
+    if (p->data) memcpy(dst, p->data + in, k); else memset(dst, p->val, k);
+    off += k, n -= k, dst += k;
+  }
+}
+
+/* Copies n bytes (front to back; overlap is undefined as in CUDA).
+ * Pieces whose source page is uniform stay uniform where they cover a
+ * whole destination page. */
+void sim_mem_copy(sim_map *d, uint64_t doff, const sim_map *s, uint64_t soff,
+                  uint64_t n) {
+  while (n) {
+    const sim_page *sp = &s->pages[soff >> SIM_PAGE_SHIFT];
+    uint64_t sin = soff & (SIM_PAGE - 1), din = doff & (SIM_PAGE - 1);
+    uint64_t k = SIM_PAGE - (sin > din ? sin : din);
+    if (k > n) k = n;
+    if (sp->data) sim_mem_write(d, doff, sp->data + sin, k);
+    else sim_mem_fill(d, doff, k, sp->val);
+    doff += k, soff += k, n -= k;
+  }
+}
+
+/* Offset (from off) of the first byte != v in [off, off+n), or -1. */
+int64_t sim_mem_verify(const sim_map *s, uint64_t off, uint64_t n, uint8_t v) {
+  uint64_t start = off;
+  while (n) {
+    const sim_page *p = &s->pages[off >> SIM_PAGE_SHIFT];
+    uint64_t in = off & (SIM_PAGE - 1), k = SIM_PAGE - in;
+    if (k > n) k = n;
+    if (!p->data) {
+      if (p->val != v) return (int64_t)(off - start);
+    } else {
+      for (uint64_t i = 0; i < k; i++)
+        if (p->data[in + i] != v) return (int64_t)(off + i - start);
+    }
+    off += k, n -= k;
+  }
+  return -1;
+}
+
+/* How many pages hold storage (tests check that fills stay cheap). */
+uint64_t sim_mem_materialized(const sim_mem *m) {
+  uint64_t c = 0;
+  for (size_t i = 0; i < m->n; i++)
+    for (uint64_t j = 0; j < m->maps[i]->npages; j++)
+      c += m->maps[i]->pages[j].data != NULL;
+  return c;
+}

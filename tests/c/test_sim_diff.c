@@ -1,0 +1,313 @@
+/*
+ * test_sim_diff.c: the sim against the reference sim (tests/c/ref_sim, the
+ * model as committed before the scalable pool rewrite), driven through the
+ * ps_backend table with the same seeded random operations. After every
+ * operation both must agree on the return code, addresses (as offsets
+ * from their mapping's base), reuse notes, every pool counter, free device
+ * memory and the clock. Prints the first differing operation.
+ *
+ *   test_sim_diff [seeds [ops [first_seed]]]     default 200 seeds x 2000 ops
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "sim/sim_internal.h"
+
+extern const ps_backend ps_backend_sim_ref;
+ps_addr ref_probe_base(void *ctx, ps_addr a);
+
+#define MiB ((uint64_t)1 << 20)
+#define GiB ((uint64_t)1 << 30)
+#define MAXH 24        /* streams, events, pools */
+#define MAXB 400       /* live blocks */
+
+static const ps_backend *A = &ps_backend_sim, *R = &ps_backend_sim_ref;
+
+typedef struct pair { void *a, *r; } pair;   /* one handle in each backend */
+typedef struct block { ps_addr a, r; int pool, stream; } block;
+
+typedef struct world {
+  uint64_t rng;
+  pair ctx;
+  pair streams[MAXH]; int nstreams;          /* [0] is the legacy stream */
+  pair events[MAXH]; int nevents;
+  pair pools[MAXH]; int npools;              /* [0] is the default pool */
+  block blocks[MAXB]; int nblocks;
+  block freed[16]; int nfreed;               /* for double frees */
+  block mallocs[8]; int nmallocs;
+  char what[200];                            /* the current operation */
+} world;
+
+static uint64_t rnd(world *w) {
+  w->rng ^= w->rng << 13, w->rng ^= w->rng >> 7, w->rng ^= w->rng << 17;
+  return w->rng;
+}
+static int below(world *w, int n) { return (int)(rnd(w) % (uint64_t)n); }
+
+/* The offset of x from the base of its mapping, in each backend. */
+static uint64_t off_a(world *w, ps_addr x) {
+  sim_map *m = x ? sim_mem_find(&((sim_ctx *)w->ctx.a)->mem, x) : NULL;
+  return m ? x - m->base : x;
+}
+static uint64_t off_r(world *w, ps_addr x) {
+  ps_addr b = x ? ref_probe_base(w->ctx.r, x) : 0;
+  return b ? x - b : x;
+}
+
+static int fail(world *w, const char *field, uint64_t a, uint64_t r) {
+  fprintf(stderr, "DIFF at %s: %s: sim %" PRIu64 " (0x%" PRIx64 "), ref %" PRIu64
+          " (0x%" PRIx64 ")\n", w->what, field, a, a, r, r);
+  return 1;
+}
+#define SAME(field, x, y) do { if ((uint64_t)(x) != (uint64_t)(y)) \
+  return fail(w, field, (uint64_t)(x), (uint64_t)(y)); } while (0)
+
+static uint64_t pick_size(world *w) {
+  switch (below(w, 12)) {
+  case 0: return 0;
+  case 1: return 1 + (uint64_t)below(w, 64);
+  case 2: return 480 + (uint64_t)below(w, 64);
+  case 3: case 4: case 5: return 1024 + (uint64_t)below(w, 6 * 1024);
+  case 6: return (uint64_t)below(w, 4) * MiB + (uint64_t)below(w, 4096);
+  case 7: return 32 * MiB - 512 + (uint64_t)below(w, 1024);
+  case 8: return 30 * MiB + (uint64_t)below(w, (int)(4 * MiB));
+  case 9: return 64 * MiB + (uint64_t)below(w, (int)(64 * MiB));
+  case 10: return below(w, 20) ? 5 * MiB : 300 * MiB + (uint64_t)below(w, (int)(100 * MiB));
+  default: return (uint64_t)below(w, 12) * 4096;
+  }
+}
+
+static uint64_t pick_bytes(world *w) {
+  static const uint64_t v[] = { 0, 1, 511, 512, 32 * MiB - 1, 32 * MiB, 32 * MiB + 1,
+                                40 * MiB, 64 * MiB, 100 * MiB, 1 * GiB, UINT64_MAX };
+  return v[below(w, (int)(sizeof v / sizeof v[0]))];
+}
+
+/* Compares what both backends show after an operation. */
+static int compare_state(world *w) {
+  double ta = A->now(w->ctx.a), tr = R->now(w->ctx.r);
+  if (ta != tr) {
+    fprintf(stderr, "DIFF at %s: now: sim %.9f ms, ref %.9f ms\n", w->what, ta, tr);
+    return 1;
+  }
+  for (int i = 0; i < w->npools; i++)
+    for (int at = PS_ATTR_RELEASE_THRESHOLD; at <= PS_ATTR_USED_HIGH; at++) {
+      uint64_t va = 0, vr = 0;
+      int sa = A->pool_get(w->ctx.a, w->pools[i].a, (ps_pool_attr)at, &va);
+      int sr = R->pool_get(w->ctx.r, w->pools[i].r, (ps_pool_attr)at, &vr);
+      char f[64];
+      snprintf(f, sizeof f, "pool %d attr %d status", i, at);
+      SAME(f, sa, sr);
+      snprintf(f, sizeof f, "pool %d attr %d", i, at);
+      SAME(f, va, vr);
+    }
+  ps_device_info da, dr;
+  A->device_info(w->ctx.a, 0, &da), R->device_info(w->ctx.r, 0, &dr);
+  SAME("device free", da.free, dr.free);
+  return 0;
+}
+
+static void drop_block(world *w, ps_addr a) {
+  for (int i = 0; i < w->nblocks; i++)
+    if (w->blocks[i].a == a) { w->blocks[i] = w->blocks[--w->nblocks]; return; }
+}
+
+/* One random operation on both backends; non-zero on a difference. */
+static int step(world *w) {
+  void *ca = w->ctx.a, *cr = w->ctx.r;
+  int sa = 0, sr = 0, k = below(w, 100);
+  int si = below(w, w->nstreams);
+  pair s = w->streams[si];
+  if (k < 4) {                                  /* pool create */
+    if (w->npools == MAXH) return 0;
+    ps_pool_props pr = { below(w, 8) ? PS_LOCATION_DEVICE : PS_LOCATION_HOST, 0, 0 };
+    if (below(w, 3) == 0) pr.max_size = pick_bytes(w) & (4 * GiB - 1);
+    pair p = { 0, 0 };
+    snprintf(w->what, sizeof w->what, "pool_create(loc %d, max %" PRIu64 ")", pr.location, pr.max_size);
+    sa = A->pool_create(ca, &pr, (ps_pool **)&p.a), sr = R->pool_create(cr, &pr, (ps_pool **)&p.r);
+    SAME("status", sa, sr);
+    if (sa) return 0;
+    w->pools[w->npools++] = p;
+    uint64_t th = pick_bytes(w);
+    int f = below(w, 2), o = below(w, 2), in = below(w, 2);
+    SAME("set", A->pool_set(ca, p.a, PS_ATTR_RELEASE_THRESHOLD, th), R->pool_set(cr, p.r, PS_ATTR_RELEASE_THRESHOLD, th));
+    SAME("set", A->pool_set(ca, p.a, PS_ATTR_FOLLOW_EVENT_DEPS, f), R->pool_set(cr, p.r, PS_ATTR_FOLLOW_EVENT_DEPS, f));
+    SAME("set", A->pool_set(ca, p.a, PS_ATTR_OPPORTUNISTIC, o), R->pool_set(cr, p.r, PS_ATTR_OPPORTUNISTIC, o));
+    SAME("set", A->pool_set(ca, p.a, PS_ATTR_INTERNAL_DEPS, in), R->pool_set(cr, p.r, PS_ATTR_INTERNAL_DEPS, in));
+  } else if (k < 6) {                           /* pool destroy (the default refuses) */
+    int i = below(w, w->npools);
+    snprintf(w->what, sizeof w->what, "pool_destroy(pool %d)", i);
+    sa = A->pool_destroy(ca, w->pools[i].a), sr = R->pool_destroy(cr, w->pools[i].r);
+    SAME("status", sa, sr);
+    if (!sa) w->pools[i] = w->pools[--w->npools];   /* its blocks stay live */
+  } else if (k < 9) {                           /* pool set */
+    int i = below(w, w->npools), at = below(w, 8);
+    uint64_t v = at == PS_ATTR_RELEASE_THRESHOLD ? pick_bytes(w) : (uint64_t)(below(w, 3) == 0);
+    snprintf(w->what, sizeof w->what, "pool_set(pool %d, attr %d, %" PRIu64 ")", i, at, v);
+    sa = A->pool_set(ca, w->pools[i].a, (ps_pool_attr)at, v);
+    sr = R->pool_set(cr, w->pools[i].r, (ps_pool_attr)at, v);
+    SAME("status", sa, sr);
+  } else if (k < 40) {                          /* alloc */
+    if (w->nblocks == MAXB) return 0;
+    int i = below(w, w->npools);
+    uint64_t size = pick_size(w);
+    ps_addr a = 0, r = 0;
+    ps_alloc_note na, nr;
+    snprintf(w->what, sizeof w->what, "pool_alloc(pool %d, %" PRIu64 " B, stream %d)", i, size, si);
+    sa = A->pool_alloc(ca, w->pools[i].a, size, s.a, &a, &na);
+    sr = R->pool_alloc(cr, w->pools[i].r, size, s.r, &r, &nr);
+    SAME("status", sa, sr);
+    SAME("address offset", off_a(w, a), off_r(w, r));
+    SAME("address is 0", a == 0, r == 0);
+    SAME("note rule", na.rule, nr.rule);
+    SAME("note block offset", off_a(w, na.reused_block), off_r(w, nr.reused_block));
+    if (sa == PS_OK && a) w->blocks[w->nblocks++] = (block){ a, r, i, si };
+  } else if (k < 62) {                          /* free */
+    if (!w->nblocks) return 0;
+    int i = below(w, w->nblocks);
+    block b = w->blocks[i];
+    int on = below(w, 3) ? b.stream : si;
+    if (on >= w->nstreams) on = 0;
+    snprintf(w->what, sizeof w->what, "pool_free(block %d, stream %d)", i, on);
+    sa = A->pool_free(ca, b.a, w->streams[on].a), sr = R->pool_free(cr, b.r, w->streams[on].r);
+    SAME("status", sa, sr);
+    w->blocks[i] = w->blocks[--w->nblocks];
+    w->freed[w->nfreed++ % 16] = b;
+    if (w->nfreed > 16) w->nfreed = 16;
+  } else if (k < 63) {                          /* free again (usually invalid) */
+    if (!w->nfreed) return 0;
+    block b = w->freed[below(w, w->nfreed)];
+    snprintf(w->what, sizeof w->what, "pool_free(freed block, stream %d)", si);
+    sa = A->pool_free(ca, b.a, s.a), sr = R->pool_free(cr, b.r, s.r);
+    SAME("status", sa, sr);
+    if (!sa) drop_block(w, b.a);   /* its address had been reused */
+  } else if (k < 68) {
+    snprintf(w->what, sizeof w->what, "stream_sync(stream %d)", si);
+    sa = A->stream_sync(ca, s.a), sr = R->stream_sync(cr, s.r);
+  } else if (k < 72) {
+    if (!w->nevents) return 0;
+    int e = below(w, w->nevents);
+    snprintf(w->what, sizeof w->what, "event_record(event %d, stream %d)", e, si);
+    sa = A->event_record(ca, w->events[e].a, s.a), sr = R->event_record(cr, w->events[e].r, s.r);
+  } else if (k < 75) {
+    if (!w->nevents) return 0;
+    int e = below(w, w->nevents);
+    snprintf(w->what, sizeof w->what, "stream_wait(stream %d, event %d)", si, e);
+    sa = A->stream_wait(ca, s.a, w->events[e].a), sr = R->stream_wait(cr, s.r, w->events[e].r);
+  } else if (k < 77) {
+    if (!w->nevents) return 0;
+    int e = below(w, w->nevents);
+    snprintf(w->what, sizeof w->what, "event_sync(event %d)", e);
+    sa = A->event_sync(ca, w->events[e].a), sr = R->event_sync(cr, w->events[e].r);
+  } else if (k < 78) {
+    snprintf(w->what, sizeof w->what, "device_sync()");
+    sa = A->device_sync(ca), sr = R->device_sync(cr);
+  } else if (k < 80) {
+    int ia = 0, ir = 0;
+    snprintf(w->what, sizeof w->what, "stream_query(stream %d)", si);
+    sa = A->stream_query(ca, s.a, &ia), sr = R->stream_query(cr, s.r, &ir);
+    SAME("idle", ia, ir);
+  } else if (k < 81) {
+    if (!w->nevents) return 0;
+    int e = below(w, w->nevents), ia = 0, ir = 0;
+    snprintf(w->what, sizeof w->what, "event_query(event %d)", e);
+    sa = A->event_query(ca, w->events[e].a, &ia), sr = R->event_query(cr, w->events[e].r, &ir);
+    SAME("done", ia, ir);
+  } else if (k < 86) {
+    double ms = below(w, 4) ? below(w, 100) / 1000.0 : below(w, 3);
+    snprintf(w->what, sizeof w->what, "spin(stream %d, %g ms)", si, ms);
+    sa = A->spin(ca, s.a, ms), sr = R->spin(cr, s.r, ms);
+  } else if (k < 88) {
+    double ms = below(w, 50) / 100.0;
+    snprintf(w->what, sizeof w->what, "sleep(%g ms)", ms);
+    sa = A->sleep(ca, ms), sr = R->sleep(cr, ms);
+  } else if (k < 91) {
+    int i = below(w, w->npools);
+    uint64_t keep = pick_bytes(w);
+    snprintf(w->what, sizeof w->what, "pool_trim(pool %d, %" PRIu64 ")", i, keep);
+    sa = A->pool_trim(ca, w->pools[i].a, keep), sr = R->pool_trim(cr, w->pools[i].r, keep);
+  } else if (k < 93) {                          /* cudaMalloc / cudaFree */
+    if (w->nmallocs && (w->nmallocs == 8 || below(w, 2))) {
+      int i = below(w, w->nmallocs);
+      snprintf(w->what, sizeof w->what, "free_device(malloc %d)", i);
+      sa = A->free_device(ca, w->mallocs[i].a), sr = R->free_device(cr, w->mallocs[i].r);
+      w->mallocs[i] = w->mallocs[--w->nmallocs];
+    } else {
+      uint64_t size = below(w, 2) ? pick_size(w) : 100 * MiB;
+      ps_addr a = 0, r = 0;
+      snprintf(w->what, sizeof w->what, "malloc_device(%" PRIu64 ")", size);
+      sa = A->malloc_device(ca, size, &a), sr = R->malloc_device(cr, size, &r);
+      SAME("address is 0", a == 0, r == 0);
+      if (!sa && a) w->mallocs[w->nmallocs++] = (block){ a, r, 0, 0 };
+    }
+  } else if (k < 96) {                          /* stream create / destroy */
+    if (w->nstreams < MAXH && (w->nstreams < 3 || below(w, 2))) {
+      pair n = { 0, 0 };
+      int blocking = below(w, 2);
+      snprintf(w->what, sizeof w->what, "stream_create(blocking %d)", blocking);
+      sa = A->stream_create(ca, 0, blocking, (ps_stream **)&n.a);
+      sr = R->stream_create(cr, 0, blocking, (ps_stream **)&n.r);
+      if (!sa) w->streams[w->nstreams++] = n;
+    } else if (si > 0) {
+      snprintf(w->what, sizeof w->what, "stream_destroy(stream %d)", si);
+      sa = A->stream_destroy(ca, s.a), sr = R->stream_destroy(cr, s.r);
+      w->streams[si] = w->streams[--w->nstreams];
+      for (int i = 0; i < w->nblocks; i++)
+        if (w->blocks[i].stream == si) w->blocks[i].stream = 0;
+        else if (w->blocks[i].stream == w->nstreams) w->blocks[i].stream = si;
+    } else return 0;
+  } else if (k < 98) {                          /* event create / destroy */
+    if (w->nevents < MAXH && (w->nevents < 2 || below(w, 2))) {
+      pair n = { 0, 0 };
+      snprintf(w->what, sizeof w->what, "event_create()");
+      sa = A->event_create(ca, 0, (ps_event **)&n.a), sr = R->event_create(cr, 0, (ps_event **)&n.r);
+      if (!sa) w->events[w->nevents++] = n;
+    } else if (w->nevents) {
+      int e = below(w, w->nevents);
+      snprintf(w->what, sizeof w->what, "event_destroy(event %d)", e);
+      sa = A->event_destroy(ca, w->events[e].a), sr = R->event_destroy(cr, w->events[e].r);
+      w->events[e] = w->events[--w->nevents];
+    } else return 0;
+  } else {                                      /* work on a live block */
+    if (!w->nblocks) return 0;
+    block b = w->blocks[below(w, w->nblocks)];
+    snprintf(w->what, sizeof w->what, "fill(block, 4 KiB, stream %d)", si);
+    sa = A->fill(ca, b.a, 1, 7, s.a), sr = R->fill(cr, b.r, 1, 7, s.r);
+  }
+  SAME("status", sa, sr);
+  return compare_state(w);
+}
+
+/* One seeded run of n operations; non-zero on a difference. */
+static int run(uint64_t seed, int n) {
+  world *w = calloc(1, sizeof *w);
+  w->rng = seed * 0x9e3779b97f4a7c15ull + 1;
+  static const uint64_t mem[] = { 0, 0, 1 * GiB, 256 * MiB };
+  ps_config cfg = { 0, mem[seed % 4], NULL, NULL };
+  int bad = 0;
+  if (A->open(&cfg, &w->ctx.a) || R->open(&cfg, &w->ctx.r)) { free(w); return 1; }
+  w->nstreams = 1;   /* the legacy stream: NULL in both */
+  A->pool_default(w->ctx.a, 0, (ps_pool **)&w->pools[0].a);
+  R->pool_default(w->ctx.r, 0, (ps_pool **)&w->pools[0].r);
+  w->npools = 1;
+  for (int i = 0; i < n && !bad; i++) {
+    bad = step(w);
+    if (bad) fprintf(stderr, "  seed %" PRIu64 ", operation %d of %d\n", seed, i, n);
+  }
+  A->close(w->ctx.a), R->close(w->ctx.r);
+  free(w);
+  return bad;
+}
+
+int main(int argc, char **argv) {
+  int seeds = argc > 1 ? atoi(argv[1]) : 200, ops = argc > 2 ? atoi(argv[2]) : 2000;
+  uint64_t first = argc > 3 ? strtoull(argv[3], NULL, 10) : 1;
+  int failures = 0;
+  for (int i = 0; i < seeds && failures < 3; i++) failures += run(first + (uint64_t)i, ops);
+  if (failures) return 1;
+  printf("test_sim_diff: %d seeds x %d operations agree\n", seeds, ops);
+  return 0;
+}

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 #if defined(__x86_64__)
 #include <cpuid.h>
 #include <x86intrin.h>
@@ -277,17 +278,28 @@ static int mem_info(int dev, uint64_t *free_b, uint64_t *total) {
 }
 
 /* Fills out completely or returns the first error met. */
-/* The NVIDIA kernel module's version ("580.159.04") from
- * /proc/driver/nvidia/version: the number after "Kernel Module"; "" when
- * the file is absent or says something else. */
+/* The driver's version ("580.159.04"): from /proc/driver/nvidia/version
+ * (the number after "Kernel Module"), else from NVML when libnvidia-ml is
+ * there (containers often hide /proc/driver); "" when neither says. */
 static void kernel_driver_version(char *out, size_t n) {
-  char line[512], v[32] = "";
+  char line[512], v[96] = "";
   FILE *f = fopen("/proc/driver/nvidia/version", "r");
   if (f && fgets(line, sizeof line, f)) {
     const char *k = strstr(line, "Kernel Module");
     if (!k || sscanf(k + 13, " %31[0-9.]", v) != 1) v[0] = '\0';
   }
   if (f) fclose(f);
+  void *nvml = v[0] ? NULL : dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (nvml) {
+    int (*init)(void) = (int (*)(void))dlsym(nvml, "nvmlInit_v2");
+    int (*get)(char *, unsigned) = (int (*)(char *, unsigned))dlsym(nvml, "nvmlSystemGetDriverVersion");
+    int (*shutdown)(void) = (int (*)(void))dlsym(nvml, "nvmlShutdown");
+    if (init && get && shutdown && init() == 0) {
+      if (get(v, sizeof v) != 0) v[0] = '\0';
+      shutdown();
+    }
+    dlclose(nvml);
+  }
   snprintf(out, n, "%s", v);
 }
 

@@ -1,0 +1,315 @@
+--- poolsh.golden.runner: runs one fidelity scenario through a step API and
+-- takes the observations after every step (docs/fidelity.md).
+--
+-- A scenario's run(g) gets `g`, whose objects wrap poolsh's: every call on
+-- them is one step, named from the scenario's own labels (p1, s1, e1, b1,
+-- m1; pd the default pool, default the legacy stream), so names do not
+-- depend on poolsh's ids. After each step the runner reads, for every pool
+-- the scenario made or used, the four driver counters and poolsh's live
+-- and pending bytes; a step adds what it alone shows: an allocation's
+-- offset and the freed buffer it landed in, or its error's name; a query's
+-- idle or busy; a verify's result.
+local poolsh = require "poolsh"
+local label = require "poolsh.golden.label"
+
+local M = {}
+
+local COUNTERS = { "reserved", "used", "reserved_high", "used_high", "live", "pending" }
+
+--- The CUDA error name in an error message, else the message without
+-- its "chunk:line: " prefix (which would name a machine path).
+local function error_name(e)
+  e = tostring(e)
+  return e:match("(cuda%w+)") or (e:gsub("^[^\n]-:%d+: ", ""))
+end
+M.error_name = error_name
+
+-- Raised by a step that failed unexpectedly: the scenario stops there.
+local ABORT = setmetatable({}, { __tostring = function() return "scenario aborted" end })
+
+local Run = {}
+Run.__index = Run
+
+function Run:label(kind)
+  self.count[kind] = (self.count[kind] or 0) + 1
+  return kind .. self.count[kind]
+end
+
+--- Takes the counters of every observed pool into obs.pools.
+function Run:observe(obs)
+  if #self.pools == 0 then return end
+  local pools = {}
+  for _, p in ipairs(self.pools) do
+    if p.destroyed then
+      pools[p.name] = "destroyed"
+    else
+      local st = p.h:stats()
+      local t = {}
+      for _, k in ipairs(COUNTERS) do t[k] = st[k] end
+      pools[p.name] = t
+    end
+  end
+  obs.pools = pools
+end
+
+--- Runs fn(obs) as the step `name`. An error in fn is the step's
+-- observation and stops the scenario, unless fn caught it itself.
+function Run:step(name, fn)
+  local obs = { step = name }
+  local ok, err = pcall(fn, obs)
+  if not ok then obs.error = error_name(err) end
+  local ook, oerr = pcall(self.observe, self, obs)
+  if not ook then obs.error = obs.error or error_name(oerr) end
+  self.steps[#self.steps + 1] = obs
+  if not ok or not ook then error(ABORT, 0) end
+end
+
+--- Where a new block of pool p landed: its offset from the pool's first
+-- block, and the latest freed buffer of the scenario whose range holds it.
+function Run:place(p, addr)
+  p.base = p.base or addr
+  local off = addr - p.base
+  for i = #p.freed, 1, -1 do
+    local f = p.freed[i]
+    if off >= f.lo and off < f.hi then return off, f.name end
+  end
+  return off, nil
+end
+
+-- Formats an options table as "{a = 1, b = 32 MiB}" (keys sorted).
+local function options_text(opts)
+  if not opts or next(opts) == nil then return "" end
+  local keys = {}
+  for k in pairs(opts) do keys[#keys + 1] = k end
+  table.sort(keys)
+  local parts = {}
+  for _, k in ipairs(keys) do
+    local v = opts[k]
+    if (k == "max_size" or k == "release_threshold") and v ~= "max" then
+      v = label.size(v == math.huge and v or poolsh.size(v))
+    end
+    parts[#parts + 1] = ("%s = %s"):format(k, tostring(v))
+  end
+  return "{" .. table.concat(parts, ", ") .. "}"
+end
+
+---------------------------------------------------------------- objects
+
+local Pool, Stream, Event, Buffer = {}, {}, {}, {}
+Pool.__index, Stream.__index, Event.__index, Buffer.__index = Pool, Stream, Event, Buffer
+
+local function wrap(mt, run, name, h, extra)
+  local o = extra or {}
+  o.run, o.name, o.h = run, name, h
+  return setmetatable(o, mt)
+end
+
+--- p:alloc(size [, stream]) -> a Buffer, or nil when the allocation
+-- failed (the failure is the step's observation).
+function Pool:alloc(size, s)
+  local r = self.run
+  size = poolsh.size(size)
+  s = s or r.default_stream
+  local name = r:label("b")
+  local buf
+  r:step(("%s = %s:alloc(%s, %s)"):format(name, self.name, label.size(size), s.name), function(obs)
+    local ok, h = pcall(self.h.alloc, self.h, size, s.h)
+    if not ok then obs.error = error_name(h); return end
+    buf = wrap(Buffer, r, name, h, { pool = self, size = size })
+    buf.offset, obs.reused = r:place(self, h.addr)
+    obs.offset = buf.offset
+  end)
+  return buf
+end
+
+function Pool:trim(keep)
+  keep = poolsh.size(keep or 0)
+  self.run:step(("%s:trim(%s)"):format(self.name, label.size(keep)), function() self.h:trim(keep) end)
+end
+
+function Pool:reset_high()
+  self.run:step(self.name .. ":reset_high()", function() self.h:reset_high() end)
+end
+
+--- p:set(field, value): a setting (release_threshold, the reuse policies).
+function Pool:set(field, value)
+  local shown = value
+  if field == "release_threshold" and value ~= "max" then
+    shown = label.size(value == math.huge and value or poolsh.size(value))
+  end
+  self.run:step(("%s.%s = %s"):format(self.name, field, tostring(shown)), function()
+    self.h[field] = value
+  end)
+end
+
+function Pool:destroy()
+  self.run:step(self.name .. ":destroy()", function() self.h:destroy(); self.destroyed = true end)
+end
+
+function Stream:sync()
+  self.run:step(self.name .. ":sync()", function() self.h:sync() end)
+end
+
+function Stream:query()
+  self.run:step(self.name .. ":query()", function(obs)
+    obs.query = self.h:query() and "idle" or "busy"
+  end)
+end
+
+function Stream:spin(d)
+  local ms = poolsh.duration(d)
+  self.run:step(("%s:spin(%s)"):format(self.name, label.duration(ms)), function() poolsh.spin(self.h, ms) end)
+end
+
+--- s:record([event]) -> the event (a new one when none is given).
+function Stream:record(e)
+  local r = self.run
+  if e then
+    r:step(("%s:record(%s)"):format(self.name, e.name), function() self.h:record(e.h) end)
+    return e
+  end
+  local name = r:label("e")
+  r:step(("%s = %s:record()"):format(name, self.name), function()
+    e = wrap(Event, r, name, self.h:record())
+  end)
+  return e
+end
+
+function Stream:wait(e)
+  self.run:step(("%s:wait(%s)"):format(self.name, e.name), function() self.h:wait(e.h) end)
+end
+
+function Stream:destroy()
+  self.run:step(self.name .. ":destroy()", function() self.h:destroy() end)
+end
+
+function Event:record(s)
+  s = s or self.run.default_stream
+  self.run:step(("%s:record(%s)"):format(self.name, s.name), function() self.h:record(s.h) end)
+end
+
+function Event:sync()
+  self.run:step(self.name .. ":sync()", function() self.h:sync() end)
+end
+
+function Event:query()
+  self.run:step(self.name .. ":query()", function(obs)
+    obs.query = self.h:query() and "idle" or "busy"
+  end)
+end
+
+--- b:free([stream]): a pool buffer on its stream or `stream`; a malloc
+-- buffer with cudaFree.
+function Buffer:free(s)
+  local r = self.run
+  local name = s and ("%s:free(%s)"):format(self.name, s.name) or self.name .. ":free()"
+  r:step(name, function()
+    self.h:free(s and s.h)
+    local p = self.pool
+    if p then p.freed[#p.freed + 1] = { name = self.name, lo = self.offset, hi = self.offset + self.size } end
+  end)
+end
+
+local function with_stream(b, what, byte, s)
+  return s and ("%s:%s(%d, %s)"):format(b.name, what, byte, s.name) or ("%s:%s(%d)"):format(b.name, what, byte)
+end
+
+function Buffer:fill(byte, s)
+  self.run:step(with_stream(self, "fill", byte, s), function() poolsh.fill(self.h, byte, s and s.h) end)
+end
+
+--- b:verify(byte [, stream]): observes "ok" or "bad at <offset>".
+function Buffer:verify(byte, s)
+  self.run:step(with_stream(self, "verify", byte, s), function(obs)
+    local ok, off = poolsh.verify(self.h, byte, s and s.h)
+    obs.verify = ok and "ok" or ("bad at %d"):format(off)
+  end)
+end
+
+---------------------------------------------------------------- g
+
+local function new_g(r)
+  local g = {}
+
+  --- g.pool([options]) -> Pool (poolsh.pool's options).
+  function g.pool(opts)
+    local name = r:label("p")
+    local p
+    r:step(("%s = pool%s"):format(name, options_text(opts) ~= "" and options_text(opts) or "{}"), function()
+      p = wrap(Pool, r, name, poolsh.pool(opts or {}), { freed = {} })
+      r.pools[#r.pools + 1] = p
+    end)
+    return p
+  end
+
+  --- g.default_pool() -> the device's default pool, observed as pd.
+  function g.default_pool()
+    local p
+    r:step("pd = default_pool()", function()
+      p = wrap(Pool, r, "pd", poolsh.default_pool(), { freed = {} })
+      r.pools[#r.pools + 1] = p
+    end)
+    return p
+  end
+
+  --- g.stream([options]) -> Stream.
+  function g.stream(opts)
+    local name = r:label("s")
+    local s
+    r:step(("%s = stream%s"):format(name, options_text(opts) ~= "" and options_text(opts) or "()"), function()
+      s = wrap(Stream, r, name, poolsh.stream(opts or {}))
+    end)
+    return s
+  end
+
+  --- g.default_stream: the legacy default stream (no step).
+  g.default_stream = r.default_stream
+
+  --- g.event([options]) -> Event.
+  function g.event(opts)
+    local name = r:label("e")
+    local e
+    r:step(("%s = event%s"):format(name, options_text(opts) ~= "" and options_text(opts) or "()"), function()
+      e = wrap(Event, r, name, poolsh.event(opts or {}))
+    end)
+    return e
+  end
+
+  --- g.malloc(size) -> a cudaMalloc Buffer (freed with cudaFree).
+  function g.malloc(size)
+    size = poolsh.size(size)
+    local name = r:label("m")
+    local m
+    r:step(("%s = malloc(%s)"):format(name, label.size(size)), function()
+      m = wrap(Buffer, r, name, poolsh.malloc(size), { size = size })
+    end)
+    return m
+  end
+
+  --- g.sync(): cudaDeviceSynchronize.
+  function g.sync() r:step("sync()", function() poolsh.sync() end) end
+
+  --- g.sleep(duration): the host sleeps.
+  function g.sleep(d)
+    local ms = poolsh.duration(d)
+    r:step(("sleep(%s)"):format(label.duration(ms)), function() poolsh.sleep(ms) end)
+  end
+
+  return g
+end
+
+--- runner.run(scenario) -> {steps = {...}, error = message or nil}.
+-- A step that fails ends the scenario (its observation holds the error);
+-- an error outside the steps is the run's error.
+function M.run(scenario)
+  local r = setmetatable({ steps = {}, pools = {}, count = {} }, Run)
+  r.default_stream = wrap(Stream, r, "default", poolsh.default_stream())
+  local ok, err = pcall(scenario.run, new_g(r))
+  local result = { steps = r.steps }
+  if not ok and err ~= ABORT then result.error = error_name(err) end
+  -- Free what the scenario left, so the process ends quietly.
+  collectgarbage()
+  return result
+end
+
+return M

@@ -85,6 +85,7 @@ local function run_child(name, backend, profile)
   local tmp = os.tmpname()
   local code = ("os.exit(require('poolsh.cmd.golden')({'run', %q, '--out', %q}), true)"):format(name, tmp)
   local cmd = { quote(program()), quote("--backend=" .. backend) }
+  if backend == "cuda" then cmd[#cmd + 1] = "--device=" .. poolsh.device().index end
   if profile then cmd[#cmd + 1] = quote("--profile=" .. profile) end
   cmd[#cmd + 1] = "-e " .. quote(code) .. " 2>&1"
   local p = io.popen(table.concat(cmd, " "))

@@ -1,0 +1,252 @@
+-- poolsh golden: golden files, their format and comparison, and the replay
+-- of every committed golden file on the sim (docs/fidelity.md).
+local H = require "helpers"
+local format = require "poolsh.golden.format"
+local compare = require "poolsh.golden.compare"
+local label = require "poolsh.golden.label"
+
+--- Runs `poolsh --backend=sim golden ARGS...`; returns stdout, stderr, code.
+local function golden(...)
+  local args = {}
+  for _, a in ipairs { ... } do args[#args + 1] = ("%q"):format(a) end
+  local code = ("os.exit(require('poolsh.cmd.golden')({%s}), true)"):format(table.concat(args, ", "))
+  return H.poolsh_cmd("--backend=sim -e " .. H.quote(code))
+end
+
+local function tmpdir()
+  local p = io.popen("mktemp -d")
+  local d = p:read("l")
+  p:close()
+  return d
+end
+
+local function write(path, text)
+  local f = assert(io.open(path, "w"))
+  f:write(text)
+  f:close()
+end
+
+local function gpu_files(dir)
+  local p = io.popen("find " .. H.quote(dir) .. " -type f -name '*.lua' 2>/dev/null")
+  local n = 0
+  for _ in p:lines() do n = n + 1 end
+  p:close()
+  return n
+end
+
+describe("golden files recorded on a GPU", function()
+  it("replay on the sim step for step", function()
+    if gpu_files("tests/golden") == 0 then
+      pending("no GPU recordings under tests/golden yet")
+      return
+    end
+    local out, err, code = golden("check", "tests/golden")
+    assert(code == 0, "poolsh golden check tests/golden failed:\n" .. out .. err)
+  end)
+end)
+
+describe("golden check", function()
+  it("replays the committed sim recordings", function()
+    local out, err, code = golden("check", "--profile", "default", "tests/data/golden-sim")
+    assert(code == 0, out .. err)
+    assert.matches("(%d+)/%1 golden files agree", out)
+  end)
+
+  it("records every scenario on the sim and replays it", function()
+    local dir = tmpdir()
+    local out, err, code = golden("record", "--out", dir)
+    assert(code == 0, out .. err)
+    local n = #require "poolsh.fidelity"
+    assert.is_true(n >= 40)
+    assert.matches(n .. " scenarios recorded", out)
+    out, err, code = golden("check", "--profile", "default", dir)
+    assert(code == 0, out .. err)
+    assert.matches(("%d/%d golden files agree"):format(n, n), out)
+    os.execute("rm -rf " .. H.quote(dir))
+  end)
+
+  it("reports the first differing step side by side and exits 1", function()
+    local dir = tmpdir()
+    local rec = assert(format.read("tests/data/golden-sim/suballoc_alignment.lua"))
+    rec.backend = "cuda"
+    rec.steps[3].offset = 4096
+    rec.steps[3].pools.p1.reserved = 64 << 20
+    format.write(dir .. "/x.lua", rec)
+    local out, _, code = golden("check", "--profile", "default", dir .. "/x.lua")
+    assert.equals(1, code)
+    assert.matches("suballoc_alignment %(.-%): " .. (#rec.steps - 1) .. "/" .. #rec.steps .. " steps agree", out)
+    assert.matches("first difference at step 3: b1 = p1:alloc%(1 KiB, s1%)", out)
+    assert.matches("observation%s+GPU%s+sim", out)
+    assert.matches("offset%s+4096 %(4 KiB%)%s+0\n", out)
+    assert.matches("pools%.p1%.reserved%s+67108864 %(64 MiB%)%s+33554432 %(32 MiB%)", out)
+    assert.matches("0/1 golden files agree", out)
+    os.execute("rm -rf " .. H.quote(dir))
+  end)
+
+  it("refuses a missing file, a malformed file and an unknown scenario clearly", function()
+    local dir = tmpdir()
+    local out, err, code = golden("check", dir .. "/nope.lua")
+    assert.equals(1, code)
+    assert.matches("poolsh golden: no such file or directory: .*nope%.lua", out .. err)
+
+    write(dir .. "/broken.lua", "return { scenario = ")
+    write(dir .. "/empty.lua", "return 42")
+    write(dir .. "/unknown.lua", 'return { scenario = "no_such_scenario", steps = {} }')
+    write(dir .. "/nameless.lua", 'return { scenario = "coalesce", steps = { { offset = 1 } } }')
+    out, err, code = golden("check", "--profile", "default", dir)
+    assert.equals(1, code)
+    assert.matches("broken%.lua:1: unexpected symbol", out)
+    assert.matches("empty%.lua: not a golden file %(no table returned%)", out)
+    assert.matches("unknown%.lua: poolsh golden: unknown scenario 'no_such_scenario'", out)
+    assert.matches("nameless%.lua: step 1 has no name", out)
+    assert.matches("0/4 golden files agree", out)
+    assert.not_matches("traceback", out .. err)
+
+    local empty = dir .. "/none"
+    os.execute("mkdir " .. H.quote(empty))
+    out, err, code = golden("check", empty)
+    assert.equals(1, code)
+    assert.matches("no golden files %(%*%.lua%) in", err)
+    os.execute("rm -rf " .. H.quote(dir))
+  end)
+end)
+
+describe("golden record, run and list", function()
+  it("needs --out on the sim", function()
+    local _, err, code = golden("record", "coalesce")
+    assert.equals(1, code)
+    assert.matches("on the sim, give %-%-out DIR", err)
+  end)
+
+  it("refuses an unknown scenario and an unknown subcommand", function()
+    local _, err, code = golden("run", "nope")
+    assert.equals(1, code)
+    assert.matches("unknown scenario 'nope'", err)
+    _, err, code = golden("run", "../init")
+    assert.equals(1, code)
+    assert.matches("unknown scenario '../init'", err)
+    _, err, code = golden("frobnicate")
+    assert.equals(1, code)
+    assert.matches("unknown subcommand 'frobnicate'", err)
+    _, err, code = golden("check", "--bogus")
+    assert.equals(1, code)
+    assert.matches("unknown option %-%-bogus", err)
+  end)
+
+  it("writes a record naming the device, backend and date, without paths", function()
+    local out, _, code = golden("run", "coalesce_reverse")
+    assert.equals(0, code)
+    local rec = assert(format.decode(out, "run"))
+    assert.equals("coalesce_reverse", rec.scenario)
+    assert.equals("sim", rec.backend)
+    assert.matches("^%d%d%d%d%-%d%d%-%d%d$", rec.date)
+    assert.is_string(rec.gpu)
+    assert.not_matches("/", out)
+    assert.equals("p1 = pool{release_threshold = max}", rec.steps[1].step)
+    local c = rec.steps[9]
+    assert.equals("b4 = p1:alloc(2 MiB, s1)", c.step)
+    assert.equals(0, c.offset)
+    assert.equals("b1", c.reused)
+  end)
+
+  it("lists at least 40 scenarios with summaries", function()
+    local out, _, code = golden("list")
+    assert.equals(0, code)
+    local n = 0
+    for line in out:gmatch("[^\n]+") do
+      assert.matches("^[%w_]+%s+%S", line)
+      n = n + 1
+    end
+    assert.is_true(n >= 40)
+  end)
+
+  it("prints help for each subcommand", function()
+    for _, sub in ipairs { "record", "check", "report", "list", "run" } do
+      local out, _, code = golden(sub, "--help")
+      assert.equals(0, code)
+      assert.matches("usage: poolsh .*golden", out)
+    end
+  end)
+end)
+
+describe("golden format", function()
+  it("writes keys in a fixed order and reads back the same table", function()
+    local t = {
+      scenario = "x", backend = "sim", gpu = "G",
+      steps = { { step = "a", pools = { p2 = { used = 1, reserved = 2 }, p1 = { used = 3 } }, offset = 0 },
+                { step = "b \"q\"", verify = "ok", error = "cudaErrorMemoryAllocation" } },
+    }
+    local text = format.encode(t)
+    assert.equals([[
+return {
+  scenario = "x",
+  gpu = "G",
+  backend = "sim",
+  steps = {
+    {
+      step = "a",
+      offset = 0,
+      pools = {
+        p1 = { used = 3 },
+        p2 = { reserved = 2, used = 1 },
+      },
+    },
+    { step = "b \"q\"", error = "cudaErrorMemoryAllocation", verify = "ok" },
+  },
+}
+]], text)
+    assert.same(t, format.decode(text, "t"))
+    assert.equals(text, format.encode(format.decode(text, "t")))
+  end)
+
+  it("refuses what it cannot write, and code in a golden file has no globals", function()
+    assert.has_error(function() format.encode { f = print } end, "golden format: cannot write a function")
+    local t, err = format.decode("return os.exit(3)", "evil")
+    assert.is_nil(t)
+    assert.matches("attempt to index a nil value", err)
+  end)
+end)
+
+describe("golden compare", function()
+  local gold = { steps = { { step = "a", pools = { p1 = { reserved = 1 } } },
+                           { step = "b", offset = 0, reused = "b1" } } }
+
+  it("agrees with itself", function()
+    local r = compare.records(gold, gold)
+    assert.same({ agree = 2, total = 2 }, r)
+    assert.same({}, compare.report(gold, gold, r, "GPU", "sim"))
+  end)
+
+  it("finds each differing observation of a step, a missing step and a run error", function()
+    local sim = { steps = { { step = "a", pools = { p1 = { reserved = 1 } } },
+                            { step = "b", offset = 2048, query = "busy" } } }
+    local r = compare.records(gold, sim)
+    assert.equals(1, r.agree)
+    assert.equals(2, r.first)
+    assert.same({ { path = "offset", a = 0, b = 2048 }, { path = "query", b = "busy" },
+                  { path = "reused", a = "b1" } }, r.diffs)
+    local lines = compare.report(gold, sim, r, "GPU", "sim")
+    assert.equals("  first difference at step 2: b", lines[1])
+    assert.matches("^    observation%s+GPU%s+sim$", lines[2])
+    assert.matches("^    offset%s+0%s+2048 %(2 KiB%)$", lines[3])
+    assert.matches("^    query%s+%-%s+busy$", lines[4])
+
+    local short = { steps = { gold.steps[1] }, error = "boom" }
+    r = compare.records(gold, short)
+    assert.same({ agree = 1, total = 2, first = 2 }, { agree = r.agree, total = r.total, first = r.first })
+    assert.same({ a = nil, b = "boom" }, r.error)
+    lines = compare.report(gold, short, r, "GPU", "sim")
+    assert.equals("  (sim ran: (no step))", lines[2])
+  end)
+
+  it("labels sizes exactly", function()
+    assert.equals("1 B", label.size(1))
+    assert.equals("3000 B", label.size(3000))
+    assert.equals("4 KiB", label.size(4096))
+    assert.equals("32 MiB + 1 B", label.size(32 * H.MiB + 1))
+    assert.equals("1 GiB + 32 MiB", label.size(H.GiB + 32 * H.MiB))
+    assert.equals("max", label.size(math.huge))
+    assert.equals("200 ms", label.duration(200))
+    assert.equals("250 us", label.duration(0.25))
+  end)
+end)

@@ -8,12 +8,13 @@ local USAGE = {
   main = [[
 usage: poolsh [--backend=cuda|sim] golden [report|record|check|list|run] ...
   poolsh golden                    the report: each golden file replayed on the sim
-  poolsh golden report [--profile FILE] [DIR|FILE...]   the same, as a Markdown table
+  poolsh golden report [DIR|FILE...]   the same, as a Markdown table
   poolsh golden record [--out DIR] [NAME...]   run scenarios, write golden files
-  poolsh golden check [--profile FILE] [DIR|FILE...]    replay on the sim, compare
+  poolsh golden check [DIR|FILE...]    replay on the sim, compare
   poolsh golden list               scenario names and summaries
   poolsh golden run NAME [--out FILE]   run one scenario here, print its record
-Each subcommand takes --help. DIR defaults to tests/golden.]],
+Each subcommand takes --help. DIR defaults to tests/golden. To replay
+with a profile of your own: poolsh --backend=sim --profile=FILE golden check.]],
   record = [[
 usage: poolsh [--backend=cuda|sim] golden record [--out DIR] [NAME...]
 Runs each scenario (default: all) in its own poolsh process on this
@@ -23,15 +24,16 @@ tests/golden/<gpu> (e.g. tests/golden/h100) on cuda; on the sim, --out is
 required. A scenario that crashes is reported and the others still run;
 the exit status is 1 if any failed.]],
   check = [[
-usage: poolsh golden check [--profile FILE] [DIR|FILE...]
+usage: poolsh [--backend=sim --profile=FILE] golden check [DIR|FILE...]
 Replays each golden file (default: every *.lua under tests/golden) on the
-sim, with --profile FILE, else the shipped profile for the file's GPU
-(poolsh.profile.for_gpu), else the sim's built-in one (also forced by
---profile default), and compares step by
-step. Prints "N/M steps agree" per file and the first differing step side
+sim, each in its own poolsh process, with the profile given to this one
+(--profile=FILE or POOLSH_PROFILE, on the sim), else for a GPU recording
+the shipped profile for its GPU (poolsh.profile.for_gpu) and for a sim
+recording the profile it was recorded with, else the built-in profile;
+and compares them step by step. Prints "N/M steps agree" per file and the first differing step side
 by side. Exit status 1 on any difference or unreadable file.]],
   report = [[
-usage: poolsh golden [report] [--profile FILE] [DIR|FILE...]
+usage: poolsh [--backend=sim --profile=FILE] golden [report] [DIR|FILE...]
 Replays golden files like check and prints a Markdown table: scenario,
 recorded on, profile, steps agreeing. Exit status 1 on any difference.]],
   list = [[
@@ -95,7 +97,8 @@ local function run_child(name, backend, profile)
   if ok then
     rec, err = format.read(tmp)
   else
-    local tail = out:gsub("%s+$", ""):match("([^\n]*\n?[^\n]*\n?[^\n]*)$") or ""
+    local msg = out:gsub("\nstack traceback:.*", ""):gsub("%s+$", "")
+    local tail = msg:match("([^\n]*\n?[^\n]*\n?[^\n]*)$") or ""
     err = ("%s %s%s"):format(how == "signal" and "killed by signal" or "exit status",
       tostring(status), tail ~= "" and (":\n    " .. tail:gsub("\n", "\n    ")) or "")
   end
@@ -144,6 +147,22 @@ local function parse(args, value_flags)
   return flags, pos
 end
 
+local function basename(p) return p and (p:match("([^/]+)$") or p) or "built-in" end
+
+--- poolsh.profile, or nil where it is not installed.
+local function profiles()
+  local ok, prof = pcall(require, "poolsh.profile")
+  return ok and type(prof) == "table" and prof or nil
+end
+
+--- The profile this process runs with (--profile or POOLSH_PROFILE on
+-- the sim), or nil for the built-in one.
+local function own_profile()
+  local prof = profiles()
+  local info = prof and prof.info and prof.info()
+  return info and info.path or nil
+end
+
 ---------------------------------------------------------------- subcommands
 
 --- The record's header: what this process runs on.
@@ -154,6 +173,7 @@ local function header(sc)
     driver = d.driver ~= "" and d.driver or nil, driver_api = d.driver_api ~= 0 and d.driver_api or nil,
     runtime = d.runtime_api ~= 0 and d.runtime_api or nil,
     backend = poolsh.backend(), date = os.date("!%Y-%m-%d"), poolsh = poolsh.version,
+    profile = poolsh.backend() == "sim" and basename(own_profile()) or nil,
   }
 end
 
@@ -230,22 +250,28 @@ local function golden_files(paths)
   return files
 end
 
---- The sim profile for a golden file: --profile, else the shipped one
--- for its GPU, else none (the sim's default).
-local function profile_for(flag, gpu)
-  if flag == "default" then return nil end
-  if flag then return flag end
-  local ok, prof = pcall(require, "poolsh.profile")
-  if ok and type(prof) == "table" and prof.for_gpu and gpu then return prof.for_gpu(gpu) end
-  return nil
+--- The sim profile to replay a golden file with: the one this process
+-- was given; for a sim recording, the one it was recorded with; for a
+-- GPU's, the shipped one for its GPU; else nil (the built-in profile).
+local function profile_for(gold)
+  local given = poolsh.backend() == "sim" and own_profile()
+  if given then return given end
+  local prof = profiles()
+  if gold.backend == "sim" then
+    if not gold.profile or gold.profile == "built-in" or not (prof and prof.dir) then return nil end
+    local path = prof.dir() .. "/" .. gold.profile
+    local f = io.open(path, "r")
+    if not f then fail(("%s was recorded with profile %s, which is not installed"):format(gold.scenario, gold.profile)) end
+    f:close()
+    return path
+  end
+  return prof and prof.for_gpu and prof.for_gpu(gold.gpu) or nil
 end
-
-local function basename(p) return p and (p:match("([^/]+)$") or p) or "default" end
 
 --- Replays each golden file on the sim; calls show(file, gold, profile,
 -- res, lines) per file (gold nil and lines the error when unreadable).
 -- Returns how many did not fully agree.
-local function replay_all(flags, pos, show)
+local function replay_all(pos, show)
   local files = golden_files(#pos > 0 and pos or { "tests/golden" })
   local bad = 0
   for _, file in ipairs(files) do
@@ -256,7 +282,10 @@ local function replay_all(flags, pos, show)
       if not ok then gold, err = nil, file .. ": " .. e end
     end
     if gold then
-      profile = profile_for(flags.profile, gold.gpu)
+      local ok, p = pcall(profile_for, gold)
+      if ok then profile = p else gold, err = nil, file .. ": " .. p end
+    end
+    if gold then
       local replay, rerr = run_child(gold.scenario, "sim", profile)
       if replay then
         res = compare.records(gold, replay)
@@ -273,9 +302,9 @@ local function replay_all(flags, pos, show)
 end
 
 local function cmd_check(args)
-  local flags, pos = parse(args, { profile = true })
+  local flags, pos = parse(args, {})
   if not flags then say(USAGE.check, "\n"); return 0 end
-  local bad, n = replay_all(flags, pos, function(file, gold, profile, res, lines)
+  local bad, n = replay_all(pos, function(file, gold, profile, res, lines)
     if not gold then say(lines, "\n"); return end
     say(("%s (%s, profile %s): %d/%d steps agree\n"):format(
       gold.scenario, gold.gpu or "?", basename(profile), res.agree, res.total))
@@ -286,11 +315,11 @@ local function cmd_check(args)
 end
 
 local function cmd_report(args)
-  local flags, pos = parse(args, { profile = true })
+  local flags, pos = parse(args, {})
   if not flags then say(USAGE.report, "\n"); return 0 end
   say("| scenario | recorded on | profile | steps agree |\n|---|---|---|---|\n")
   local errors = {}
-  local bad, n = replay_all(flags, pos, function(file, gold, profile, res, lines)
+  local bad, n = replay_all(pos, function(file, gold, profile, res, lines)
     if not gold then errors[#errors + 1] = lines; return end
     local where = table.concat({ gold.gpu or "?", gold.driver or nil }, ", ")
     say(("| %s | %s | %s | %d/%d%s |\n"):format(gold.scenario, where, basename(profile),

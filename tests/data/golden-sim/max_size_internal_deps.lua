@@ -2,9 +2,11 @@ return {
   scenario = "max_size_internal_deps",
   summary = "a full max_size pool reuses a pending free of another stream and makes it wait",
   gpu = "poolsh sim (H100 80GB HBM3 profile)",
+  driver = "sim",
   backend = "sim",
   date = "2026-11-23",
   poolsh = "poolsh 0.1.0",
+  profile = "built-in",
   steps = {
     {
       step = "p1 = pool{max_size = 32 MiB}",

@@ -2,9 +2,11 @@ return {
   scenario = "release_threshold_rounding",
   summary = "release at a stream sync keeps floor(threshold / 32 MiB) chunks (40, 33, 32, 17 MiB, 1 B)",
   gpu = "poolsh sim (H100 80GB HBM3 profile)",
+  driver = "sim",
   backend = "sim",
   date = "2026-11-23",
   poolsh = "poolsh 0.1.0",
+  profile = "built-in",
   steps = {
     {
       step = "p1 = pool{}",

@@ -2,9 +2,11 @@ return {
   scenario = "reuse_f1_o0_i1",
   summary = "cross-stream reuse with follow_event_dependencies=true, opportunistic=false, internal_dependencies=true",
   gpu = "poolsh sim (H100 80GB HBM3 profile)",
+  driver = "sim",
   backend = "sim",
   date = "2026-11-23",
   poolsh = "poolsh 0.1.0",
+  profile = "built-in",
   steps = {
     {
       step = "p1 = pool{follow_event_dependencies = true, internal_dependencies = true, opportunistic = false, release_threshold = max}",

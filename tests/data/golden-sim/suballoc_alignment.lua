@@ -2,9 +2,11 @@ return {
   scenario = "suballoc_alignment",
   summary = "sub-allocation in one chunk: 512 B rounding, exact used, a hole refilled",
   gpu = "poolsh sim (H100 80GB HBM3 profile)",
+  driver = "sim",
   backend = "sim",
   date = "2026-11-23",
   poolsh = "poolsh 0.1.0",
+  profile = "built-in",
   steps = {
     {
       step = "p1 = pool{release_threshold = max}",

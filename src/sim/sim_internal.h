@@ -124,7 +124,13 @@ typedef struct sim_op {
   uint8_t *data;           /* SIM_OP_WRITE: a snapshot of the host bytes */
 } sim_op;
 
-typedef struct sim_pool_list { ps_pool **v; size_t n, cap; } sim_pool_list;
+/* Every pool not yet freed (v), the live handles (a hash set: O(1) checks)
+ * and the pools whose reserved size is above their release threshold. */
+typedef struct sim_pool_list {
+  ps_pool **v; size_t n, cap;
+  ps_pool **live; size_t nlive, livecap;
+  ps_pool **over; size_t nover, capover;
+} sim_pool_list;
 
 typedef struct sim_ctx {
   sim_profile prof;

@@ -12,9 +12,11 @@
 
 #define VA_ALIGN ((uint64_t)2 << 20)
 static const ps_addr VA_LO[2] = { 0x7f0000000000ull, 0x200000000ull };
-/* Device VA spans 128 TiB: every pool reserves an arena as large as the
- * device (VA costs nothing), so hundreds of pools fit. */
-static const ps_addr VA_HI[2] = { 0xff0000000000ull, 0x7e0000000000ull };
+/* Device VA spans about 7 EiB (below 2^63, so addresses stay positive Lua
+ * integers): every pool reserves an arena as large as its limit (VA costs
+ * nothing), so 10,000 pools of an 80 GiB device or 4,000 of a 1 PiB one
+ * fit. */
+static const ps_addr VA_HI[2] = { 0x7000000000000000ull, 0x7e0000000000ull };
 
 /* Index of the first mapping whose base is >= a. */
 static size_t lower(const sim_mem *m, ps_addr a) {

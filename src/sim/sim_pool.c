@@ -13,6 +13,18 @@
  *  - a host synchronisation that covers a free retires it; chunks that
  *    hold only retired free space go back from the top down while reserved
  *    is above the release threshold.
+ *
+ * Data structures (each operation O(log n) in blocks and free extents):
+ * records (live blocks and free records) in address order, in pages of a
+ * per-pool slab and linked by 32-bit indices; live blocks in a hash by
+ * offset; islands (maximal runs of adjacent free records) in a treap
+ * ordered by (size, offset), each island's first and last record naming
+ * each other; pending frees in one queue per stream, in stream order.
+ * Retired records merge with retired neighbours at once, fresh space is
+ * one record at the top. An allocation that may use every free record
+ * (pending frees all its own, or internal dependencies allowed) takes the
+ * best island from the treap; otherwise it walks the records in address
+ * order as before.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -20,19 +32,35 @@
 #include "sim_internal.h"
 
 #define GIB_D (1024.0 * 1024.0 * 1024.0)
+#define PAGE_BITS 12
+#define PAGE_RECS ((uint32_t)1 << PAGE_BITS)
 
-/* A segment of the arena's mapped part: a live block or free space. Free
- * space remembers its cudaFreeAsync (stream, position, completion time);
- * fresh space (never allocated) has used == 0. Segments cover
- * [0, reserved) in address order. */
-typedef struct seg {
-  uint64_t off, size;         /* from the arena's base */
-  uint64_t req;               /* live: the bytes asked for */
-  int free, used, known;      /* known: a host sync retired the free */
-  int stream;
-  int64_t pos, time;
-  struct seg *next;
-} seg;
+typedef uint32_t ri;   /* a record's index in its pool's slab; 0: none */
+
+enum { K_LIVE, K_FRESH, K_RETIRED, K_PENDING };
+
+/* A live block or free record; it ends where the next one starts (the
+ * last one at `reserved`). Free records remember their cudaFreeAsync
+ * (stream, position, completion time); a retired record merged from
+ * frees of several streams has stream -1, as fresh space does. */
+typedef struct rec {
+  uint64_t off;               /* from the arena's base */
+  ri prev, next;              /* address order */
+  int32_t stream;
+  uint8_t kind;
+  union {
+    struct { uint64_t req; ri hnext; } l;          /* live: bytes asked for */
+    struct {
+      int64_t pos, time;
+      ri qprev, qnext;        /* pending: its stream's queue */
+      ri tl, tr;              /* island head: treap children */
+      ri other;               /* island head: its last record, and back */
+    } f;
+  } u;
+} rec;
+
+/* The pending frees of one stream, oldest first. */
+typedef struct pqueue { int stream; uint32_t n; ri head, tail; } pqueue;
 
 struct ps_pool {
   ps_location loc;
@@ -42,92 +70,310 @@ struct ps_pool {
   uint64_t reserved, reserved_high, used, used_high;
   size_t live;                /* allocated blocks */
   sim_map *arena;             /* NULL until the pool first maps memory */
-  seg *segs;
+  size_t idx;                 /* in c->pools.v */
+  size_t over;                /* in c->pools.over + 1; 0: not there */
+  rec **pages;                /* the slab */
+  uint32_t npages;
+  ri nrec, freelist;          /* slots handed out (0 included), free slots */
+  ri first, last, root;       /* address list, island treap */
+  ri *buckets;                /* live blocks by offset, chained by l.hnext */
+  uint32_t nb;
+  pqueue *pq;
+  uint32_t npq, cappq;
+  size_t npend;
 };
 
-/* ---- lookups ---- */
+#define R(p, i) (&(p)->pages[(i) >> PAGE_BITS][(i) & (PAGE_RECS - 1)])
 
-/* p when it is a live (not destroyed) pool of c, else NULL. */
-static ps_pool *live_pool(sim_ctx *c, ps_pool *p) {
-  for (size_t i = 0; p && i < c->pools.n; i++)
-    if (c->pools.v[i] == p) return p->destroyed ? NULL : p;
-  return NULL;
-}
-
-/* Whether g's free is retired: a host sync covered it (fresh: always). */
-static int retired(const sim_ctx *c, seg *g) {
-  if (!g->used || g->known) return 1;
-  g->known = sim_host_knows(c, g->stream, g->pos);
-  return g->known;
-}
+static uint64_t gran(const sim_ctx *c) { return (uint64_t)c->prof.pool_granularity; }
 
 static sim_space pool_space(const ps_pool *p) {
   return p->loc == PS_LOCATION_HOST ? SIM_HOST_SPACE : SIM_DEVICE_SPACE;
 }
 
-static uint64_t gran(const sim_ctx *c) { return (uint64_t)c->prof.pool_granularity; }
+/* ---- the slab ---- */
 
-/* ---- coalescing of free records ---- */
-
-/* Adjacent free records merge only when every stream may reuse them
- * alike: both fresh, or both retired (a merged retired record keeps its
- * stream when both had the same one, for the note). Pending frees stay
- * separate records; placement still sees adjacent free space as one run
- * (see best_run), checking each record's own eligibility. */
-static int mergeable(const sim_ctx *c, seg *a, seg *b) {
-  if (!a->free || !b->free || a->used != b->used) return 0;
-  return !a->used || (retired(c, a) && retired(c, b));
+/* A zeroed record slot; 0 when out of host RAM. */
+static ri rec_new(ps_pool *p) {
+  ri i = p->freelist;
+  if (i) p->freelist = R(p, i)->u.l.hnext;
+  else {
+    if (p->nrec == 0) p->nrec = 1;   /* slot 0 means none */
+    if ((p->nrec >> PAGE_BITS) >= p->npages) {
+      rec **pg = realloc(p->pages, (p->npages + 1) * sizeof *pg);
+      if (!pg) return 0;
+      p->pages = pg;
+      if (!(pg[p->npages] = malloc(PAGE_RECS * sizeof(rec)))) return 0;
+      p->npages++;
+    }
+    i = p->nrec++;
+  }
+  memset(R(p, i), 0, sizeof(rec));
+  return i;
 }
 
-static void coalesce(sim_ctx *c, ps_pool *p) {
-  for (seg *g = p->segs; g && g->next;) {
-    seg *n = g->next;
-    if (!mergeable(c, g, n)) { g = n; continue; }
-    if (g->stream != n->stream) g->stream = -1;
-    g->size += n->size;
-    g->next = n->next;
-    free(n);
+static void rec_del(ps_pool *p, ri i) {
+  R(p, i)->u.l.hnext = p->freelist;
+  p->freelist = i;
+}
+
+static int is_free(const ps_pool *p, ri i) { return i && R(p, i)->kind != K_LIVE; }
+
+/* Where record i ends. */
+static uint64_t rend(const ps_pool *p, ri i) {
+  ri n = R(p, i)->next;
+  return n ? R(p, n)->off : p->reserved;
+}
+
+/* Unlinks i from the address list and frees its slot. */
+static void rec_unlink(ps_pool *p, ri i) {
+  rec *x = R(p, i);
+  if (x->prev) R(p, x->prev)->next = x->next; else p->first = x->next;
+  if (x->next) R(p, x->next)->prev = x->prev; else p->last = x->prev;
+  rec_del(p, i);
+}
+
+/* ---- live blocks by offset ---- */
+
+static uint32_t hslot(const ps_pool *p, uint64_t off) {
+  return (uint32_t)(((off >> 9) * 0x9e3779b97f4a7c15ull) >> 32) & (p->nb - 1);
+}
+
+/* Adds live record i; grows the table when it would pass one per bucket
+ * (keeps the old one when out of RAM: chains get longer). 0 when there is
+ * no table at all. */
+static int hash_put(ps_pool *p, ri i) {
+  if (p->live + 1 > p->nb) {
+    uint32_t nb = p->nb ? p->nb * 2 : 64;
+    ri *b = calloc(nb, sizeof *b);
+    if (b) {
+      ri *old = p->buckets;
+      uint32_t onb = p->nb;
+      p->buckets = b, p->nb = nb;
+      for (uint32_t k = 0; k < onb; k++)
+        for (ri j = old[k], n; j; j = n) {
+          n = R(p, j)->u.l.hnext;
+          uint32_t h = hslot(p, R(p, j)->off);
+          R(p, j)->u.l.hnext = b[h], b[h] = j;
+        }
+      free(old);
+    } else if (!p->nb) return 0;
+  }
+  uint32_t h = hslot(p, R(p, i)->off);
+  R(p, i)->u.l.hnext = p->buckets[h];
+  p->buckets[h] = i;
+  return 1;
+}
+
+/* Removes and returns the live record at off, 0 when none. */
+static ri hash_take(ps_pool *p, uint64_t off) {
+  if (!p->nb) return 0;
+  for (ri *pp = &p->buckets[hslot(p, off)]; *pp; pp = &R(p, *pp)->u.l.hnext)
+    if (R(p, *pp)->off == off) {
+      ri i = *pp;
+      *pp = R(p, i)->u.l.hnext;
+      return i;
+    }
+  return 0;
+}
+
+/* ---- islands: a treap on (size, offset) of their first records ---- */
+
+static uint32_t prio(ri i) {
+  uint32_t x = i * 2654435761u;
+  x ^= x >> 15, x *= 0x2c1b3c6du, x ^= x >> 12;
+  return x;
+}
+
+static uint64_t isl_size(const ps_pool *p, ri h) {
+  return rend(p, R(p, h)->u.f.other) - R(p, h)->off;
+}
+
+static int key_less(const ps_pool *p, ri a, ri b) {
+  uint64_t sa = isl_size(p, a), sb = isl_size(p, b);
+  return sa != sb ? sa < sb : R(p, a)->off < R(p, b)->off;
+}
+
+/* Splits t into keys < x (*l) and the rest (*r). */
+static void split(ps_pool *p, ri t, ri x, ri *l, ri *r) {
+  if (!t) { *l = *r = 0; return; }
+  if (key_less(p, t, x)) { *l = t; split(p, R(p, t)->u.f.tr, x, &R(p, t)->u.f.tr, r); }
+  else { *r = t; split(p, R(p, t)->u.f.tl, x, l, &R(p, t)->u.f.tl); }
+}
+
+static ri merge(ps_pool *p, ri a, ri b) {
+  if (!a || !b) return a ? a : b;
+  if (prio(a) > prio(b)) { R(p, a)->u.f.tr = merge(p, R(p, a)->u.f.tr, b); return a; }
+  R(p, b)->u.f.tl = merge(p, a, R(p, b)->u.f.tl);
+  return b;
+}
+
+static ri t_ins(ps_pool *p, ri t, ri x) {
+  if (!t || prio(x) > prio(t)) {
+    split(p, t, x, &R(p, x)->u.f.tl, &R(p, x)->u.f.tr);
+    return x;
+  }
+  if (key_less(p, x, t)) R(p, t)->u.f.tl = t_ins(p, R(p, t)->u.f.tl, x);
+  else R(p, t)->u.f.tr = t_ins(p, R(p, t)->u.f.tr, x);
+  return t;
+}
+
+static ri t_del(ps_pool *p, ri t, ri x) {
+  if (t == x) return merge(p, R(p, t)->u.f.tl, R(p, t)->u.f.tr);
+  if (key_less(p, x, t)) R(p, t)->u.f.tl = t_del(p, R(p, t)->u.f.tl, x);
+  else R(p, t)->u.f.tr = t_del(p, R(p, t)->u.f.tr, x);
+  return t;
+}
+
+/* An island's key depends on its first and last records: take it out of
+ * the treap before changing either, put it back after. */
+static void isl_add(ps_pool *p, ri h) { p->root = t_ins(p, p->root, h); }
+static void isl_del(ps_pool *p, ri h) { p->root = t_del(p, p->root, h); }
+
+/* Makes h..t one island (h first, t last). */
+static void isl_bind(ps_pool *p, ri h, ri t) {
+  R(p, h)->u.f.other = t;
+  R(p, t)->u.f.other = h;
+}
+
+/* The smallest island of at least r bytes (ties: lowest address), or 0. */
+static ri isl_fit(const ps_pool *p, uint64_t r) {
+  ri best = 0;
+  for (ri t = p->root; t;)
+    if (isl_size(p, t) >= r) best = t, t = R(p, t)->u.f.tl;
+    else t = R(p, t)->u.f.tr;
+  return best;
+}
+
+/* The first record of i's island (i free). */
+static ri isl_head(const ps_pool *p, ri i) {
+  while (is_free(p, R(p, i)->prev)) i = R(p, i)->prev;
+  return i;
+}
+
+/* ---- pending frees per stream ---- */
+
+static pqueue *pq_find(ps_pool *p, int stream) {
+  for (uint32_t k = 0; k < p->npq; k++)
+    if (p->pq[k].stream == stream) return &p->pq[k];
+  return NULL;
+}
+
+static size_t pending_of(ps_pool *p, int stream) {
+  pqueue *q = pq_find(p, stream);
+  return q ? q->n : 0;
+}
+
+/* Room for a queue of one more stream; 0 when out of host RAM. */
+static int pq_room(ps_pool *p) {
+  size_t cap = p->cappq;
+  if (!sim_reserve_one((void **)&p->pq, &cap, p->npq, sizeof *p->pq, 4)) return 0;
+  p->cappq = (uint32_t)cap;
+  return 1;
+}
+
+/* Appends pending record i to its stream's queue (pq_room first). */
+static void pq_push(ps_pool *p, ri i) {
+  rec *x = R(p, i);
+  pqueue *q = pq_find(p, x->stream);
+  if (!q) {
+    q = &p->pq[p->npq++];
+    *q = (pqueue){ x->stream, 0, 0, 0 };
+  }
+  x->u.f.qprev = q->tail, x->u.f.qnext = 0;
+  if (q->tail) R(p, q->tail)->u.f.qnext = i; else q->head = i;
+  q->tail = i;
+  q->n++, p->npend++;
+}
+
+static void pq_unlink(ps_pool *p, ri i) {
+  rec *x = R(p, i);
+  pqueue *q = pq_find(p, x->stream);
+  if (x->u.f.qprev) R(p, x->u.f.qprev)->u.f.qnext = x->u.f.qnext; else q->head = x->u.f.qnext;
+  if (x->u.f.qnext) R(p, x->u.f.qnext)->u.f.qprev = x->u.f.qprev; else q->tail = x->u.f.qprev;
+  q->n--, p->npend--;
+  if (!q->n) *q = p->pq[--p->npq];
+}
+
+/* ---- retiring and merging free records ---- */
+
+/* Free record a takes in its neighbour b (next; same kind): a merged
+ * record keeps the stream when both had it, else none. */
+static void absorb(ps_pool *p, ri a, ri b) {
+  rec *x = R(p, a), *y = R(p, b);
+  if (x->stream != y->stream) x->stream = -1;
+  if (!is_free(p, y->next)) isl_bind(p, y->u.f.other, a);   /* b was the last */
+  rec_unlink(p, b);
+}
+
+/* Pending record i is retired: every stream may use it alike, and it
+ * merges with retired neighbours. Islands keep their extent. */
+static void retire(ps_pool *p, ri i) {
+  pq_unlink(p, i);
+  R(p, i)->kind = K_RETIRED;
+  ri prev = R(p, i)->prev, next = R(p, i)->next;
+  if (prev && R(p, prev)->kind == K_RETIRED) absorb(p, prev, i), i = prev;
+  if (next && R(p, next)->kind == K_RETIRED) absorb(p, i, next);
+}
+
+/* Retires every pending free a host synchronisation has covered: each
+ * stream's queue is in stream order, so only its head is checked. */
+static void retire_known(sim_ctx *c, ps_pool *p) {
+  for (uint32_t k = 0; k < p->npq;) {
+    pqueue *q = &p->pq[k];
+    int stream = q->stream;
+    while (q->n && sim_host_knows(c, stream, R(p, q->head)->u.f.pos)) {
+      int last = q->n == 1;
+      retire(p, q->head);
+      if (last) break;   /* the queue is gone: slot k holds another */
+    }
+    if (k < p->npq && p->pq[k].stream == stream) k++;
   }
 }
 
 /* ---- eligibility and placement ---- */
 
-/* The rule under which stream s may take free record g, or -1. With
+/* The rule under which stream s may take free record i, or -1. With
  * internal_ok, a pending free of another stream qualifies as an internal
  * dependency when nothing else does. */
-static int seg_rule(const sim_ctx *c, const ps_pool *p, seg *g, const ps_stream *s,
+static int rec_rule(const sim_ctx *c, const ps_pool *p, ri i, const ps_stream *s,
                     int internal_ok) {
-  if (!g->free) return -1;
-  if (!g->used) return PS_RULE_NONE;
-  if (g->stream == s->id) return PS_RULE_STREAM_ORDER;
-  if (retired(c, g)) return PS_RULE_HOST_SYNC;
-  if (p->follow && sim_vc_get(&s->clock, g->stream) >= g->pos) return PS_RULE_EVENT_DEP;
-  if (p->opportunistic && g->time <= c->host_now) return PS_RULE_OPPORTUNISTIC;
+  const rec *x = R(p, i);
+  if (x->kind == K_LIVE) return -1;
+  if (x->kind == K_FRESH) return PS_RULE_NONE;
+  if (x->stream == s->id) return PS_RULE_STREAM_ORDER;
+  if (x->kind == K_RETIRED) return PS_RULE_HOST_SYNC;
+  if (p->follow && sim_vc_get(&s->clock, x->stream) >= x->u.f.pos) return PS_RULE_EVENT_DEP;
+  if (p->opportunistic && x->u.f.time <= c->host_now) return PS_RULE_OPPORTUNISTIC;
   return internal_ok ? PS_RULE_INTERNAL_DEP : -1;
 }
 
 /* The first record of the smallest run of adjacent usable free records of
- * at least r bytes (ties: lowest address), or NULL. *top / *top_size: the
- * run that ends at the arena's top (NULL / 0 when none). */
-static seg *best_run(const sim_ctx *c, const ps_pool *p, uint64_t r, const ps_stream *s,
-                     int internal_ok, seg **top, uint64_t *top_size) {
-  seg *best = NULL, *start = NULL;
+ * at least r bytes (ties: lowest address), or 0, by a walk over every
+ * record. *top / *top_size: the run that ends at the arena's top. */
+static ri walk_best_run(const sim_ctx *c, const ps_pool *p, uint64_t r, const ps_stream *s,
+                        int internal_ok, ri *top, uint64_t *top_size) {
+  ri best = 0, start = 0;
   uint64_t best_size = 0, run = 0;
-  for (seg *g = p->segs; g; g = g->next) {
-    if (seg_rule(c, p, g, s, internal_ok) < 0) { start = NULL, run = 0; continue; }
+  for (ri g = p->first; g; g = R(p, g)->next) {
+    if (rec_rule(c, p, g, s, internal_ok) < 0) { start = 0, run = 0; continue; }
     if (!start) start = g;
-    run += g->size;
-    int end = !g->next || seg_rule(c, p, g->next, s, internal_ok) < 0;
+    run += rend(p, g) - R(p, g)->off;
+    ri n = R(p, g)->next;
+    int end = !n || rec_rule(c, p, n, s, internal_ok) < 0;
     if (end && run >= r && (!best || run < best_size)) best = start, best_size = run;
   }
-  *top = start, *top_size = run;   /* the last run, if it reaches the top */
+  *top = start, *top_size = run;
   return best;
 }
 
-/* Maps `add` more bytes (whole chunks) at the arena's top as fresh space.
- * 0 when the device (or host) is full, max_size would be passed, or out
- * of host RAM; nothing changes then. */
-static int grow(sim_ctx *c, ps_pool *p, uint64_t add) {
+static void over_update(sim_ctx *c, ps_pool *p);
+
+/* Maps `add` more bytes (whole chunks) at the arena's top as fresh space;
+ * returns the fresh record at the top. 0 when the device (or host) is
+ * full, max_size would be passed, or out of host RAM; nothing changes
+ * then (but reserved_high, as measured). */
+static ri grow(sim_ctx *c, ps_pool *p, uint64_t add) {
   sim_space sp = pool_space(p);
   double cap = sp == SIM_HOST_SPACE ? c->prof.host_memory : c->prof.memory;
   if (add == 0 || (double)c->mem.mapped[sp] + (double)add > cap) return 0;
@@ -148,81 +394,189 @@ static int grow(sim_ctx *c, ps_pool *p, uint64_t add) {
     if (!p->arena) return 0;
     p->arena->owner = p;
   }
-  seg *g = calloc(1, sizeof *g);
-  if (!g) return 0;
-  if (!sim_mem_resize(&c->mem, p->arena, p->reserved + add)) { free(g); return 0; }
-  *g = (seg){ .off = p->reserved, .size = add, .free = 1, .stream = -1 };
-  seg **pp = &p->segs;
-  while (*pp) pp = &(*pp)->next;
-  *pp = g;
+  ri last = p->last, f = last;
+  int fresh_top = last && R(p, last)->kind == K_FRESH;
+  if (!fresh_top && !(f = rec_new(p))) return 0;
+  if (!sim_mem_resize(&c->mem, p->arena, p->reserved + add)) {
+    if (!fresh_top) rec_del(p, f);
+    return 0;
+  }
+  ri h = is_free(p, last) ? R(p, last)->u.f.other : 0;
+  if (h) isl_del(p, h);
+  if (!fresh_top) {
+    rec *x = R(p, f);
+    x->off = p->reserved, x->kind = K_FRESH, x->stream = -1;
+    x->prev = last;
+    if (last) R(p, last)->next = f; else p->first = f;
+    p->last = f;
+    isl_bind(p, h ? h : f, f);
+  }
   p->reserved += add;
+  isl_add(p, h ? h : f);
   if (p->reserved > p->reserved_high) p->reserved_high = p->reserved;
   sim_host_cost(c, c->prof.map_ns + (double)add / GIB_D * c->prof.map_ns_per_gib);
-  return 1;
+  over_update(c, p);
+  return f;
 }
 
 /* Allocates r bytes (req asked for) from the start of the run at g. Each
  * record it covers gives its rule; the note takes the first reused one,
- * and an internal dependency makes s wait for that free. 0 when out of
- * host RAM (nothing changed). */
-static seg *carve(sim_ctx *c, ps_pool *p, seg *g, uint64_t r, uint64_t req,
-                  ps_stream *s, int internal_ok, ps_alloc_note *note) {
-  seg *rest = NULL;
-  if (g->size > r && !(rest = malloc(sizeof *rest))) return NULL;
-  uint64_t left = r;
-  for (seg *x = g; left; x = x->next) {
-    int rule = seg_rule(c, p, x, s, internal_ok);
+ * and an internal dependency makes s wait for that free. Returns the live
+ * record; 0 when out of host RAM (nothing changed). */
+static ri carve(sim_ctx *c, ps_pool *p, ri g, uint64_t r, uint64_t req,
+                ps_stream *s, int internal_ok, ps_alloc_note *note) {
+  uint64_t at = R(p, g)->off, end = at + r;
+  ri b = rend(p, g) > end ? rec_new(p) : g;
+  if (!b) return 0;
+  ri h = isl_head(p, g), t = R(p, h)->u.f.other;
+  uint64_t iend = rend(p, t);
+  isl_del(p, h);
+  for (ri x = g; x && R(p, x)->off < end; x = R(p, x)->next) {
+    int rule = rec_rule(c, p, x, s, internal_ok);
     if (rule > PS_RULE_NONE && note->rule == PS_RULE_NONE)
-      *note = (ps_alloc_note){ (ps_reuse_rule)rule, p->arena->base + x->off };
+      *note = (ps_alloc_note){ (ps_reuse_rule)rule, p->arena->base + R(p, x)->off };
     if (rule == PS_RULE_INTERNAL_DEP) {   /* s now waits for the free */
-      s->tail = sim_max64(s->tail, x->time);
-      sim_vc_raise(&s->clock, x->stream, x->pos);
+      s->tail = sim_max64(s->tail, R(p, x)->u.f.time);
+      sim_vc_raise(&s->clock, R(p, x)->stream, R(p, x)->u.f.pos);
     }
-    left -= x->size < left ? x->size : left;
   }
-  if (rest) {
-    *rest = *g;
-    rest->off += r, rest->size -= r;
-    g->next = rest;
+  if (b != g) {                           /* g keeps what is left of it */
+    rec *x = R(p, b), *y = R(p, g);
+    x->off = at, x->prev = y->prev, x->next = g;
+    if (y->prev) R(p, y->prev)->next = b; else p->first = b;
+    y->prev = b, y->off = end;
   } else {
-    left = r - g->size;
-    while (left) {
-      seg *x = g->next;
-      if (x->size <= left) {
-        left -= x->size;
-        g->next = x->next;
-        free(x);
-      } else {
-        x->off += left, x->size -= left;
-        left = 0;
-      }
+    if (R(p, g)->kind == K_PENDING) pq_unlink(p, g);
+    ri x = R(p, g)->next;
+    while (x && rend(p, x) <= end) {
+      ri n = R(p, x)->next;
+      if (R(p, x)->kind == K_PENDING) pq_unlink(p, x);
+      rec_unlink(p, x);
+      x = n;
     }
+    if (x && R(p, x)->off < end) R(p, x)->off = end;
   }
-  g->size = r, g->req = req, g->free = 0;
-  return g;
+  rec *x = R(p, b);
+  x->kind = K_LIVE, x->stream = -1;
+  memset(&x->u, 0, sizeof x->u);
+  x->u.l.req = req;
+  hash_put(p, b);
+  if (is_free(p, x->prev)) { isl_bind(p, h, x->prev); isl_add(p, h); }
+  if (end < iend) { isl_bind(p, x->next, t); isl_add(p, x->next); }
+  return b;
 }
 
 /* Finds and takes r bytes for stream s: best fit among usable runs, else
  * the pool grows by ceil(shortfall / granularity) chunks where shortfall
  * counts the usable free space at the top; only when it cannot grow, the
- * same again with pending frees of other streams (internal deps). */
-static seg *place(sim_ctx *c, ps_pool *p, uint64_t r, uint64_t req, ps_stream *s,
-                  ps_alloc_note *note) {
-  coalesce(c, p);
+ * same again with pending frees of other streams (internal deps). When s
+ * may use every free record, runs are islands and the treap answers. */
+static ri place(sim_ctx *c, ps_pool *p, uint64_t r, uint64_t req, ps_stream *s,
+                ps_alloc_note *note) {
+  retire_known(c, p);
   for (int internal_ok = 0; internal_ok <= p->internal; internal_ok++) {
-    seg *top;
+    ri g, top;
     uint64_t top_size;
-    seg *g = best_run(c, p, r, s, internal_ok, &top, &top_size);
+    if (internal_ok || p->npend == pending_of(p, s->id)) {
+      g = isl_fit(p, r);
+      top = is_free(p, p->last) ? R(p, p->last)->u.f.other : 0;
+      top_size = top ? isl_size(p, top) : 0;
+    } else g = walk_best_run(c, p, r, s, internal_ok, &top, &top_size);
     if (!g) {
       uint64_t add = sim_round_up(r - top_size, gran(c));
-      if (add < r - top_size || !grow(c, p, add)) continue;
-      g = top;
-      if (!g) for (g = p->segs; g->next; g = g->next) {}   /* the new chunk(s) */
+      ri f;
+      if (add < r - top_size || !(f = grow(c, p, add))) continue;
+      g = top ? top : f;
     }
     return carve(c, p, g, r, req, s, internal_ok, note);
   }
+  return 0;
+}
+
+/* ---- the pool list: handles, release candidates ---- */
+
+static size_t pset_slot(const sim_pool_list *l, const ps_pool *p) {
+  return (size_t)(((uintptr_t)p >> 4) * 0x9e3779b97f4a7c15ull >> 20) & (l->livecap - 1);
+}
+
+/* p when it is a live (not destroyed) pool of c, else NULL. */
+static ps_pool *live_pool(sim_ctx *c, ps_pool *p) {
+  sim_pool_list *l = &c->pools;
+  if (!p || !l->livecap) return NULL;
+  for (size_t i = pset_slot(l, p); l->live[i]; i = (i + 1) & (l->livecap - 1))
+    if (l->live[i] == p) return p;
   return NULL;
 }
+
+/* Adds p to the live set (kept at most half full); 0 when out of RAM. */
+static int pset_add(sim_pool_list *l, ps_pool *p) {
+  if (2 * (l->nlive + 1) > l->livecap) {
+    size_t cap = l->livecap ? l->livecap * 2 : 16;
+    ps_pool **v = calloc(cap, sizeof *v), **old = l->live;
+    if (!v) return 0;
+    size_t ocap = l->livecap;
+    l->live = v, l->livecap = cap, l->nlive = 0;
+    for (size_t i = 0; i < ocap; i++) if (old[i]) pset_add(l, old[i]);
+    free(old);
+  }
+  size_t i = pset_slot(l, p);
+  while (l->live[i]) i = (i + 1) & (l->livecap - 1);
+  l->live[i] = p;
+  l->nlive++;
+  return 1;
+}
+
+/* Removes p from the live set (backward-shift deletion). */
+static void pset_remove(sim_pool_list *l, ps_pool *p) {
+  size_t m = l->livecap - 1, i = pset_slot(l, p);
+  while (l->live[i] != p) i = (i + 1) & m;
+  for (size_t j = (i + 1) & m; l->live[j]; j = (j + 1) & m) {
+    size_t k = pset_slot(l, l->live[j]);
+    if (((j - k) & m) >= ((j - i) & m)) l->live[i] = l->live[j], i = j;
+  }
+  l->live[i] = NULL;
+  l->nlive--;
+}
+
+/* The threshold a host sync releases down to: a destroyed pool with no
+ * block left keeps nothing. */
+static uint64_t threshold_now(const ps_pool *p) {
+  return p->destroyed && !p->live ? 0 : p->threshold;
+}
+
+/* Keeps c->pools.over = the pools with reserved above threshold_now. */
+static void over_update(sim_ctx *c, ps_pool *p) {
+  sim_pool_list *l = &c->pools;
+  int want = p->reserved > threshold_now(p);
+  if (want && !p->over) {
+    if (!sim_reserve_one((void **)&l->over, &l->capover, l->nover, sizeof *l->over, 8)) return;
+    l->over[l->nover++] = p;
+    p->over = l->nover;
+  } else if (!want && p->over) {
+    ps_pool *q = l->over[--l->nover];
+    l->over[p->over - 1] = q;
+    q->over = p->over;
+    p->over = 0;
+  }
+}
+
+static void pool_free_mem(ps_pool *p) {
+  for (uint32_t i = 0; i < p->npages; i++) free(p->pages[i]);
+  free(p->pages), free(p->buckets), free(p->pq);
+  free(p);
+}
+
+/* Frees a destroyed pool once it holds nothing. */
+static void maybe_free(sim_ctx *c, ps_pool *p) {
+  if (!p->destroyed || p->live || p->reserved || p->arena) return;
+  if (p->over) over_update(c, p);
+  sim_pool_list *l = &c->pools;
+  ps_pool *q = l->v[--l->n];
+  l->v[p->idx] = q, q->idx = p->idx;
+  pool_free_mem(p);
+}
+
+/* ---- allocation and free ---- */
 
 /* cudaMallocFromPoolAsync. Size 0 gives address 0 and reserves nothing.
  * On PS_ERR_MEMORY_ALLOCATION the pool is unchanged. */
@@ -240,27 +594,16 @@ int sim_pool_alloc(void *ctx, ps_pool *p, uint64_t size, ps_stream *s,
   if (size == 0) return PS_OK;
   uint64_t r = sim_round_up(size, (uint64_t)c->prof.pool_alignment);
   if (r < size) return PS_ERR_MEMORY_ALLOCATION;
-  seg *g = place(c, p, r, size, st, note);
+  ri g = place(c, p, r, size, st, note);
   if (!g) {
     *note = (ps_alloc_note){ PS_RULE_NONE, 0 };
     return PS_ERR_MEMORY_ALLOCATION;
   }
   p->used += size, p->live++;
   if (p->used > p->used_high) p->used_high = p->used;
-  *out = p->arena->base + g->off;
+  *out = p->arena->base + R(p, g)->off;
   if (!c->prof.report_rules) *note = (ps_alloc_note){ PS_RULE_UNKNOWN, 0 };   /* as cuda */
   return PS_OK;
-}
-
-/* The live block that starts at a, with its pool; NULL if none. */
-static seg *find_alloc(sim_ctx *c, ps_addr a, ps_pool **pout) {
-  sim_map *m = sim_mem_find(&c->mem, a);
-  if (!m || m->kind != SIM_MAP_ARENA) return NULL;
-  ps_pool *p = m->owner;
-  uint64_t off = a - m->base;
-  for (seg *g = p->segs; g && g->off <= off; g = g->next)
-    if (g->off == off && !g->free) { *pout = p; return g; }
-  return NULL;
 }
 
 /* cudaFreeAsync: the block becomes free at s's current position; used
@@ -271,14 +614,29 @@ int sim_pool_free(void *ctx, ps_addr a, ps_stream *s) {
   ps_stream *st = sim_stream_resolve(c, s);
   if (!st) return PS_ERR_INVALID_RESOURCE;
   if (a == 0) return PS_OK;
-  ps_pool *p;
-  seg *g = find_alloc(c, a, &p);
-  if (!g) return PS_ERR_INVALID_VALUE;
+  sim_map *m = sim_mem_find(&c->mem, a);
+  if (!m || m->kind != SIM_MAP_ARENA) return PS_ERR_INVALID_VALUE;
+  ps_pool *p = m->owner;
+  if (!pq_room(p)) return PS_ERR_MEMORY_ALLOCATION;
+  ri i = hash_take(p, a - m->base);
+  if (!i) return PS_ERR_INVALID_VALUE;
   sim_host_cost(c, c->prof.pool_free_ns);
-  g->time = sim_enqueue(c, st, 0);
-  g->pos = st->seq, g->stream = st->id;
-  g->free = 1, g->used = 1, g->known = 0;
-  p->used -= g->req, p->live--;
+  rec *x = R(p, i);
+  uint64_t req = x->u.l.req;
+  ri prev = x->prev, next = x->next;
+  ri h = is_free(p, prev) ? R(p, prev)->u.f.other : i;
+  ri t = is_free(p, next) ? R(p, next)->u.f.other : i;
+  if (h != i) isl_del(p, h);
+  if (t != i) isl_del(p, next);
+  memset(&x->u, 0, sizeof x->u);
+  x->u.f.time = sim_enqueue(c, st, 0);
+  x->u.f.pos = st->seq;
+  x->stream = st->id, x->kind = K_PENDING;
+  pq_push(p, i);
+  isl_bind(p, h, t);
+  isl_add(p, h);
+  p->used -= req, p->live--;
+  over_update(c, p);
   return PS_OK;
 }
 
@@ -289,41 +647,41 @@ int sim_pool_free(void *ctx, ps_addr a, ps_stream *s) {
  * Returns the bytes given back. A destroyed pool with nothing left also
  * gives back its address space. */
 static uint64_t shrink(sim_ctx *c, ps_pool *p, uint64_t floor) {
-  coalesce(c, p);
-  uint64_t keep_from = 0;   /* end of the last segment that must stay */
-  for (seg *g = p->segs; g; g = g->next)
-    if (!g->free || !retired(c, g)) keep_from = g->off + g->size;
+  retire_known(c, p);
+  ri x = p->last;
+  while (x && (R(p, x)->kind == K_FRESH || R(p, x)->kind == K_RETIRED)) x = R(p, x)->prev;
+  uint64_t keep_from = x ? rend(p, x) : 0;   /* end of the last record that must stay */
   uint64_t to = sim_round_up(keep_from, gran(c)), gone = 0;
   if (to < floor) to = floor;
   if (to < p->reserved && sim_mem_resize(&c->mem, p->arena, to)) {
-    seg **pp = &p->segs;
-    while (*pp && (*pp)->off < to) {
-      seg *g = *pp;
-      if (g->off + g->size > to) g->size = to - g->off;
-      pp = &g->next;
-    }
-    for (seg *g = *pp, *n; g; g = n) n = g->next, free(g);
-    *pp = NULL;
+    ri h = is_free(p, p->last) ? R(p, p->last)->u.f.other : 0;
+    if (h) isl_del(p, h);
+    while (p->last && R(p, p->last)->off >= to) rec_unlink(p, p->last);
     gone = p->reserved - to;
     p->reserved = to;
+    if (h && R(p, h)->off < to) { isl_bind(p, h, p->last); isl_add(p, h); }
   }
   if (p->destroyed && !p->live && !p->reserved && p->arena) {
     sim_mem_unmap(&c->mem, p->arena);
     p->arena = NULL;
   }
+  over_update(c, p);
   return gone;
 }
 
 /* After a host synchronisation: every pool gives back chunks while
  * reserved > threshold (destroyed pools with no block left: 0), so it keeps the
  * largest multiple of the granularity <= threshold. Giving back costs
- * host time: release_ns plus release_ns_per_gib. */
+ * host time: release_ns plus release_ns_per_gib. Only pools above their
+ * threshold are visited. */
 void sim_pools_release(sim_ctx *c) {
   uint64_t gone = 0;
-  for (size_t i = 0; i < c->pools.n; i++) {
-    ps_pool *p = c->pools.v[i];
-    uint64_t th = p->destroyed && !p->live ? 0 : p->threshold;
+  for (size_t i = c->pools.nover; i-- > 0;) {
+    if (i >= c->pools.nover) continue;
+    ps_pool *p = c->pools.over[i];
+    uint64_t th = threshold_now(p);
     if (p->reserved > th) gone += shrink(c, p, th / gran(c) * gran(c));
+    maybe_free(c, p);
   }
   if (gone)
     sim_host_cost(c, c->prof.release_ns + (double)gone / GIB_D * c->prof.release_ns_per_gib);
@@ -332,15 +690,18 @@ void sim_pools_release(sim_ctx *c) {
 /* ---- pool objects ---- */
 
 static int pool_new(sim_ctx *c, const ps_pool_props *props, ps_pool **out) {
-  if (!sim_reserve_one((void **)&c->pools.v, &c->pools.cap, c->pools.n, sizeof *c->pools.v, 8))
+  sim_pool_list *l = &c->pools;
+  if (!sim_reserve_one((void **)&l->v, &l->cap, l->n, sizeof *l->v, 8))
     return PS_ERR_MEMORY_ALLOCATION;
   ps_pool *p = calloc(1, sizeof *p);
   if (!p) return PS_ERR_MEMORY_ALLOCATION;
+  if (!pset_add(l, p)) { free(p); return PS_ERR_MEMORY_ALLOCATION; }
   p->loc = props->location;
   p->follow = p->opportunistic = p->internal = 1;
   p->max_size = sim_round_up(props->max_size, gran(c));
   if (p->max_size < props->max_size) p->max_size = 0;   /* overflow: no limit */
-  c->pools.v[c->pools.n++] = p;
+  p->idx = l->n;
+  l->v[l->n++] = p;
   *out = p;
   return PS_OK;
 }
@@ -353,14 +714,10 @@ int sim_pools_init(sim_ctx *c) {
   return st;
 }
 
-/* Frees every pool and segment (the arenas go with sim_mem). */
+/* Frees every pool and its records (the arenas go with sim_mem). */
 void sim_pools_free(sim_ctx *c) {
-  for (size_t i = 0; i < c->pools.n; i++) {
-    ps_pool *p = c->pools.v[i];
-    for (seg *g = p->segs, *n; g; g = n) n = g->next, free(g);
-    free(p);
-  }
-  free(c->pools.v);
+  for (size_t i = 0; i < c->pools.n; i++) pool_free_mem(c->pools.v[i]);
+  free(c->pools.v), free(c->pools.live), free(c->pools.over);
   memset(&c->pools, 0, sizeof c->pools);
 }
 
@@ -384,12 +741,16 @@ int sim_pool_default(void *ctx, int dev, ps_pool **out) {
 /* Marks p destroyed: its handle is invalid; live blocks stay valid. As
  * the cuda backend does (it destroys a pool only once its last block is
  * freed), the pool keeps its release threshold while blocks are live;
- * after that its memory goes back at host syncs as frees are retired. */
+ * after that its memory goes back at host syncs as frees are retired, and
+ * the pool is freed once it holds nothing. */
 int sim_pool_destroy(void *ctx, ps_pool *p) {
   sim_ctx *c = ctx;
   if (!live_pool(c, p) || p->is_default) return PS_ERR_INVALID_VALUE;
   p->destroyed = 1;
+  pset_remove(&c->pools, p);
   if (!p->live) shrink(c, p, 0);
+  over_update(c, p);
+  maybe_free(c, p);
   return PS_OK;
 }
 
@@ -398,7 +759,7 @@ int sim_pool_set(void *ctx, ps_pool *p, ps_pool_attr a, uint64_t v) {
   sim_ctx *c = ctx;
   if (!live_pool(c, p)) return PS_ERR_INVALID_VALUE;
   switch (a) {
-  case PS_ATTR_RELEASE_THRESHOLD: p->threshold = v; return PS_OK;
+  case PS_ATTR_RELEASE_THRESHOLD: p->threshold = v; over_update(c, p); return PS_OK;
   case PS_ATTR_FOLLOW_EVENT_DEPS: p->follow = v != 0; return PS_OK;
   case PS_ATTR_OPPORTUNISTIC: p->opportunistic = v != 0; return PS_OK;
   case PS_ATTR_INTERNAL_DEPS: p->internal = v != 0; return PS_OK;

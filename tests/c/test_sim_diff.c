@@ -25,6 +25,7 @@ ps_addr ref_probe_base(void *ctx, ps_addr a);
 #define MAXB 400       /* live blocks */
 
 static const ps_backend *A = &ps_backend_sim, *R = &ps_backend_sim_ref;
+static long rules[PS_RULE_UNKNOWN + 1], allocs, failed;   /* coverage */
 
 typedef struct pair { void *a, *r; } pair;   /* one handle in each backend */
 typedef struct block { ps_addr a, r; int pool, stream; } block;
@@ -165,6 +166,8 @@ static int step(world *w) {
     SAME("note rule", na.rule, nr.rule);
     SAME("note block offset", off_a(w, na.reused_block), off_r(w, nr.reused_block));
     if (sa == PS_OK && a) w->blocks[w->nblocks++] = (block){ a, r, i, si };
+    if (sa == PS_OK && a) allocs++, rules[na.rule]++;
+    if (sa != PS_OK) failed++;
   } else if (k < 62) {                          /* free */
     if (!w->nblocks) return 0;
     int i = below(w, w->nblocks);
@@ -192,6 +195,13 @@ static int step(world *w) {
     int e = below(w, w->nevents);
     snprintf(w->what, sizeof w->what, "event_record(event %d, stream %d)", e, si);
     sa = A->event_record(ca, w->events[e].a, s.a), sr = R->event_record(cr, w->events[e].r, s.r);
+    if (!sa && !sr && below(w, 2)) {             /* and another stream waits on it */
+      SAME("status", sa, sr);
+      int o = below(w, w->nstreams);
+      snprintf(w->what, sizeof w->what, "event_record(event %d, stream %d); stream_wait(stream %d)", e, si, o);
+      sa = A->stream_wait(ca, w->streams[o].a, w->events[e].a);
+      sr = R->stream_wait(cr, w->streams[o].r, w->events[e].r);
+    }
   } else if (k < 75) {
     if (!w->nevents) return 0;
     int e = below(w, w->nevents);
@@ -308,6 +318,10 @@ int main(int argc, char **argv) {
   int failures = 0;
   for (int i = 0; i < seeds && failures < 3; i++) failures += run(first + (uint64_t)i, ops);
   if (failures) return 1;
-  printf("test_sim_diff: %d seeds x %d operations agree\n", seeds, ops);
+  printf("test_sim_diff: %d seeds x %d operations agree (%ld allocations: fresh %ld, "
+         "stream order %ld, event %ld, host sync %ld, opportunistic %ld, internal %ld; "
+         "%ld failed)\n", seeds, ops, allocs, rules[PS_RULE_NONE], rules[PS_RULE_STREAM_ORDER],
+         rules[PS_RULE_EVENT_DEP], rules[PS_RULE_HOST_SYNC], rules[PS_RULE_OPPORTUNISTIC],
+         rules[PS_RULE_INTERNAL_DEP], failed);
   return 0;
 }

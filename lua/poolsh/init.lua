@@ -42,6 +42,10 @@ function poolsh.sim.set(name, value)
   return core.option(name, value)
 end
 
+--- poolsh.sim.profile_info() -> {gpu, driver, runtime, date, path} of the
+-- profile loaded (poolsh.profile), or nil for the built-in defaults.
+function poolsh.sim.profile_info() return require("poolsh.profile").info() end
+
 -- The core's raw views stay in poolsh.core; poolsh.trace and poolsh.live
 -- are what users call.
 for _, k in ipairs { "trace_start", "trace_stop", "trace_clear", "trace_events",

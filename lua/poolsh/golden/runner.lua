@@ -98,9 +98,13 @@ end
 local Pool, Stream, Event, Buffer = {}, {}, {}, {}
 Pool.__index, Stream.__index, Event.__index, Buffer.__index = Pool, Stream, Event, Buffer
 
+-- Every object stays reachable until the scenario ends: the collector
+-- would otherwise free a buffer the scenario dropped at a moment that
+-- depends on Lua's heap, not on the scenario.
 local function wrap(mt, run, name, h, extra)
   local o = extra or {}
   o.run, o.name, o.h = run, name, h
+  run.objects[#run.objects + 1] = o
   return setmetatable(o, mt)
 end
 
@@ -302,13 +306,11 @@ end
 -- A step that fails ends the scenario (its observation holds the error);
 -- an error outside the steps is the run's error.
 function M.run(scenario)
-  local r = setmetatable({ steps = {}, pools = {}, count = {} }, Run)
+  local r = setmetatable({ steps = {}, pools = {}, count = {}, objects = {} }, Run)
   r.default_stream = wrap(Stream, r, "default", poolsh.default_stream())
   local ok, err = pcall(scenario.run, new_g(r))
   local result = { steps = r.steps }
   if not ok and err ~= ABORT then result.error = error_name(err) end
-  -- Free what the scenario left, so the process ends quietly.
-  collectgarbage()
   return result
 end
 

@@ -28,15 +28,30 @@ static size_t lower(const sim_mem *m, ps_addr a) {
   return lo;
 }
 
-/* The lowest free VA of `size` bytes in the space's range, or 0. */
-static ps_addr find_gap(const sim_mem *m, sim_space sp, uint64_t size) {
+/* The end (aligned) of the highest mapping of the space, or its start. */
+static ps_addr space_top(const sim_mem *m, sim_space sp) {
+  size_t i = lower(m, VA_HI[sp]);
+  if (i == 0 || m->maps[i - 1]->base < VA_LO[sp]) return VA_LO[sp];
+  const sim_map *x = m->maps[i - 1];
+  return sim_round_up(x->base + x->va, VA_ALIGN);
+}
+
+/* The lowest free VA of `size` bytes in the space's range, or 0. While
+ * no mapping was unmapped below the top, that is the top: O(log n). */
+static ps_addr find_gap(sim_mem *m, sim_space sp, uint64_t size) {
   ps_addr at = VA_LO[sp];
-  for (size_t i = lower(m, VA_LO[sp]); i < m->n; i++) {
-    const sim_map *x = m->maps[i];
-    if (x->base >= VA_HI[sp]) break;
-    if (x->base >= at && x->base - at >= size) return at;
-    ps_addr end = sim_round_up(x->base + x->va, VA_ALIGN);
-    if (end > at) at = end;
+  if (!m->gaps[sp]) at = space_top(m, sp);
+  else {
+    int seen = 0;
+    for (size_t i = lower(m, VA_LO[sp]); i < m->n; i++) {
+      const sim_map *x = m->maps[i];
+      if (x->base >= VA_HI[sp]) break;
+      if (x->base >= at && x->base - at >= size) return at;
+      seen |= x->base > at;
+      ps_addr end = sim_round_up(x->base + x->va, VA_ALIGN);
+      if (end > at) at = end;
+    }
+    if (!seen) m->gaps[sp] = 0;
   }
   return at + size <= VA_HI[sp] ? at : 0;
 }
@@ -111,6 +126,7 @@ void sim_mem_unmap(sim_mem *m, sim_map *x) {
   memmove(m->maps + i, m->maps + i + 1, (m->n - i - 1) * sizeof *m->maps);
   m->n--;
   m->mapped[x->space] -= x->size;
+  m->gaps[x->space] = 1;
   map_free(x);
 }
 

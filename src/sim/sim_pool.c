@@ -72,8 +72,8 @@ struct ps_pool {
   sim_map *arena;             /* NULL until the pool first maps memory */
   size_t idx;                 /* in c->pools.v */
   size_t over;                /* in c->pools.over + 1; 0: not there */
-  rec **pages;                /* the slab */
-  uint32_t npages;
+  rec **pages;                /* the slab: pages of PAGE_RECS, page 0 grows */
+  uint32_t npages, cap0;
   ri nrec, freelist;          /* slots handed out (0 included), free slots */
   ri first, last, root;       /* address list, island treap */
   ri *buckets;                /* live blocks by offset, chained by l.hnext */
@@ -93,13 +93,20 @@ static sim_space pool_space(const ps_pool *p) {
 
 /* ---- the slab ---- */
 
-/* A zeroed record slot; 0 when out of host RAM. */
+/* A zeroed record slot; 0 when out of host RAM. Page 0 may move: hold
+ * no record pointer across a call. */
 static ri rec_new(ps_pool *p) {
   ri i = p->freelist;
   if (i) p->freelist = R(p, i)->u.l.hnext;
   else {
     if (p->nrec == 0) p->nrec = 1;   /* slot 0 means none */
-    if ((p->nrec >> PAGE_BITS) >= p->npages) {
+    if (p->nrec < PAGE_RECS && p->nrec >= p->cap0) {   /* page 0 grows: small pools stay small */
+      uint32_t cap = p->cap0 ? p->cap0 * 2 : 16;
+      rec *pg0 = realloc(p->npages ? p->pages[0] : NULL, cap * sizeof(rec));
+      if (!pg0) return 0;
+      if (!p->npages && !(p->pages = malloc(sizeof *p->pages))) { free(pg0); return 0; }
+      p->pages[0] = pg0, p->npages = 1, p->cap0 = cap;
+    } else if ((p->nrec >> PAGE_BITS) >= p->npages) {
       rec **pg = realloc(p->pages, (p->npages + 1) * sizeof *pg);
       if (!pg) return 0;
       p->pages = pg;

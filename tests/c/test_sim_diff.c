@@ -299,6 +299,18 @@ static int run(uint64_t seed, int n) {
   ps_config cfg = { 0, mem[seed % 4], NULL, NULL };
   int bad = 0;
   if (A->open(&cfg, &w->ctx.a) || R->open(&cfg, &w->ctx.r)) { free(w); return 1; }
+  static const struct { const char *key; double v[3]; } opts[] = {   /* a profile per seed */
+    { "pool_granularity", { 32 * MiB, 2 * MiB, 4 * MiB } },
+    { "pool_alignment", { 512, 512, 4096 } },
+    { "release_on_stream_sync", { 1, 1, 0 } },
+    { "release_on_event_sync", { 1, 0, 1 } },
+    { "release_on_cuda_free", { 0, 1, 0 } },
+    { "release_on_stream_destroy", { 1, 0, 1 } },
+  };
+  for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
+    double v = opts[i].v[(seed / 4 + i) % 3];
+    if (A->option_set(w->ctx.a, opts[i].key, v) || R->option_set(w->ctx.r, opts[i].key, v)) bad = 1;
+  }
   w->nstreams = 1;   /* the legacy stream: NULL in both */
   A->pool_default(w->ctx.a, 0, (ps_pool **)&w->pools[0].a);
   R->pool_default(w->ctx.r, 0, (ps_pool **)&w->pools[0].r);
@@ -312,11 +324,68 @@ static int run(uint64_t seed, int n) {
   return bad;
 }
 
+/* ---- the pool model's limits (not against the reference) ---- */
+
+#define CHECK(x) do { if (!(x)) { fprintf(stderr, "%s:%d: CHECK(%s) failed\n", \
+  __FILE__, __LINE__, #x); bad++; } } while (0)
+
+static void *open_mem(uint64_t memory) {
+  ps_config cfg = { 0, memory, NULL, NULL };
+  void *c = NULL;
+  return A->open(&cfg, &c) == PS_OK ? c : NULL;
+}
+
+/* 10,000 pools each holding memory; destroyed and emptied, they are
+ * freed; a 1 PiB device; max_size 200 TiB. */
+static int limits(void) {
+  int bad = 0;
+  enum { NP = 10000 };
+  void *c = open_mem(1024 * GiB);
+  static ps_pool *p[NP];
+  static ps_addr a[NP];
+  ps_pool_props pr = { PS_LOCATION_DEVICE, 0, 0 };
+  int made = 0, got = 0;
+  for (int i = 0; i < NP; i++) {
+    made += A->pool_create(c, &pr, &p[i]) == PS_OK;
+    got += A->pool_alloc(c, p[i], 1, NULL, &a[i], NULL) == PS_OK && a[i];
+  }
+  CHECK(made == NP && got == NP);
+  CHECK(((sim_ctx *)c)->pools.n == NP + 1);
+  for (int i = 0; i < NP; i++) {
+    CHECK(A->pool_destroy(c, p[i]) == PS_OK);
+    CHECK(A->pool_free(c, a[i], NULL) == PS_OK);
+  }
+  CHECK(A->device_sync(c) == PS_OK);
+  CHECK(((sim_ctx *)c)->pools.n == 1 && ((sim_ctx *)c)->pools.nlive == 1);
+  CHECK(((sim_ctx *)c)->mem.n == 0);
+  ps_device_info d;
+  CHECK(A->device_info(c, 0, &d) == PS_OK && d.free == d.total);
+  A->close(c);
+
+  c = open_mem((uint64_t)1 << 50);                 /* 1 PiB */
+  ps_pool *dp, *q;
+  ps_addr x = 0, y = 0;
+  CHECK(A->pool_default(c, 0, &dp) == PS_OK);
+  CHECK(A->pool_alloc(c, dp, 1, NULL, &x, NULL) == PS_OK && x);
+  CHECK(A->pool_create(c, &pr, &q) == PS_OK);
+  CHECK(A->pool_alloc(c, q, 512 * GiB, NULL, &y, NULL) == PS_OK && y);
+  A->close(c);
+
+  c = open_mem(0);
+  pr.max_size = 200ull << 40;                       /* 200 TiB */
+  CHECK(A->pool_create(c, &pr, &q) == PS_OK);
+  CHECK(A->pool_alloc(c, q, 1, NULL, &x, NULL) == PS_OK && x);
+  A->close(c);
+  if (!bad) printf("test_sim_diff: 10,000 pools, a 1 PiB device, max_size 200 TiB work\n");
+  return bad;
+}
+
 int main(int argc, char **argv) {
   int seeds = argc > 1 ? atoi(argv[1]) : 200, ops = argc > 2 ? atoi(argv[2]) : 2000;
   uint64_t first = argc > 3 ? strtoull(argv[3], NULL, 10) : 1;
   int failures = 0;
   for (int i = 0; i < seeds && failures < 3; i++) failures += run(first + (uint64_t)i, ops);
+  failures += limits();
   if (failures) return 1;
   printf("test_sim_diff: %d seeds x %d operations agree (%ld allocations: fresh %ld, "
          "stream order %ld, event %ld, host sync %ld, opportunistic %ld, internal %ld; "

@@ -22,9 +22,9 @@
  * each other; pending frees in one queue per stream, in stream order.
  * Retired records merge with retired neighbours at once, fresh space is
  * one record at the top. An allocation that may use every free record
- * (pending frees all its own, or internal dependencies allowed) takes the
- * best island from the treap; otherwise it walks the records in address
- * order as before.
+ * (pending frees its own or usable by event or as completed, or internal
+ * dependencies allowed) takes the best island from the treap; otherwise
+ * it walks the records in address order as before.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -266,10 +266,6 @@ static pqueue *pq_find(ps_pool *p, int stream) {
   return NULL;
 }
 
-static size_t pending_of(ps_pool *p, int stream) {
-  pqueue *q = pq_find(p, stream);
-  return q ? q->n : 0;
-}
 
 /* Room for a queue of one more stream; 0 when out of host RAM. */
 static int pq_room(ps_pool *p) {
@@ -353,6 +349,15 @@ static int rec_rule(const sim_ctx *c, const ps_pool *p, ri i, const ps_stream *s
   if (p->follow && sim_vc_get(&s->clock, x->stream) >= x->u.f.pos) return PS_RULE_EVENT_DEP;
   if (p->opportunistic && x->u.f.time <= c->host_now) return PS_RULE_OPPORTUNISTIC;
   return internal_ok ? PS_RULE_INTERNAL_DEP : -1;
+}
+
+/* Whether stream s may use every free record without internal
+ * dependencies. A stream's pending frees are in order of position and of
+ * completion time, so when s may use its newest one it may use them all. */
+static int all_usable(const sim_ctx *c, ps_pool *p, const ps_stream *s) {
+  for (uint32_t k = 0; k < p->npq; k++)
+    if (p->pq[k].stream != s->id && rec_rule(c, p, p->pq[k].tail, s, 0) < 0) return 0;
+  return 1;
 }
 
 /* The first record of the smallest run of adjacent usable free records of
@@ -484,7 +489,7 @@ static ri place(sim_ctx *c, ps_pool *p, uint64_t r, uint64_t req, ps_stream *s,
   for (int internal_ok = 0; internal_ok <= p->internal; internal_ok++) {
     ri g, top;
     uint64_t top_size;
-    if (internal_ok || p->npend == pending_of(p, s->id)) {
+    if (internal_ok || all_usable(c, p, s)) {
       g = isl_fit(p, r);
       top = is_free(p, p->last) ? R(p, p->last)->u.f.other : 0;
       top_size = top ? isl_size(p, top) : 0;

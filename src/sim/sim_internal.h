@@ -68,7 +68,7 @@ typedef struct sim_mem {
   sim_map **maps;            /* sorted by base, never overlapping */
   size_t n, cap;
   uint64_t mapped[2];        /* bytes mapped per space */
-  int gaps[2];               /* per space: something was unmapped below its top */
+  ps_addr gap_lo[2];         /* per space: no free VA below this */
 } sim_mem;
 
 sim_map *sim_mem_map(sim_mem *m, sim_space sp, uint64_t size, sim_map_kind k);

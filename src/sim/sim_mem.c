@@ -28,30 +28,21 @@ static size_t lower(const sim_mem *m, ps_addr a) {
   return lo;
 }
 
-/* The end (aligned) of the highest mapping of the space, or its start. */
-static ps_addr space_top(const sim_mem *m, sim_space sp) {
-  size_t i = lower(m, VA_HI[sp]);
-  if (i == 0 || m->maps[i - 1]->base < VA_LO[sp]) return VA_LO[sp];
-  const sim_map *x = m->maps[i - 1];
-  return sim_round_up(x->base + x->va, VA_ALIGN);
-}
-
-/* The lowest free VA of `size` bytes in the space's range, or 0. While
- * no mapping was unmapped below the top, that is the top: O(log n). */
+/* The lowest free VA of `size` bytes in the space's range, or 0. The
+ * scan starts at gap_lo, below which every address is taken, and moves it
+ * up while it meets no gap: appending costs O(log n), and so does reusing
+ * the range of the mapping unmapped last. */
 static ps_addr find_gap(sim_mem *m, sim_space sp, uint64_t size) {
-  ps_addr at = VA_LO[sp];
-  if (!m->gaps[sp]) at = space_top(m, sp);
-  else {
-    int seen = 0;
-    for (size_t i = lower(m, VA_LO[sp]); i < m->n; i++) {
-      const sim_map *x = m->maps[i];
-      if (x->base >= VA_HI[sp]) break;
-      if (x->base >= at && x->base - at >= size) return at;
-      seen |= x->base > at;
-      ps_addr end = sim_round_up(x->base + x->va, VA_ALIGN);
-      if (end > at) at = end;
-    }
-    if (!seen) m->gaps[sp] = 0;
+  ps_addr at = m->gap_lo[sp] > VA_LO[sp] ? m->gap_lo[sp] : VA_LO[sp];
+  int seen = 0;
+  for (size_t i = lower(m, at); i < m->n; i++) {
+    const sim_map *x = m->maps[i];
+    if (x->base >= VA_HI[sp]) break;
+    if (x->base >= at && x->base - at >= size) return at;
+    seen |= x->base > at;
+    ps_addr end = sim_round_up(x->base + x->va, VA_ALIGN);
+    if (end > at) at = end;
+    if (!seen) m->gap_lo[sp] = at;
   }
   return at + size <= VA_HI[sp] ? at : 0;
 }
@@ -126,7 +117,7 @@ void sim_mem_unmap(sim_mem *m, sim_map *x) {
   memmove(m->maps + i, m->maps + i + 1, (m->n - i - 1) * sizeof *m->maps);
   m->n--;
   m->mapped[x->space] -= x->size;
-  m->gaps[x->space] = 1;
+  if (x->base < m->gap_lo[x->space]) m->gap_lo[x->space] = x->base;
   map_free(x);
 }
 

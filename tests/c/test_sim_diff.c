@@ -2,8 +2,8 @@
  * test_sim_diff.c: the sim against the reference sim (tests/c/ref_sim, the
  * model as committed before the scalable pool rewrite), driven through the
  * ps_backend table with the same seeded random operations. After every
- * operation both must agree on the return code, addresses (as offsets
- * from their mapping's base), reuse notes, every pool counter, free device
+ * operation both must agree on the return code, addresses (absolute, and
+ * as offsets from their mapping's base), reuse notes, every pool counter, free device
  * memory and the clock. Prints the first differing operation.
  *
  *   test_sim_diff [seeds [ops [first_seed]]]     default 200 seeds x 2000 ops
@@ -23,6 +23,7 @@ ps_addr ref_probe_base(void *ctx, ps_addr a);
 #define GiB ((uint64_t)1 << 30)
 #define MAXH 24        /* streams, events, pools */
 #define MAXB 400       /* live blocks */
+#define MAXM 24        /* cudaMalloc and pinned buffers */
 
 static const ps_backend *A = &ps_backend_sim, *R = &ps_backend_sim_ref;
 static long rules[PS_RULE_UNKNOWN + 1], allocs, failed;   /* coverage */
@@ -38,7 +39,7 @@ typedef struct world {
   pair pools[MAXH]; int npools;              /* [0] is the default pool */
   block blocks[MAXB]; int nblocks;
   block freed[16]; int nfreed;               /* for double frees */
-  block mallocs[8]; int nmallocs;
+  block mallocs[MAXM]; int nmallocs;
   char what[200];                            /* the current operation */
 } world;
 
@@ -99,11 +100,11 @@ static int compare_state(world *w) {
       uint64_t va = 0, vr = 0;
       int sa = A->pool_get(w->ctx.a, w->pools[i].a, (ps_pool_attr)at, &va);
       int sr = R->pool_get(w->ctx.r, w->pools[i].r, (ps_pool_attr)at, &vr);
-      char f[64];
-      snprintf(f, sizeof f, "pool %d attr %d status", i, at);
-      SAME(f, sa, sr);
-      snprintf(f, sizeof f, "pool %d attr %d", i, at);
-      SAME(f, va, vr);
+      if (sa != sr || va != vr) {
+        char f[64];
+        snprintf(f, sizeof f, "pool %d attr %d (status %d, %d)", i, at, sa, sr);
+        return fail(w, f, va, vr);
+      }
     }
   ps_device_info da, dr;
   A->device_info(w->ctx.a, 0, &da), R->device_info(w->ctx.r, 0, &dr);
@@ -163,6 +164,7 @@ static int step(world *w) {
     SAME("status", sa, sr);
     SAME("address offset", off_a(w, a), off_r(w, r));
     SAME("address is 0", a == 0, r == 0);
+    SAME("address", a, r);   /* the same layout while the reference's VA suffices */
     SAME("note rule", na.rule, nr.rule);
     SAME("note block offset", off_a(w, na.reused_block), off_r(w, nr.reused_block));
     if (sa == PS_OK && a) w->blocks[w->nblocks++] = (block){ a, r, i, si };
@@ -239,19 +241,23 @@ static int step(world *w) {
     uint64_t keep = pick_bytes(w);
     snprintf(w->what, sizeof w->what, "pool_trim(pool %d, %" PRIu64 ")", i, keep);
     sa = A->pool_trim(ca, w->pools[i].a, keep), sr = R->pool_trim(cr, w->pools[i].r, keep);
-  } else if (k < 93) {                          /* cudaMalloc / cudaFree */
-    if (w->nmallocs && (w->nmallocs == 8 || below(w, 2))) {
+  } else if (k < 94) {                          /* cudaMalloc, pinned and their frees */
+    if (w->nmallocs && (w->nmallocs == MAXM || below(w, 2))) {
       int i = below(w, w->nmallocs);
-      snprintf(w->what, sizeof w->what, "free_device(malloc %d)", i);
-      sa = A->free_device(ca, w->mallocs[i].a), sr = R->free_device(cr, w->mallocs[i].r);
+      int pinned = w->mallocs[i].pool;
+      snprintf(w->what, sizeof w->what, "%s(malloc %d)", pinned ? "free_pinned" : "free_device", i);
+      if (pinned) sa = A->free_pinned(ca, w->mallocs[i].a), sr = R->free_pinned(cr, w->mallocs[i].r);
+      else sa = A->free_device(ca, w->mallocs[i].a), sr = R->free_device(cr, w->mallocs[i].r);
       w->mallocs[i] = w->mallocs[--w->nmallocs];
     } else {
       uint64_t size = below(w, 2) ? pick_size(w) : 100 * MiB;
       ps_addr a = 0, r = 0;
-      snprintf(w->what, sizeof w->what, "malloc_device(%" PRIu64 ")", size);
-      sa = A->malloc_device(ca, size, &a), sr = R->malloc_device(cr, size, &r);
-      SAME("address is 0", a == 0, r == 0);
-      if (!sa && a) w->mallocs[w->nmallocs++] = (block){ a, r, 0, 0 };
+      int pinned = below(w, 3) == 0;
+      snprintf(w->what, sizeof w->what, "%s(%" PRIu64 ")", pinned ? "alloc_pinned" : "malloc_device", size);
+      if (pinned) sa = A->alloc_pinned(ca, size, 0, &a), sr = R->alloc_pinned(cr, size, 0, &r);
+      else sa = A->malloc_device(ca, size, &a), sr = R->malloc_device(cr, size, &r);
+      SAME("address", a, r);
+      if (!sa && a) w->mallocs[w->nmallocs++] = (block){ a, r, pinned, 0 };
     }
   } else if (k < 96) {                          /* stream create / destroy */
     if (w->nstreams < MAXH && (w->nstreams < 3 || below(w, 2))) {

@@ -141,6 +141,9 @@ typedef struct ps_backend {
   int (*stream_priority_range)(void *ctx, int *least, int *greatest);
   int (*stream_sync)(void *ctx, ps_stream *s);
   int (*stream_query)(void *ctx, ps_stream *s, int *idle);
+  /* Like stream_query, for observers: costs no time and changes nothing
+   * (on the sim, no clock moves and no work lands). May be NULL. */
+  int (*stream_peek)(void *ctx, ps_stream *s, int *idle);
   int (*stream_wait)(void *ctx, ps_stream *s, ps_event *e);
 
   /* Events. */

@@ -95,10 +95,28 @@ static int insp_blocks(lua_State *L) {
   return 2;
 }
 
-/* poolsh.core.live() -> the live buffers (docs/explain.md: the leak report). */
+/* A count limit at arg: none or nil for all, else an integer >= 0. */
+static lua_Integer opt_max(lua_State *L, int arg) {
+  if (lua_isnoneornil(L, arg)) return -1;
+  lua_Integer max = luaL_checkinteger(L, arg);
+  luaL_argcheck(L, max >= 0, arg, "count must be >= 0");
+  return max;
+}
+
+/* poolsh.core.live([max]) -> the oldest live buffers (at most max),
+ * lowest id first, and how many are live in all (the leak report). */
 static int insp_live(lua_State *L) {
-  ps_ledger_push_live(L, ps_context(L));
-  return 1;
+  lua_Integer max = opt_max(L, 1);
+  lua_pushinteger(L, ps_ledger_push_live(L, ps_context(L), max));
+  return 2;
+}
+
+/* poolsh.core.pending([max]) -> pending frees (at most max), and how
+ * many are pending in all. */
+static int insp_pending(lua_State *L) {
+  lua_Integer max = opt_max(L, 1);
+  lua_pushinteger(L, ps_ledger_push_pending(L, ps_context(L), max));
+  return 2;
 }
 
 /* poolsh.core.recent(since) -> allocations numbered after since (at most
@@ -149,16 +167,24 @@ static int insp_sources(lua_State *L) {
   return 1;
 }
 
-/* poolsh.core.stream_state(stream) -> operations queued, known complete. */
+/* poolsh.core.stream_state(stream) -> operations queued, known complete,
+ * and whether it is idle now: the backend's stream_peek, which costs no
+ * time and changes nothing (nil when the backend has none). Unlike
+ * s:query(), it teaches the ledger nothing. */
 static int insp_stream_state(lua_State *L) {
   ps_streamud *s = ps_checkstream(L, 1);
+  ps_ctx *c = ps_context(L);
+  int idle = 0;
   lua_pushinteger(L, (lua_Integer)s->ops);
   lua_pushinteger(L, (lua_Integer)s->done);
-  return 2;
+  if (c->be->stream_peek && c->be->stream_peek(c->b, s->h, &idle) == PS_OK) lua_pushboolean(L, idle);
+  else lua_pushnil(L);
+  return 3;
 }
 
 static const luaL_Reg insp_funcs[] = {
   {"objects", insp_objects}, {"blocks", insp_blocks}, {"live", insp_live},
+  {"pending", insp_pending},
   {"recent", insp_recent}, {"sources", insp_sources}, {"stream_state", insp_stream_state},
   {NULL, NULL}
 };

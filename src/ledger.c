@@ -10,7 +10,14 @@
  * From that, an allocation that lands where a freed block starts is a
  * reuse, and its rule is the sim's own answer or, on cuda, inferred
  * (docs/explain.md says how).
+ *
+ * Every operation costs O(log n) in the blocks kept, or O(1) per block
+ * whose state changes: live and done blocks are listed by age, pending
+ * ones per stream in free order; two ordered sets keyed by (pool,
+ * address) hold the edges of live and pending blocks (for the free-space
+ * estimate) and the done blocks (for releases).
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,24 +25,64 @@
 
 enum { BLOCK_FREE_SLOT = 0, BLOCK_LIVE, BLOCK_PENDING, BLOCK_DONE };
 
+typedef struct ps_list { int32_t head, tail; } ps_list;   /* slots; -1: none */
+
 typedef struct ps_block {
   ps_addr addr;
   uint64_t size, pos;          /* pos: the free's position on its stream */
   int32_t buffer, pool, stream;   /* pool -1: not pool memory */
-  int32_t prev, next;          /* pending list, or the free-slot list */
+  int32_t prev, next;          /* in its list: live, its queue, done, or free slots */
   int32_t src, line;           /* where it was allocated, src -1: unknown */
+  int32_t q;                   /* pending: its queue */
   uint32_t waits;              /* the context's host waits when it was freed */
   uint8_t state, kind;
 } ps_block;
+
+/* A node of an ordered set keyed by (pool, addr): a treap in one array,
+ * node 0 the empty tree. In the coverage set, d is how many blocks start
+ * at addr minus how many end there (never 0), so between two neighbours
+ * the coverage is the sum of d before, and a gap (coverage 0) lies
+ * between two nodes exactly. */
+typedef struct ps_node {
+  ps_addr addr;
+  int32_t pool;
+  uint32_t prio;
+  int32_t l, r;
+  int32_t d;                   /* coverage: its change at addr; done set: 0 */
+  int32_t slot;                /* done set: the block */
+  int32_t sum, min;            /* subtree: sum of d; lowest coverage between its nodes */
+  uint64_t zsum, zmax;         /* the extents at that coverage: total, largest */
+  ps_addr first, last;         /* the subtree's lowest and highest addr */
+} ps_node;
+
+/* A stream's pending frees in free order (positions only grow). */
+typedef struct ps_queue {
+  int32_t stream;              /* Q_UNUSED, or Q_ORPHAN: complete at the next learn */
+  ps_list list;
+  uint32_t seen;               /* the learn that found its stream live */
+  uint64_t upto;               /* and how far it was known complete */
+} ps_queue;
+
+enum { Q_UNUSED = -2, Q_ORPHAN = -1 };
 
 struct ps_ledger {
   ps_block *v;                 /* slots; indices are stable */
   size_t n, cap;
   int32_t free_slot;           /* head of unused slots */
-  int32_t pending;             /* head of the pending list */
+  ps_list live, done;          /* oldest first */
+  size_t nlive, ndone, npending;
   int32_t *map;                /* open addressing: addr -> slot, -1 empty */
   size_t mapcap, used;         /* used: occupied map entries */
-  size_t ndone;                /* done blocks kept */
+  ps_node *t;                  /* the sets' nodes; t[0] is nil */
+  size_t tn, tcap;
+  int32_t tfree;               /* unused nodes, linked by l */
+  int32_t cover, dones;        /* roots: live and pending edges; done blocks */
+  uint32_t seed;
+  ps_queue *q;
+  size_t nq, capq;
+  int32_t orphan;              /* index + 1 of the queue for frees on no stream */
+  int32_t qfree;               /* index + 1 of an unused queue, linked by list.head */
+  uint32_t epoch;              /* learns so far */
 };
 
 #define DONE_KEEP 4096         /* done blocks remembered for reused_from */
@@ -88,7 +135,216 @@ static void map_remove(ps_ledger *l, ps_addr a) {
   }
 }
 
-/* ---- slots and the pending list ------------------------------------------- */
+/* ---- lists of slots ---------------------------------------------------------- */
+
+static void list_append(ps_ledger *l, ps_list *x, int32_t s) {
+  ps_block *b = &l->v[s];
+  b->prev = x->tail;
+  b->next = -1;
+  if (x->tail >= 0) l->v[x->tail].next = s;
+  else x->head = s;
+  x->tail = s;
+}
+
+static void list_unlink(ps_ledger *l, ps_list *x, int32_t s) {
+  ps_block *b = &l->v[s];
+  if (b->prev >= 0) l->v[b->prev].next = b->next;
+  else x->head = b->next;
+  if (b->next >= 0) l->v[b->next].prev = b->prev;
+  else x->tail = b->prev;
+  b->prev = b->next = -1;
+}
+
+/* ---- ordered sets ---------------------------------------------------------- */
+
+/* Whether node n's key is below (pool, a). */
+static int below(const ps_node *n, int32_t pool, ps_addr a) {
+  return n->pool < pool || (n->pool == pool && n->addr < a);
+}
+
+/* Counts extents of coverage c, of total length sum and largest max,
+ * toward a subtree's summary. */
+static void gaps(ps_node *n, int32_t c, uint64_t sum, uint64_t max) {
+  if (c < n->min) {
+    n->min = c, n->zsum = sum, n->zmax = max;
+  } else if (c == n->min) {
+    n->zsum += sum;
+    if (max > n->zmax) n->zmax = max;
+  }
+}
+
+/* Recomputes n's summary from its children's. Lengths between nodes of
+ * different pools mean nothing; queries cut one pool's range out first. */
+static void pull(ps_ledger *l, int32_t i) {
+  ps_node *n = &l->t[i];
+  const ps_node *a = n->l ? &l->t[n->l] : NULL, *b = n->r ? &l->t[n->r] : NULL;
+  n->min = INT32_MAX, n->zsum = n->zmax = 0;
+  int32_t c = 0;
+  n->first = n->last = n->addr;
+  if (a) {
+    if (a->min != INT32_MAX) gaps(n, a->min, a->zsum, a->zmax);
+    c = a->sum;
+    gaps(n, c, n->addr - a->last, n->addr - a->last);
+    n->first = a->first;
+  }
+  c += n->d;
+  if (b) {
+    gaps(n, c, b->first - n->addr, b->first - n->addr);
+    if (b->min != INT32_MAX) gaps(n, c + b->min, b->zsum, b->zmax);
+    n->last = b->last;
+  }
+  n->sum = c + (b ? b->sum : 0);
+}
+
+static int32_t node_new(ps_ledger *l, int32_t pool, ps_addr a, int32_t d, int32_t slot) {
+  int32_t i = l->tfree;
+  if (i) {
+    l->tfree = l->t[i].l;
+  } else {
+    if (l->tn == l->tcap) {
+      size_t cap = l->tcap ? l->tcap * 2 : 256;
+      ps_node *t = realloc(l->t, cap * sizeof *t);
+      if (!t) return 0;
+      l->t = t, l->tcap = cap;
+    }
+    i = (int32_t)l->tn++;
+  }
+  l->seed ^= l->seed << 13, l->seed ^= l->seed >> 17, l->seed ^= l->seed << 5;
+  l->t[i] = (ps_node){ .addr = a, .pool = pool, .prio = l->seed, .d = d, .slot = slot };
+  pull(l, i);
+  return i;
+}
+
+static void node_free(ps_ledger *l, int32_t i) {
+  l->t[i].l = l->tfree;
+  l->tfree = i;
+}
+
+/* Splits t into *a (keys below (pool, x)) and *b (the rest). */
+static void split(ps_ledger *l, int32_t t, int32_t pool, ps_addr x, int32_t *a, int32_t *b) {
+  if (!t) {
+    *a = *b = 0;
+    return;
+  }
+  int32_t sub;
+  if (below(&l->t[t], pool, x)) {
+    split(l, l->t[t].r, pool, x, &sub, b);
+    l->t[t].r = sub;
+    *a = t;
+  } else {
+    split(l, l->t[t].l, pool, x, a, &sub);
+    l->t[t].l = sub;
+    *b = t;
+  }
+  pull(l, t);
+}
+
+/* Joins a and b, every key of a below every key of b. */
+static int32_t merge(ps_ledger *l, int32_t a, int32_t b) {
+  if (!a || !b) return a ? a : b;
+  if (l->t[a].prio > l->t[b].prio) {
+    int32_t r = merge(l, l->t[a].r, b);
+    l->t[a].r = r;
+    pull(l, a);
+    return a;
+  }
+  int32_t r = merge(l, a, l->t[b].l);
+  l->t[b].l = r;
+  pull(l, b);
+  return b;
+}
+
+/* Inserts node n (its key absent from t); returns the new root. */
+static int32_t insert(ps_ledger *l, int32_t t, int32_t n) {
+  if (!t) return n;
+  ps_node *k = &l->t[n];
+  if (k->prio > l->t[t].prio) {
+    int32_t a, b;
+    split(l, t, k->pool, k->addr, &a, &b);
+    l->t[n].l = a, l->t[n].r = b;
+    pull(l, n);
+    return n;
+  }
+  int32_t sub;
+  if (below(k, l->t[t].pool, l->t[t].addr)) sub = insert(l, l->t[t].l, n), l->t[t].l = sub;
+  else sub = insert(l, l->t[t].r, n), l->t[t].r = sub;
+  pull(l, t);
+  return t;
+}
+
+/* The node keyed (pool, a) in t, or 0. */
+static int32_t find(const ps_ledger *l, int32_t t, int32_t pool, ps_addr a) {
+  while (t && (l->t[t].pool != pool || l->t[t].addr != a))
+    t = below(&l->t[t], pool, a) ? l->t[t].r : l->t[t].l;
+  return t;
+}
+
+/* The first node of t at or above (pool, a), or 0. */
+static int32_t lower_bound(const ps_ledger *l, int32_t t, int32_t pool, ps_addr a) {
+  int32_t best = 0;
+  while (t) {
+    if (below(&l->t[t], pool, a)) t = l->t[t].r;
+    else best = t, t = l->t[t].l;
+  }
+  return best;
+}
+
+/* Adds d to the present node keyed (pool, a); at 0 the node goes. */
+static int32_t adjust(ps_ledger *l, int32_t t, int32_t pool, ps_addr a, int32_t d) {
+  ps_node *k = &l->t[t];
+  int32_t sub;
+  if (k->pool == pool && k->addr == a) {
+    if ((k->d += d) == 0) {
+      sub = merge(l, k->l, k->r);
+      node_free(l, t);
+      return sub;
+    }
+  } else if (below(k, pool, a)) {
+    sub = adjust(l, k->r, pool, a, d);
+    l->t[t].r = sub;
+  } else {
+    sub = adjust(l, k->l, pool, a, d);
+    l->t[t].l = sub;
+  }
+  pull(l, t);
+  return t;
+}
+
+/* Removes the present node keyed (pool, a) from t. */
+static int32_t erase(ps_ledger *l, int32_t t, int32_t pool, ps_addr a) {
+  ps_node *k = &l->t[t];
+  int32_t sub;
+  if (k->pool == pool && k->addr == a) {
+    sub = merge(l, k->l, k->r);
+    node_free(l, t);
+    return sub;
+  }
+  if (below(k, pool, a)) sub = erase(l, k->r, pool, a), l->t[t].r = sub;
+  else sub = erase(l, k->l, pool, a), l->t[t].l = sub;
+  pull(l, t);
+  return t;
+}
+
+/* Adds d to the coverage at (pool, a). */
+static void cover(ps_ledger *l, int32_t pool, ps_addr a, int32_t d) {
+  if (find(l, l->cover, pool, a)) {
+    l->cover = adjust(l, l->cover, pool, a, d);
+    return;
+  }
+  int32_t n = node_new(l, pool, a, d, -1);
+  if (n) l->cover = insert(l, l->cover, n);
+}
+
+/* Block b starts (sign 1) or stops (-1) occupying its pool's memory. */
+static void occupy(ps_ledger *l, const ps_block *b, int32_t sign) {
+  if (b->pool < 0 || b->size == 0 || b->addr + b->size < b->addr) return;
+  int32_t pool = b->pool;
+  ps_addr a = b->addr, end = b->addr + b->size;
+  cover(l, pool, a, sign);
+  cover(l, pool, end, -sign);
+}
+
+/* ---- block states ------------------------------------------------------------ */
 
 static int32_t slot_new(ps_ledger *l) {
   if (l->free_slot >= 0) {
@@ -105,42 +361,69 @@ static int32_t slot_new(ps_ledger *l) {
   return (int32_t)l->n++;
 }
 
-static void pending_unlink(ps_ledger *l, int32_t s) {
-  ps_block *b = &l->v[s];
-  if (b->prev >= 0) l->v[b->prev].next = b->next;
-  else l->pending = b->next;
-  if (b->next >= 0) l->v[b->next].prev = b->prev;
-  b->prev = b->next = -1;
+static ps_poolud *pool_by_id(ps_ctx *c, int32_t id) {
+  for (ps_poolud *p = c->pools; p; p = p->next)
+    if (p->id == id) return p;
+  return NULL;
 }
 
-static void pending_link(ps_ledger *l, int32_t s) {
+/* Takes slot s out of its list and sets, and its pool's counters. */
+static void detach(ps_ctx *c, ps_ledger *l, int32_t s) {
   ps_block *b = &l->v[s];
-  b->prev = -1;
-  b->next = l->pending;
-  if (l->pending >= 0) l->v[l->pending].prev = s;
-  l->pending = s;
+  switch (b->state) {
+  case BLOCK_LIVE:
+    list_unlink(l, &l->live, s);
+    l->nlive--;
+    occupy(l, b, -1);
+    break;
+  case BLOCK_PENDING: {
+    list_unlink(l, &l->q[b->q].list, s);
+    l->npending--;
+    ps_poolud *p = pool_by_id(c, b->pool);
+    if (p) p->pending_bytes -= b->size, p->pending_count--;
+    occupy(l, b, -1);
+    break;
+  }
+  case BLOCK_DONE:
+    list_unlink(l, &l->done, s);
+    l->ndone--;
+    if (find(l, l->dones, b->pool, b->addr)) l->dones = erase(l, l->dones, b->pool, b->addr);
+    break;
+  }
+  b->state = BLOCK_FREE_SLOT;
 }
-
-static void pool_unpend(ps_ctx *c, const struct ps_block *b);
 
 /* Forgets the slot s entirely. */
 static void slot_drop(ps_ctx *c, ps_ledger *l, int32_t s) {
-  ps_block *b = &l->v[s];
-  if (b->state == BLOCK_PENDING) {
-    pending_unlink(l, s);
-    pool_unpend(c, b);
-  }
-  if (b->state == BLOCK_DONE) l->ndone--;
-  map_remove(l, b->addr);
-  b->state = BLOCK_FREE_SLOT;
-  b->next = l->free_slot;
+  detach(c, l, s);
+  map_remove(l, l->v[s].addr);
+  l->v[s].next = l->free_slot;
   l->free_slot = s;
+}
+
+/* Slot s becomes a live block, the newest. */
+static void make_live(ps_ledger *l, int32_t s) {
+  l->v[s].state = BLOCK_LIVE;
+  list_append(l, &l->live, s);
+  l->nlive++;
+  occupy(l, &l->v[s], 1);
 }
 
 static ps_ledger *ledger_of(ps_ctx *c) {
   if (!c->ledger) {
-    c->ledger = calloc(1, sizeof *c->ledger);
-    if (c->ledger) c->ledger->free_slot = c->ledger->pending = -1;
+    ps_ledger *l = calloc(1, sizeof *l);
+    if (!l) return NULL;
+    l->free_slot = -1;
+    l->live = l->done = (ps_list){ -1, -1 };
+    l->t = malloc(256 * sizeof *l->t);
+    if (!l->t) {
+      free(l);
+      return NULL;
+    }
+    l->t[0] = (ps_node){ .min = INT32_MAX };
+    l->tn = 1, l->tcap = 256;
+    l->seed = 0x9e3779b9u;
+    c->ledger = l;
   }
   return c->ledger;
 }
@@ -149,20 +432,50 @@ void ps_ledger_free_all(ps_ledger *l) {
   if (!l) return;
   free(l->v);
   free(l->map);
+  free(l->t);
+  free(l->q);
   free(l);
 }
 
-/* ---- streams and pools by id ------------------------------------------------ */
+/* ---- pending queues ----------------------------------------------------------- */
+
+/* The queue of frees on s (NULL: on no stream), made when missing; -1
+ * when out of memory. A Stream keeps its queue's index + 1 in pendq. */
+static int32_t queue_of(ps_ledger *l, ps_streamud *s) {
+  int32_t *at = s ? &s->pendq : &l->orphan;
+  int32_t want = s ? s->id : Q_ORPHAN;
+  if (*at > 0 && (size_t)*at <= l->nq && l->q[*at - 1].stream == want) return *at - 1;
+  size_t i;
+  if (l->qfree) {
+    i = (size_t)l->qfree - 1;
+    l->qfree = l->q[i].list.head;
+  } else {
+    if (l->nq == l->capq) {
+      size_t cap = l->capq ? l->capq * 2 : 8;
+      ps_queue *q = realloc(l->q, cap * sizeof *q);
+      if (!q) return -1;
+      l->q = q, l->capq = cap;
+    }
+    i = l->nq++;
+  }
+  l->q[i] = (ps_queue){ want, { -1, -1 }, l->epoch, 0 };   /* known to the learn under way */
+  *at = (int32_t)i + 1;
+  return (int32_t)i;
+}
+
+/* Queue i goes unused (it is empty). */
+static void queue_drop(ps_ledger *l, int32_t i) {
+  l->q[i].stream = Q_UNUSED;
+  l->q[i].list.head = l->qfree;
+  l->qfree = i + 1;
+  if (l->orphan == i + 1) l->orphan = 0;
+}
+
+/* ---- streams by id, and reuse rules --------------------------------------------- */
 
 ps_streamud *ps_stream_by_id(ps_ctx *c, int32_t id) {
   for (ps_streamud *s = c->streams; s; s = s->next)
     if (s->id == id) return s;
-  return NULL;
-}
-
-static ps_poolud *pool_by_id(ps_ctx *c, int32_t id) {
-  for (ps_poolud *p = c->pools; p; p = p->next)
-    if (p->id == id) return p;
   return NULL;
 }
 
@@ -176,7 +489,9 @@ static int knows(const ps_streamud *waiter, int32_t on, uint64_t pos) {
 /* The rule by which an allocation on s reused block b, from what poolsh
  * saw (the cuda backend cannot say): same stream; a host sync past the
  * free; an event wait past it; else the freeing stream is idle now
- * (opportunistic) or still busy (the pool made s wait). */
+ * (opportunistic) or still busy (the pool made s wait). "Idle now" is
+ * the backend's stream_peek, which costs no time and changes nothing, so
+ * it teaches poolsh nothing else either. */
 static ps_reuse_rule infer(ps_ctx *c, const ps_block *b, const ps_streamud *s) {
   if (b->stream == s->id) return PS_RULE_STREAM_ORDER;
   ps_streamud *f = ps_stream_by_id(c, b->stream);
@@ -184,17 +499,9 @@ static ps_reuse_rule infer(ps_ctx *c, const ps_block *b, const ps_streamud *s) {
   if (knows(s, b->stream, b->pos)) return PS_RULE_EVENT_DEP;
   if (b->state == BLOCK_DONE || f->done >= b->pos) return PS_RULE_OPPORTUNISTIC;
   int idle = 0;
-  if (f->live && c->be->stream_query(c->b, f->h, &idle) == PS_OK && idle) {
-    f->done = f->ops;
+  if (f->live && c->be->stream_peek && c->be->stream_peek(c->b, f->h, &idle) == PS_OK && idle)
     return PS_RULE_OPPORTUNISTIC;
-  }
   return PS_RULE_INTERNAL_DEP;
-}
-
-/* Pool p's pending counters lose block b. */
-static void pool_unpend(ps_ctx *c, const struct ps_block *b) {
-  ps_poolud *p = pool_by_id(c, b->pool);
-  if (p) p->pending_bytes -= b->size, p->pending_count--;
 }
 
 /* ---- what the bindings call ---------------------------------------------- */
@@ -224,22 +531,18 @@ int ps_ledger_alloc(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, ps_bu
         b->reused_from = old->buffer;
         if (said == PS_RULE_UNKNOWN) b->reuse_rule = infer(c, old, s);
       }
-      if (old->state == BLOCK_PENDING) {
-        pending_unlink(l, slot);
-        pool_unpend(c, old);
-      } else {
-        l->ndone--;
-      }
     }
+    detach(c, l, slot);
   } else {
     if ((slot = slot_new(l)) < 0) return 0;
     l->map[i] = slot;
     l->used++;
   }
-  ps_block *nb = &l->v[slot];
-  *nb = (ps_block){ b->addr, b->size, 0, b->id, p->id, s->id, -1, -1, -1, 0, 0, BLOCK_LIVE,
-                    PS_KIND_POOL };
+  l->v[slot] = (ps_block){ b->addr, b->size, 0, b->id, p->id, s->id, -1, -1, -1, 0, -1, 0,
+                           BLOCK_FREE_SLOT, PS_KIND_POOL };
+  make_live(l, slot);
   if (c->sources || c->tracing) {
+    ps_block *nb = &l->v[slot];
     ps_where(L, c, &nb->src, &nb->line);
     b->src = nb->src, b->line = nb->line;
   }
@@ -256,8 +559,9 @@ void ps_ledger_track(lua_State *L, ps_ctx *c, ps_bufferud *b) {
   if ((slot = slot_new(l)) < 0) return;
   l->map[i] = slot;
   l->used++;
-  l->v[slot] = (ps_block){ b->addr, b->size, 0, b->id, -1, -1, -1, -1, -1, 0, 0, BLOCK_LIVE,
-                           (uint8_t)b->kind };
+  l->v[slot] = (ps_block){ b->addr, b->size, 0, b->id, -1, -1, -1, -1, -1, 0, -1, 0,
+                           BLOCK_FREE_SLOT, (uint8_t)b->kind };
+  make_live(l, slot);
   if (c->sources || c->tracing) ps_where(L, c, &l->v[slot].src, &l->v[slot].line);
   b->src = l->v[slot].src, b->line = l->v[slot].line;
 }
@@ -270,17 +574,16 @@ void ps_ledger_untrack(ps_ctx *c, const ps_bufferud *b) {
   if (slot >= 0 && l->v[slot].buffer == b->id) slot_drop(c, l, slot);
 }
 
-/* Pushes the live buffers poolsh allocated, oldest id first: an array of
- * {buffer, kind, size, addr, pool, stream, src} (the leak report). */
-void ps_ledger_push_live(lua_State *L, ps_ctx *c) {
+/* Pushes the oldest live buffers poolsh allocated, at most max of them
+ * (max < 0: all), oldest (lowest id) first: an array of {buffer, kind,
+ * size, addr, pool, stream, src}; returns how many are live in all. */
+lua_Integer ps_ledger_push_live(lua_State *L, ps_ctx *c, lua_Integer max) {
   static const char *const kinds[] = {"pool", "malloc", "pinned", "pageable"};
   ps_ledger *l = c->ledger;
-  lua_newtable(L);
-  if (!l) return;
-  int k = 0;
-  for (size_t s = 0; s < l->n; s++) {
+  lua_Integer k = 0, all = l ? (lua_Integer)l->nlive : 0;
+  lua_createtable(L, (int)(max >= 0 && max < all ? max : all), 0);
+  for (int32_t s = l ? l->live.head : -1; s >= 0 && (max < 0 || k < max); s = l->v[s].next) {
     const ps_block *b = &l->v[s];
-    if (b->state != BLOCK_LIVE) continue;
     lua_createtable(L, 0, 7);
     lua_pushinteger(L, b->buffer);
     lua_setfield(L, -2, "buffer");
@@ -302,6 +605,35 @@ void ps_ledger_push_live(lua_State *L, ps_ctx *c) {
     }
     lua_rawseti(L, -2, ++k);
   }
+  return all;
+}
+
+/* Pushes at most max pending frees (max < 0: all), stream by stream in
+ * free order: an array of {buffer, size, addr, pool, stream}; returns how
+ * many are pending in all. */
+lua_Integer ps_ledger_push_pending(lua_State *L, ps_ctx *c, lua_Integer max) {
+  ps_ledger *l = c->ledger;
+  lua_Integer k = 0, all = l ? (lua_Integer)l->npending : 0;
+  lua_createtable(L, (int)(max >= 0 && max < all ? max : all), 0);
+  for (size_t q = 0; l && q < l->nq; q++) {
+    if (l->q[q].stream == Q_UNUSED) continue;
+    for (int32_t s = l->q[q].list.head; s >= 0 && (max < 0 || k < max); s = l->v[s].next) {
+      const ps_block *b = &l->v[s];
+      lua_createtable(L, 0, 5);
+      lua_pushinteger(L, b->buffer);
+      lua_setfield(L, -2, "buffer");
+      lua_pushinteger(L, (lua_Integer)b->size);
+      lua_setfield(L, -2, "size");
+      lua_pushinteger(L, (lua_Integer)b->addr);
+      lua_setfield(L, -2, "addr");
+      lua_pushinteger(L, b->pool);
+      lua_setfield(L, -2, "pool");
+      lua_pushinteger(L, b->stream);
+      lua_setfield(L, -2, "stream");
+      lua_rawseti(L, -2, ++k);
+    }
+  }
+  return all;
 }
 
 /* Buffer b's free was queued on stream s (NULL: the legacy stream). */
@@ -312,39 +644,64 @@ void ps_ledger_free(ps_ctx *c, ps_poolud *p, ps_streamud *s, const ps_bufferud *
   if (!l || !l->mapcap) return;
   int32_t slot = l->map[map_find(l, b->addr)];
   if (slot < 0 || l->v[slot].state != BLOCK_LIVE || l->v[slot].buffer != b->id) return;
+  int32_t q = queue_of(l, s);
+  if (q < 0) return;                   /* out of memory: it stays live to poolsh */
+  list_unlink(l, &l->live, slot);
+  l->nlive--;
   ps_block *k = &l->v[slot];
   k->stream = s ? s->id : 0;
   k->pos = s ? s->ops : 0;
   k->waits = c->waits;
   k->state = BLOCK_PENDING;
-  pending_link(l, slot);
+  k->q = q;
+  list_append(l, &l->q[q].list, slot);
+  l->npending++;
   if (p) p->pending_bytes += k->size, p->pending_count++;
+}
+
+/* Pending block s becomes done (its free is known complete). */
+static void complete(lua_State *L, ps_ctx *c, ps_ledger *l, int32_t s) {
+  detach(c, l, s);
+  ps_block *b = &l->v[s];
+  b->state = BLOCK_DONE;
+  list_append(l, &l->done, s);
+  l->ndone++;
+  if (b->pool >= 0) {
+    int32_t n = node_new(l, b->pool, b->addr, 0, s);
+    if (n) l->dones = insert(l, l->dones, n);
+  }
+  if (c->tracing) {
+    ps_block k = *b;          /* recording may run finalizers that touch the ledger */
+    ps_rec *r = ps_trace_rec(L, c, PS_OP_FREE_COMPLETED, PS_REC_NOSRC);
+    if (r) r->stream = k.stream, r->pool = k.pool, r->buffer = k.buffer,
+           r->addr = k.addr, r->size = k.size;
+  }
 }
 
 /* After a synchronisation or query taught poolsh how far streams got:
  * pending frees now known complete become done (and free_completed
- * events while recording). Old done blocks beyond DONE_KEEP are dropped. */
+ * events while recording); so do those of streams that are gone. Costs
+ * O(queues) plus O(1) per block completed. The oldest done blocks beyond
+ * DONE_KEEP are forgotten, down to half of it. */
 void ps_ledger_learn(lua_State *L, ps_ctx *c) {
   ps_ledger *l = c->ledger;
   if (!l) return;
-  for (int32_t s = l->pending, next; s >= 0; s = next) {
-    ps_block *b = &l->v[s];
-    next = b->next;
-    ps_streamud *st = ps_stream_by_id(c, b->stream);
-    if (st && st->done < b->pos) continue;
-    pending_unlink(l, s);
-    pool_unpend(c, b);
-    b->state = BLOCK_DONE;
-    l->ndone++;
-    if (c->tracing) {
-      ps_rec *r = ps_trace_rec(L, c, PS_OP_FREE_COMPLETED, PS_REC_NOSRC);
-      if (r) r->stream = b->stream, r->pool = b->pool, r->buffer = b->buffer,
-             r->addr = b->addr, r->size = b->size;
-    }
+  uint32_t epoch = ++l->epoch;
+  for (ps_streamud *s = c->streams; s; s = s->next) {
+    int32_t q = s->pendq - 1;
+    if (q >= 0 && (size_t)q < l->nq && l->q[q].stream == s->id)
+      l->q[q].seen = epoch, l->q[q].upto = s->done;
+  }
+  for (size_t q = 0; q < l->nq; q++) {
+    if (l->q[q].stream == Q_UNUSED) continue;
+    int all = l->q[q].seen != epoch;   /* its stream is gone, or no stream */
+    int32_t s;
+    while ((s = l->q[q].list.head) >= 0 && (all || l->v[s].pos <= l->q[q].upto))
+      complete(L, c, l, s);
+    if (all && l->q[q].list.head < 0) queue_drop(l, (int32_t)q);
   }
   if (l->ndone > DONE_KEEP)
-    for (size_t s = 0; s < l->n && l->ndone > DONE_KEEP / 2; s++)
-      if (l->v[s].state == BLOCK_DONE) slot_drop(c, l, (int32_t)s);
+    while (l->ndone > DONE_KEEP / 2) slot_drop(c, l, l->done.head);
 }
 
 /* Host synchronisation of stream s (NULL: every stream) up to its last
@@ -362,32 +719,73 @@ static int span_cmp(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* Appends the blocks of pool p in list x to v (the caller sized it). */
+static size_t spans_of(const ps_ledger *l, const ps_poolud *p, int32_t from, ps_span *v, size_t n) {
+  for (int32_t s = from; s >= 0; s = l->v[s].next) {
+    const ps_block *b = &l->v[s];
+    if (b->pool != p->id) continue;
+    if (v) v[n] = (ps_span){ b->addr, b->size, b->buffer, b->stream, b->state == BLOCK_PENDING };
+    n++;
+  }
+  return n;
+}
+
 /* Pool p's blocks that occupy memory (live or pending), sorted by address,
- * into a malloc'd array (*n of them); NULL when there are none. */
+ * into a malloc'd array (*n of them); NULL when there are none. Reads
+ * every live and pending block: for poolsh.map, not for hot paths. */
 ps_span *ps_ledger_spans(ps_ctx *c, const ps_poolud *p, size_t *n) {
   ps_ledger *l = c->ledger;
   *n = 0;
   if (!l) return NULL;
-  size_t k = 0;
-  for (size_t s = 0; s < l->n; s++)
-    if (l->v[s].pool == p->id && (l->v[s].state == BLOCK_LIVE || l->v[s].state == BLOCK_PENDING)) k++;
+  size_t k = spans_of(l, p, l->live.head, NULL, 0);
+  for (size_t q = 0; q < l->nq; q++)
+    if (l->q[q].stream != Q_UNUSED) k = spans_of(l, p, l->q[q].list.head, NULL, k);
   if (!k) return NULL;
   ps_span *v = malloc(k * sizeof *v);
   if (!v) return NULL;
-  for (size_t s = 0; s < l->n; s++) {
-    const ps_block *b = &l->v[s];
-    if (b->pool == p->id && (b->state == BLOCK_LIVE || b->state == BLOCK_PENDING))
-      v[(*n)++] = (ps_span){ b->addr, b->size, b->buffer, b->stream, b->state == BLOCK_PENDING };
-  }
-  qsort(v, *n, sizeof *v, span_cmp);
+  k = spans_of(l, p, l->live.head, v, 0);
+  for (size_t q = 0; q < l->nq; q++)
+    if (l->q[q].stream != Q_UNUSED) k = spans_of(l, p, l->q[q].list.head, v, k);
+  *n = k;
+  qsort(v, k, sizeof *v, span_cmp);
   return v;
+}
+
+/* The free space inside pool p's reserved memory as far as poolsh can
+ * know it (docs/explain.md): its arena taken to start at the lowest block
+ * address seen and to extend `reserved` bytes, *free what live and pending
+ * blocks leave of it, *largest its largest extent. O(log n): the pool's
+ * edges in that range are cut out of the coverage set and put back. */
+void ps_ledger_free_space(ps_ctx *c, const ps_poolud *p, uint64_t reserved, uint64_t *nfree,
+                          uint64_t *largest) {
+  ps_ledger *l = c->ledger;
+  ps_addr lo = p->lo, end = lo + reserved;
+  *nfree = *largest = reserved;
+  if (!lo || !l) return;                     /* no block seen: all of it */
+  if (end < lo) end = UINT64_MAX;
+  int32_t a, bc, b, rest;
+  split(l, l->cover, p->id, lo, &a, &bc);
+  split(l, bc, p->id, end, &b, &rest);
+  *nfree = *largest = end - lo;
+  if (b) {
+    const ps_node *k = &l->t[b];
+    uint64_t head = k->first - lo, tail = k->sum == 0 ? end - k->last : 0;
+    *nfree = head + tail;
+    *largest = head > tail ? head : tail;
+    if (k->min == 0) {
+      *nfree += k->zsum;
+      if (k->zmax > *largest) *largest = k->zmax;
+    }
+  }
+  l->cover = merge(l, a, merge(l, b, rest));
 }
 
 /* After a call at which a pool can give memory back: a host
  * synchronisation, a trim, destroying a stream, a cudaFree
  * (docs/calibration.md E3). A pool does so from the top of its
  * arena, so blocks that lay above what it still reserves were unmapped;
- * memory at those addresses later is fresh, not a reuse. */
+ * memory at those addresses later is fresh, not a reuse. Costs O(pools)
+ * and O(log n) per done block forgotten. */
 void ps_ledger_released(ps_ctx *c) {
   ps_ledger *l = c->ledger;
   c->waits++;
@@ -396,9 +794,11 @@ void ps_ledger_released(ps_ctx *c) {
     uint64_t reserved = 0;
     if (!p->h || !p->lo || c->be->pool_get(c->b, p->h, PS_ATTR_RESERVED_CURRENT, &reserved) != PS_OK)
       continue;
-    for (size_t s = 0; s < l->n; s++)
-      if (l->v[s].state == BLOCK_DONE && l->v[s].pool == p->id && l->v[s].addr >= p->lo + reserved)
-        slot_drop(c, l, (int32_t)s);
+    ps_addr top = p->lo + reserved;
+    if (top < p->lo) continue;
+    int32_t n;
+    while ((n = lower_bound(l, l->dones, p->id, top)) && l->t[n].pool == p->id)
+      slot_drop(c, l, l->t[n].slot);
   }
 }
 

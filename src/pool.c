@@ -252,27 +252,12 @@ static void set_count(lua_State *L, const char *k, uint64_t v) {
   lua_setfield(L, -2, k);
 }
 
-/* The free space inside reserved memory as far as poolsh can know it: the
- * pool's arena is taken to start at the lowest block address seen and to
- * extend reserved bytes; free = what live and pending blocks leave of
- * that, largest_free its largest gap. An estimate (free_estimated). */
+/* The free space estimate (docs/explain.md): free, largest_free,
+ * free_estimated. */
 static void free_extents(lua_State *L, ps_poolud *p, uint64_t reserved) {
   ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
-  size_t n = 0;
-  ps_span *v = ps_ledger_spans(c, p, &n);
   uint64_t nfree = 0, largest = 0;
-  ps_addr at = p->lo, end = p->lo + reserved;
-  for (size_t i = 0; i <= n; i++) {
-    ps_addr next = i < n ? v[i].addr : end;
-    if (next > end) next = end;
-    if (next > at) {
-      nfree += next - at;
-      if (next - at > largest) largest = next - at;
-    }
-    if (i < n && v[i].addr + v[i].size > at) at = v[i].addr + v[i].size;
-  }
-  free(v);
-  if (!p->lo) nfree = largest = reserved;    /* no block seen: all of it */
+  ps_ledger_free_space(c, p, reserved, &nfree, &largest);
   set_count(L, "free", nfree);
   set_count(L, "largest_free", largest);
   lua_pushboolean(L, 1);

@@ -82,6 +82,7 @@ typedef struct ps_streamud {
   uint64_t synced;           /* the host synchronised past this many */
   uint64_t done;             /* known complete: syncs, and idle queries */
   struct { int32_t stream; uint64_t pos; } knows[PS_KNOWS];  /* event waits */
+  int32_t pendq;             /* ledger: its queue of pending frees, index + 1 */
   struct ps_streamud *next;  /* in ctx->streams while live */
 } ps_streamud;
 
@@ -240,7 +241,8 @@ int ps_ledger_alloc(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, ps_bu
                     ps_reuse_rule said);
 void ps_ledger_track(lua_State *L, ps_ctx *c, ps_bufferud *b);
 void ps_ledger_untrack(ps_ctx *c, const ps_bufferud *b);
-void ps_ledger_push_live(lua_State *L, ps_ctx *c);
+lua_Integer ps_ledger_push_live(lua_State *L, ps_ctx *c, lua_Integer max);
+lua_Integer ps_ledger_push_pending(lua_State *L, ps_ctx *c, lua_Integer max);
 void ps_remember(ps_ctx *c, const ps_bufferud *b, int32_t pool);
 void ps_register_object(lua_State *L, int idx);
 int poolsh_open_inspect(lua_State *L);
@@ -251,6 +253,8 @@ void ps_ledger_learn(lua_State *L, ps_ctx *c);
 void ps_ledger_synced(ps_ctx *c, ps_streamud *s, uint64_t upto);
 void ps_ledger_released(ps_ctx *c);
 ps_span *ps_ledger_spans(ps_ctx *c, const ps_poolud *p, size_t *n);
+void ps_ledger_free_space(ps_ctx *c, const ps_poolud *p, uint64_t reserved, uint64_t *nfree,
+                          uint64_t *largest);
 ps_streamud *ps_stream_by_id(ps_ctx *c, int32_t id);
 void ps_after_sync(lua_State *L, ps_ctx *c, ps_streamud *s, uint64_t upto);
 void ps_after_idle(lua_State *L, ps_ctx *c, ps_streamud *s, uint64_t upto);

@@ -49,8 +49,8 @@ function poolsh.sim.profile_info() return require("poolsh.profile").info() end
 -- The core's raw views stay in poolsh.core; poolsh.trace and poolsh.live
 -- are what users call.
 for _, k in ipairs { "trace_start", "trace_stop", "trace_clear", "trace_events",
-                     "trace_recording", "trace_count", "objects", "blocks", "live", "recent",
-                     "stream_state" } do
+                     "trace_recording", "trace_count", "objects", "blocks", "live", "pending",
+                     "recent", "stream_state" } do
   poolsh[k] = nil
 end
 poolsh.core = core

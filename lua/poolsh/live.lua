@@ -136,6 +136,15 @@ local function rows(header, list)
   return out
 end
 
+--- At most this many rows of live buffers and of pending frees in show(),
+-- and of buffers in the leak report; the rest is counted on one line.
+M.show_max = 50
+
+-- The line under a table cut at show_max rows.
+local function more(out, n, what, hint)
+  if n > 0 then out[#out + 1] = paint("dim", ("  ... and %d more %s (%s lists them)"):format(n, what, hint)) end
+end
+
 --- show_lines() -> the table poolsh.show() prints: pools, streams with
 -- their queued work, live buffers and pending frees.
 function M.show_lines()
@@ -156,15 +165,18 @@ function M.show_lines()
   out[#out + 1] = paint("bold", "streams")
   local srow = {}
   for _, s in ipairs(streams) do
-    local ops, done = core.stream_state(s)
-    local idle = s:query()
-    srow[#srow + 1] = { s.name, idle and "idle" or "busy",
-                        idle and "0" or tostring(ops - done), s.blocking and "blocking" or "non-blocking" }
+    -- a peek, not s:query(): showing changes nothing (no clock moves, no
+    -- free becomes known complete)
+    local ops, done, idle = core.stream_state(s)
+    local state = idle == nil and "?" or idle and "idle" or "busy"
+    srow[#srow + 1] = { s.name, state, idle and "0" or tostring(ops - done),
+                        s.blocking and "blocking" or "non-blocking" }
   end
   for _, l in ipairs(rows({ "stream", "state", "queued", "kind" }, srow)) do out[#out + 1] = l end
   out[#out + 1] = paint("bold", "buffers")
   local brow = {}
-  for _, b in ipairs(M.leaks()) do
+  local live, nlive = core.live(M.show_max)
+  for _, b in ipairs(live) do
     brow[#brow + 1] = { "b" .. b.buffer, fmt(b.size), b.kind,
                         b.pool and ("p%d on %s"):format(b.pool, stream_name(b.stream)) or "",
                         ("0x%x"):format(b.addr), b.src or "" }
@@ -172,19 +184,24 @@ function M.show_lines()
   for _, l in ipairs(rows({ "buffer", "size", "kind", "pool", "addr", "allocated at" }, brow)) do
     out[#out + 1] = l
   end
+  more(out, nlive - #live, "buffers", "poolsh.leaks()")
   out[#out + 1] = paint("bold", "pending frees")
+  local pending, npending = core.pending(M.show_max)
+  local names = {}
+  for _, p in ipairs(pools) do names[p.id] = p.name end
+  table.sort(pending, function(a, b)
+    if a.pool ~= b.pool then return a.pool < b.pool end
+    return a.addr < b.addr
+  end)
   local frow = {}
-  for _, p in ipairs(pools) do
-    for _, blk in ipairs((core.blocks(p))) do
-      if blk.pending then
-        frow[#frow + 1] = { "b" .. blk.buffer, fmt(blk.size), p.name, stream_name(blk.stream),
-                            ("0x%x"):format(blk.addr) }
-      end
-    end
+  for _, blk in ipairs(pending) do
+    frow[#frow + 1] = { "b" .. blk.buffer, fmt(blk.size), names[blk.pool] or ("p" .. blk.pool),
+                        stream_name(blk.stream), ("0x%x"):format(blk.addr) }
   end
   for _, l in ipairs(rows({ "buffer", "size", "pool", "freed on", "addr" }, frow)) do
     out[#out + 1] = l
   end
+  more(out, npending - #pending, "pending frees", "poolsh.map(pool)")
   return out
 end
 
@@ -270,17 +287,16 @@ end
 --- leaks() -> the buffers still live, oldest first, with where they were
 -- allocated (known while recording or when poolsh.sources(true)).
 function M.leaks()
-  local live = core.live()
-  table.sort(live, function(a, b) return a.buffer < b.buffer end)
-  return live
+  return (core.live())
 end
 
---- leak_lines() -> the leak report's lines, empty when nothing leaks.
+--- leak_lines() -> the leak report's lines, empty when nothing leaks: the
+-- oldest show_max buffers, then how many more.
 function M.leak_lines()
-  local live = M.leaks()
-  if #live == 0 then return {} end
-  local out = { ("poolsh: %d buffer%s still live at exit (freed now):"):format(#live,
-                #live == 1 and "" or "s") }
+  local live, n = core.live(M.show_max)
+  if n == 0 then return {} end
+  local out = { ("poolsh: %d buffer%s still live at exit (freed now):"):format(n,
+                n == 1 and "" or "s") }
   local unknown = false
   for _, b in ipairs(live) do
     local pool = b.pool and (" from p%d on %s"):format(b.pool, stream_name(b.stream)) or ""
@@ -288,6 +304,7 @@ function M.leak_lines()
                                                             b.src or "?")
     unknown = unknown or not b.src
   end
+  if n > #live then out[#out + 1] = ("  ... and %d more (poolsh.leaks() lists them)"):format(n - #live) end
   if unknown then
     out[#out + 1] = "  (allocation sites are known while recording or with poolsh.sources(true))"
   end

@@ -852,6 +852,7 @@ const ps_backend ps_backend_cuda = {
     .stream_priority_range = cu_stream_priority_range,
     .stream_sync = cu_stream_sync,
     .stream_query = cu_stream_query,
+    .stream_peek = cu_stream_query,   /* cudaStreamQuery changes nothing */
     .stream_wait = cu_stream_wait,
     .event_create = cu_event_create,
     .event_destroy = cu_event_destroy,

@@ -368,6 +368,8 @@ static int sim_option_names(void *ctx, const char **names, int max) {
   return sim_profile_names(names, max);
 }
 
+int sim_stream_peek(void *ctx, ps_stream *s, int *idle);   /* sim_peek.c */
+
 const ps_backend ps_backend_sim = {
   .name = "sim",
   .probe = sim_probe, .open = sim_open, .close = sim_close,
@@ -377,7 +379,7 @@ const ps_backend ps_backend_sim = {
   .stream_create = sim_stream_create, .stream_destroy = sim_stream_destroy,
   .stream_priority_range = sim_stream_priority_range,
   .stream_sync = sim_stream_sync, .stream_query = sim_stream_query,
-  .stream_wait = sim_stream_wait,
+  .stream_wait = sim_stream_wait, .stream_peek = sim_stream_peek,
   .event_create = sim_event_create, .event_destroy = sim_event_destroy,
   .event_record = sim_event_record, .event_sync = sim_event_sync,
   .event_query = sim_event_query, .event_elapsed = sim_event_elapsed,

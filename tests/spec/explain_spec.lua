@@ -192,3 +192,157 @@ describe("pending frees and free space", function()
     a:free(); c:free(); s:sync(); p:destroy()
   end)
 end)
+
+-- The estimate as docs/explain.md defines it, from poolsh.core.blocks: the
+-- arena from the lowest address seen, `reserved` bytes long, less what
+-- live and pending blocks cover (they may overlap).
+local function reference_free(p)
+  local blocks, lo = poolsh.core.blocks(p)
+  local reserved = p:stats().reserved
+  if lo == 0 then return reserved, reserved end
+  local at, top, free, largest = lo, lo + reserved, 0, 0
+  for i = 1, #blocks + 1 do
+    local b = blocks[i]
+    local next = b and math.min(b.addr, top) or top
+    if next > at then
+      free = free + (next - at)
+      largest = math.max(largest, next - at)
+    end
+    if b and b.addr + b.size > at then at = b.addr + b.size end
+  end
+  return free, largest
+end
+
+describe("the free-space estimate", function()
+  it("matches the blocks after each of many random steps, several pools and streams", function()
+    local rng = 12345
+    local function rand(n)
+      rng = (rng * 1103515245 + 12345) % 2147483648
+      return rng % n + 1
+    end
+    local streams = { poolsh.stream(), poolsh.stream() }
+    local pools = { pool(), pool { release_threshold = 0 } }
+    local live = {}
+    for step = 1, 600 do
+      local r = rand(10)
+      if r <= 5 or #live == 0 then
+        local p = pools[rand(2)]
+        live[#live + 1] = p:alloc(rand(64) * 4096 + rand(3) * 256, streams[rand(2)])
+      elseif r <= 9 then
+        table.remove(live, rand(#live)):free()
+      else
+        streams[rand(2)]:sync()
+      end
+      if step % 7 == 0 or r == 10 then
+        for _, p in ipairs(pools) do
+          local st = p:stats()
+          local free, largest = reference_free(p)
+          assert.equal(free, st.free)
+          assert.equal(largest, st.largest_free)
+        end
+      end
+    end
+    for _, b in ipairs(live) do b:free() end
+    poolsh.sync()
+    for _, p in ipairs(pools) do
+      local st = p:stats()
+      assert.equal(0, st.live)
+      assert.equal(0, st.pending)
+      assert.equal(st.reserved, st.free)
+      p:destroy()
+    end
+  end)
+end)
+
+-- Observers (the REPL's live lines, show, map, p:stats, leaks, the
+-- recorder) never change what they observe: the same script gives the same
+-- clock, rules, addresses and counters whether it is watched or not.
+local function scenario(observe)
+  collectgarbage()
+  collectgarbage("stop")      -- no finalizer of an earlier test's garbage runs in between
+  poolsh.sync()
+  local out, bufs, index, base = {}, {}, {}, {}
+  local s1, s2, s3 = poolsh.stream(), poolsh.stream(), poolsh.stream()
+  local p, q = pool(), pool { max_size = "32 MiB" }
+  local t0 = poolsh.now()
+  local function look()
+    if not observe then return end
+    poolsh.live.lines()
+    poolsh.live.show_lines()
+    poolsh.live.map_lines(p)
+    poolsh.live.map_lines(q)
+    poolsh.leaks()
+    p:stats(); q:stats()
+  end
+  local function note(what)
+    look()
+    out[#out + 1] = ("%s at %.6f"):format(what, poolsh.now() - t0)
+  end
+  local function alloc(pl, size, s)
+    local b = pl:alloc(size, s)
+    bufs[#bufs + 1], index[b.id] = b, #bufs + 1
+    base[pl] = base[pl] or b.addr
+    note(("b%d +%d %s %s %s"):format(#bufs, b.addr - base[pl], b.reused,
+                                     b.reused_from and index[b.reused_from], b.reuse_rule))
+    return b
+  end
+  if observe then poolsh.live.watch(true); poolsh.trace.start() end
+  local a = alloc(p, "16 MiB", s1); a:free(); note("free a")
+  local b = alloc(p, "16 MiB", s1); poolsh.spin(s1, "20 ms"); b:free(); note("free b")
+  local c = alloc(p, "16 MiB", s2); note("c")                -- s1 busy: fresh or internal
+  poolsh.sleep("30 ms"); note("sleep")
+  local d = alloc(p, "16 MiB", s2); note("d")                -- s1 idle now: opportunistic
+  poolsh.spin(s2, "10 ms"); c:free(); d:free()
+  s3:wait(s2:record()); note("wait")
+  local e = alloc(p, "16 MiB", s3); note("e")                -- event dependency
+  local f = alloc(q, "32 MiB", s1); poolsh.spin(s1, "50 ms"); f:free(); note("free f")
+  local g = alloc(q, "32 MiB", s2); note("g")                -- internal dependency
+  out[#out + 1] = ("queries %s %s %s"):format(s1:query(), s2:query(), s3:query())
+  e:free(); s3:sync(); note("sync s3")
+  local st = p:stats()
+  out[#out + 1] = ("p live %d pending %d/%d used %d reserved %d free %d/%d"):format(
+    st.live, st.pending, st.pending_count, st.used, st.reserved, st.free, st.largest_free)
+  g:free(); poolsh.sync(); note("sync")
+  if observe then poolsh.trace.stop(); poolsh.trace.clear(); poolsh.live.watch(false) end
+  p:destroy(); q:destroy()
+  collectgarbage("restart")
+  return out
+end
+
+describe("observing changes nothing", function()
+  local rules = H.is_sim() and { 0, 1 } or { false }
+  for _, r in ipairs(rules) do
+    it("the clock, rules and counters are the same watched or not" ..
+       (r == 0 and " (inferred, as on cuda)" or ""), function()
+      if r then poolsh.sim.set("report_rules", r) end
+      local plain = scenario(false)
+      local watched = scenario(true)
+      if r then poolsh.sim.set("report_rules", 1) end
+      assert.same(plain, watched)
+    end)
+  end
+
+  if H.is_sim() then
+    it("inferring rules (report_rules = 0) costs no simulated time", function()
+      poolsh.sim.set("report_rules", 0)
+      local inferred = scenario(true)
+      poolsh.sim.set("report_rules", 1)
+      assert.same(scenario(false), inferred)
+    end)
+  end
+
+  it("show() tells a stream's state without querying it", function()
+    local s, p = poolsh.stream(), pool()
+    poolsh.spin(s, "10 ms")
+    p:alloc("1 MiB", s):free()
+    poolsh.sleep("20 ms")
+    local t = poolsh.now()
+    local out = table.concat(poolsh.live.show_lines(), "\n")
+    assert.matches(s.name .. "%s+idle", out)
+    assert.equal(t, poolsh.now())
+    assert.equal(1, p:stats().pending_count)     -- only s:query() or a sync teaches completion
+    assert.is_true(s:query())
+    assert.equal(0, p:stats().pending_count)
+    p:destroy()
+  end)
+end)

@@ -63,6 +63,28 @@ describe("poolsh.show and poolsh.map", function()
     a:free(); s:sync(); p:destroy()
   end)
 
+  it("show and the leak report list at most show_max buffers and pending frees", function()
+    local s, p = poolsh.stream(), poolsh.pool { release_threshold = "max" }
+    local was = live.show_max
+    live.show_max = 3
+    local bufs = {}
+    for i = 1, 9 do bufs[i] = p:alloc("1 MiB", s) end
+    poolsh.spin(s, "50 ms")
+    for i = 1, 4 do bufs[i]:free() end
+    local out = joined(live.show_lines())
+    local leaks = live.leak_lines()
+    live.show_max = was
+    assert.matches("... and 2 more buffers (poolsh.leaks() lists them)", out, 1, true)
+    assert.matches("... and 1 more pending frees", out, 1, true)
+    assert.matches("b" .. bufs[5].id .. "%s+1%.00 MiB", out)            -- oldest first
+    assert.is_nil(out:find("b" .. bufs[9].id .. " ", 1, true))
+    assert.matches("^poolsh: 5 buffers still live", leaks[1])
+    assert.equal("  ... and 2 more (poolsh.leaks() lists them)", leaks[5])
+    assert.equal(5, #poolsh.leaks())
+    for i = 5, 9 do bufs[i]:free() end
+    s:sync(); p:destroy()
+  end)
+
   it("map draws live blocks, pending frees and free gaps with addresses", function()
     local s, p = poolsh.stream(), poolsh.pool { release_threshold = "max" }
     local a, b, c = p:alloc("4 MiB", s), p:alloc("4 MiB", s), p:alloc("4 MiB", s)

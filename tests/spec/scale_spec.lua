@@ -1,0 +1,94 @@
+-- The observation side at scale: 100,000 live blocks and as many holes.
+-- The ledger, p:stats(), the live lines and show() cost O(log n) or O(1)
+-- per changed block, and their output stays bounded (docs/live.md). Times
+-- are not asserted: scripts/ holds the benchmark. POOLSH_SCALE_BLOCKS
+-- runs it at another size.
+local poolsh = require "poolsh"
+local H = require "helpers"
+
+local N = math.tointeger(tonumber(os.getenv("POOLSH_SCALE_BLOCKS") or "")) or 100000
+local SIZE = 4096
+
+describe("at scale (" .. N .. " blocks)", function()
+  it("counts, estimates and shows many live blocks and holes", function()
+    local s = poolsh.stream()
+    local p = poolsh.pool { release_threshold = "max" }
+    local bufs = {}
+    for i = 1, N do bufs[i] = p:alloc(SIZE, s) end
+    local st = p:stats()
+    assert.equal(N * SIZE, st.live)
+    assert.equal(N * SIZE, st.used)
+    for i = 1, N, 2 do bufs[i]:free() end
+    local half = (N + 1) // 2
+    st = p:stats()
+    assert.equal((N - half) * SIZE, st.live)
+    assert.equal(half * SIZE, st.pending)
+    assert.equal(half, st.pending_count)
+    assert.equal(st.live, st.used)
+
+    s:sync()
+    st = p:stats()
+    assert.equal(0, st.pending)
+    assert.equal(0, st.pending_count)
+    -- the estimate, from the addresses themselves
+    local lo, spans = math.huge, {}
+    for i = 1, N do
+      lo = math.min(lo, bufs[i].addr)
+      if i % 2 == 0 then spans[#spans + 1] = bufs[i].addr end
+    end
+    table.sort(spans)
+    local at, top, free, largest = lo, lo + st.reserved, 0, 0
+    for i = 1, #spans + 1 do
+      local next = math.min(spans[i] or top, top)
+      if next > at then free, largest = free + next - at, math.max(largest, next - at) end
+      if spans[i] then at = math.max(at, spans[i] + SIZE) end
+    end
+    assert.equal(free, st.free)
+    assert.equal(largest, st.largest_free)
+
+    -- bounded output: the live lines, show() and the leak report
+    poolsh.watch(true)
+    local more = {}
+    for i = 1, 100 do more[i] = p:alloc(SIZE, s) end
+    local lines = poolsh.live.lines()
+    poolsh.watch(false)
+    assert.is_true(#lines <= 66)
+    assert.matches("(100 allocations; the last 64:)", table.concat(lines, "\n"), 1, true)
+    local shown = poolsh.live.show_lines()
+    assert.is_true(#shown < 2 * poolsh.live.show_max + 20)
+    assert.matches(("... and %d more buffers"):format(N - half + 100 - poolsh.live.show_max),
+                   table.concat(shown, "\n"), 1, true)
+    local leaks = poolsh.live.leak_lines()
+    assert.is_true(#leaks <= poolsh.live.show_max + 3)
+    assert.matches(("^poolsh: %d buffers still live"):format(N - half + 100), leaks[1])
+
+    for i = 2, N, 2 do bufs[i]:free() end
+    for i = 1, 100 do more[i]:free() end
+    s:sync()
+    st = p:stats()
+    assert.equal(0, st.live)
+    assert.equal(0, st.pending)
+    assert.equal(st.reserved, st.free)
+    assert.equal(0, #poolsh.leaks())
+    p:destroy()
+  end)
+
+  it("exits cleanly with every block still live", function()
+    local script = os.tmpname()
+    local f = assert(io.open(script, "w"))
+    f:write(([[
+      local s, p = poolsh.stream(), poolsh.pool { release_threshold = "max" }
+      keep = {}
+      for i = 1, %d do keep[i] = p:alloc(%d, s) end
+      for i = 1, %d, 2 do keep[i]:free(); keep[i] = nil end
+    ]]):format(N, SIZE, N))
+    f:close()
+    local out, err, code = H.poolsh_cmd("--backend=" .. H.backend() .. " " .. H.quote(script))
+    os.remove(script)
+    assert.equal(0, code)
+    assert.equal("", out)
+    assert.matches(("^poolsh: %d buffers still live at exit"):format(N // 2), err)
+    local _, nlines = err:gsub("\n", "")
+    assert.is_true(nlines <= poolsh.live.show_max + 3)
+  end)
+end)

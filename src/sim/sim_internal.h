@@ -85,10 +85,23 @@ void sim_mem_read(const sim_map *s, uint64_t off, uint8_t *dst, uint64_t n);
 int64_t sim_mem_verify(const sim_map *s, uint64_t off, uint64_t n, uint8_t v);
 uint64_t sim_mem_materialized(const sim_mem *m);  /* pages holding data */
 
-/* ---- vector clocks ---- */
+/* ---- tables and vector clocks (sim_stream.c) ---- */
 
-/* clk[id] = latest position on stream id known; missing entries are 0. */
-typedef struct sim_vclock { int64_t *v; int n; } sim_vclock;
+/* An open-addressing hash table from non-zero keys to values, at most half
+ * full: O(1) to find, put or remove; visit slots whose key is not 0. */
+typedef struct sim_slot { uint64_t key; int64_t val; } sim_slot;
+typedef struct sim_table { sim_slot *v; size_t n, cap; } sim_table;
+
+sim_slot *sim_table_find(const sim_table *t, uint64_t key);
+/* The slot of key, added with val when missing; NULL when out of memory. */
+sim_slot *sim_table_put(sim_table *t, uint64_t key, int64_t val);
+int sim_table_remove(sim_table *t, uint64_t key);   /* 0: key missing */
+void sim_table_free(sim_table *t);
+
+/* The latest position of each stream id known (key id + 1); missing
+ * entries are 0. Costs follow the entries present, never the ids. A clock
+ * may lose the entries of dropped streams (see sim_host_knows). */
+typedef sim_table sim_vclock;
 
 int64_t sim_vc_get(const sim_vclock *c, int id);
 int sim_vc_raise(sim_vclock *c, int id, int64_t pos);
@@ -101,9 +114,12 @@ void sim_vc_free(sim_vclock *c);
 struct ps_stream {
   int id;                  /* 0 is the legacy default stream */
   int priority, blocking, destroyed;
-  int64_t tail;            /* ns: when the last enqueued op completes */
+  int64_t tail;            /* ns: when the last enqueued op completes; only
+                            * grows, and only in a call that resolved s */
   int64_t seq;             /* positions handed out on this stream */
   sim_vclock clock;        /* what this stream knows of others */
+  size_t slot;             /* index in ctx->streams */
+  int touched;             /* in ctx->touched: tail may have grown */
 };
 
 struct ps_event {
@@ -137,11 +153,21 @@ typedef struct sim_ctx {
   sim_profile prof;
   int64_t host_now;        /* ns since open */
   ps_stream legacy;        /* the NULL stream */
-  ps_stream **streams;     /* created streams, destroyed ones kept */
-  size_t nstreams, capstreams;
-  ps_event **events;
-  size_t nevents, capevents;
-  sim_vclock host_known;   /* positions the host knows completed */
+  /* Created streams not yet dropped: live ones, and destroyed ones the
+   * host has not fully learned yet (their position or what they knew). */
+  ps_stream **streams;
+  size_t nstreams, capstreams, ndestroyed, sweep_at;
+  int stream_ids;          /* ids handed out: 1 .. stream_ids */
+  sim_table live;          /* handles of live streams */
+  sim_table events;        /* handles of live events */
+  ps_stream **touched;     /* streams whose tail may have grown since */
+  ps_stream *resolved;     /* the last stream resolved: kept touched */
+  size_t ntouched, captouched;   /* folded into tail_all, tail_blocking */
+  int64_t tail_all, tail_blocking;   /* max tail of created (blocking) streams */
+  /* Positions the host knows completed: one entry for the legacy stream
+   * and each stream in `streams`. Read it through sim_host_knows. */
+  sim_vclock host_known;
+  uint64_t host_epoch;     /* grows whenever sim_host_knows may answer anew */
   sim_op *ops;             /* min-heap on (end, seq) */
   size_t nops, capops;
   uint64_t op_seq;
@@ -152,7 +178,9 @@ typedef struct sim_ctx {
   void *interrupted_ud;
 } sim_ctx;
 
-ps_stream *sim_stream_resolve(sim_ctx *c, ps_stream *s);   /* NULL: invalid */
+/* The live stream a handle names (NULL: the legacy one), in O(1); NULL
+ * when invalid. Marks it touched: the caller may raise its tail. */
+ps_stream *sim_stream_resolve(sim_ctx *c, ps_stream *s);
 int sim_event_valid(sim_ctx *c, ps_event *e);
 /* Enqueues an op of `dur` ns on s: returns its end and takes a position. */
 int64_t sim_enqueue(sim_ctx *c, ps_stream *s, int64_t dur);
@@ -170,6 +198,9 @@ void sim_sync_device(sim_ctx *c, int retire);
 /* PS_INTERRUPTED when waiting until t would wait and cfg says stop. */
 int sim_wait_check(sim_ctx *c, int64_t t);
 void sim_streams_free(sim_ctx *c);
+/* Whether the host knows that position pos of stream `stream` completed.
+ * Always true for a dropped stream (destroyed, and fully learned before it
+ * was dropped): its entries in clocks no longer matter. */
 int sim_host_knows(const sim_ctx *c, int stream, int64_t pos);
 
 /* The ops of sim_stream.c that the ops table uses directly. */

@@ -1,6 +1,11 @@
 /*
  * sim_stream.c: the virtual clock, streams, events, vector clocks and the
  * queue of device work whose memory effects land at their end times.
+ *
+ * Costs: handle checks are O(1) (hash tables of live handles); a vector
+ * clock costs its entries, never the highest id; a device sync is
+ * O(streams kept). A destroyed stream is freed ("dropped") once the host
+ * has learned its last position and all it knew.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -8,44 +13,112 @@
 
 #include "sim_internal.h"
 
+/* ---- tables ---- */
+
+static size_t home(const sim_table *t, uint64_t key) {
+  key ^= key >> 33;
+  key *= 0xff51afd7ed558ccdULL;
+  key ^= key >> 33;
+  return (size_t)key & (t->cap - 1);
+}
+
+/* The slot holding key, or NULL. */
+sim_slot *sim_table_find(const sim_table *t, uint64_t key) {
+  if (!t->n || !key) return NULL;
+  for (size_t i = home(t, key);; i = (i + 1) & (t->cap - 1)) {
+    if (t->v[i].key == key) return &t->v[i];
+    if (!t->v[i].key) return NULL;
+  }
+}
+
+/* Rehashes t into cap slots (a power of two, above 2 n). 0 when out of
+ * memory (t unchanged). */
+static int table_resize(sim_table *t, size_t cap) {
+  sim_table u = { calloc(cap, sizeof(sim_slot)), t->n, cap };
+  if (!u.v) return 0;
+  for (size_t i = 0; i < t->cap; i++) {
+    if (!t->v[i].key) continue;
+    size_t j = home(&u, t->v[i].key);
+    while (u.v[j].key) j = (j + 1) & (cap - 1);
+    u.v[j] = t->v[i];
+  }
+  free(t->v);
+  *t = u;
+  return 1;
+}
+
+sim_slot *sim_table_put(sim_table *t, uint64_t key, int64_t val) {
+  sim_slot *s = sim_table_find(t, key);
+  if (s || !key) return s;
+  if (2 * (t->n + 1) > t->cap && !table_resize(t, t->cap ? 2 * t->cap : 8)) return NULL;
+  size_t i = home(t, key);
+  while (t->v[i].key) i = (i + 1) & (t->cap - 1);
+  t->v[i] = (sim_slot){ key, val };
+  t->n++;
+  return &t->v[i];
+}
+
+/* Removes key, shifting later entries of its probe run back (no
+ * tombstones); shrinks a table that became mostly empty. */
+int sim_table_remove(sim_table *t, uint64_t key) {
+  sim_slot *s = sim_table_find(t, key);
+  if (!s) return 0;
+  size_t mask = t->cap - 1, i = (size_t)(s - t->v);
+  for (size_t j = (i + 1) & mask; t->v[j].key; j = (j + 1) & mask)
+    if (((j - home(t, t->v[j].key)) & mask) >= ((j - i) & mask)) {
+      t->v[i] = t->v[j];   /* i lies on j's probe path: j may move there */
+      i = j;
+    }
+  t->v[i] = (sim_slot){ 0, 0 };
+  t->n--;
+  if (t->cap > 8 && 8 * t->n < t->cap) table_resize(t, t->cap / 2);
+  return 1;
+}
+
+void sim_table_free(sim_table *t) {
+  free(t->v);
+  *t = (sim_table){ NULL, 0, 0 };
+}
+
 /* ---- vector clocks ---- */
 
 /* The position of stream id that c knows, 0 when none. */
 int64_t sim_vc_get(const sim_vclock *c, int id) {
-  return id >= 0 && id < c->n ? c->v[id] : 0;
+  const sim_slot *s = id >= 0 ? sim_table_find(c, (uint64_t)id + 1) : NULL;
+  return s ? s->val : 0;
 }
 
 /* c[id] = max(c[id], pos). 0 when out of memory (c unchanged). */
 int sim_vc_raise(sim_vclock *c, int id, int64_t pos) {
-  if (id < 0) return 1;
-  if (id >= c->n) {
-    int n = id + 8;
-    int64_t *v = realloc(c->v, (size_t)n * sizeof *v);
-    if (!v) return 0;
-    memset(v + c->n, 0, (size_t)(n - c->n) * sizeof *v);
-    c->v = v, c->n = n;
-  }
-  if (pos > c->v[id]) c->v[id] = pos;
+  if (id < 0 || pos <= sim_vc_get(c, id)) return 1;
+  sim_slot *s = sim_table_put(c, (uint64_t)id + 1, pos);
+  if (!s) return 0;
+  s->val = pos;
   return 1;
 }
 
-/* c = elementwise max(c, o). */
+/* c = elementwise max(c, o): O(entries of o). */
 int sim_vc_merge(sim_vclock *c, const sim_vclock *o) {
-  for (int i = o->n - 1; i >= 0; i--)
-    if (o->v[i] > sim_vc_get(c, i) && !sim_vc_raise(c, i, o->v[i])) return 0;
+  for (size_t i = 0; i < o->cap; i++)
+    if (o->v[i].key && !sim_vc_raise(c, (int)(o->v[i].key - 1), o->v[i].val)) return 0;
   return 1;
 }
 
-/* c = o. */
+/* c = o. 0 when out of memory (c unchanged). */
 int sim_vc_copy(sim_vclock *c, const sim_vclock *o) {
-  if (c->v) memset(c->v, 0, (size_t)c->n * sizeof *c->v);
-  return sim_vc_merge(c, o);
+  if (c == o) return 1;
+  if (c->cap != o->cap) {
+    sim_slot *v = o->cap ? malloc(o->cap * sizeof *v) : NULL;
+    if (o->cap && !v) return 0;
+    free(c->v);
+    c->v = v, c->cap = o->cap;
+  }
+  if (o->cap) memcpy(c->v, o->v, o->cap * sizeof *c->v);
+  c->n = o->n;
+  return 1;
 }
 
-void sim_vc_free(sim_vclock *c) {
-  free(c->v);
-  c->v = NULL, c->n = 0;
-}
+void sim_vc_free(sim_vclock *c) { sim_table_free(c); }
 
 /* ---- the queue of memory effects: a min-heap on (end, seq) ---- */
 
@@ -126,28 +199,128 @@ void sim_host_cost(sim_ctx *c, double ns) {
   sim_host_advance(c, c->host_now + (int64_t)llround(ns));
 }
 
-/* Whether the host knows that position pos of stream id completed. */
+/* ---- what the host knows ---- */
+
+/* Whether id names a dropped stream: created, and no longer in host_known
+ * (which has an entry for every stream not dropped). */
+static int dropped(const sim_ctx *c, int id) {
+  return id > 0 && id <= c->stream_ids && !sim_table_find(&c->host_known, (uint64_t)id + 1);
+}
+
 int sim_host_knows(const sim_ctx *c, int stream, int64_t pos) {
-  return sim_vc_get(&c->host_known, stream) >= pos;
+  const sim_slot *k = stream >= 0 ? sim_table_find(&c->host_known, (uint64_t)stream + 1) : NULL;
+  if (k) return k->val >= pos;
+  return dropped(c, stream) || pos <= 0;
+}
+
+/* The host learns position pos of stream id (a dropped one is known). */
+static void host_raise(sim_ctx *c, int id, int64_t pos) {
+  sim_slot *k = id >= 0 ? sim_table_find(&c->host_known, (uint64_t)id + 1) : NULL;
+  if (!k && id == 0 && pos > 0) k = sim_table_put(&c->host_known, 1, 0);
+  if (k && pos > k->val) k->val = pos, c->host_epoch++;
+}
+
+/* The host learns everything clock v knows. */
+static void host_learn(sim_ctx *c, const sim_vclock *v) {
+  for (size_t i = 0; i < v->cap; i++)
+    if (v->v[i].key) host_raise(c, (int)(v->v[i].key - 1), v->v[i].val);
+}
+
+/* The host learns that s's work so far completed, and all s knew. */
+static void learn_stream(sim_ctx *c, ps_stream *s) {
+  host_raise(c, s->id, s->seq);
+  host_learn(c, &s->clock);
+}
+
+/* Whether the host knows s's last position and everything s knew. */
+static int learned(const sim_ctx *c, const ps_stream *s) {
+  if (!sim_host_knows(c, s->id, s->seq)) return 0;
+  for (size_t i = 0; i < s->clock.cap; i++) {
+    const sim_slot *x = &s->clock.v[i];
+    if (x->key && !sim_host_knows(c, (int)(x->key - 1), x->val)) return 0;
+  }
+  return 1;
+}
+
+/* Removes from v the entries of dropped streams once they may be most of
+ * it: amortised O(1) per entry added. Out of memory: v stays whole. */
+static void tidy(sim_ctx *c, sim_vclock *v) {
+  if (v->n <= 2 * c->nstreams + 16) return;
+  sim_vclock kept = { NULL, 0, 0 };
+  for (size_t i = 0; i < v->cap; i++) {
+    const sim_slot *x = &v->v[i];
+    if (x->key && !dropped(c, (int)(x->key - 1)) && !sim_table_put(&kept, x->key, x->val)) {
+      sim_table_free(&kept);
+      return;
+    }
+  }
+  sim_table_free(v);
+  *v = kept;
+}
+
+/* ---- tails: running maxima ---- */
+
+/* s's tail may grow in this call: fold it in later. Room is reserved
+ * (captouched > nstreams) and each stream is listed once. */
+static void touch(sim_ctx *c, ps_stream *s) {
+  if (s == &c->legacy || s->touched) return;
+  s->touched = 1;
+  c->touched[c->ntouched++] = s;
+}
+
+/* Folds the touched streams' tails into tail_all and tail_blocking. Tails
+ * only grow, so these running maxima equal the maxima over every stream
+ * ever created, as a scan would find them. The last stream resolved stays
+ * touched: its call may not be over. */
+static void fold_tails(sim_ctx *c) {
+  for (size_t i = 0; i < c->ntouched; i++) {
+    ps_stream *s = c->touched[i];
+    c->tail_all = sim_max64(c->tail_all, s->tail);
+    if (s->blocking) c->tail_blocking = sim_max64(c->tail_blocking, s->tail);
+    s->touched = 0;
+  }
+  c->ntouched = 0;
+  if (c->resolved) touch(c, c->resolved);
 }
 
 /* ---- streams ---- */
 
-/* The stream a handle names (NULL: legacy), or NULL when not a live one. */
+/* Frees destroyed stream s, which the host has fully learned (learned()):
+ * no answer depends on it any more. Its clock entries elsewhere go stale
+ * and sim_host_knows is true for all its positions. */
+static void drop(sim_ctx *c, ps_stream *s) {
+  if (c->resolved == s) c->resolved = NULL;
+  if (s->touched) fold_tails(c);
+  ps_stream *last = c->streams[--c->nstreams];
+  c->streams[s->slot] = last, last->slot = s->slot;
+  sim_table_remove(&c->host_known, (uint64_t)s->id + 1);
+  c->ndestroyed--;
+  sim_vc_free(&s->clock);
+  free(s);
+}
+
+/* Drops every destroyed stream the host has fully learned. Run when their
+ * number has grown by a quarter of the streams kept plus as many again:
+ * amortised O(1) per destroy. */
+static void sweep(sim_ctx *c) {
+  for (size_t i = c->nstreams; i-- > 0;)
+    if (c->streams[i]->destroyed && learned(c, c->streams[i])) drop(c, c->streams[i]);
+  c->sweep_at = 2 * c->ndestroyed + c->nstreams / 4 + 16;
+}
+
 ps_stream *sim_stream_resolve(sim_ctx *c, ps_stream *s) {
   if (!s) return &c->legacy;
-  for (size_t i = 0; i < c->nstreams; i++)
-    if (c->streams[i] == s) return s->destroyed ? NULL : s;
-  return NULL;
+  if (!sim_table_find(&c->live, (uintptr_t)s)) return NULL;
+  touch(c, s);
+  c->resolved = s;
+  return s;
 }
 
 /* The latest tail of the blocking created streams (destroyed included:
  * their work still runs). */
-static int64_t blocking_tail(const sim_ctx *c) {
-  int64_t t = 0;
-  for (size_t i = 0; i < c->nstreams; i++)
-    if (c->streams[i]->blocking) t = sim_max64(t, c->streams[i]->tail);
-  return t;
+static int64_t blocking_tail(sim_ctx *c) {
+  fold_tails(c);
+  return c->tail_blocking;
 }
 
 /* When work enqueued on s now could start, legacy-stream rules included. */
@@ -162,21 +335,17 @@ static int64_t start_time(sim_ctx *c, ps_stream *s) {
  * rules and the host allow, takes the next position on s; returns its end. */
 int64_t sim_enqueue(sim_ctx *c, ps_stream *s, int64_t dur) {
   int64_t end = start_time(c, s) + (dur > 0 ? dur : 0);
+  touch(c, s);
   s->tail = end;
   s->seq++;
   sim_vc_raise(&s->clock, s->id, s->seq);
+  tidy(c, &s->clock);
   return end;
 }
 
 /* When everything a sync of s waits for is done (legacy: blocking too). */
 int64_t sim_stream_done_time(sim_ctx *c, ps_stream *s) {
   return s == &c->legacy ? sim_max64(s->tail, blocking_tail(c)) : s->tail;
-}
-
-/* The host learns that s's work so far completed, and all s knew. */
-static void learn_stream(sim_ctx *c, ps_stream *s) {
-  sim_vc_raise(&c->host_known, s->id, s->seq);
-  sim_vc_merge(&c->host_known, &s->clock);
 }
 
 /* PS_INTERRUPTED when the host would have to wait until t and the
@@ -187,6 +356,17 @@ int sim_wait_check(sim_ctx *c, int64_t t) {
   return PS_OK;
 }
 
+/* The host learns every blocking stream (after a legacy sync); the
+ * destroyed ones are then fully learned, and dropped. */
+static void learn_blocking(sim_ctx *c) {
+  for (size_t i = c->nstreams; i-- > 0;) {
+    ps_stream *s = c->streams[i];
+    if (!s->blocking) continue;
+    learn_stream(c, s);
+    if (s->destroyed) drop(c, s);
+  }
+}
+
 /* Host waits for s (resolved), retires its frees; releases if configured. */
 int sim_sync_stream(sim_ctx *c, ps_stream *s) {
   int64_t t = sim_stream_done_time(c, s);
@@ -194,18 +374,28 @@ int sim_sync_stream(sim_ctx *c, ps_stream *s) {
   sim_host_cost(c, c->prof.sync_ns);
   sim_host_advance(c, t);
   learn_stream(c, s);
-  if (s == &c->legacy)
-    for (size_t i = 0; i < c->nstreams; i++)
-      if (c->streams[i]->blocking) learn_stream(c, c->streams[i]);
+  if (s == &c->legacy) learn_blocking(c);
   if (c->prof.release_on_stream_sync) sim_pools_release(c);
   return PS_OK;
 }
 
 /* When every stream's work is done (destroyed streams included). */
-static int64_t device_done_time(const sim_ctx *c) {
-  int64_t t = c->legacy.tail;
-  for (size_t i = 0; i < c->nstreams; i++) t = sim_max64(t, c->streams[i]->tail);
-  return t;
+static int64_t device_done_time(sim_ctx *c) {
+  fold_tails(c);
+  return sim_max64(c->legacy.tail, c->tail_all);
+}
+
+/* After the host waited for every stream: it learns each one's last
+ * position, in O(streams kept). Their clocks need no merging: what any
+ * stream (or event) knows of stream j never passes j's own seq, since
+ * clock entries come from j's enqueues or frees and spread only by copy
+ * and merge; and a dropped stream is known whole. So every destroyed
+ * stream is fully learned now, and dropped. */
+static void learn_all(sim_ctx *c) {
+  host_raise(c, 0, c->legacy.seq);
+  for (size_t i = 0; i < c->nstreams; i++) host_raise(c, c->streams[i]->id, c->streams[i]->seq);
+  for (size_t i = c->nstreams; i-- > 0;)
+    if (c->streams[i]->destroyed) drop(c, c->streams[i]);
 }
 
 /* Host waits for every stream; with retire it learns every free and
@@ -213,8 +403,7 @@ static int64_t device_done_time(const sim_ctx *c) {
 void sim_sync_device(sim_ctx *c, int retire) {
   sim_host_advance(c, device_done_time(c));
   if (!retire) return;
-  learn_stream(c, &c->legacy);
-  for (size_t i = 0; i < c->nstreams; i++) learn_stream(c, c->streams[i]);
+  learn_all(c);
   sim_pools_release(c);
 }
 
@@ -225,23 +414,33 @@ int sim_device_sync(void *ctx) {
   if (sim_wait_check(c, device_done_time(c)) != PS_OK) return PS_INTERRUPTED;
   sim_host_cost(c, c->prof.sync_ns);
   sim_host_advance(c, device_done_time(c));
-  learn_stream(c, &c->legacy);
-  for (size_t i = 0; i < c->nstreams; i++) learn_stream(c, c->streams[i]);
+  learn_all(c);
   if (c->prof.release_on_device_sync) sim_pools_release(c);
   return PS_OK;
 }
 
-/* Creates a stream; priority is clamped to [-5, 0] as CUDA does. */
+/* Creates a stream; priority is clamped to [-5, 0] as CUDA does. Ids
+ * grow from 1 and are never reused. */
 int sim_stream_create(void *ctx, int priority, int blocking, ps_stream **out) {
   sim_ctx *c = ctx;
   if (!out) return PS_ERR_INVALID_VALUE;
-  if (!sim_reserve_one((void **)&c->streams, &c->capstreams, c->nstreams, sizeof *c->streams, 8))
+  if (!sim_reserve_one((void **)&c->streams, &c->capstreams, c->nstreams, sizeof *c->streams, 8) ||
+      !sim_reserve_one((void **)&c->touched, &c->captouched, c->nstreams, sizeof *c->touched, 8))
     return PS_ERR_MEMORY_ALLOCATION;
   ps_stream *s = calloc(1, sizeof *s);
   if (!s) return PS_ERR_MEMORY_ALLOCATION;
-  s->id = (int)c->nstreams + 1;
+  int id = c->stream_ids + 1;
+  if (!sim_table_put(&c->host_known, (uint64_t)id + 1, 0)) { free(s); return PS_ERR_MEMORY_ALLOCATION; }
+  if (!sim_table_put(&c->live, (uintptr_t)s, 0)) {
+    sim_table_remove(&c->host_known, (uint64_t)id + 1);
+    free(s);
+    return PS_ERR_MEMORY_ALLOCATION;
+  }
+  c->stream_ids = id;
+  s->id = id;
   s->priority = priority > 0 ? 0 : priority < -5 ? -5 : priority;
   s->blocking = blocking != 0;
+  s->slot = c->nstreams;
   c->streams[c->nstreams++] = s;
   *out = s;
   return PS_OK;
@@ -250,15 +449,20 @@ int sim_stream_create(void *ctx, int priority, int blocking, ps_stream **out) {
 /* Marks s destroyed; its queued work still runs (as in CUDA). A stream
  * whose work is done is retired: its frees count as complete and pools
  * give memory back, as at a sync of it (measured: docs/calibration.md E3);
- * a busy one releases nothing until a later sync covers its frees. */
+ * a busy one releases nothing until a later sync covers its frees. Once
+ * the host has fully learned it, it is dropped (now, or at a later sync
+ * or sweep). */
 int sim_stream_destroy(void *ctx, ps_stream *s) {
   sim_ctx *c = ctx;
-  if (!s || !sim_stream_resolve(c, s)) return PS_ERR_INVALID_RESOURCE;
+  if (!s || !sim_table_remove(&c->live, (uintptr_t)s)) return PS_ERR_INVALID_RESOURCE;
   s->destroyed = 1;
+  c->ndestroyed++;
   if (c->prof.release_on_stream_destroy && s->tail <= c->host_now) {
     learn_stream(c, s);
     sim_pools_release(c);
   }
+  if (learned(c, s)) drop(c, s);
+  if (c->ndestroyed > c->sweep_at) sweep(c);
   return PS_OK;
 }
 
@@ -295,26 +499,25 @@ int sim_stream_wait(void *ctx, ps_stream *s, ps_event *e) {
   sim_host_cost(c, c->prof.event_api_ns);
   if (!e->recorded) return PS_OK;
   r->tail = sim_max64(r->tail, e->time);
-  return sim_vc_merge(&r->clock, &e->clock) ? PS_OK : PS_ERR_MEMORY_ALLOCATION;
+  if (!sim_vc_merge(&r->clock, &e->clock)) return PS_ERR_MEMORY_ALLOCATION;
+  tidy(c, &r->clock);
+  return PS_OK;
 }
 
 /* ---- events ---- */
 
+/* Whether e is a live event, in O(1). */
 int sim_event_valid(sim_ctx *c, ps_event *e) {
-  for (size_t i = 0; e && i < c->nevents; i++)
-    if (c->events[i] == e) return 1;
-  return 0;
+  return e && sim_table_find(&c->events, (uintptr_t)e);
 }
 
 int sim_event_create(void *ctx, int timing, ps_event **out) {
   sim_ctx *c = ctx;
   if (!out) return PS_ERR_INVALID_VALUE;
-  if (!sim_reserve_one((void **)&c->events, &c->capevents, c->nevents, sizeof *c->events, 8))
-    return PS_ERR_MEMORY_ALLOCATION;
   ps_event *e = calloc(1, sizeof *e);
   if (!e) return PS_ERR_MEMORY_ALLOCATION;
+  if (!sim_table_put(&c->events, (uintptr_t)e, 0)) { free(e); return PS_ERR_MEMORY_ALLOCATION; }
   e->timing = timing != 0;
-  c->events[c->nevents++] = e;
   *out = e;
   return PS_OK;
 }
@@ -322,14 +525,10 @@ int sim_event_create(void *ctx, int timing, ps_event **out) {
 /* Frees e; its handle is invalid afterwards. */
 int sim_event_destroy(void *ctx, ps_event *e) {
   sim_ctx *c = ctx;
-  for (size_t i = 0; e && i < c->nevents; i++)
-    if (c->events[i] == e) {
-      c->events[i] = c->events[--c->nevents];
-      sim_vc_free(&e->clock);
-      free(e);
-      return PS_OK;
-    }
-  return PS_ERR_INVALID_RESOURCE;
+  if (!e || !sim_table_remove(&c->events, (uintptr_t)e)) return PS_ERR_INVALID_RESOURCE;
+  sim_vc_free(&e->clock);
+  free(e);
+  return PS_OK;
 }
 
 /* e captures s's position: the completion time of all prior work on s and
@@ -353,7 +552,7 @@ int sim_event_sync(void *ctx, ps_event *e) {
   sim_host_cost(c, c->prof.sync_ns);
   if (!e->recorded) return PS_OK;
   sim_host_advance(c, e->time);
-  sim_vc_merge(&c->host_known, &e->clock);
+  host_learn(c, &e->clock);
   if (c->prof.release_on_event_sync) sim_pools_release(c);
   return PS_OK;
 }
@@ -400,12 +599,16 @@ void sim_streams_free(sim_ctx *c) {
     sim_vc_free(&c->streams[i]->clock);
     free(c->streams[i]);
   }
-  for (size_t i = 0; i < c->nevents; i++) {
-    sim_vc_free(&c->events[i]->clock);
-    free(c->events[i]);
+  for (size_t i = 0; i < c->events.cap; i++) {
+    ps_event *e = (ps_event *)(uintptr_t)c->events.v[i].key;
+    if (!e) continue;
+    sim_vc_free(&e->clock);
+    free(e);
   }
   for (size_t i = 0; i < c->nops; i++) free(c->ops[i].data);
-  free(c->streams), free(c->events), free(c->ops);
+  free(c->streams), free(c->touched), free(c->ops);
+  sim_table_free(&c->live);
+  sim_table_free(&c->events);
   sim_vc_free(&c->legacy.clock);
   sim_vc_free(&c->host_known);
 }

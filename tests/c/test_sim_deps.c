@@ -109,6 +109,37 @@ static void test_host_learns_through_event(void) {
   B->close(c);
 }
 
+/* An internal dependency makes a blocking stream wait for another
+ * stream's free, and so the legacy stream, which waits for every blocking
+ * stream, waits for it too (the sim keeps that wait as a running maximum). */
+static void test_internal_dep_delays_legacy(void) {
+  void *c = open_sim();
+  ps_stream *nb, *bl;
+  ps_addr a, b;
+  ps_alloc_note n;
+  int idle;
+  OK(B->stream_create(c, 0, 0, &nb));
+  OK(B->stream_create(c, 0, 1, &bl));
+  ps_pool_props props = { PS_LOCATION_DEVICE, 0, 32 * MiB };
+  ps_pool *p = NULL;
+  OK(B->pool_create(c, &props, &p));
+  OK(B->pool_set(c, p, PS_ATTR_RELEASE_THRESHOLD, UINT64_MAX));
+  OK(B->pool_set(c, p, PS_ATTR_FOLLOW_EVENT_DEPS, 0));
+  OK(B->pool_set(c, p, PS_ATTR_OPPORTUNISTIC, 0));
+  OK(B->pool_set(c, p, PS_ATTR_INTERNAL_DEPS, 1));
+  OK(B->pool_alloc(c, p, 32 * MiB, nb, &a, NULL));
+  OK(B->spin(c, nb, 10));
+  OK(B->pool_free(c, a, nb));
+  OK(B->pool_alloc(c, p, 32 * MiB, bl, &b, &n));
+  CHECK(b == a && n.rule == PS_RULE_INTERNAL_DEP);
+  CHECK(B->now(c) < 1);
+  OK(B->stream_query(c, NULL, &idle));
+  CHECK(!idle);
+  OK(B->stream_sync(c, NULL));
+  CHECK(B->now(c) >= 10);
+  B->close(c);
+}
+
 /* Adjacent blocks freed on one stream coalesce; reuse needs no new chunk. */
 static void test_same_stream_coalesce(void) {
   void *c = open_sim();
@@ -180,6 +211,7 @@ int main(void) {
   test_transitive_events();
   test_event_before_free();
   test_host_learns_through_event();
+  test_internal_dep_delays_legacy();
   test_same_stream_coalesce();
   test_address_reuse();
   test_determinism();

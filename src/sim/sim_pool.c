@@ -39,8 +39,8 @@ typedef uint32_t ri;   /* a record's index in its pool's slab; 0: none */
 
 enum { K_LIVE, K_FRESH, K_RETIRED, K_PENDING };
 
-/* A live block or free record; it ends where the next one starts (the
- * last one at `reserved`). Free records remember their cudaFreeAsync
+/* A live block or free record (72 bytes); it ends where the next one
+ * starts (the last one at `reserved`). Free records remember their cudaFreeAsync
  * (stream, position, completion time); a retired record merged from
  * frees of several streams has stream -1, as fresh space does. */
 typedef struct rec {
@@ -55,6 +55,7 @@ typedef struct rec {
       ri qprev, qnext;        /* pending: its stream's queue */
       ri tl, tr;              /* island head: treap children */
       ri other;               /* island head: its last record, and back */
+      uint64_t end;           /* island head in the treap: where it ends */
     } f;
   } u;
 } rec;
@@ -186,55 +187,73 @@ static ri hash_take(ps_pool *p, uint64_t off) {
 
 /* ---- islands: a treap on (size, offset) of their first records ---- */
 
+/* A treap priority: murmur3's finalizer of the slot index. */
 static uint32_t prio(ri i) {
-  uint32_t x = i * 2654435761u;
-  x ^= x >> 15, x *= 0x2c1b3c6du, x ^= x >> 12;
+  uint32_t x = i;
+  x ^= x >> 16, x *= 0x85ebca6bu, x ^= x >> 13, x *= 0xc2b2ae35u, x ^= x >> 16;
   return x;
 }
 
+/* The size of island h while it is in the treap. */
 static uint64_t isl_size(const ps_pool *p, ri h) {
-  return rend(p, R(p, h)->u.f.other) - R(p, h)->off;
+  return R(p, h)->u.f.end - R(p, h)->off;
 }
 
-static int key_less(const ps_pool *p, ri a, ri b) {
-  uint64_t sa = isl_size(p, a), sb = isl_size(p, b);
-  return sa != sb ? sa < sb : R(p, a)->off < R(p, b)->off;
+/* An island's key: (size, offset) as one comparable pair. */
+typedef struct ikey { uint64_t size, off; } ikey;
+
+static ikey key_of(const ps_pool *p, ri h) {
+  const rec *x = R(p, h);
+  return (ikey){ x->u.f.end - x->off, x->off };
 }
 
-/* Splits t into keys < x (*l) and the rest (*r). */
-static void split(ps_pool *p, ri t, ri x, ri *l, ri *r) {
-  if (!t) { *l = *r = 0; return; }
-  if (key_less(p, t, x)) { *l = t; split(p, R(p, t)->u.f.tr, x, &R(p, t)->u.f.tr, r); }
-  else { *r = t; split(p, R(p, t)->u.f.tl, x, l, &R(p, t)->u.f.tl); }
+static int key_lt(ikey a, ikey b) { return a.size != b.size ? a.size < b.size : a.off < b.off; }
+
+/* Splits t into keys < k (*l) and the rest (*r). */
+static void split(ps_pool *p, ri t, ikey k, ri *l, ri *r) {
+  while (t) {
+    rec *x = R(p, t);
+    if (key_lt(key_of(p, t), k)) { *l = t; l = &x->u.f.tr; t = x->u.f.tr; }
+    else { *r = t; r = &x->u.f.tl; t = x->u.f.tl; }
+  }
+  *l = *r = 0;
 }
 
 static ri merge(ps_pool *p, ri a, ri b) {
-  if (!a || !b) return a ? a : b;
-  if (prio(a) > prio(b)) { R(p, a)->u.f.tr = merge(p, R(p, a)->u.f.tr, b); return a; }
-  R(p, b)->u.f.tl = merge(p, a, R(p, b)->u.f.tl);
-  return b;
-}
-
-static ri t_ins(ps_pool *p, ri t, ri x) {
-  if (!t || prio(x) > prio(t)) {
-    split(p, t, x, &R(p, x)->u.f.tl, &R(p, x)->u.f.tr);
-    return x;
+  ri root, *at = &root;
+  while (a && b) {
+    if (prio(a) > prio(b)) { *at = a; at = &R(p, a)->u.f.tr; a = *at; }
+    else { *at = b; at = &R(p, b)->u.f.tl; b = *at; }
   }
-  if (key_less(p, x, t)) R(p, t)->u.f.tl = t_ins(p, R(p, t)->u.f.tl, x);
-  else R(p, t)->u.f.tr = t_ins(p, R(p, t)->u.f.tr, x);
-  return t;
+  *at = a ? a : b;
+  return root;
 }
 
-static ri t_del(ps_pool *p, ri t, ri x) {
-  if (t == x) return merge(p, R(p, t)->u.f.tl, R(p, t)->u.f.tr);
-  if (key_less(p, x, t)) R(p, t)->u.f.tl = t_del(p, R(p, t)->u.f.tl, x);
-  else R(p, t)->u.f.tr = t_del(p, R(p, t)->u.f.tr, x);
-  return t;
+static ri t_ins(ps_pool *p, ri root, ri x) {
+  ikey k = key_of(p, x);
+  uint32_t px = prio(x);
+  ri *at = &root;
+  while (*at && prio(*at) >= px)
+    at = key_lt(k, key_of(p, *at)) ? &R(p, *at)->u.f.tl : &R(p, *at)->u.f.tr;
+  split(p, *at, k, &R(p, x)->u.f.tl, &R(p, x)->u.f.tr);
+  *at = x;
+  return root;
+}
+
+static ri t_del(ps_pool *p, ri root, ri x) {
+  ikey k = key_of(p, x);
+  ri *at = &root;
+  while (*at != x) at = key_lt(k, key_of(p, *at)) ? &R(p, *at)->u.f.tl : &R(p, *at)->u.f.tr;
+  *at = merge(p, R(p, x)->u.f.tl, R(p, x)->u.f.tr);
+  return root;
 }
 
 /* An island's key depends on its first and last records: take it out of
  * the treap before changing either, put it back after. */
-static void isl_add(ps_pool *p, ri h) { p->root = t_ins(p, p->root, h); }
+static void isl_add(ps_pool *p, ri h) {
+  R(p, h)->u.f.end = rend(p, R(p, h)->u.f.other);
+  p->root = t_ins(p, p->root, h);
+}
 static void isl_del(ps_pool *p, ri h) { p->root = t_del(p, p->root, h); }
 
 /* Makes h..t one island (h first, t last). */

@@ -188,6 +188,54 @@ local function release_rounding(c)
   p:destroy()
 end
 
+-- Partial release and runs (docs/calibration.md E12): does a chunk below
+-- one that must stay go back? Is the free range at the top taken only
+-- when no hole fits? Does a free pending on the device join fresh space,
+-- and frees of its own stream?
+local function holes_and_runs(c)
+  local s, g, u = c.s, c.g, c.g // 32
+  if c.release then
+    local p = pool {}
+    local a = p:alloc(g + g // 4, s)
+    local b = p:alloc(c.align, s)
+    a:free()
+    c.release(s)
+    c.facts.release_past_live = p:stats().reserved == g
+    free_all { b }
+    s:sync()
+    p:destroy()
+  else
+    c.notes.release_past_live = "not measured: no sync releases memory"
+  end
+  local p = pool { release_threshold = "max" }
+  local x, y = p:alloc(g // 2, s), p:alloc(g // 2 - g // 8, s)
+  x:free()
+  s:sync()
+  local z = p:alloc(u, s)
+  c.facts.top_range_last = z.addr == x.addr
+  free_all { y, z }
+  s:sync()
+  local function lands_on_first(two)
+    local q = pool { release_threshold = "max" }
+    local a, left = q:alloc(4 * u, s), {}
+    local b = two and q:alloc(4 * u, s)
+    if two then left[1] = q:alloc(c.align, s) end
+    poolsh.spin(s, c.busy_ms * 10)
+    a:free()
+    if b then b:free() end
+    local d = q:alloc(6 * u, s)
+    local joined = d.addr == a.addr
+    left[#left + 1] = d
+    free_all(left)
+    s:sync()
+    q:destroy()
+    return joined
+  end
+  c.facts.pending_joins_fresh = lands_on_first(false)
+  c.facts.pending_joins_own_stream = lands_on_first(true)
+  p:destroy()
+end
+
 -- Four chunks freed and synced, trim to 1.5 chunks: 1 or 2 stay?
 local function trim_rounding(c)
   local s, g = c.s, c.g
@@ -566,7 +614,7 @@ end
 
 local STEPS = {
   identity, geometry, placement, malloc_granularity, release_rules, release_rounding,
-  trim_rounding, max_size_rounding, reuse_rules, internal_deps, pool_kinds,
+  holes_and_runs, trim_rounding, max_size_rounding, reuse_rules, internal_deps, pool_kinds,
   pool_api, map_costs, release_costs, trim_costs, api_costs, memory_api, register_costs,
   kernels, copies,
 }

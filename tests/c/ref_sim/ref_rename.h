@@ -1,7 +1,8 @@
 /*
  * ref_rename.h: force-included in every source of tests/c/ref_sim, the sim
- * as committed before the scalable pool model, so that it links beside
- * src/sim in test_sim_diff without symbol clashes.
+ * as committed before the scalable pool model (its pool part corrected
+ * where the GPU showed it wrong: docs/calibration.md E12), so that it
+ * links beside src/sim in test_sim_diff without symbol clashes.
  */
 #ifndef POOLSH_REF_RENAME_H
 #define POOLSH_REF_RENAME_H
@@ -23,6 +24,7 @@
 #define sim_mem_copy ref_sim_mem_copy
 #define sim_mem_fill ref_sim_mem_fill
 #define sim_mem_find ref_sim_mem_find
+#define sim_mem_hole ref_sim_mem_hole
 #define sim_mem_free_all ref_sim_mem_free_all
 #define sim_mem_map ref_sim_mem_map
 #define sim_mem_materialized ref_sim_mem_materialized

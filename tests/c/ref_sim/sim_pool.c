@@ -3,16 +3,21 @@
  * cudaFreeAsync), calibrated against a real driver (docs/calibration.md):
  *
  *  - each pool is one contiguous virtual arena; physical chunks of
- *    pool_granularity (32 MiB) are mapped at its top as needed, so the
- *    mapped part is always [base, base + reserved);
+ *    pool_granularity (32 MiB) are mapped under it as blocks need them and
+ *    given back one by one, so what is reserved can have holes: a block
+ *    that lands on a chunk given back maps it again at the same address;
  *  - blocks are round_up(size, pool_alignment) bytes, packed back to back,
  *    and may straddle chunk boundaries; UsedMemCurrent is the exact sum of
  *    the requests;
  *  - placement is best fit over runs of adjacent free space the allocating
- *    stream may use, carved from the start of the run;
+ *    stream may use (a free pending on the device joins only frees of its
+ *    own stream), carved from the start of the run; the run at the
+ *    arena's top (which goes on past the chunks mapped) is taken only when
+ *    no other run fits;
  *  - a host synchronisation that covers a free retires it; chunks that
- *    hold only retired free space go back from the top down while reserved
- *    is above the release threshold.
+ *    hold only retired free space go back, highest first, while reserved
+ *    is above the release threshold; a chunk that holds a live block or a
+ *    free not retired stays, and those below it may still go.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +47,9 @@ struct ps_pool {
   uint64_t reserved, reserved_high, used, used_high;
   size_t live;                /* allocated blocks */
   sim_map *arena;             /* NULL until the pool first maps memory */
+  uint64_t extent;            /* bytes from the base that segs cover: up
+                                 to the end of the highest mapped chunk */
+  uint8_t *mapped;            /* per chunk of the extent: 1 when mapped */
   seg *segs;
 };
 
@@ -106,55 +114,100 @@ static int seg_rule(const sim_ctx *c, const ps_pool *p, seg *g, const ps_stream 
   return internal_ok ? PS_RULE_INTERNAL_DEP : -1;
 }
 
+/* Whether free record g needs no more ordering: fresh, retired, or its
+ * free completed on the device. */
+static int settled(const sim_ctx *c, seg *g) {
+  return !g->used || retired(c, g) || g->time <= c->host_now;
+}
+
+/* Whether adjacent free records a and b form one run (measured: a free
+ * still pending on the device joins only other frees of its stream; one
+ * that completed, or was retired, also joins fresh and retired space). */
+static int joinable(const sim_ctx *c, seg *a, seg *b) {
+  if (settled(c, a) && settled(c, b)) return 1;
+  return a->used && b->used && a->stream == b->stream && !retired(c, a) && !retired(c, b);
+}
+
 /* The first record of the smallest run of adjacent usable free records of
- * at least r bytes (ties: lowest address), or NULL. *top / *top_size: the
- * run that ends at the arena's top (NULL / 0 when none). */
+ * at least r bytes (ties: lowest address) other than the run at the top,
+ * or NULL. *top / *top_size: the run that ends at the top of the extent
+ * (NULL / 0 when the last record is not usable). */
 static seg *best_run(const sim_ctx *c, const ps_pool *p, uint64_t r, const ps_stream *s,
                      int internal_ok, seg **top, uint64_t *top_size) {
   seg *best = NULL, *start = NULL;
   uint64_t best_size = 0, run = 0;
+  *top = NULL, *top_size = 0;
   for (seg *g = p->segs; g; g = g->next) {
-    if (seg_rule(c, p, g, s, internal_ok) < 0) { start = NULL, run = 0; continue; }
-    if (!start) start = g;
+    if (seg_rule(c, p, g, s, internal_ok) < 0) continue;
+    if (!start) start = g, run = 0;
     run += g->size;
-    int end = !g->next || seg_rule(c, p, g->next, s, internal_ok) < 0;
-    if (end && run >= r && (!best || run < best_size)) best = start, best_size = run;
+    if (!g->next) { *top = start, *top_size = run; break; }
+    if (seg_rule(c, p, g->next, s, internal_ok) >= 0 && joinable(c, g, g->next)) continue;
+    if (run >= r && (!best || run < best_size)) best = start, best_size = run;
+    start = NULL;
   }
-  *top = start, *top_size = run;   /* the last run, if it reaches the top */
   return best;
 }
 
-/* Maps `add` more bytes (whole chunks) at the arena's top as fresh space.
- * 0 when the device (or host) is full, max_size would be passed, or out
- * of host RAM; nothing changes then. */
-static int grow(sim_ctx *c, ps_pool *p, uint64_t add) {
-  sim_space sp = pool_space(p);
-  double cap = sp == SIM_HOST_SPACE ? c->prof.host_memory : c->prof.memory;
-  if (add == 0 || (double)c->mem.mapped[sp] + (double)add > cap) return 0;
-  if (p->max_size && p->reserved + add > p->max_size) {
-    /* The driver maps up to max_size before it fails: measured on the GPU,
-     * a failed request leaves reserved_high at max_size. */
-    if (p->max_size > p->reserved_high) p->reserved_high = p->max_size;
-    return 0;
-  }
-  if (p->reserved + add < add) return 0;
+/* Makes the arena's VA hold at least `extent` bytes: reserves it on first
+ * use (again when it was all given back and the device grew). 0 when out
+ * of VA or host RAM. */
+static int arena_for(sim_ctx *c, ps_pool *p, uint64_t extent, double cap) {
   uint64_t va = p->max_size ? p->max_size : sim_round_up((uint64_t)cap, gran(c));
   if (p->arena && p->arena->size == 0 && p->arena->va < va) {   /* memory grew */
     sim_mem_unmap(&c->mem, p->arena);
     p->arena = NULL;
   }
   if (!p->arena) {
-    p->arena = sim_mem_reserve(&c->mem, sp, va, SIM_MAP_ARENA);
+    p->arena = sim_mem_reserve(&c->mem, pool_space(p), va, SIM_MAP_ARENA);
     if (!p->arena) return 0;
     p->arena->owner = p;
   }
-  seg *g = calloc(1, sizeof *g);
-  if (!g) return 0;
-  if (!sim_mem_resize(&c->mem, p->arena, p->reserved + add)) { free(g); return 0; }
-  *g = (seg){ .off = p->reserved, .size = add, .free = 1, .stream = -1 };
+  return extent <= p->arena->va;
+}
+
+/* Covers up to `to` (a chunk multiple past the extent) with fresh space;
+ * its chunks count as mapped by the caller. 0 when out of host RAM. */
+static int extend(sim_ctx *c, ps_pool *p, uint64_t to) {
+  uint64_t g = gran(c), n = p->extent / g, m = to / g;
+  seg *fresh = calloc(1, sizeof *fresh);
+  uint8_t *mapped = fresh ? realloc(p->mapped, m) : NULL;
+  if (!mapped) { free(fresh); return 0; }
+  p->mapped = mapped;
+  if (!sim_mem_resize(&c->mem, p->arena, to)) { free(fresh); return 0; }
+  memset(mapped + n, 1, m - n);
+  *fresh = (seg){ .off = p->extent, .size = to - p->extent, .free = 1, .stream = -1 };
   seg **pp = &p->segs;
   while (*pp) pp = &(*pp)->next;
-  *pp = g;
+  *pp = fresh;
+  p->extent = to;
+  return 1;
+}
+
+/* Maps every chunk under [off, end) that is not mapped, covering space
+ * past the extent with fresh space. 0 when the device (or host) is full,
+ * max_size would be passed, or out of host RAM; nothing changes then. */
+static int map_range(sim_ctx *c, ps_pool *p, uint64_t off, uint64_t end) {
+  uint64_t g = gran(c), have = p->extent / g, last = sim_round_up(end, g) / g, add = 0;
+  if (end < off || last * g < end) return 0;
+  for (uint64_t k = off / g; k < last; k++) add += k >= have || !p->mapped[k] ? g : 0;
+  if (add == 0) return 1;
+  sim_space sp = pool_space(p);
+  double cap = sp == SIM_HOST_SPACE ? c->prof.host_memory : c->prof.memory;
+  if ((double)c->mem.mapped[sp] + (double)add > cap) return 0;
+  if (p->max_size && p->reserved + add > p->max_size) {
+    /* The driver maps up to max_size before it fails: measured on the GPU,
+     * a failed request leaves reserved_high at max_size. */
+    if (p->max_size > p->reserved_high) p->reserved_high = p->max_size;
+    return 0;
+  }
+  if (p->reserved + add < add || !arena_for(c, p, last * g, cap)) return 0;
+  if (last > have && !extend(c, p, last * g)) return 0;
+  for (uint64_t k = off / g; k < have && k < last; k++)
+    if (!p->mapped[k]) {
+      sim_mem_hole(&c->mem, p->arena, k * g, g, 0);
+      p->mapped[k] = 1;
+    }
   p->reserved += add;
   if (p->reserved > p->reserved_high) p->reserved_high = p->reserved;
   sim_host_cost(c, c->prof.map_ns + (double)add / GIB_D * c->prof.map_ns_per_gib);
@@ -202,10 +255,11 @@ static seg *carve(sim_ctx *c, ps_pool *p, seg *g, uint64_t r, uint64_t req,
   return g;
 }
 
-/* Finds and takes r bytes for stream s: best fit among usable runs, else
- * the pool grows by ceil(shortfall / granularity) chunks where shortfall
- * counts the usable free space at the top; only when it cannot grow, the
- * same again with pending frees of other streams (internal deps). */
+/* Finds and takes r bytes for stream s: best fit among usable runs below
+ * the top one, else the start of the run at the top, mapping the chunks
+ * the block lands on that are not mapped (a top run too short grows the
+ * pool by ceil(shortfall / granularity) chunks); only when that fails,
+ * the same again with pending frees of other streams (internal deps). */
 static seg *place(sim_ctx *c, ps_pool *p, uint64_t r, uint64_t req, ps_stream *s,
                   ps_alloc_note *note) {
   coalesce(c, p);
@@ -213,12 +267,10 @@ static seg *place(sim_ctx *c, ps_pool *p, uint64_t r, uint64_t req, ps_stream *s
     seg *top;
     uint64_t top_size;
     seg *g = best_run(c, p, r, s, internal_ok, &top, &top_size);
-    if (!g) {
-      uint64_t add = sim_round_up(r - top_size, gran(c));
-      if (add < r - top_size || !grow(c, p, add)) continue;
-      g = top;
-      if (!g) for (g = p->segs; g->next; g = g->next) {}   /* the new chunk(s) */
-    }
+    uint64_t at = g ? g->off : top ? top->off : p->extent;
+    if (!map_range(c, p, at, at + r)) continue;
+    if (!g) g = top;
+    if (!g) for (g = p->segs; g->next; g = g->next) {}   /* the new chunk(s) */
     return carve(c, p, g, r, req, s, internal_ok, note);
   }
   return NULL;
@@ -284,29 +336,49 @@ int sim_pool_free(void *ctx, ps_addr a, ps_stream *s) {
 
 /* ---- release ---- */
 
-/* Unmaps whole chunks from the top down that hold only retired free space
- * (stopping at the first that does not), down to no lower than `floor`.
- * Returns the bytes given back. A destroyed pool with nothing left also
- * gives back its address space. */
+/* Drops the chunks given back at the top of the extent, and the free
+ * space over them: what lies past the extent is fresh. */
+static void drop_top(sim_ctx *c, ps_pool *p) {
+  uint64_t g = gran(c), n = p->extent / g;
+  while (n && !p->mapped[n - 1]) n--;
+  uint64_t to = n * g;
+  if (to == p->extent) return;
+  sim_mem_hole(&c->mem, p->arena, to, p->extent - to, 0);   /* resize unmaps it */
+  if (!sim_mem_resize(&c->mem, p->arena, to)) {
+    sim_mem_hole(&c->mem, p->arena, to, p->extent - to, 1);
+    return;
+  }
+  seg **pp = &p->segs;
+  while (*pp && (*pp)->off < to) {
+    seg *x = *pp;
+    if (x->off + x->size > to) x->size = to - x->off;
+    pp = &x->next;
+  }
+  for (seg *x = *pp, *nx; x; x = nx) nx = x->next, free(x);
+  *pp = NULL;
+  p->extent = to;
+}
+
+/* Gives back mapped chunks that hold only retired free space, highest
+ * first, while reserved is above `floor`; chunks that must stay are
+ * passed over. Returns the bytes given back. A destroyed pool with
+ * nothing left also gives back its address space. */
 static uint64_t shrink(sim_ctx *c, ps_pool *p, uint64_t floor) {
   coalesce(c, p);
-  uint64_t keep_from = 0;   /* end of the last segment that must stay */
-  for (seg *g = p->segs; g; g = g->next)
-    if (!g->free || !retired(c, g)) keep_from = g->off + g->size;
-  uint64_t to = sim_round_up(keep_from, gran(c)), gone = 0;
-  if (to < floor) to = floor;
-  if (to < p->reserved && sim_mem_resize(&c->mem, p->arena, to)) {
-    seg **pp = &p->segs;
-    while (*pp && (*pp)->off < to) {
-      seg *g = *pp;
-      if (g->off + g->size > to) g->size = to - g->off;
-      pp = &g->next;
+  uint64_t g = gran(c), n = p->extent / g, gone = 0;
+  uint8_t *busy = n ? calloc(n, 1) : NULL;   /* chunks that must stay */
+  if (n && !busy) return 0;
+  for (seg *x = p->segs; x; x = x->next)
+    if (!x->free || !retired(c, x))
+      memset(busy + x->off / g, 1, sim_round_up(x->off + x->size, g) / g - x->off / g);
+  for (uint64_t k = n; k-- > 0 && p->reserved > floor;)
+    if (p->mapped[k] && !busy[k]) {
+      sim_mem_hole(&c->mem, p->arena, k * g, g, 1);
+      p->mapped[k] = 0;
+      p->reserved -= g, gone += g;
     }
-    for (seg *g = *pp, *n; g; g = n) n = g->next, free(g);
-    *pp = NULL;
-    gone = p->reserved - to;
-    p->reserved = to;
-  }
+  free(busy);
+  drop_top(c, p);
   if (p->destroyed && !p->live && !p->reserved && p->arena) {
     sim_mem_unmap(&c->mem, p->arena);
     p->arena = NULL;
@@ -358,6 +430,7 @@ void sim_pools_free(sim_ctx *c) {
   for (size_t i = 0; i < c->pools.n; i++) {
     ps_pool *p = c->pools.v[i];
     for (seg *g = p->segs, *n; g; g = n) n = g->next, free(g);
+    free(p->mapped);
     free(p);
   }
   free(c->pools.v);

@@ -663,18 +663,21 @@ static int command_args(lua_State *L, int argc, char **argv, options *o) {
 }
 
 /* Runs require("poolsh.cmd.<name>")(args) with args on the stack top;
- * its result is the exit status (nil or true: 0, false: 1). */
+ * its result is the exit status (nil or true: 0, false: 1). An error the
+ * command raises is said in one line, without a traceback: status 1. */
 static int run_command(lua_State *L, const char *name, options *o) {
   static const char code[] =
-    "local name, args = ... "
-    "local r = require('poolsh.cmd.' .. name)(args) "
+    "local prog, name, args = ... "
+    "local ok, r = pcall(require('poolsh.cmd.' .. name), args) "
+    "if not ok then io.stderr:write(prog, ': ', tostring(r), '\\n') return 1 end "
     "if r == nil or r == true then return 0 elseif r == false then return 1 end "
     "return math.tointeger(r) or 1";
   int status = luaL_loadbuffer(L, code, sizeof code - 1, "=(command)");
   if (status == LUA_OK) {
+    lua_pushstring(L, progname);
     lua_pushstring(L, name);
-    lua_pushvalue(L, -3);
-    status = docall(L, 2, 1);
+    lua_pushvalue(L, -4);
+    status = docall(L, 3, 1);
     if (status == LUA_OK) o->status = (int)lua_tointeger(L, -1);
   }
   return report(L, status);

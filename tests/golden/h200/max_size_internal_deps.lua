@@ -1,0 +1,110 @@
+return {
+  scenario = "max_size_internal_deps",
+  summary = "a full max_size pool reuses a pending free of another stream and makes it wait",
+  gpu = "NVIDIA H200",
+  driver = "580.159.04",
+  driver_api = 13000,
+  runtime = 13000,
+  backend = "cuda",
+  date = "2026-11-23",
+  poolsh = "poolsh 0.1.0",
+  steps = {
+    {
+      step = "p1 = pool{max_size = 32 MiB}",
+      pools = {
+        p1 = { live = 0, pending = 0, reserved = 0, reserved_high = 0, used = 0, used_high = 0 },
+      },
+    },
+    {
+      step = "s1 = stream()",
+      pools = {
+        p1 = { live = 0, pending = 0, reserved = 0, reserved_high = 0, used = 0, used_high = 0 },
+      },
+    },
+    {
+      step = "s2 = stream()",
+      pools = {
+        p1 = { live = 0, pending = 0, reserved = 0, reserved_high = 0, used = 0, used_high = 0 },
+      },
+    },
+    {
+      step = "b1 = p1:alloc(16 MiB, s1)",
+      offset = 0,
+      pools = {
+        p1 = { live = 16777216, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 16777216, used_high = 16777216 },
+      },
+    },
+    {
+      step = "b2 = p1:alloc(16 MiB, s1)",
+      offset = 16777216,
+      pools = {
+        p1 = { live = 33554432, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 33554432, used_high = 33554432 },
+      },
+    },
+    {
+      step = "s1:spin(200 ms)",
+      pools = {
+        p1 = { live = 33554432, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 33554432, used_high = 33554432 },
+      },
+    },
+    {
+      step = "b1:free()",
+      pools = {
+        p1 = { live = 16777216, pending = 16777216, reserved = 33554432, reserved_high = 33554432, used = 16777216, used_high = 33554432 },
+      },
+    },
+    {
+      step = "b3 = p1:alloc(16 MiB, s2)",
+      offset = 0,
+      pools = {
+        p1 = { live = 33554432, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 33554432, used_high = 33554432 },
+      },
+      reused = "b1",
+    },
+    {
+      step = "s2:query()",
+      pools = {
+        p1 = { live = 33554432, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 33554432, used_high = 33554432 },
+      },
+      query = "busy",
+    },
+    {
+      step = "s2:sync()",
+      pools = {
+        p1 = { live = 33554432, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 33554432, used_high = 33554432 },
+      },
+    },
+    {
+      step = "s1:query()",
+      pools = {
+        p1 = { live = 33554432, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 33554432, used_high = 33554432 },
+      },
+      query = "idle",
+    },
+    {
+      step = "s2:query()",
+      pools = {
+        p1 = { live = 33554432, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 33554432, used_high = 33554432 },
+      },
+      query = "idle",
+    },
+    {
+      step = "b2:free()",
+      pools = {
+        p1 = { live = 16777216, pending = 16777216, reserved = 33554432, reserved_high = 33554432, used = 16777216, used_high = 33554432 },
+      },
+    },
+    {
+      step = "b3:free()",
+      pools = {
+        p1 = { live = 0, pending = 33554432, reserved = 33554432, reserved_high = 33554432, used = 0, used_high = 33554432 },
+      },
+    },
+    {
+      step = "sync()",
+      pools = {
+        p1 = { live = 0, pending = 0, reserved = 0, reserved_high = 33554432, used = 0, used_high = 33554432 },
+      },
+    },
+  },
+}

@@ -1,0 +1,69 @@
+return {
+  scenario = "release_device_sync",
+  summary = "a device sync releases every pool's completed frees",
+  gpu = "NVIDIA H200",
+  driver = "580.159.04",
+  driver_api = 13000,
+  runtime = 13000,
+  backend = "cuda",
+  date = "2026-11-23",
+  poolsh = "poolsh 0.1.0",
+  steps = {
+    {
+      step = "p1 = pool{}",
+      pools = {
+        p1 = { live = 0, pending = 0, reserved = 0, reserved_high = 0, used = 0, used_high = 0 },
+      },
+    },
+    {
+      step = "s1 = stream()",
+      pools = {
+        p1 = { live = 0, pending = 0, reserved = 0, reserved_high = 0, used = 0, used_high = 0 },
+      },
+    },
+    {
+      step = "s2 = stream()",
+      pools = {
+        p1 = { live = 0, pending = 0, reserved = 0, reserved_high = 0, used = 0, used_high = 0 },
+      },
+    },
+    {
+      step = "b1 = p1:alloc(64 MiB, s1)",
+      offset = 0,
+      pools = {
+        p1 = { live = 67108864, pending = 0, reserved = 67108864, reserved_high = 67108864, used = 67108864, used_high = 67108864 },
+      },
+    },
+    {
+      step = "b2 = p1:alloc(32 MiB, s2)",
+      offset = 67108864,
+      pools = {
+        p1 = { live = 100663296, pending = 0, reserved = 100663296, reserved_high = 100663296, used = 100663296, used_high = 100663296 },
+      },
+    },
+    {
+      step = "b1:free()",
+      pools = {
+        p1 = { live = 33554432, pending = 67108864, reserved = 100663296, reserved_high = 100663296, used = 33554432, used_high = 100663296 },
+      },
+    },
+    {
+      step = "b2:free()",
+      pools = {
+        p1 = { live = 0, pending = 100663296, reserved = 100663296, reserved_high = 100663296, used = 0, used_high = 100663296 },
+      },
+    },
+    {
+      step = "sleep(20 ms)",
+      pools = {
+        p1 = { live = 0, pending = 100663296, reserved = 100663296, reserved_high = 100663296, used = 0, used_high = 100663296 },
+      },
+    },
+    {
+      step = "sync()",
+      pools = {
+        p1 = { live = 0, pending = 0, reserved = 0, reserved_high = 100663296, used = 0, used_high = 100663296 },
+      },
+    },
+  },
+}

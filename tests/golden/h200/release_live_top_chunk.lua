@@ -1,0 +1,102 @@
+return {
+  scenario = "release_live_top_chunk",
+  summary = "a live block in the highest chunk above freed chunks, at a sync and a trim",
+  gpu = "NVIDIA H200",
+  driver = "580.159.04",
+  driver_api = 13000,
+  runtime = 13000,
+  backend = "cuda",
+  date = "2026-11-23",
+  poolsh = "poolsh 0.1.0",
+  steps = {
+    {
+      step = "p1 = pool{}",
+      pools = {
+        p1 = { live = 0, pending = 0, reserved = 0, reserved_high = 0, used = 0, used_high = 0 },
+      },
+    },
+    {
+      step = "s1 = stream()",
+      pools = {
+        p1 = { live = 0, pending = 0, reserved = 0, reserved_high = 0, used = 0, used_high = 0 },
+      },
+    },
+    {
+      step = "b1 = p1:alloc(32 MiB, s1)",
+      offset = 0,
+      pools = {
+        p1 = { live = 33554432, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 33554432, used_high = 33554432 },
+      },
+    },
+    {
+      step = "b2 = p1:alloc(32 MiB, s1)",
+      offset = 33554432,
+      pools = {
+        p1 = { live = 67108864, pending = 0, reserved = 67108864, reserved_high = 67108864, used = 67108864, used_high = 67108864 },
+      },
+    },
+    {
+      step = "b3 = p1:alloc(1 KiB, s1)",
+      offset = 67108864,
+      pools = {
+        p1 = { live = 67109888, pending = 0, reserved = 100663296, reserved_high = 100663296, used = 67109888, used_high = 67109888 },
+      },
+    },
+    {
+      step = "b1:free()",
+      pools = {
+        p1 = { live = 33555456, pending = 33554432, reserved = 100663296, reserved_high = 100663296, used = 33555456, used_high = 67109888 },
+      },
+    },
+    {
+      step = "b2:free()",
+      pools = {
+        p1 = { live = 1024, pending = 67108864, reserved = 100663296, reserved_high = 100663296, used = 1024, used_high = 67109888 },
+      },
+    },
+    {
+      step = "s1:sync()",
+      pools = {
+        p1 = { live = 1024, pending = 0, reserved = 33554432, reserved_high = 100663296, used = 1024, used_high = 67109888 },
+      },
+    },
+    {
+      step = "p1:trim(0 B)",
+      pools = {
+        p1 = { live = 1024, pending = 0, reserved = 33554432, reserved_high = 100663296, used = 1024, used_high = 67109888 },
+      },
+    },
+    {
+      step = "b4 = p1:alloc(16 MiB, s1)",
+      offset = 0,
+      pools = {
+        p1 = { live = 16778240, pending = 0, reserved = 67108864, reserved_high = 100663296, used = 16778240, used_high = 67109888 },
+      },
+      reused = "b1",
+    },
+    {
+      step = "b4:free()",
+      pools = {
+        p1 = { live = 1024, pending = 16777216, reserved = 67108864, reserved_high = 100663296, used = 1024, used_high = 67109888 },
+      },
+    },
+    {
+      step = "s1:sync()",
+      pools = {
+        p1 = { live = 1024, pending = 0, reserved = 33554432, reserved_high = 100663296, used = 1024, used_high = 67109888 },
+      },
+    },
+    {
+      step = "b3:free()",
+      pools = {
+        p1 = { live = 0, pending = 1024, reserved = 33554432, reserved_high = 100663296, used = 0, used_high = 67109888 },
+      },
+    },
+    {
+      step = "s1:sync()",
+      pools = {
+        p1 = { live = 0, pending = 0, reserved = 0, reserved_high = 100663296, used = 0, used_high = 67109888 },
+      },
+    },
+  },
+}

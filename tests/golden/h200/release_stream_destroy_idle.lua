@@ -1,0 +1,50 @@
+return {
+  scenario = "release_stream_destroy_idle",
+  summary = "destroying an idle stream releases what was freed on it",
+  gpu = "NVIDIA H200",
+  driver = "580.159.04",
+  driver_api = 13000,
+  runtime = 13000,
+  backend = "cuda",
+  date = "2026-11-23",
+  poolsh = "poolsh 0.1.0",
+  steps = {
+    {
+      step = "p1 = pool{}",
+      pools = {
+        p1 = { live = 0, pending = 0, reserved = 0, reserved_high = 0, used = 0, used_high = 0 },
+      },
+    },
+    {
+      step = "s1 = stream()",
+      pools = {
+        p1 = { live = 0, pending = 0, reserved = 0, reserved_high = 0, used = 0, used_high = 0 },
+      },
+    },
+    {
+      step = "b1 = p1:alloc(8 MiB, s1)",
+      offset = 0,
+      pools = {
+        p1 = { live = 8388608, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 8388608, used_high = 8388608 },
+      },
+    },
+    {
+      step = "b1:free()",
+      pools = {
+        p1 = { live = 0, pending = 8388608, reserved = 33554432, reserved_high = 33554432, used = 0, used_high = 8388608 },
+      },
+    },
+    {
+      step = "sleep(20 ms)",
+      pools = {
+        p1 = { live = 0, pending = 8388608, reserved = 33554432, reserved_high = 33554432, used = 0, used_high = 8388608 },
+      },
+    },
+    {
+      step = "s1:destroy()",
+      pools = {
+        p1 = { live = 0, pending = 8388608, reserved = 0, reserved_high = 33554432, used = 0, used_high = 8388608 },
+      },
+    },
+  },
+}

@@ -1,0 +1,101 @@
+return {
+  scenario = "trim_completed_unsynced",
+  summary = "trim of frees that completed on the device but no sync covered",
+  gpu = "NVIDIA H200",
+  driver = "580.159.04",
+  driver_api = 13000,
+  runtime = 13000,
+  backend = "cuda",
+  date = "2026-11-23",
+  poolsh = "poolsh 0.1.0",
+  steps = {
+    {
+      step = "p1 = pool{release_threshold = max}",
+      pools = {
+        p1 = { live = 0, pending = 0, reserved = 0, reserved_high = 0, used = 0, used_high = 0 },
+      },
+    },
+    {
+      step = "s1 = stream()",
+      pools = {
+        p1 = { live = 0, pending = 0, reserved = 0, reserved_high = 0, used = 0, used_high = 0 },
+      },
+    },
+    {
+      step = "b1 = p1:alloc(64 MiB, s1)",
+      offset = 0,
+      pools = {
+        p1 = { live = 67108864, pending = 0, reserved = 67108864, reserved_high = 67108864, used = 67108864, used_high = 67108864 },
+      },
+    },
+    {
+      step = "b1:free()",
+      pools = {
+        p1 = { live = 0, pending = 67108864, reserved = 67108864, reserved_high = 67108864, used = 0, used_high = 67108864 },
+      },
+    },
+    {
+      step = "sleep(50 ms)",
+      pools = {
+        p1 = { live = 0, pending = 67108864, reserved = 67108864, reserved_high = 67108864, used = 0, used_high = 67108864 },
+      },
+    },
+    {
+      step = "p1:trim(0 B)",
+      pools = {
+        p1 = { live = 0, pending = 67108864, reserved = 67108864, reserved_high = 67108864, used = 0, used_high = 67108864 },
+      },
+    },
+    {
+      step = "b2 = p1:alloc(64 MiB, s1)",
+      offset = 0,
+      pools = {
+        p1 = { live = 67108864, pending = 0, reserved = 67108864, reserved_high = 67108864, used = 67108864, used_high = 67108864 },
+      },
+      reused = "b1",
+    },
+    {
+      step = "s1:spin(10 ms)",
+      pools = {
+        p1 = { live = 67108864, pending = 0, reserved = 67108864, reserved_high = 67108864, used = 67108864, used_high = 67108864 },
+      },
+    },
+    {
+      step = "b2:free()",
+      pools = {
+        p1 = { live = 0, pending = 67108864, reserved = 67108864, reserved_high = 67108864, used = 0, used_high = 67108864 },
+      },
+    },
+    {
+      step = "sleep(100 ms)",
+      pools = {
+        p1 = { live = 0, pending = 67108864, reserved = 67108864, reserved_high = 67108864, used = 0, used_high = 67108864 },
+      },
+    },
+    {
+      step = "s1:query()",
+      pools = {
+        p1 = { live = 0, pending = 0, reserved = 67108864, reserved_high = 67108864, used = 0, used_high = 67108864 },
+      },
+      query = "idle",
+    },
+    {
+      step = "p1:trim(0 B)",
+      pools = {
+        p1 = { live = 0, pending = 0, reserved = 67108864, reserved_high = 67108864, used = 0, used_high = 67108864 },
+      },
+    },
+    {
+      step = "s1:sync()",
+      pools = {
+        p1 = { live = 0, pending = 0, reserved = 67108864, reserved_high = 67108864, used = 0, used_high = 67108864 },
+      },
+    },
+    {
+      step = "p1:trim(0 B)",
+      pools = {
+        p1 = { live = 0, pending = 0, reserved = 0, reserved_high = 67108864, used = 0, used_high = 67108864 },
+      },
+    },
+  },
+}

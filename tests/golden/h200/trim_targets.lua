@@ -1,0 +1,207 @@
+return {
+  scenario = "trim_targets",
+  summary = "trim keeps ceil(keep / 32 MiB) chunks: targets between chunk multiples",
+  gpu = "NVIDIA H200",
+  driver = "580.159.04",
+  driver_api = 13000,
+  runtime = 13000,
+  backend = "cuda",
+  date = "2026-11-23",
+  poolsh = "poolsh 0.1.0",
+  steps = {
+    {
+      step = "p1 = pool{release_threshold = max}",
+      pools = {
+        p1 = { live = 0, pending = 0, reserved = 0, reserved_high = 0, used = 0, used_high = 0 },
+      },
+    },
+    {
+      step = "s1 = stream()",
+      pools = {
+        p1 = { live = 0, pending = 0, reserved = 0, reserved_high = 0, used = 0, used_high = 0 },
+      },
+    },
+    {
+      step = "b1 = p1:alloc(16 MiB, s1)",
+      offset = 0,
+      pools = {
+        p1 = { live = 16777216, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 16777216, used_high = 16777216 },
+      },
+    },
+    {
+      step = "b2 = p1:alloc(16 MiB, s1)",
+      offset = 16777216,
+      pools = {
+        p1 = { live = 33554432, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 33554432, used_high = 33554432 },
+      },
+    },
+    {
+      step = "b3 = p1:alloc(16 MiB, s1)",
+      offset = 33554432,
+      pools = {
+        p1 = { live = 50331648, pending = 0, reserved = 67108864, reserved_high = 67108864, used = 50331648, used_high = 50331648 },
+      },
+    },
+    {
+      step = "b4 = p1:alloc(16 MiB, s1)",
+      offset = 50331648,
+      pools = {
+        p1 = { live = 67108864, pending = 0, reserved = 67108864, reserved_high = 67108864, used = 67108864, used_high = 67108864 },
+      },
+    },
+    {
+      step = "b5 = p1:alloc(16 MiB, s1)",
+      offset = 67108864,
+      pools = {
+        p1 = { live = 83886080, pending = 0, reserved = 100663296, reserved_high = 100663296, used = 83886080, used_high = 83886080 },
+      },
+    },
+    {
+      step = "b6 = p1:alloc(16 MiB, s1)",
+      offset = 83886080,
+      pools = {
+        p1 = { live = 100663296, pending = 0, reserved = 100663296, reserved_high = 100663296, used = 100663296, used_high = 100663296 },
+      },
+    },
+    {
+      step = "b7 = p1:alloc(16 MiB, s1)",
+      offset = 100663296,
+      pools = {
+        p1 = { live = 117440512, pending = 0, reserved = 134217728, reserved_high = 134217728, used = 117440512, used_high = 117440512 },
+      },
+    },
+    {
+      step = "b8 = p1:alloc(16 MiB, s1)",
+      offset = 117440512,
+      pools = {
+        p1 = { live = 134217728, pending = 0, reserved = 134217728, reserved_high = 134217728, used = 134217728, used_high = 134217728 },
+      },
+    },
+    {
+      step = "b1:free()",
+      pools = {
+        p1 = { live = 117440512, pending = 16777216, reserved = 134217728, reserved_high = 134217728, used = 117440512, used_high = 134217728 },
+      },
+    },
+    {
+      step = "b2:free()",
+      pools = {
+        p1 = { live = 100663296, pending = 33554432, reserved = 134217728, reserved_high = 134217728, used = 100663296, used_high = 134217728 },
+      },
+    },
+    {
+      step = "b3:free()",
+      pools = {
+        p1 = { live = 83886080, pending = 50331648, reserved = 134217728, reserved_high = 134217728, used = 83886080, used_high = 134217728 },
+      },
+    },
+    {
+      step = "b4:free()",
+      pools = {
+        p1 = { live = 67108864, pending = 67108864, reserved = 134217728, reserved_high = 134217728, used = 67108864, used_high = 134217728 },
+      },
+    },
+    {
+      step = "b5:free()",
+      pools = {
+        p1 = { live = 50331648, pending = 83886080, reserved = 134217728, reserved_high = 134217728, used = 50331648, used_high = 134217728 },
+      },
+    },
+    {
+      step = "b6:free()",
+      pools = {
+        p1 = { live = 33554432, pending = 100663296, reserved = 134217728, reserved_high = 134217728, used = 33554432, used_high = 134217728 },
+      },
+    },
+    {
+      step = "b7:free()",
+      pools = {
+        p1 = { live = 16777216, pending = 117440512, reserved = 134217728, reserved_high = 134217728, used = 16777216, used_high = 134217728 },
+      },
+    },
+    {
+      step = "b8:free()",
+      pools = {
+        p1 = { live = 0, pending = 134217728, reserved = 134217728, reserved_high = 134217728, used = 0, used_high = 134217728 },
+      },
+    },
+    {
+      step = "s1:sync()",
+      pools = {
+        p1 = { live = 0, pending = 0, reserved = 134217728, reserved_high = 134217728, used = 0, used_high = 134217728 },
+      },
+    },
+    {
+      step = "p1:trim(200 MiB)",
+      pools = {
+        p1 = { live = 0, pending = 0, reserved = 134217728, reserved_high = 134217728, used = 0, used_high = 134217728 },
+      },
+    },
+    {
+      step = "p1:trim(128 MiB)",
+      pools = {
+        p1 = { live = 0, pending = 0, reserved = 134217728, reserved_high = 134217728, used = 0, used_high = 134217728 },
+      },
+    },
+    {
+      step = "p1:trim(100 MiB)",
+      pools = {
+        p1 = { live = 0, pending = 0, reserved = 134217728, reserved_high = 134217728, used = 0, used_high = 134217728 },
+      },
+    },
+    {
+      step = "p1:trim(96 MiB)",
+      pools = {
+        p1 = { live = 0, pending = 0, reserved = 100663296, reserved_high = 134217728, used = 0, used_high = 134217728 },
+      },
+    },
+    {
+      step = "p1:trim(64 MiB + 1 B)",
+      pools = {
+        p1 = { live = 0, pending = 0, reserved = 100663296, reserved_high = 134217728, used = 0, used_high = 134217728 },
+      },
+    },
+    {
+      step = "p1:trim(64 MiB)",
+      pools = {
+        p1 = { live = 0, pending = 0, reserved = 67108864, reserved_high = 134217728, used = 0, used_high = 134217728 },
+      },
+    },
+    {
+      step = "p1:trim(48 MiB)",
+      pools = {
+        p1 = { live = 0, pending = 0, reserved = 67108864, reserved_high = 134217728, used = 0, used_high = 134217728 },
+      },
+    },
+    {
+      step = "p1:trim(33 MiB)",
+      pools = {
+        p1 = { live = 0, pending = 0, reserved = 67108864, reserved_high = 134217728, used = 0, used_high = 134217728 },
+      },
+    },
+    {
+      step = "p1:trim(32 MiB)",
+      pools = {
+        p1 = { live = 0, pending = 0, reserved = 33554432, reserved_high = 134217728, used = 0, used_high = 134217728 },
+      },
+    },
+    {
+      step = "p1:trim(10 MiB)",
+      pools = {
+        p1 = { live = 0, pending = 0, reserved = 33554432, reserved_high = 134217728, used = 0, used_high = 134217728 },
+      },
+    },
+    {
+      step = "p1:trim(1 B)",
+      pools = {
+        p1 = { live = 0, pending = 0, reserved = 33554432, reserved_high = 134217728, used = 0, used_high = 134217728 },
+      },
+    },
+    {
+      step = "p1:trim(0 B)",
+      pools = {
+        p1 = { live = 0, pending = 0, reserved = 0, reserved_high = 134217728, used = 0, used_high = 134217728 },
+      },
+    },
+  },
+}

@@ -46,23 +46,24 @@ describe("poolsh.profile", function()
       assert.equal("NVIDIA H200", h200.gpu)
       assert.equal("NVIDIA H100 80GB HBM3", h100.gpu)
       assert.equal(150109880320, h200.values.memory)
-      assert.equal(85520809984, h100.values.memory)
-      assert.equal("580.159.04", h200.driver)
-      assert.equal(13000, h200.runtime)
-      assert.matches("provisional", h100.notes.source)
+      assert.equal(85017493504, h100.values.memory)
+      for _, t in ipairs { h100, h200 } do
+        assert.equal("580.159.04", t.driver)
+        assert.equal(13000, t.runtime)
+        assert.matches("^poolsh calibrate", t.notes.method)
+      end
     end)
 
-    it("h200 holds the sim's built-in values but memory, and every option", function()
+    it("are calibrations of every option, with the facts the sim models", function()
       local def = sim_defaults()
-      local h200 = profile.read(profile.dir() .. "/h200.lua")
-      for k, v in pairs(def) do
-        if k == "memory" then
-          assert.equal(150109880320, h200.values[k])
-        elseif k ~= "report_rules" then
-          assert.equal(v, h200.values[k], k)
+      for _, name in ipairs { "h100.lua", "h200.lua" } do
+        local t = profile.read(profile.dir() .. "/" .. name)
+        for k in pairs(def) do
+          if k ~= "report_rules" then assert.is_number(t.values[k], name .. ": " .. k) end
         end
+        for k in pairs(t.values) do assert.is_not_nil(def[k], name .. ": " .. k) end
+        assert.same(profile.sim_facts, t.facts)
       end
-      assert.same(profile.sim_facts, h200.facts)
     end)
 
     it("for_gpu finds a profile by exact name, then by model token", function()
@@ -195,7 +196,7 @@ describe("poolsh.profile", function()
 
     it("a shipped profile loads without warnings", function()
       local _, err, code = sim("--profile=" .. q(profile.dir() .. "/h100.lua"),
-                               "assert(poolsh.device().total == 85520809984)")
+                               "assert(poolsh.device().total == 85017493504)")
       assert.equal(0, code, err)
       assert.equal("", err)
     end)

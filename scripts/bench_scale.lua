@@ -2,7 +2,11 @@
 -- (2N blocks of 1-7 KiB allocated on one stream from a pool at release
 -- threshold "max", every other one freed), it times an alloc+free pair in
 -- C (poolsh.bench_c) and from Lua, a s:sync() and a p:stats(), and reads
--- the host memory each live block costs (VmRSS before and after filling).
+-- the host memory each live block costs (VmRSS before and after filling):
+-- all of poolsh's (Buffers, ledger, backend), and the backend's alone
+-- (the same fill done from C by poolsh.bench_fill, measured as the C heap
+-- in use: poolsh.bench_heap). The resident size undercounts what reuses
+-- memory freed by an earlier, smaller round.
 -- Targets (docs/performance.md): the pair at the largest N at most 2x the
 -- pair at 1k; about 200 bytes of host memory per live block.
 -- Usage: poolsh scripts/bench_scale.lua [largest N (default 100000; 1000000
@@ -67,6 +71,17 @@ local function measure(n)
   blocks = nil
   s:sync()
   p:destroy()
+  -- The backend's own bytes per live block: the same fill from C, with no
+  -- Buffer and no ledger entry (less the 8 bytes bench_fill keeps per block).
+  local q = poolsh.pool { release_threshold = "max" }
+  collectgarbage()
+  before = poolsh.bench_heap()
+  local release = poolsh.bench_fill(q, s, n)
+  after = poolsh.bench_heap()
+  r.backend_bytes = before and after and (after - before) / n - 8
+  release()
+  s:sync()
+  q:destroy()
   s:destroy()
   collectgarbage()
   return r
@@ -74,15 +89,16 @@ end
 
 print(("poolsh bench_scale: backend %s, %s, pairs of %d B, %d pairs per timing")
       :format(poolsh.backend(), poolsh.device().name, size, pairs_n))
-print(("%9s %10s %10s %12s %12s %12s %10s %12s"):format("live", "C pair", "Lua pair",
-      "C after sync", "s:sync()", "p:stats()", "fill s", "B/live block"))
+print(("%9s %10s %10s %12s %12s %12s %10s %12s %12s"):format("live", "C pair", "Lua pair",
+      "C after sync", "s:sync()", "p:stats()", "fill s", "B/live block", "backend B"))
 local rows = {}
 local n = 1000
 while n <= largest do
   local r = measure(n)
   rows[#rows + 1] = r
-  print(("%9d %8.3fus %8.3fus %10.3fus %10.1fus %10.1fus %10.2f %12s"):format(r.n, r.c, r.lua,
-        r.c_after, r.sync, r.stats, r.fill, r.bytes and ("%.0f"):format(r.bytes) or "?"))
+  print(("%9d %8.3fus %8.3fus %10.3fus %10.1fus %10.1fus %10.2f %12s %12s"):format(r.n, r.c, r.lua,
+        r.c_after, r.sync, r.stats, r.fill, r.bytes and ("%.0f"):format(r.bytes) or "?",
+        r.backend_bytes and ("%.0f"):format(r.backend_bytes) or "?"))
   io.stdout:flush()
   n = n * 10
 end

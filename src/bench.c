@@ -4,6 +4,9 @@
  * the same two calls, to show what any binding costs on a machine.
  */
 #include <time.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "poolsh.h"
 
@@ -94,8 +97,79 @@ static int bench_floor(lua_State *L) {
   return 2;
 }
 
+/* The blocks a bench_fill left allocated, freed by its release closure. */
+typedef struct fill_blocks {
+  size_t n;
+  int live;
+  ps_addr addr[1];
+} fill_blocks;
+
+/* release(): upvalues context, stream, the fill_blocks; frees them once. */
+static int fill_release(lua_State *L) {
+  ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
+  ps_streamud *s = (ps_streamud *)lua_touserdata(L, lua_upvalueindex(2));
+  fill_blocks *f = (fill_blocks *)lua_touserdata(L, lua_upvalueindex(3));
+  if (!f->live) return 0;
+  if (!s->live) return luaL_error(L, "bench_fill: its stream is gone");
+  f->live = 0;
+  for (size_t i = 0; i < f->n; i++)
+    ps_check(L, c->be->pool_free(c->b, f->addr[i], s->h), "(bench free)");
+  return 0;
+}
+
+/* poolsh.bench_fill(pool, stream, n) -> release: allocates 2n blocks of
+ * 1-7 KiB from C and frees every other one, leaving n live blocks and n
+ * holes that only the backend knows of (no Buffer, no ledger entry), so a
+ * benchmark can tell the backend's cost per block from poolsh's. The
+ * blocks stay until release() is called. A benchmark tool only. */
+static int bench_fill(lua_State *L) {
+  ps_poolud *p = ps_checkpool(L, 1);
+  ps_streamud *s = ps_optstream(L, 2);
+  lua_Integer n = luaL_checkinteger(L, 3);
+  luaL_argcheck(L, n >= 1 && n <= (1 << 28), 3, "count must be in 1..2^28");
+  ps_context(L);
+  fill_blocks *f = (fill_blocks *)lua_newuserdatauv(L, sizeof *f + (size_t)n * sizeof(ps_addr), 0);
+  f->n = 0, f->live = 1;
+  ps_ctx *c = ps_context(L);
+  uint64_t seed = 12345;
+  for (lua_Integer i = 0; i < 2 * n; i++) {
+    seed = (seed * 1103515245 + 12345) % 2147483648u;
+    ps_addr a = 0;
+    int st = c->be->pool_alloc(c->b, p->h, 1024 + seed % (6 * 1024 + 1), s->h, &a, NULL);
+    if (st == PS_OK && i % 2 == 0) st = c->be->pool_free(c->b, a, s->h);
+    else if (st == PS_OK) f->addr[f->n++] = a;
+    if (st != PS_OK) {
+      lua_pushvalue(L, PS_UP_CTX);
+      lua_pushvalue(L, 2);
+      lua_pushvalue(L, -3);
+      lua_pushcclosure(L, fill_release, 3);
+      lua_call(L, 0, 0);   /* frees what it has so far */
+      ps_check(L, st, "(bench fill)");
+    }
+  }
+  lua_pushvalue(L, PS_UP_CTX);
+  lua_pushvalue(L, 2);
+  lua_pushvalue(L, -3);
+  lua_pushcclosure(L, fill_release, 3);
+  return 1;
+}
+
+/* poolsh.bench_heap() -> bytes the C heap has handed out and not taken
+ * back (glibc's mallinfo2), or nil where that cannot be read. Unlike the
+ * resident size it does not hide memory reused after a free. */
+static int bench_heap(lua_State *L) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+  struct mallinfo2 m = mallinfo2();
+  lua_pushinteger(L, (lua_Integer)(m.uordblks + m.hblkhd));
+#else
+  lua_pushnil(L);
+#endif
+  return 1;
+}
+
 static const luaL_Reg bench_funcs[] = {
-  {"bench_c", bench_c}, {"bench_floor", bench_floor}, {NULL, NULL}
+  {"bench_c", bench_c}, {"bench_floor", bench_floor}, {"bench_fill", bench_fill},
+  {"bench_heap", bench_heap}, {NULL, NULL}
 };
 
 int poolsh_open_bench(lua_State *L) {

@@ -37,4 +37,39 @@ describe("benchmark baselines", function()
       assert.matches(line, out)
     end
   end)
+  it("bench_fill leaves n blocks and n holes that release frees once", function()
+    local s, p = poolsh.stream(), poolsh.pool { release_threshold = "max" }
+    local release = poolsh.bench_fill(p, s, 100)
+    local used = p:stats().used
+    assert.is_true(used >= 100 * 1024 and used <= 100 * 7 * 1024)
+    assert.equal(0, p:stats().live)               -- poolsh tracks none of them
+    release()
+    assert.equal(0, p:stats().used)
+    release()
+    assert.equal(0, p:stats().used)
+    assert.matches("count must be in 1..2%^28", H.err(poolsh.bench_fill, p, s, 0))
+    assert.matches("poolsh.Pool expected", H.err(poolsh.bench_fill, s, s, 1))
+    s:sync(); p:destroy()
+  end)
+
+  it("bench_fill frees what it took when the pool runs out, and raises", function()
+    local s, p = poolsh.stream(), poolsh.pool { max_size = "32 MiB" }
+    local e = H.err(poolsh.bench_fill, p, s, 10000)
+    assert.matches("cudaErrorMemoryAllocation", e)
+    assert.equal(0, p:stats().used)
+    s:sync(); p:destroy()
+  end)
+
+  it("bench_heap reads the C heap in use, or nil", function()
+    local h = poolsh.bench_heap()
+    assert.is_true(h == nil or math.type(h) == "integer" and h > 0)
+  end)
+
+  it("the scale benchmark runs and prints every column", function()
+    local out, err, code = H.poolsh_cmd("--backend=sim scripts/bench_scale.lua 1000 100")
+    assert.equal(0, code, err)
+    assert.matches("C pair +Lua pair +C after sync +s:sync%(%) +p:stats%(%) +fill s +B/live block +backend B", out)
+    assert.matches("\n +1000 +[%d.]+us", out)
+    assert.matches("ratio 1000 / 1000 live blocks: C pair [%d.]+, Lua pair [%d.]+", out)
+  end)
 end)

@@ -430,7 +430,7 @@ static void doREPL(lua_State *L, int use_env) {
 /* ---- command line ----------------------------------------------------------- */
 
 typedef struct options {
-  int interactive, version, no_env, warnings, stdin_script;
+  int interactive, version, no_env, warnings, stdin_script, has_e;
   int script;                 /* index of the script in argv, 0 if none */
   int command;                /* index of a command's name in argv, 0 if none */
   int status;                 /* a command's exit status */
@@ -488,8 +488,9 @@ static int collect(int argc, char **argv, options *o) {
         print_usage(stderr);
         return 1;
       }
+      o->has_e |= a[1] == 'e';
     } else if (strncmp(a, "-e", 2) == 0 || strncmp(a, "-l", 2) == 0) {
-      /* -estat, -lmod */
+      o->has_e |= a[1] == 'e';   /* -estat, -lmod */
     } else {
       fprintf(stderr, "%s: unrecognized option '%s'\n", progname, a);
       print_usage(stderr);
@@ -563,22 +564,28 @@ static int set_program(lua_State *L) {
  * before anything runs. Named on the command line, it must meet the sim. */
 static int load_profile(lua_State *L, const options *o) {
   static const char code[] =
-    "local path, explicit = ... "
+    "local prog, path, explicit = ... "
+    "local function say(e) io.stderr:write(prog, ': ', tostring(e), '\\n') return false end "
     "if poolsh.backend() ~= 'sim' then "
-    "  if explicit then error(('--profile applies to the sim backend, not %s')"
-    "    :format(poolsh.backend()), 0) end "
-    "  return "
+    "  if explicit then return say(('--profile applies to the sim backend, not %s')"
+    "    :format(poolsh.backend())) end "
+    "  return true "
     "end "
-    "require('poolsh.profile').load(path)";
+    "local ok, e = pcall(require('poolsh.profile').load, path) "
+    "return ok or say(e)";
   const char *path = o->profile ? o->profile : (o->no_env ? NULL : getenv("POOLSH_PROFILE"));
   if (!path || !*path) return 1;
   int status = luaL_loadbuffer(L, code, sizeof code - 1, "=(--profile)");
   if (status == LUA_OK) {
+    lua_pushstring(L, progname);
     lua_pushstring(L, path);
     lua_pushboolean(L, o->profile != NULL);
-    status = docall(L, 2, 0);
+    status = docall(L, 3, 1);
   }
-  return report(L, status) == LUA_OK;
+  if (report(L, status) != LUA_OK) return 0;
+  int ok = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return ok;
 }
 
 /* Loads poolsh into global `poolsh`, configures the backend from the
@@ -671,7 +678,8 @@ static int run_command(lua_State *L, const char *name, options *o) {
     "local ok, r = pcall(require('poolsh.cmd.' .. name), args) "
     "if not ok then io.stderr:write(prog, ': ', tostring(r), '\\n') return 1 end "
     "if r == nil or r == true then return 0 elseif r == false then return 1 end "
-    "return math.tointeger(r) or 1";
+    "r = math.tointeger(r) or 1 "
+    "return (r >= 0 and r <= 255) and r or 1";
   int status = luaL_loadbuffer(L, code, sizeof code - 1, "=(command)");
   if (status == LUA_OK) {
     lua_pushstring(L, progname);
@@ -681,12 +689,6 @@ static int run_command(lua_State *L, const char *name, options *o) {
     if (status == LUA_OK) o->status = (int)lua_tointeger(L, -1);
   }
   return report(L, status);
-}
-
-static int has_e(int argc, char **argv) {
-  for (int i = 1; i < argc && argv[i][0] == '-'; i++)
-    if (strncmp(argv[i], "-e", 2) == 0) return 1;
-  return 0;
 }
 
 /* --trace FILE: saves what was recorded, whatever way the run ended. */
@@ -721,7 +723,7 @@ static int pmain(lua_State *L) {
   char **argv = (char **)lua_touserdata(L, 2);
   options *o = (options *)lua_touserdata(L, 3);
   int repl = o->interactive ||
-             (!o->script && !o->stdin_script && !o->version && !has_e(argc, argv));
+             (!o->script && !o->stdin_script && !o->version && !o->has_e);
   luaL_checkversion(L);
   if (o->version || (repl && isatty(0)))
     fprintf(stdout, "%s (%s)\n", LUA_COPYRIGHT, "poolsh 0.1.0");
@@ -736,7 +738,7 @@ static int pmain(lua_State *L) {
   lua_warning(L, "@on", 0);   /* finalizers report problems as warnings */
   if (o->warnings) lua_warning(L, "@on", 0);
   lua_pushboolean(L, 0);
-  if (o->version && !repl && !o->script && !o->stdin_script && !has_e(argc, argv)) {
+  if (o->version && !repl && !o->script && !o->stdin_script && !o->has_e) {
     lua_pushboolean(L, 1);
     return 1;
   }

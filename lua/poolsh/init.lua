@@ -46,6 +46,15 @@ end
 -- profile loaded (poolsh.profile), or nil for the built-in defaults.
 function poolsh.sim.profile_info() return require("poolsh.profile").info() end
 
+--- poolsh.device([index]): the core's description; on the sim with a
+-- profile loaded, named after the profile's GPU.
+function poolsh.device(index)
+  local d = core.device(index)
+  local info = core.backend() == "sim" and poolsh.sim.profile_info()
+  if info then d.name = ("poolsh sim (%s profile)"):format(info.gpu or "a custom") end
+  return d
+end
+
 -- The core's raw views stay in poolsh.core; poolsh.trace and poolsh.live
 -- are what users call.
 for _, k in ipairs { "trace_start", "trace_stop", "trace_clear", "trace_events",

@@ -3,6 +3,8 @@
 -- option's value, and the measured facts that the sim does not
 -- parameterise (docs/sim.md "Device profiles"). `poolsh --profile=FILE`
 -- and POOLSH_PROFILE load one before anything else runs.
+local datafile = require "poolsh.datafile"
+
 local M = {}
 
 --- Top-level keys of a profile and their Lua types.
@@ -141,27 +143,15 @@ function M.check(t, path)
   return t
 end
 
--- Runs a loaded chunk with a bound on its work: a profile is data.
-local function run_chunk(chunk, path)
-  local co = coroutine.create(chunk)
-  debug.sethook(co, function() error("too much computation for a data file", 0) end, "", 10000000)
-  local ok, t = coroutine.resume(co)
-  if not ok then fail(path, "%s", tostring(t)) end
-  return t
-end
-
 --- read(path) -> the profile table in file `path`, checked (M.check).
 -- The file runs with an empty environment.
 function M.read(path)
   if type(path) ~= "string" then
     error("poolsh.profile.read: file name expected, got " .. type(path), 2)
   end
-  local f, err = io.open(path, "r")
-  if not f then error("poolsh.profile: cannot open " .. err, 0) end
-  f:close()
-  local chunk, lerr = loadfile(path, "t", {})
-  if not chunk then error("poolsh.profile: " .. lerr, 0) end
-  return M.check(run_chunk(chunk, path), path)
+  local ok, t = datafile.read(path)
+  if not ok then error("poolsh.profile: " .. t, 0) end
+  return M.check(t, path)
 end
 
 -- A Lua literal for a key or a scalar.

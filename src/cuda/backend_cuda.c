@@ -71,6 +71,8 @@ typedef struct cu_ctx {
   cudaMemPool_t scratch_pool;
   cudaEvent_t scratch_done;
   unsigned long long *scratch;
+  char driver[32];              /* the driver's version, read once */
+  int driver_read;
 } cu_ctx;
 
 /* ------------------------------------------------------------------ */
@@ -277,17 +279,16 @@ static int mem_info(int dev, uint64_t *free_b, uint64_t *total) {
   return st;
 }
 
-/* Fills out completely or returns the first error met. */
 /* The driver's version ("580.159.04"): from /proc/driver/nvidia/version
- * (the number after "Kernel Module"), else from NVML when libnvidia-ml is
- * there (containers often hide /proc/driver); "" when neither says. */
+ * (the first number with a dot after "Kernel Module", open or not), else
+ * from NVML when libnvidia-ml is there (containers often hide
+ * /proc/driver); "" when neither says. */
 static void kernel_driver_version(char *out, size_t n) {
   char line[512], v[96] = "";
   FILE *f = fopen("/proc/driver/nvidia/version", "r");
-  if (f && fgets(line, sizeof line, f)) {
-    const char *k = strstr(line, "Kernel Module");
-    if (!k || sscanf(k + 13, " %31[0-9.]", v) != 1) v[0] = '\0';
-  }
+  const char *k = f && fgets(line, sizeof line, f) ? strstr(line, "Kernel Module") : NULL;
+  for (; k && *k && !v[0]; k++)
+    if (k[0] == ' ' && sscanf(k, " %31[0-9.]", v) == 1 && !strchr(v, '.')) v[0] = '\0';
   if (f) fclose(f);
   void *nvml = v[0] ? NULL : dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
   if (nvml) {
@@ -316,9 +317,14 @@ static int cu_device_info(void *ctx, int dev, ps_device_info *out) {
   if (st == PS_OK) st = status(cudaDriverGetVersion(&out->driver_api));
   if (st == PS_OK) st = status(cudaRuntimeGetVersion(&out->runtime_api));
   if (st != PS_OK) return st;
-  kernel_driver_version(out->driver, sizeof out->driver);
+  cu_ctx *c = ctx;
+  if (!c->driver_read) kernel_driver_version(c->driver, sizeof c->driver);
+  c->driver_read = 1;
+  snprintf(out->driver, sizeof out->driver, "%s", c->driver);
   return mem_info(dev, &out->free, &out->total);
 }
+
+/* Fills out completely or returns the first error met. */
 
 /* Waits for every stream the context knows, then the legacy stream, each
  * interruptibly; then cudaDeviceSynchronize, which returns at once. */

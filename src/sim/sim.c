@@ -93,7 +93,7 @@ static int sim_device_info(void *ctx, int dev, ps_device_info *out) {
   if (dev != 0) return PS_ERR_INVALID_DEVICE;
   if (!out) return PS_ERR_INVALID_VALUE;
   memset(out, 0, sizeof *out);
-  snprintf(out->name, sizeof out->name, "poolsh sim (H100 80GB HBM3 profile)");
+  snprintf(out->name, sizeof out->name, "poolsh sim (built-in profile)");
   out->total = sim_device_total(c);
   uint64_t r = sim_device_reserved(c);
   out->free = r < out->total ? out->total - r : 0;

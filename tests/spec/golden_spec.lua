@@ -112,6 +112,17 @@ describe("golden check", function()
 end)
 
 describe("golden record, run and list", function()
+  it("records on the sim with the profile poolsh was given", function()
+    local dir = tmpdir()
+    local code = ("os.exit(require('poolsh.cmd.golden')({'record', '--out', %q, 'coalesce'}), true)"):format(dir)
+    local _, err, status = H.poolsh_cmd("--backend=sim --profile=lua/poolsh/profiles/h200.lua -e " .. H.quote(code))
+    assert.equals(0, status, err)
+    local rec = assert(format.read(dir .. "/coalesce.lua"))
+    assert.equals("h200.lua", rec.profile)
+    assert.equals("poolsh sim (NVIDIA H200 profile)", rec.gpu)
+    os.execute("rm -rf " .. H.quote(dir))
+  end)
+
   it("needs --out on the sim", function()
     local _, err, code = golden("record", "coalesce")
     assert.equals(1, code)
@@ -204,6 +215,24 @@ return {
     local t, err = format.decode("return os.exit(3)", "evil")
     assert.is_nil(t)
     assert.matches("attempt to index a nil value", err)
+    t, err = format.decode("while true do end", "loop")
+    assert.is_nil(t)
+    assert.matches("loop: too much computation for a data file", err)
+  end)
+
+  it("refuses header fields of the wrong type and a profile outside the profiles", function()
+    local steps = "steps = { { step = 'a' } }"
+    for text, want in pairs {
+      ["return { scenario = 'x', gpu = {}, " .. steps .. " }"] = "gpu: a string expected, got table",
+      ["return { scenario = 'x', profile = '../../x.lua', " .. steps .. " }"] = "profile: a profile file's name",
+      ["return { scenario = 'x', profile = 7, " .. steps .. " }"] = "profile: a profile file's name",
+    } do
+      local t, err = format.check(format.decode(text, "f"), "f")
+      assert.is_nil(t)
+      assert.matches(want, err, 1, true)
+    end
+    assert.is_table(format.check(format.decode("return { scenario = 'x', profile = 'h100.lua', "
+      .. steps .. " }", "f"), "f"))
   end)
 end)
 

@@ -670,26 +670,41 @@ end
 
 -- The output file, opened before measuring so a bad name fails at once;
 -- nil for stdout.
-local function open_out(out)
-  if not out then return nil end
-  local f, err = io.open(out, "w")
+-- Checks that `out` can be written, before measuring, without touching
+-- a file that is there: it is replaced only once the profile is written.
+local function check_out(out)
+  local f, err = io.open(out, "a")
   if not f then error("poolsh calibrate: cannot write " .. err, 0) end
-  return f
+  f:close()
+end
+
+-- Writes text to out through a temporary file beside it and a rename, so
+-- a failure leaves whatever was there.
+local function write_out(out, text)
+  local tmp = out .. ".tmp"
+  local f, err = io.open(tmp, "w")
+  if not f then error("poolsh calibrate: cannot write " .. err, 0) end
+  local ok, werr = f:write(text)
+  f:close()
+  local renamed, rerr = ok and os.rename(tmp, out)
+  if not renamed then
+    os.remove(tmp)
+    error("poolsh calibrate: cannot write " .. out .. ": " .. tostring(werr or rerr), 0)
+  end
 end
 
 return function(args)
   local o = parse(args or {})
   if o.help then print(USAGE); return 0 end
-  local f = open_out(o.out)
+  local existed = o.out and io.open(o.out, "r")
+  if existed then existed:close() end
+  if o.out then check_out(o.out) end
+  if o.out and not existed then os.remove(o.out) end   -- check_out made it
   local t0 = poolsh.wallclock()
-  local ok, t = pcall(measure, o)
-  if not ok then
-    if f then f:close(); os.remove(o.out) end
-    error(t, 0)
-  end
+  local t = measure(o)
   profile.check(t, "measured profile")
   local text = profile.format(t)
-  if f then f:write(text); f:close() else io.stdout:write(text) end
+  if o.out then write_out(o.out, text) else io.stdout:write(text) end
   for _, msg in ipairs(profile.fact_mismatches(t.facts)) do io.stderr:write("poolsh calibrate: ", msg, "\n") end
   io.stderr:write(("poolsh calibrate: measured %s in %.1f s%s\n"):format(
     t.gpu, poolsh.wallclock() - t0, o.out and (", wrote " .. o.out) or ""))

@@ -213,10 +213,10 @@ local function cmd_record(args)
     end
     dir = "tests/golden/" .. gpu_slug(poolsh.device().name)
   end
-  if not os.execute("mkdir -p " .. quote(dir)) then fail("cannot create " .. dir) end
+  if not os.execute("mkdir -p -- " .. quote(dir)) then fail("cannot create " .. dir) end
   local failed = 0
   for _, n in ipairs(names) do
-    local rec, err = run_child(n, backend)
+    local rec, err = run_child(n, backend, backend == "sim" and own_profile() or nil)
     if rec then
       format.write(dir .. "/" .. n .. ".lua", rec)
       say(("%-32s %3d steps%s\n"):format(n, #rec.steps, rec.error and ("  (stopped: " .. rec.error .. ")") or ""))
@@ -237,8 +237,9 @@ local function golden_files(paths)
     local f = io.open(path, "r")
     if not f then fail("no such file or directory: " .. path) end
     f:close()
-    if os.execute("test -d " .. quote(path)) then
-      local p = io.popen("find " .. quote(path) .. " -type f -name '*.lua' | LC_ALL=C sort")
+    local arg = quote(path:sub(1, 1) == "-" and "./" .. path or path)   -- not an option
+    if os.execute("test -d " .. arg) then
+      local p = io.popen("find " .. arg .. " -type f -name '*.lua' | LC_ALL=C sort")
       local n = 0
       for line in p:lines() do files[#files + 1] = line; n = n + 1 end
       p:close()

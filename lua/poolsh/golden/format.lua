@@ -1,6 +1,8 @@
 --- poolsh.golden.format: golden files. A golden file is a Lua table
 -- constructor, written with keys in a fixed order (a few first, the rest
 -- sorted) and one step per block, so that two recordings diff line by line.
+local datafile = require "poolsh.datafile"
+
 local M = {}
 
 -- Keys written first, in this order; the rest follow sorted.
@@ -85,13 +87,10 @@ function M.encode(t)
 end
 
 --- format.decode(text, name) -> the table, or nil and a message. The
--- text runs with no globals at all (math.huge only).
+-- text is data (poolsh.datafile): no globals but math.huge, bounded work.
 function M.decode(text, name)
-  local env = { math = { huge = math.huge } }
-  local chunk, err = load(text, "=" .. name, "t", env)
-  if not chunk then return nil, err end
-  local ok, t = pcall(chunk)
-  if not ok then return nil, tostring(t) end
+  local ok, t = datafile.decode(text, name, { math = { huge = math.huge } })
+  if not ok then return nil, t end
   if type(t) ~= "table" then return nil, name .. ": not a golden file (no table returned)" end
   return t
 end
@@ -103,6 +102,15 @@ function M.check(t, name)
     return nil, name .. ": not a golden file (no scenario name)"
   end
   if type(t.steps) ~= "table" then return nil, name .. ": not a golden file (no steps)" end
+  for _, k in ipairs { "gpu", "backend", "driver", "date" } do
+    if t[k] ~= nil and type(t[k]) ~= "string" then
+      return nil, ("%s: %s: a string expected, got %s"):format(name, k, type(t[k]))
+    end
+  end
+  if t.profile ~= nil and (type(t.profile) ~= "string" or
+      not (t.profile == "built-in" or t.profile:match("^[%w_][%w_.-]*%.lua$"))) then
+    return nil, name .. ": profile: a profile file's name (no directory) expected"
+  end
   for i, s in ipairs(t.steps) do
     if type(s) ~= "table" or type(s.step) ~= "string" then
       return nil, ("%s: step %d has no name"):format(name, i)

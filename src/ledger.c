@@ -15,7 +15,8 @@
  * whose state changes: live and done blocks are listed by age, pending
  * ones per stream in free order; two ordered sets keyed by (pool,
  * address) hold the edges of live and pending blocks (for the free-space
- * estimate) and the done blocks (for releases).
+ * estimate) and the done blocks (for releases). Live pools and streams
+ * are found by id in O(1); a learn visits only queues holding frees.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -59,9 +60,14 @@ typedef struct ps_node {
 typedef struct ps_queue {
   int32_t stream;              /* Q_UNUSED, or Q_ORPHAN: complete at the next learn */
   ps_list list;
-  uint32_t seen;               /* the learn that found its stream live */
-  uint64_t upto;               /* and how far it was known complete */
+  int32_t at;                  /* index + 1 in the ledger's act; 0: not there */
 } ps_queue;
+
+/* Live pools or streams by id: open addressing, p NULL empty. */
+typedef struct ps_idmap {
+  struct ps_idslot { int32_t id; void *p; } *v;
+  size_t cap, n;
+} ps_idmap;
 
 enum { Q_UNUSED = -2, Q_ORPHAN = -1 };
 
@@ -82,7 +88,11 @@ struct ps_ledger {
   size_t nq, capq;
   int32_t orphan;              /* index + 1 of the queue for frees on no stream */
   int32_t qfree;               /* index + 1 of an unused queue, linked by list.head */
-  uint32_t epoch;              /* learns so far */
+  int32_t *act;                /* queues a learn must visit: with frees, or stream gone */
+  size_t nact;                 /* (act has room for every queue: capq) */
+  int learning;
+  ps_idmap pools, streams;     /* the context's live pools and streams */
+  int ids_lost;                /* an id map ran out of memory: scan the lists */
 };
 
 #define DONE_KEEP 4096         /* done blocks remembered for reused_from */
@@ -130,6 +140,58 @@ static void map_remove(ps_ledger *l, ps_addr a) {
     if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
       l->map[i] = l->map[j];
       l->map[j] = -1;
+      i = j;
+    }
+  }
+}
+
+/* ---- pools and streams by id -------------------------------------------------- */
+
+static size_t hash_id(int32_t id, size_t cap) {
+  return (size_t)(((uint64_t)(uint32_t)id * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+}
+
+/* The position holding id, or the empty one where it would go. */
+static size_t idmap_find(const ps_idmap *m, int32_t id) {
+  size_t i = hash_id(id, m->cap);
+  while (m->v[i].p && m->v[i].id != id) i = (i + 1) & (m->cap - 1);
+  return i;
+}
+
+static void *idmap_get(const ps_idmap *m, int32_t id) {
+  return m->cap ? m->v[idmap_find(m, id)].p : NULL;
+}
+
+/* Maps id to p; 0 when out of memory. */
+static int idmap_put(ps_idmap *m, int32_t id, void *p) {
+  if ((m->n + 1) * 4 > m->cap * 3) {
+    size_t cap = m->cap ? m->cap * 2 : 16;
+    struct ps_idslot *v = calloc(cap, sizeof *v), *old = m->v;
+    if (!v) return 0;
+    size_t oldcap = m->cap;
+    m->v = v, m->cap = cap;
+    for (size_t i = 0; i < oldcap; i++)
+      if (old[i].p) m->v[idmap_find(m, old[i].id)] = old[i];
+    free(old);
+  }
+  size_t i = idmap_find(m, id);
+  if (!m->v[i].p) m->n++;
+  m->v[i] = (struct ps_idslot){ id, p };
+  return 1;
+}
+
+/* Removes id's entry, shifting later entries of its run back. */
+static void idmap_del(ps_idmap *m, int32_t id) {
+  if (!m->cap) return;
+  size_t i = idmap_find(m, id), mask = m->cap - 1;
+  if (!m->v[i].p) return;
+  m->v[i].p = NULL;
+  m->n--;
+  for (size_t j = (i + 1) & mask; m->v[j].p; j = (j + 1) & mask) {
+    size_t home = hash_id(m->v[j].id, m->cap);
+    if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+      m->v[i] = m->v[j];
+      m->v[j].p = NULL;
       i = j;
     }
   }
@@ -361,7 +423,10 @@ static int32_t slot_new(ps_ledger *l) {
   return (int32_t)l->n++;
 }
 
+/* The live pool with that id, or NULL. O(1). */
 static ps_poolud *pool_by_id(ps_ctx *c, int32_t id) {
+  const ps_ledger *l = c->ledger;
+  if (l && !l->ids_lost) return idmap_get(&l->pools, id);
   for (ps_poolud *p = c->pools; p; p = p->next)
     if (p->id == id) return p;
   return NULL;
@@ -423,6 +488,10 @@ static ps_ledger *ledger_of(ps_ctx *c) {
     l->t[0] = (ps_node){ .min = INT32_MAX };
     l->tn = 1, l->tcap = 256;
     l->seed = 0x9e3779b9u;
+    for (ps_poolud *p = c->pools; p; p = p->next)
+      if (!idmap_put(&l->pools, p->id, p)) l->ids_lost = 1;
+    for (ps_streamud *s = c->streams; s; s = s->next)
+      if (!idmap_put(&l->streams, s->id, s)) l->ids_lost = 1;
     c->ledger = l;
   }
   return c->ledger;
@@ -434,6 +503,9 @@ void ps_ledger_free_all(ps_ledger *l) {
   free(l->map);
   free(l->t);
   free(l->q);
+  free(l->act);
+  free(l->pools.v);
+  free(l->streams.v);
   free(l);
 }
 
@@ -452,18 +524,28 @@ static int32_t queue_of(ps_ledger *l, ps_streamud *s) {
   } else {
     if (l->nq == l->capq) {
       size_t cap = l->capq ? l->capq * 2 : 8;
+      int32_t *act = realloc(l->act, cap * sizeof *act);
+      if (!act) return -1;
+      l->act = act;
       ps_queue *q = realloc(l->q, cap * sizeof *q);
       if (!q) return -1;
       l->q = q, l->capq = cap;
     }
     i = l->nq++;
   }
-  l->q[i] = (ps_queue){ want, { -1, -1 }, l->epoch, 0 };   /* known to the learn under way */
+  l->q[i] = (ps_queue){ want, { -1, -1 }, 0 };
   *at = (int32_t)i + 1;
   return (int32_t)i;
 }
 
-/* Queue i goes unused (it is empty). */
+/* The next learn visits queue i (act has room for every queue). */
+static void queue_activate(ps_ledger *l, int32_t i) {
+  if (l->q[i].at) return;
+  l->act[l->nact++] = i;
+  l->q[i].at = (int32_t)l->nact;
+}
+
+/* Queue i goes unused (it is empty, out of act). */
 static void queue_drop(ps_ledger *l, int32_t i) {
   l->q[i].stream = Q_UNUSED;
   l->q[i].list.head = l->qfree;
@@ -471,12 +553,48 @@ static void queue_drop(ps_ledger *l, int32_t i) {
   if (l->orphan == i + 1) l->orphan = 0;
 }
 
+static int int32_cmp(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Sorts act by queue index: the order queues are completed and shown in. */
+static void act_sort(ps_ledger *l) {
+  qsort(l->act, l->nact, sizeof *l->act, int32_cmp);
+  for (size_t i = 0; i < l->nact; i++) l->q[l->act[i]].at = (int32_t)i + 1;
+}
+
 /* ---- streams by id, and reuse rules --------------------------------------------- */
 
+/* The live stream with that id, or NULL. O(1). */
 ps_streamud *ps_stream_by_id(ps_ctx *c, int32_t id) {
+  const ps_ledger *l = c->ledger;
+  if (l && !l->ids_lost) return idmap_get(&l->streams, id);
   for (ps_streamud *s = c->streams; s; s = s->next)
     if (s->id == id) return s;
   return NULL;
+}
+
+/* Pool p joined (linked 1) or left the context's list of live pools. */
+void ps_ledger_pool_linked(ps_ctx *c, ps_poolud *p, int linked) {
+  ps_ledger *l = linked ? ledger_of(c) : c->ledger;
+  if (!l) return;
+  if (!linked) idmap_del(&l->pools, p->id);
+  else if (!idmap_put(&l->pools, p->id, p)) l->ids_lost = 1;
+}
+
+/* Stream s joined or left the list of live streams; a queue it leaves
+ * behind is completed and recycled by the next learn. */
+void ps_ledger_stream_linked(ps_ctx *c, ps_streamud *s, int linked) {
+  ps_ledger *l = linked ? ledger_of(c) : c->ledger;
+  if (!l) return;
+  if (linked) {
+    if (!idmap_put(&l->streams, s->id, s)) l->ids_lost = 1;
+    return;
+  }
+  idmap_del(&l->streams, s->id);
+  int32_t q = s->pendq - 1;
+  if (q >= 0 && (size_t)q < l->nq && l->q[q].stream == s->id) queue_activate(l, q);
 }
 
 /* Whether stream `waiter` waited on an event recorded on `on` at or after pos. */
@@ -574,16 +692,48 @@ void ps_ledger_untrack(ps_ctx *c, const ps_bufferud *b) {
   if (slot >= 0 && l->v[slot].buffer == b->id) slot_drop(c, l, slot);
 }
 
+/* A block as push_live and push_pending show it. */
+typedef struct ps_row {
+  ps_addr addr;
+  uint64_t size;
+  int32_t buffer, pool, stream, src, line;
+  uint8_t kind;
+} ps_row;
+
+/* Pushes a scratch userdata with room for the rows `need` counts, once
+ * allocating it (which can run finalizers that change the ledger) leaves
+ * no more to count: copying rows into it runs no Lua, so a finalizer
+ * cannot cut short or redirect the walk of a list. */
+static ps_row *rows_room(lua_State *L, ps_ledger *l, lua_Integer max, int pending) {
+  for (;;) {
+    size_t all = l ? (pending ? l->npending : l->nlive) : 0;
+    size_t want = max >= 0 && (size_t)max < all ? (size_t)max : all;
+    ps_row *v = lua_newuserdatauv(L, want * sizeof *v + 1, 0);
+    all = l ? (pending ? l->npending : l->nlive) : 0;
+    if ((max >= 0 && (size_t)max < all ? (size_t)max : all) <= want) return v;
+    lua_pop(L, 1);
+  }
+}
+
+static size_t row_of(ps_row *v, size_t k, const ps_block *b) {
+  v[k] = (ps_row){ b->addr, b->size, b->buffer, b->pool, b->stream, b->src, b->line, b->kind };
+  return k + 1;
+}
+
 /* Pushes the oldest live buffers poolsh allocated, at most max of them
  * (max < 0: all), oldest (lowest id) first: an array of {buffer, kind,
  * size, addr, pool, stream, src}; returns how many are live in all. */
 lua_Integer ps_ledger_push_live(lua_State *L, ps_ctx *c, lua_Integer max) {
   static const char *const kinds[] = {"pool", "malloc", "pinned", "pageable"};
   ps_ledger *l = c->ledger;
-  lua_Integer k = 0, all = l ? (lua_Integer)l->nlive : 0;
-  lua_createtable(L, (int)(max >= 0 && max < all ? max : all), 0);
-  for (int32_t s = l ? l->live.head : -1; s >= 0 && (max < 0 || k < max); s = l->v[s].next) {
-    const ps_block *b = &l->v[s];
+  ps_row *v = rows_room(L, l, max, 0);
+  size_t n = 0;
+  for (int32_t s = l ? l->live.head : -1; s >= 0 && (max < 0 || (lua_Integer)n < max); s = l->v[s].next)
+    n = row_of(v, n, &l->v[s]);
+  lua_Integer all = l ? (lua_Integer)l->nlive : 0;
+  lua_createtable(L, (int)n, 0);                       /* [rows, t] */
+  for (size_t k = 0; k < n; k++) {
+    const ps_row *b = &v[k];
     lua_createtable(L, 0, 7);
     lua_pushinteger(L, b->buffer);
     lua_setfield(L, -2, "buffer");
@@ -603,36 +753,42 @@ lua_Integer ps_ledger_push_live(lua_State *L, ps_ctx *c, lua_Integer max) {
       lua_pushfstring(L, "%s:%d", ps_source_name(c, b->src), (int)b->line);
       lua_setfield(L, -2, "src");
     }
-    lua_rawseti(L, -2, ++k);
+    lua_rawseti(L, -2, (lua_Integer)k + 1);
   }
+  lua_remove(L, -2);                                   /* [t] */
   return all;
 }
 
 /* Pushes at most max pending frees (max < 0: all), stream by stream in
  * free order: an array of {buffer, size, addr, pool, stream}; returns how
- * many are pending in all. */
+ * many are pending in all. Visits only queues that hold frees. */
 lua_Integer ps_ledger_push_pending(lua_State *L, ps_ctx *c, lua_Integer max) {
   ps_ledger *l = c->ledger;
-  lua_Integer k = 0, all = l ? (lua_Integer)l->npending : 0;
-  lua_createtable(L, (int)(max >= 0 && max < all ? max : all), 0);
-  for (size_t q = 0; l && q < l->nq; q++) {
-    if (l->q[q].stream == Q_UNUSED) continue;
-    for (int32_t s = l->q[q].list.head; s >= 0 && (max < 0 || k < max); s = l->v[s].next) {
-      const ps_block *b = &l->v[s];
-      lua_createtable(L, 0, 5);
-      lua_pushinteger(L, b->buffer);
-      lua_setfield(L, -2, "buffer");
-      lua_pushinteger(L, (lua_Integer)b->size);
-      lua_setfield(L, -2, "size");
-      lua_pushinteger(L, (lua_Integer)b->addr);
-      lua_setfield(L, -2, "addr");
-      lua_pushinteger(L, b->pool);
-      lua_setfield(L, -2, "pool");
-      lua_pushinteger(L, b->stream);
-      lua_setfield(L, -2, "stream");
-      lua_rawseti(L, -2, ++k);
-    }
+  ps_row *v = rows_room(L, l, max, 1);
+  size_t n = 0;
+  if (l) act_sort(l);
+  for (size_t i = 0; l && i < l->nact; i++)
+    for (int32_t s = l->q[l->act[i]].list.head; s >= 0 && (max < 0 || (lua_Integer)n < max);
+         s = l->v[s].next)
+      n = row_of(v, n, &l->v[s]);
+  lua_Integer all = l ? (lua_Integer)l->npending : 0;
+  lua_createtable(L, (int)n, 0);                       /* [rows, t] */
+  for (size_t k = 0; k < n; k++) {
+    const ps_row *b = &v[k];
+    lua_createtable(L, 0, 5);
+    lua_pushinteger(L, b->buffer);
+    lua_setfield(L, -2, "buffer");
+    lua_pushinteger(L, (lua_Integer)b->size);
+    lua_setfield(L, -2, "size");
+    lua_pushinteger(L, (lua_Integer)b->addr);
+    lua_setfield(L, -2, "addr");
+    lua_pushinteger(L, b->pool);
+    lua_setfield(L, -2, "pool");
+    lua_pushinteger(L, b->stream);
+    lua_setfield(L, -2, "stream");
+    lua_rawseti(L, -2, (lua_Integer)k + 1);
   }
+  lua_remove(L, -2);                                   /* [t] */
   return all;
 }
 
@@ -655,6 +811,7 @@ void ps_ledger_free(ps_ctx *c, ps_poolud *p, ps_streamud *s, const ps_bufferud *
   k->state = BLOCK_PENDING;
   k->q = q;
   list_append(l, &l->q[q].list, slot);
+  queue_activate(l, q);
   l->npending++;
   if (p) p->pending_bytes += k->size, p->pending_count++;
 }
@@ -680,26 +837,35 @@ static void complete(lua_State *L, ps_ctx *c, ps_ledger *l, int32_t s) {
 
 /* After a synchronisation or query taught poolsh how far streams got:
  * pending frees now known complete become done (and free_completed
- * events while recording); so do those of streams that are gone. Costs
- * O(queues) plus O(1) per block completed. The oldest done blocks beyond
- * DONE_KEEP are forgotten, down to half of it. */
+ * events while recording); so do those of streams that are gone. Visits
+ * the queues in act, in index order: O(a log a) for a queues with frees
+ * (or left by a stream since), plus O(1) per block completed. Queues it
+ * empties leave act; those of gone streams are recycled. The oldest done
+ * blocks beyond DONE_KEEP are forgotten, down to half of it. */
 void ps_ledger_learn(lua_State *L, ps_ctx *c) {
   ps_ledger *l = c->ledger;
-  if (!l) return;
-  uint32_t epoch = ++l->epoch;
-  for (ps_streamud *s = c->streams; s; s = s->next) {
-    int32_t q = s->pendq - 1;
-    if (q >= 0 && (size_t)q < l->nq && l->q[q].stream == s->id)
-      l->q[q].seen = epoch, l->q[q].upto = s->done;
-  }
-  for (size_t q = 0; q < l->nq; q++) {
-    if (l->q[q].stream == Q_UNUSED) continue;
-    int all = l->q[q].seen != epoch;   /* its stream is gone, or no stream */
+  if (!l || l->learning) return;
+  l->learning = 1;
+  act_sort(l);
+  size_t w = 0;                        /* act[0..w) stays; finalizers may append */
+  for (size_t r = 0; r < l->nact; r++) {
+    int32_t q = l->act[r];
+    ps_streamud *st = l->q[q].stream == Q_ORPHAN ? NULL : ps_stream_by_id(c, l->q[q].stream);
+    int all = !st || st->pendq != q + 1;   /* its stream is gone, or no stream */
+    uint64_t upto = st ? st->done : 0;
     int32_t s;
-    while ((s = l->q[q].list.head) >= 0 && (all || l->v[s].pos <= l->q[q].upto))
+    while ((s = l->q[q].list.head) >= 0 && (all || l->v[s].pos <= upto))
       complete(L, c, l, s);
-    if (all && l->q[q].list.head < 0) queue_drop(l, (int32_t)q);
+    if (l->q[q].list.head >= 0) {
+      l->act[w++] = q;
+      l->q[q].at = (int32_t)w;
+    } else {
+      l->q[q].at = 0;
+      if (all) queue_drop(l, q);
+    }
   }
+  l->nact = w;
+  l->learning = 0;
   if (l->ndone > DONE_KEEP)
     while (l->ndone > DONE_KEEP / 2) slot_drop(c, l, l->done.head);
 }
@@ -738,14 +904,12 @@ ps_span *ps_ledger_spans(ps_ctx *c, const ps_poolud *p, size_t *n) {
   *n = 0;
   if (!l) return NULL;
   size_t k = spans_of(l, p, l->live.head, NULL, 0);
-  for (size_t q = 0; q < l->nq; q++)
-    if (l->q[q].stream != Q_UNUSED) k = spans_of(l, p, l->q[q].list.head, NULL, k);
+  for (size_t i = 0; i < l->nact; i++) k = spans_of(l, p, l->q[l->act[i]].list.head, NULL, k);
   if (!k) return NULL;
   ps_span *v = malloc(k * sizeof *v);
   if (!v) return NULL;
   k = spans_of(l, p, l->live.head, v, 0);
-  for (size_t q = 0; q < l->nq; q++)
-    if (l->q[q].stream != Q_UNUSED) k = spans_of(l, p, l->q[q].list.head, v, k);
+  for (size_t i = 0; i < l->nact; i++) k = spans_of(l, p, l->q[l->act[i]].list.head, v, k);
   *n = k;
   qsort(v, k, sizeof *v, span_cmp);
   return v;
@@ -784,20 +948,26 @@ void ps_ledger_free_space(ps_ctx *c, const ps_poolud *p, uint64_t reserved, uint
  * synchronisation, a trim, destroying a stream, a cudaFree
  * (docs/calibration.md E3). A pool does so from the top of its
  * arena, so blocks that lay above what it still reserves were unmapped;
- * memory at those addresses later is fresh, not a reuse. Costs O(pools)
- * and O(log n) per done block forgotten. */
+ * memory at those addresses later is fresh, not a reuse. Asks the
+ * backend only about pools with done blocks, and forgets those of
+ * destroyed pools: O(log n) per such pool and per done block forgotten. */
 void ps_ledger_released(ps_ctx *c) {
   ps_ledger *l = c->ledger;
   c->waits++;
   if (!l) return;
-  for (ps_poolud *p = c->pools; p; p = p->next) {
+  int32_t n = lower_bound(l, l->dones, INT32_MIN, 0);   /* a pool's first done block */
+  while (n) {
+    int32_t id = l->t[n].pool;
+    ps_poolud *p = pool_by_id(c, id);
     uint64_t reserved = 0;
-    if (!p->h || !p->lo || c->be->pool_get(c->b, p->h, PS_ATTR_RESERVED_CURRENT, &reserved) != PS_OK)
+    ps_addr top = 0;                                   /* a destroyed pool: all of them */
+    if (p && (!p->h || !p->lo ||
+              c->be->pool_get(c->b, p->h, PS_ATTR_RESERVED_CURRENT, &reserved) != PS_OK ||
+              (top = p->lo + reserved) < p->lo)) {
+      n = id == INT32_MAX ? 0 : lower_bound(l, l->dones, id + 1, 0);   /* keep them */
       continue;
-    ps_addr top = p->lo + reserved;
-    if (top < p->lo) continue;
-    int32_t n;
-    while ((n = lower_bound(l, l->dones, p->id, top)) && l->t[n].pool == p->id)
+    }
+    while ((n = lower_bound(l, l->dones, id, top)) && l->t[n].pool == id)
       slot_drop(c, l, l->t[n].slot);
   }
 }

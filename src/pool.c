@@ -56,12 +56,14 @@ static void link_pool(ps_ctx *c, ps_poolud *p) {
   p->next = c->pools;
   c->pools = p;
   p->last_reserved = p->last_used = PS_UNSET;
+  ps_ledger_pool_linked(c, p, 1);
 }
 
 static void unlink_pool(ps_ctx *c, ps_poolud *p) {
   for (ps_poolud **pp = &c->pools; *pp; pp = &(*pp)->next)
     if (*pp == p) {
       *pp = p->next;
+      ps_ledger_pool_linked(c, p, 0);
       return;
     }
 }

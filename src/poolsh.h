@@ -260,6 +260,8 @@ void ps_after_sync(lua_State *L, ps_ctx *c, ps_streamud *s, uint64_t upto);
 void ps_after_idle(lua_State *L, ps_ctx *c, ps_streamud *s, uint64_t upto);
 void ps_stream_learns(ps_streamud *s, int32_t on, uint64_t pos);
 void ps_ledger_free_all(ps_ledger *l);
+void ps_ledger_pool_linked(ps_ctx *c, struct ps_poolud *p, int linked);
+void ps_ledger_stream_linked(ps_ctx *c, ps_streamud *s, int linked);
 
 /* The flag the host's SIGINT handler sets to stop a wait (Ctrl-C). */
 volatile sig_atomic_t *poolsh_interrupt_flag(lua_State *L);

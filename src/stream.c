@@ -35,12 +35,14 @@ void ps_pushdefaultstream(lua_State *L) {
 static void link_stream(ps_ctx *c, ps_streamud *s) {
   s->next = c->streams;
   c->streams = s;
+  ps_ledger_stream_linked(c, s, 1);
 }
 
 static void unlink_stream(ps_ctx *c, ps_streamud *s) {
   for (ps_streamud **pp = &c->streams; *pp; pp = &(*pp)->next)
     if (*pp == s) {
       *pp = s->next;
+      ps_ledger_stream_linked(c, s, 0);
       return;
     }
 }

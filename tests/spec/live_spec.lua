@@ -85,6 +85,43 @@ describe("poolsh.show and poolsh.map", function()
     s:sync(); p:destroy()
   end)
 
+  it("leaks and pending frees stay whole while finalizers free buffers during the listing", function()
+    -- Building the rows allocates, so the collector runs finalizers of
+    -- unreachable buffers in the middle: pool buffers become pending,
+    -- malloc buffers leave the ledger. Every listing must still be one
+    -- consistent snapshot: as many rows as it counts, each buffer once.
+    local core = require "poolsh.core"
+    local s, p = poolsh.stream(), poolsh.pool { release_threshold = "max" }
+    local keep, before = {}, #poolsh.leaks()
+    local function whole(rows, n, ascending)
+      assert.equal(n, #rows)
+      local seen, last = {}, 0
+      for _, r in ipairs(rows) do
+        assert.is_nil(seen[r.buffer])
+        seen[r.buffer] = true
+        if ascending then assert.is_true(r.buffer > last) end
+        last = r.buffer
+      end
+    end
+    for _ = 1, 20 do
+      for i = 1, 200 do
+        local b = i % 2 == 0 and poolsh.malloc(256) or p:alloc(256, s)
+        if i % 5 == 0 then keep[#keep + 1] = b elseif i % 3 == 0 then b:free() end
+      end
+      local rows, n = core.live()
+      whole(rows, n, true)
+      whole(core.pending())
+      for _, r in ipairs(poolsh.leaks()) do assert.is_string(r.kind) end
+    end
+    for _, b in ipairs(keep) do b:free() end
+    keep = nil
+    collectgarbage()
+    s:sync()
+    assert.equal(before, #poolsh.leaks())
+    assert.equal(0, select(2, core.pending()))
+    p:destroy()
+  end)
+
   it("map draws live blocks, pending frees and free gaps with addresses", function()
     local s, p = poolsh.stream(), poolsh.pool { release_threshold = "max" }
     local a, b, c = p:alloc("4 MiB", s), p:alloc("4 MiB", s), p:alloc("4 MiB", s)

@@ -73,6 +73,44 @@ describe("at scale (" .. N .. " blocks)", function()
     p:destroy()
   end)
 
+  it("completes frees across many pools and short-lived streams, and names reuses", function()
+    -- Each stream frees one block and is destroyed before the sync that
+    -- completes it; half the pools are destroyed with done blocks left.
+    -- On a GPU each pool maps at least 32 MiB: fewer pools there.
+    local NP = math.max(N // (H.is_sim() and 50 or 1000), 10)
+    local pools, freed = {}, {}
+    for i = 1, NP do pools[i] = poolsh.pool { release_threshold = "max" } end
+    for i = 1, NP do
+      local s = poolsh.stream()
+      local b = pools[i]:alloc(SIZE, s)
+      freed[i] = { id = b.id, addr = b.addr }
+      b:free()
+      s:destroy()
+    end
+    for i = 1, NP do assert.equal(1, pools[i]:stats().pending_count) end
+    poolsh.sync()
+    for i = 1, NP do assert.equal(0, pools[i]:stats().pending_count) end
+    for i = 1, NP, 2 do pools[i]:destroy() end
+    poolsh.sync()
+    local s = poolsh.stream()
+    for i = 2, NP, 2 do
+      local b = pools[i]:alloc(SIZE, s)
+      if b.addr == freed[i].addr then
+        assert.equal(freed[i].id, b.reused_from)
+        assert.equal("host synchronisation", b.reuse_rule)
+      else
+        assert.is_nil(b.reused_from)
+      end
+      if H.is_sim() then assert.equal(freed[i].addr, b.addr) end
+      b:free()
+    end
+    s:sync()
+    for i = 2, NP, 2 do
+      assert.equal(0, pools[i]:stats().live)
+      pools[i]:destroy()
+    end
+  end)
+
   it("exits cleanly with every block still live", function()
     local script = os.tmpname()
     local f = assert(io.open(script, "w"))

@@ -74,6 +74,7 @@ typedef struct sim_mem {
 sim_map *sim_mem_map(sim_mem *m, sim_space sp, uint64_t size, sim_map_kind k);
 sim_map *sim_mem_reserve(sim_mem *m, sim_space sp, uint64_t va, sim_map_kind k);
 int sim_mem_resize(sim_mem *m, sim_map *map, uint64_t size);
+void sim_mem_hole(sim_mem *m, sim_map *map, uint64_t off, uint64_t n, int unmap);
 void sim_mem_unmap(sim_mem *m, sim_map *map);
 sim_map *sim_mem_find(const sim_mem *m, ps_addr a);
 sim_map *sim_mem_range(const sim_mem *m, ps_addr a, uint64_t n);

@@ -104,6 +104,18 @@ int sim_mem_resize(sim_mem *m, sim_map *x, uint64_t size) {
   return 1;
 }
 
+/* Marks the n bytes at off inside x's mapped part as given back (unmap)
+ * or mapped again: they stop or start counting as mapped, and contents
+ * given back are lost (they read 0 when mapped again). */
+void sim_mem_hole(sim_mem *m, sim_map *x, uint64_t off, uint64_t n, int unmap) {
+  if (unmap) {
+    sim_mem_fill(x, off, n, 0);
+    m->mapped[x->space] -= n;
+  } else {
+    m->mapped[x->space] += n;
+  }
+}
+
 static void map_free(sim_map *x) {
   for (uint64_t i = 0; i < x->npages; i++) free(x->pages[i].data);
   free(x->pages);

@@ -3,28 +3,36 @@
  * cudaFreeAsync), calibrated against a real driver (docs/calibration.md):
  *
  *  - each pool is one contiguous virtual arena; physical chunks of
- *    pool_granularity (32 MiB) are mapped at its top as needed, so the
- *    mapped part is always [base, base + reserved);
+ *    pool_granularity (32 MiB) are mapped under it as blocks need them and
+ *    given back one by one, so what is reserved can have holes: a block
+ *    that lands on a chunk given back maps it again at the same address;
  *  - blocks are round_up(size, pool_alignment) bytes, packed back to back,
  *    and may straddle chunk boundaries; UsedMemCurrent is the exact sum of
  *    the requests;
  *  - placement is best fit over runs of adjacent free space the allocating
- *    stream may use, carved from the start of the run;
+ *    stream may use (a free pending on the device joins only frees of its
+ *    own stream), carved from the start of the run; the run at the
+ *    arena's top (which goes on past the chunks mapped) is taken only when
+ *    no other run fits;
  *  - a host synchronisation that covers a free retires it; chunks that
- *    hold only retired free space go back from the top down while reserved
- *    is above the release threshold.
+ *    hold only retired free space go back, highest first, while reserved
+ *    is above the release threshold; a chunk that holds a live block or a
+ *    free not retired stays, and those below it may still go.
  *
- * Data structures (each operation O(log n) in blocks and free extents):
- * records (live blocks and free records) in address order, in pages of a
- * per-pool slab and linked by 32-bit indices; live blocks in a hash by
- * offset; islands (maximal runs of adjacent free records) in a treap
- * ordered by (size, offset), each island's first and last record naming
- * each other; pending frees in one queue per stream, in stream order.
- * Retired records merge with retired neighbours at once, fresh space is
- * one record at the top. An allocation that may use every free record
- * (pending frees its own or usable by event or as completed, or internal
- * dependencies allowed) takes the best island from the treap; otherwise
- * it walks the records in address order as before.
+ * Data structures (each operation O(log n) in blocks and free extents,
+ * plus the chunks a block or free spans): records (live blocks and free
+ * records) in address order, in pages of a per-pool slab and linked by
+ * 32-bit indices; live blocks in a hash by offset; islands (maximal runs
+ * of adjacent free records that join) in two treaps, by (size, offset)
+ * for best fit and by offset to find the island of a record, each
+ * island's first and last record naming each other; frees not retired in
+ * one queue per stream, in stream order (completed ones first). Per
+ * chunk: whether it is mapped, the bytes of live blocks and frees not
+ * retired on it, and a bit tree of the chunks that could go back now.
+ * A free record's kind follows the host's clock lazily: completions and
+ * retirements are applied from the queues' heads before each placement
+ * and release. An allocation that may use every free record takes the
+ * best island from the treap; otherwise it walks the records.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -34,34 +42,44 @@
 #define GIB_D (1024.0 * 1024.0 * 1024.0)
 #define PAGE_BITS 12
 #define PAGE_RECS ((uint32_t)1 << PAGE_BITS)
+#define BT_LEVELS 8            /* bit tree: up to 64^8 chunks */
 
 typedef uint32_t ri;   /* a record's index in its pool's slab; 0: none */
 
-enum { K_LIVE, K_FRESH, K_RETIRED, K_PENDING };
+/* Free kinds: fresh (never allocated), retired (a host sync covered the
+ * free), done (the free completed on the device, not retired), pending
+ * (not completed). Fresh, retired and done are settled. */
+enum { K_LIVE, K_FRESH, K_RETIRED, K_DONE, K_PENDING };
 
-/* A live block or free record (72 bytes); it ends where the next one
- * starts (the last one at `reserved`). Free records remember their cudaFreeAsync
- * (stream, position, completion time); a retired record merged from
- * frees of several streams has stream -1, as fresh space does. */
+/* A live block or free record (80 bytes); it ends where the next one
+ * starts (the last one at `extent`). Free records remember their
+ * cudaFreeAsync (stream, position, completion time); a retired record
+ * merged from frees of several streams has stream -1, as fresh space
+ * does. */
 typedef struct rec {
   uint64_t off;               /* from the arena's base */
   ri prev, next;              /* address order */
   int32_t stream;
   uint8_t kind;
+  uint8_t in1;                /* island head in treap 1 */
   union {
     struct { uint64_t req; ri hnext; } l;          /* live: bytes asked for */
     struct {
       int64_t pos, time;
-      ri qprev, qnext;        /* pending: its stream's queue */
-      ri tl, tr;              /* island head: treap children */
+      uint64_t end;           /* island head: where the island ends */
+      ri qprev, qnext;        /* not retired: its stream's queue */
+      ri ch[2][2];            /* island head: children in treap 0 and 1 */
       ri other;               /* island head: its last record, and back */
-      uint64_t end;           /* island head in the treap: where it ends */
     } f;
   } u;
 } rec;
 
-/* The pending frees of one stream, oldest first. */
-typedef struct pqueue { int stream; uint32_t n; ri head, tail; } pqueue;
+/* The frees of one stream not retired, oldest first; from `pend` on they
+ * have not completed. */
+typedef struct pqueue { int stream; uint32_t n; ri head, tail, pend; } pqueue;
+
+/* A set of chunk indices with the highest found in O(levels). */
+typedef struct bittree { uint64_t *w[BT_LEVELS]; int levels; } bittree;
 
 struct ps_pool {
   ps_location loc;
@@ -71,22 +89,37 @@ struct ps_pool {
   uint64_t reserved, reserved_high, used, used_high;
   size_t live;                /* allocated blocks */
   sim_map *arena;             /* NULL until the pool first maps memory */
+  uint64_t extent;            /* bytes records cover: up to the end of the
+                                 highest mapped chunk */
+  uint64_t gran;              /* chunk size while extent > 0 */
   size_t idx;                 /* in c->pools.v */
   size_t over;                /* in c->pools.over + 1; 0: not there */
   rec **pages;                /* the slab: pages of PAGE_RECS, page 0 grows */
   uint32_t npages, cap0;
   ri nrec, freelist;          /* slots handed out (0 included), free slots */
-  ri first, last, root;       /* address list, island treap */
+  ri first, last;             /* address list */
+  ri root[2];                 /* island treaps: by (size, offset), by offset */
   ri *buckets;                /* live blocks by offset, chained by l.hnext */
   uint32_t nb;
   pqueue *pq;
   uint32_t npq, cappq;
   size_t npend;
+  uint64_t nchunks;           /* room in the per-chunk arrays */
+  uint64_t *busy;             /* per chunk: bytes of live blocks and frees
+                                 not retired on it */
+  uint64_t *mapped;           /* per chunk: a bit, set when mapped */
+  bittree idle;               /* chunks mapped with busy 0: may go back */
 };
 
 #define R(p, i) (&(p)->pages[(i) >> PAGE_BITS][(i) & (PAGE_RECS - 1)])
 
 static uint64_t gran(const sim_ctx *c) { return (uint64_t)c->prof.pool_granularity; }
+
+/* The pool's chunk size: latched while it covers anything, so a change of
+ * pool_granularity applies from its next first chunk. */
+static uint64_t pgran(const sim_ctx *c, const ps_pool *p) {
+  return p->extent ? p->gran : gran(c);
+}
 
 static sim_space pool_space(const ps_pool *p) {
   return p->loc == PS_LOCATION_HOST ? SIM_HOST_SPACE : SIM_DEVICE_SPACE;
@@ -127,10 +160,15 @@ static void rec_del(ps_pool *p, ri i) {
 
 static int is_free(const ps_pool *p, ri i) { return i && R(p, i)->kind != K_LIVE; }
 
+/* Retired or fresh: no chunk under it must stay. */
+static int is_idle(const ps_pool *p, ri i) {
+  return R(p, i)->kind == K_FRESH || R(p, i)->kind == K_RETIRED;
+}
+
 /* Where record i ends. */
 static uint64_t rend(const ps_pool *p, ri i) {
   ri n = R(p, i)->next;
-  return n ? R(p, n)->off : p->reserved;
+  return n ? R(p, n)->off : p->extent;
 }
 
 /* Unlinks i from the address list and frees its slot. */
@@ -185,76 +223,176 @@ static ri hash_take(ps_pool *p, uint64_t off) {
   return 0;
 }
 
-/* ---- islands: a treap on (size, offset) of their first records ---- */
+/* ---- chunks ---- */
 
-/* A treap priority: murmur3's finalizer of the slot index. */
-static uint32_t prio(ri i) {
-  uint32_t x = i;
+/* Sets or clears bit k of t (room made by bt_room). */
+static void bt_set(bittree *t, uint64_t k, int on) {
+  for (int l = 0; l < t->levels; l++, k >>= 6) {
+    uint64_t *w = &t->w[l][k >> 6], old = *w, bit = (uint64_t)1 << (k & 63);
+    *w = on ? old | bit : old & ~bit;
+    if (on ? old != 0 : *w != 0) return;   /* the level above already says so */
+  }
+}
+
+/* The highest index in t, or -1. */
+static int64_t bt_max(const bittree *t) {
+  if (!t->levels || !t->w[t->levels - 1][0]) return -1;
+  uint64_t k = 0;
+  for (int l = t->levels - 1; l >= 0; l--) {
+    uint64_t w = t->w[l][k];
+    k = k * 64 + (uint64_t)(63 - __builtin_clzll(w));
+  }
+  return (int64_t)k;
+}
+
+/* Words in level l of a tree of n bits (the top level has one). */
+static uint64_t bt_words(uint64_t n, int l) {
+  for (int i = 0; i <= l; i++) n = (n + 63) / 64;
+  return n ? n : 1;
+}
+
+/* Makes room for n chunks (was `had`) in t; new bits are clear. 0 when
+ * out of host RAM (t unchanged). */
+static int bt_room(bittree *t, uint64_t had, uint64_t n) {
+  int levels = 1;
+  while (bt_words(n, levels - 1) > 1) levels++;
+  if (levels > BT_LEVELS) return 0;
+  for (int l = 0; l < levels; l++) {
+    uint64_t was = l < t->levels ? bt_words(had, l) : 0, now = bt_words(n, l);
+    if (now <= was) continue;
+    uint64_t *w = realloc(t->w[l], now * sizeof *w);
+    if (!w) return 0;
+    memset(w + was, 0, (now - was) * sizeof *w);
+    t->w[l] = w;
+  }
+  for (int l = t->levels ? t->levels : levels; l < levels; l++)   /* new levels: summarise */
+    for (uint64_t i = 0; i < bt_words(n, l - 1); i++)
+      if (t->w[l - 1][i]) t->w[l][i >> 6] |= (uint64_t)1 << (i & 63);
+  if (levels > t->levels) t->levels = levels;
+  return 1;
+}
+
+static void bt_free(bittree *t) {
+  for (int l = 0; l < BT_LEVELS; l++) free(t->w[l]);
+  memset(t, 0, sizeof *t);
+}
+
+static int is_mapped(const ps_pool *p, uint64_t k) {
+  return (int)(p->mapped[k >> 6] >> (k & 63) & 1);
+}
+
+/* Keeps chunk k in `idle` exactly when it is mapped and nothing busy is on it. */
+static void chunk_sync(ps_pool *p, uint64_t k) {
+  bt_set(&p->idle, k, is_mapped(p, k) && !p->busy[k]);
+}
+
+static void set_mapped(ps_pool *p, uint64_t k, int on) {
+  uint64_t bit = (uint64_t)1 << (k & 63);
+  p->mapped[k >> 6] = on ? p->mapped[k >> 6] | bit : p->mapped[k >> 6] & ~bit;
+  chunk_sync(p, k);
+}
+
+/* Makes room for n chunks; 0 when out of host RAM (arrays may have grown). */
+static int chunks_room(ps_pool *p, uint64_t n) {
+  if (n <= p->nchunks) return 1;
+  uint64_t cap = p->nchunks ? p->nchunks : 16;
+  while (cap < n) cap *= 2;
+  uint64_t ow = (p->nchunks + 63) / 64, nw = (cap + 63) / 64;
+  uint64_t *busy = realloc(p->busy, cap * sizeof *busy);
+  if (!busy) return 0;
+  p->busy = busy;
+  memset(busy + p->nchunks, 0, (cap - p->nchunks) * sizeof *busy);
+  uint64_t *m = realloc(p->mapped, nw * sizeof *m);
+  if (!m) return 0;
+  p->mapped = m;
+  memset(m + ow, 0, (nw - ow) * sizeof *m);
+  if (!bt_room(&p->idle, p->nchunks, cap)) return 0;
+  p->nchunks = cap;
+  return 1;
+}
+
+/* [a, b) becomes busy (add) or stops being busy: the chunks under it. */
+static void busy_range(ps_pool *p, uint64_t a, uint64_t b, int add) {
+  uint64_t g = p->gran;
+  for (uint64_t k = a / g; a < b; k++) {
+    uint64_t e = (k + 1) * g < b ? (k + 1) * g : b, n = e - a;
+    int was = p->busy[k] != 0;
+    p->busy[k] = add ? p->busy[k] + n : p->busy[k] - n;
+    if (was != (p->busy[k] != 0)) chunk_sync(p, k);
+    a = e;
+  }
+}
+
+/* ---- islands: treaps of their first records ---- */
+
+/* A treap priority: murmur3's finalizer of the slot index, per tree. */
+static uint32_t prio(ri i, int t) {
+  uint32_t x = i + (t ? 0x9e3779b9u : 0);
   x ^= x >> 16, x *= 0x85ebca6bu, x ^= x >> 13, x *= 0xc2b2ae35u, x ^= x >> 16;
   return x;
 }
 
-/* The size of island h while it is in the treap. */
-static uint64_t isl_size(const ps_pool *p, ri h) {
-  return R(p, h)->u.f.end - R(p, h)->off;
-}
-
-/* An island's key: (size, offset) as one comparable pair. */
+/* An island's key in tree t: (size, offset) in tree 0, offset in tree 1. */
 typedef struct ikey { uint64_t size, off; } ikey;
 
-static ikey key_of(const ps_pool *p, ri h) {
+static ikey key_of(const ps_pool *p, ri h, int t) {
   const rec *x = R(p, h);
-  return (ikey){ x->u.f.end - x->off, x->off };
+  return (ikey){ t ? 0 : x->u.f.end - x->off, x->off };
 }
 
 static int key_lt(ikey a, ikey b) { return a.size != b.size ? a.size < b.size : a.off < b.off; }
 
-/* Splits t into keys < k (*l) and the rest (*r). */
-static void split(ps_pool *p, ri t, ikey k, ri *l, ri *r) {
-  while (t) {
-    rec *x = R(p, t);
-    if (key_lt(key_of(p, t), k)) { *l = t; l = &x->u.f.tr; t = x->u.f.tr; }
-    else { *r = t; r = &x->u.f.tl; t = x->u.f.tl; }
+#define KID(p, i, t, side) (R(p, i)->u.f.ch[t][side])
+
+/* Splits tree-t treap `at` into keys < k (*l) and the rest (*r). */
+static void split(ps_pool *p, int t, ri at, ikey k, ri *l, ri *r) {
+  while (at) {
+    if (key_lt(key_of(p, at, t), k)) { *l = at; l = &KID(p, at, t, 1); at = *l; }
+    else { *r = at; r = &KID(p, at, t, 0); at = *r; }
   }
   *l = *r = 0;
 }
 
-static ri merge(ps_pool *p, ri a, ri b) {
+static ri merge(ps_pool *p, int t, ri a, ri b) {
   ri root, *at = &root;
   while (a && b) {
-    if (prio(a) > prio(b)) { *at = a; at = &R(p, a)->u.f.tr; a = *at; }
-    else { *at = b; at = &R(p, b)->u.f.tl; b = *at; }
+    if (prio(a, t) > prio(b, t)) { *at = a; at = &KID(p, a, t, 1); a = *at; }
+    else { *at = b; at = &KID(p, b, t, 0); b = *at; }
   }
   *at = a ? a : b;
   return root;
 }
 
-static ri t_ins(ps_pool *p, ri root, ri x) {
-  ikey k = key_of(p, x);
-  uint32_t px = prio(x);
-  ri *at = &root;
-  while (*at && prio(*at) >= px)
-    at = key_lt(k, key_of(p, *at)) ? &R(p, *at)->u.f.tl : &R(p, *at)->u.f.tr;
-  split(p, *at, k, &R(p, x)->u.f.tl, &R(p, x)->u.f.tr);
+static void t_ins(ps_pool *p, int t, ri x) {
+  ikey k = key_of(p, x, t);
+  uint32_t px = prio(x, t);
+  ri *at = &p->root[t];
+  while (*at && prio(*at, t) >= px) at = &KID(p, *at, t, !key_lt(k, key_of(p, *at, t)));
+  split(p, t, *at, k, &KID(p, x, t, 0), &KID(p, x, t, 1));
   *at = x;
-  return root;
 }
 
-static ri t_del(ps_pool *p, ri root, ri x) {
-  ikey k = key_of(p, x);
-  ri *at = &root;
-  while (*at != x) at = key_lt(k, key_of(p, *at)) ? &R(p, *at)->u.f.tl : &R(p, *at)->u.f.tr;
-  *at = merge(p, R(p, x)->u.f.tl, R(p, x)->u.f.tr);
-  return root;
+static void t_del(ps_pool *p, int t, ri x) {
+  ikey k = key_of(p, x, t);
+  ri *at = &p->root[t];
+  while (*at != x) at = &KID(p, *at, t, !key_lt(k, key_of(p, *at, t)));
+  *at = merge(p, t, KID(p, x, t, 0), KID(p, x, t, 1));
 }
 
-/* An island's key depends on its first and last records: take it out of
- * the treap before changing either, put it back after. */
+/* An island's keys depend on its first record's offset and where it
+ * ends: take it out before changing either, put it back after. Treap 1
+ * holds only islands of several records (see isl_head). */
 static void isl_add(ps_pool *p, ri h) {
-  R(p, h)->u.f.end = rend(p, R(p, h)->u.f.other);
-  p->root = t_ins(p, p->root, h);
+  rec *x = R(p, h);
+  x->u.f.end = rend(p, x->u.f.other);
+  x->in1 = x->u.f.other != h;
+  t_ins(p, 0, h);
+  if (x->in1) t_ins(p, 1, h);
 }
-static void isl_del(ps_pool *p, ri h) { p->root = t_del(p, p->root, h); }
+static void isl_del(ps_pool *p, ri h) {
+  t_del(p, 0, h);
+  if (R(p, h)->in1) t_del(p, 1, h);
+}
 
 /* Makes h..t one island (h first, t last). */
 static void isl_bind(ps_pool *p, ri h, ri t) {
@@ -262,29 +400,84 @@ static void isl_bind(ps_pool *p, ri h, ri t) {
   R(p, t)->u.f.other = h;
 }
 
-/* The smallest island of at least r bytes (ties: lowest address), or 0. */
-static ri isl_fit(const ps_pool *p, uint64_t r) {
-  ri best = 0;
-  for (ri t = p->root; t;)
-    if (isl_size(p, t) >= r) best = t, t = R(p, t)->u.f.tl;
-    else t = R(p, t)->u.f.tr;
-  return best;
+/* The smallest island of at least r bytes other than `skip` (ties:
+ * lowest address), or 0. */
+static ri isl_fit(const ps_pool *p, uint64_t r, ri skip) {
+  ikey k = { r, 0 };
+  for (int again = 0; again < 2; again++) {
+    ri best = 0;
+    for (ri t = p->root[0]; t;)
+      if (!key_lt(key_of(p, t, 0), k)) best = t, t = KID(p, t, 0, 0);
+      else t = KID(p, t, 0, 1);
+    if (!best || best != skip) return best;
+    k = key_of(p, skip, 0), k.off++;   /* the next one after skip */
+  }
+  return 0;
 }
 
-/* The first record of i's island (i free). */
+/* The first record of free record i's island: the nearest head at or
+ * below i in treap 1 when its island reaches i, else i itself (an island
+ * of one record). */
 static ri isl_head(const ps_pool *p, ri i) {
-  while (is_free(p, R(p, i)->prev)) i = R(p, i)->prev;
-  return i;
+  ri best = 0;
+  uint64_t off = R(p, i)->off;
+  for (ri t = p->root[1]; t;)
+    if (R(p, t)->off <= off) best = t, t = KID(p, t, 1, 1);
+    else t = KID(p, t, 1, 0);
+  return best && R(p, R(p, best)->u.f.other)->off >= off ? best : i;
 }
 
-/* ---- pending frees per stream ---- */
+/* Whether free kinds settle: no ordering left to wait for. */
+static int settled(int kind) { return kind == K_FRESH || kind == K_RETIRED || kind == K_DONE; }
+
+/* Whether adjacent records a and b (a first) belong to one island, with
+ * b taken as of kind kb (measured: a free still pending on the device
+ * joins only other frees of its stream not retired; settled space joins
+ * settled space). */
+static int joins_as(const ps_pool *p, ri a, ri b, int kb) {
+  const rec *x = R(p, a), *y = R(p, b);
+  if (x->kind == K_LIVE || kb == K_LIVE) return 0;
+  if (settled(x->kind) && settled(kb)) return 1;
+  return (x->kind == K_DONE || x->kind == K_PENDING) && (kb == K_DONE || kb == K_PENDING) &&
+         x->stream == y->stream;
+}
+static int joins(const ps_pool *p, ri a, ri b) { return joins_as(p, a, b, R(p, b)->kind); }
+
+/* Adjacent free records a and b (a first) start (now) or stop joining:
+ * their islands merge or split there. */
+static void relink(ps_pool *p, ri a, ri b, int was, int now) {
+  if (was == now) return;
+  if (now) {
+    ri h = R(p, a)->u.f.other, t = R(p, b)->u.f.other;
+    isl_del(p, h), isl_del(p, b);
+    isl_bind(p, h, t);
+    isl_add(p, h);
+  } else {
+    ri h = isl_head(p, a), t = R(p, h)->u.f.other;
+    isl_del(p, h);
+    isl_bind(p, h, a), isl_bind(p, b, t);
+    isl_add(p, h), isl_add(p, b);
+  }
+}
+
+/* Free record i becomes of kind k; its islands follow. */
+static void set_kind(ps_pool *p, ri i, int k) {
+  ri a = R(p, i)->prev, b = R(p, i)->next;
+  int wa = a && joins(p, a, i), na = a && joins_as(p, a, i, k);
+  int wb = b && joins(p, i, b);
+  R(p, i)->kind = (uint8_t)k;
+  int nb = b && joins(p, i, b);
+  if (a) relink(p, a, i, wa, na);
+  if (b) relink(p, i, b, wb, nb);
+}
+
+/* ---- frees not retired, per stream ---- */
 
 static pqueue *pq_find(ps_pool *p, int stream) {
   for (uint32_t k = 0; k < p->npq; k++)
     if (p->pq[k].stream == stream) return &p->pq[k];
   return NULL;
 }
-
 
 /* Room for a queue of one more stream; 0 when out of host RAM. */
 static int pq_room(ps_pool *p) {
@@ -294,53 +487,68 @@ static int pq_room(ps_pool *p) {
   return 1;
 }
 
-/* Appends pending record i to its stream's queue (pq_room first). */
+/* Appends free record i (pending or done) to its stream's queue
+ * (pq_room first). */
 static void pq_push(ps_pool *p, ri i) {
   rec *x = R(p, i);
   pqueue *q = pq_find(p, x->stream);
   if (!q) {
     q = &p->pq[p->npq++];
-    *q = (pqueue){ x->stream, 0, 0, 0 };
+    *q = (pqueue){ x->stream, 0, 0, 0, 0 };
   }
   x->u.f.qprev = q->tail, x->u.f.qnext = 0;
   if (q->tail) R(p, q->tail)->u.f.qnext = i; else q->head = i;
   q->tail = i;
+  if (!q->pend && x->kind == K_PENDING) q->pend = i;   /* done: none pending before */
   q->n++, p->npend++;
 }
 
 static void pq_unlink(ps_pool *p, ri i) {
   rec *x = R(p, i);
   pqueue *q = pq_find(p, x->stream);
+  if (q->pend == i) q->pend = x->u.f.qnext;
   if (x->u.f.qprev) R(p, x->u.f.qprev)->u.f.qnext = x->u.f.qnext; else q->head = x->u.f.qnext;
   if (x->u.f.qnext) R(p, x->u.f.qnext)->u.f.qprev = x->u.f.qprev; else q->tail = x->u.f.qprev;
   q->n--, p->npend--;
   if (!q->n) *q = p->pq[--p->npq];
 }
 
-/* ---- retiring and merging free records ---- */
+/* ---- completing, retiring and merging free records ---- */
 
-/* Free record a takes in its neighbour b (next; same kind): a merged
+/* Retired record a takes in its retired neighbour b (next): the merged
  * record keeps the stream when both had it, else none. */
 static void absorb(ps_pool *p, ri a, ri b) {
   rec *x = R(p, a), *y = R(p, b);
   if (x->stream != y->stream) x->stream = -1;
-  if (!is_free(p, y->next)) isl_bind(p, y->u.f.other, a);   /* b was the last */
+  ri n = y->next;
+  if (!n || !joins(p, b, n)) isl_bind(p, y->u.f.other, a);   /* b was the last */
   rec_unlink(p, b);
 }
 
-/* Pending record i is retired: every stream may use it alike, and it
- * merges with retired neighbours. Islands keep their extent. */
+/* Record i's free is retired: every stream may use it alike, its chunks
+ * may go back, and it merges with retired neighbours. */
 static void retire(ps_pool *p, ri i) {
   pq_unlink(p, i);
-  R(p, i)->kind = K_RETIRED;
+  busy_range(p, R(p, i)->off, rend(p, i), 0);
+  set_kind(p, i, K_RETIRED);
   ri prev = R(p, i)->prev, next = R(p, i)->next;
   if (prev && R(p, prev)->kind == K_RETIRED) absorb(p, prev, i), i = prev;
   if (next && R(p, next)->kind == K_RETIRED) absorb(p, i, next);
 }
 
-/* Retires every pending free a host synchronisation has covered: each
- * stream's queue is in stream order, so only its head is checked. */
-static void retire_known(sim_ctx *c, ps_pool *p) {
+/* Brings free records up to the host's clock: frees that completed are
+ * done, frees a host synchronisation covered are retired. Each stream's
+ * queue is in stream order and completion order, so only its heads are
+ * checked. */
+static void settle(sim_ctx *c, ps_pool *p) {
+  for (uint32_t k = 0; k < p->npq; k++) {
+    pqueue *q = &p->pq[k];
+    while (q->pend && R(p, q->pend)->u.f.time <= c->host_now) {
+      ri i = q->pend;
+      q->pend = R(p, i)->u.f.qnext;
+      set_kind(p, i, K_DONE);
+    }
+  }
   for (uint32_t k = 0; k < p->npq;) {
     pqueue *q = &p->pq[k];
     int stream = q->stream;
@@ -379,90 +587,127 @@ static int all_usable(const sim_ctx *c, ps_pool *p, const ps_stream *s) {
   return 1;
 }
 
-/* The first record of the smallest run of adjacent usable free records of
- * at least r bytes (ties: lowest address), or 0, by a walk over every
- * record. *top / *top_size: the run that ends at the arena's top. */
+/* The first record of the smallest run of adjacent usable free records
+ * that join, of at least r bytes (ties: lowest address) other than the
+ * run at the top, or 0, by a walk over every record. *top: the first
+ * record of the run that reaches the top of the extent, or 0. */
 static ri walk_best_run(const sim_ctx *c, const ps_pool *p, uint64_t r, const ps_stream *s,
-                        int internal_ok, ri *top, uint64_t *top_size) {
+                        int internal_ok, ri *top) {
   ri best = 0, start = 0;
   uint64_t best_size = 0, run = 0;
+  *top = 0;
   for (ri g = p->first; g; g = R(p, g)->next) {
-    if (rec_rule(c, p, g, s, internal_ok) < 0) { start = 0, run = 0; continue; }
-    if (!start) start = g;
+    if (rec_rule(c, p, g, s, internal_ok) < 0) continue;
+    if (!start) start = g, run = 0;
     run += rend(p, g) - R(p, g)->off;
     ri n = R(p, g)->next;
-    int end = !n || rec_rule(c, p, n, s, internal_ok) < 0;
-    if (end && run >= r && (!best || run < best_size)) best = start, best_size = run;
+    if (!n) { *top = start; break; }
+    if (rec_rule(c, p, n, s, internal_ok) >= 0 && joins(p, g, n)) continue;
+    if (run >= r && (!best || run < best_size)) best = start, best_size = run;
+    start = 0;
   }
-  *top = start, *top_size = run;
   return best;
 }
 
 static void over_update(sim_ctx *c, ps_pool *p);
 
-/* Maps `add` more bytes (whole chunks) at the arena's top as fresh space;
- * returns the fresh record at the top. 0 when the device (or host) is
- * full, max_size would be passed, or out of host RAM; nothing changes
- * then (but reserved_high, as measured). */
-static ri grow(sim_ctx *c, ps_pool *p, uint64_t add) {
-  sim_space sp = pool_space(p);
-  double cap = sp == SIM_HOST_SPACE ? c->prof.host_memory : c->prof.memory;
-  if (add == 0 || (double)c->mem.mapped[sp] + (double)add > cap) return 0;
-  if (p->max_size && p->reserved + add > p->max_size) {
-    /* The driver maps up to max_size before it fails: measured on the GPU,
-     * a failed request leaves reserved_high at max_size. */
-    if (p->max_size > p->reserved_high) p->reserved_high = p->max_size;
-    return 0;
-  }
-  if (p->reserved + add < add) return 0;
+/* Makes the arena's VA hold at least `extent` bytes: reserves it on first
+ * use (again when it was all given back and the device grew). 0 when out
+ * of VA or host RAM. */
+static int arena_for(sim_ctx *c, ps_pool *p, uint64_t extent, double cap) {
   uint64_t va = p->max_size ? p->max_size : sim_round_up((uint64_t)cap, gran(c));
   if (p->arena && p->arena->size == 0 && p->arena->va < va) {   /* memory grew */
     sim_mem_unmap(&c->mem, p->arena);
     p->arena = NULL;
   }
   if (!p->arena) {
-    p->arena = sim_mem_reserve(&c->mem, sp, va, SIM_MAP_ARENA);
+    p->arena = sim_mem_reserve(&c->mem, pool_space(p), va, SIM_MAP_ARENA);
     if (!p->arena) return 0;
     p->arena->owner = p;
   }
+  return extent <= p->arena->va;
+}
+
+/* Covers up to `to` (a multiple of chunk size g past the extent) with
+ * fresh space, its chunks mapped. 0 when out of host RAM (nothing
+ * changed). */
+static int extend(sim_ctx *c, ps_pool *p, uint64_t to, uint64_t g) {
   ri last = p->last, f = last;
   int fresh_top = last && R(p, last)->kind == K_FRESH;
-  if (!fresh_top && !(f = rec_new(p))) return 0;
-  if (!sim_mem_resize(&c->mem, p->arena, p->reserved + add)) {
+  if (!chunks_room(p, to / g) || (!fresh_top && !(f = rec_new(p)))) return 0;
+  if (!sim_mem_resize(&c->mem, p->arena, to)) {
     if (!fresh_top) rec_del(p, f);
     return 0;
   }
-  ri h = is_free(p, last) ? R(p, last)->u.f.other : 0;
-  if (h) isl_del(p, h);
+  uint64_t from = p->extent / g;
+  if (!p->extent) p->gran = g;
+  ri h = is_free(p, last) ? R(p, last)->u.f.other : 0;   /* the top island */
   if (!fresh_top) {
     rec *x = R(p, f);
-    x->off = p->reserved, x->kind = K_FRESH, x->stream = -1;
+    x->off = p->extent, x->kind = K_FRESH, x->stream = -1;
     x->prev = last;
     if (last) R(p, last)->next = f; else p->first = f;
     p->last = f;
-    isl_bind(p, h ? h : f, f);
+    if (!h || !joins(p, last, f)) h = 0;
   }
-  p->reserved += add;
+  if (h) isl_del(p, h);
+  p->extent = to;
+  isl_bind(p, h ? h : f, f);
   isl_add(p, h ? h : f);
+  for (uint64_t k = from; k < to / g; k++) set_mapped(p, k, 1);
+  return 1;
+}
+
+/* Maps every chunk under [off, end) that is not mapped, covering space
+ * past the extent with fresh space. 0 when the device (or host) is full,
+ * max_size would be passed, or out of host RAM; nothing changes then (but
+ * reserved_high, as measured). */
+static int map_range(sim_ctx *c, ps_pool *p, uint64_t off, uint64_t end) {
+  uint64_t g = pgran(c, p), have = p->extent / g, last = sim_round_up(end, g) / g, add = 0;
+  if (end < off || last * g < end) return 0;
+  for (uint64_t k = off / g; k < last && k < have; k++) add += is_mapped(p, k) ? 0 : g;
+  if (last > have) add += (last - (off / g > have ? off / g : have)) * g;
+  if (add == 0) return 1;
+  sim_space sp = pool_space(p);
+  double cap = sp == SIM_HOST_SPACE ? c->prof.host_memory : c->prof.memory;
+  if ((double)c->mem.mapped[sp] + (double)add > cap) return 0;
+  if (p->max_size && p->reserved + add > p->max_size) {
+    /* The driver maps up to max_size before it fails: measured on the GPU,
+     * a failed request leaves reserved_high at max_size. */
+    if (p->max_size > p->reserved_high) p->reserved_high = p->max_size;
+    return 0;
+  }
+  if (p->reserved + add < add || !arena_for(c, p, last * g, cap)) return 0;
+  if (last > have && !extend(c, p, last * g, g)) return 0;
+  for (uint64_t k = off / g; k < have && k < last; k++)
+    if (!is_mapped(p, k)) {
+      sim_mem_hole(&c->mem, p->arena, k * g, g, 0);
+      set_mapped(p, k, 1);
+    }
+  p->reserved += add;
   if (p->reserved > p->reserved_high) p->reserved_high = p->reserved;
   sim_host_cost(c, c->prof.map_ns + (double)add / GIB_D * c->prof.map_ns_per_gib);
   over_update(c, p);
-  return f;
+  return 1;
 }
 
-/* Allocates r bytes (req asked for) from the start of the run at g. Each
- * record it covers gives its rule; the note takes the first reused one,
- * and an internal dependency makes s wait for that free. Returns the live
- * record; 0 when out of host RAM (nothing changed). */
-static ri carve(sim_ctx *c, ps_pool *p, ri g, uint64_t r, uint64_t req,
+/* Allocates r bytes (req asked for) from free record g, the start of a
+ * run, in the island headed by h. Each record it covers gives its rule;
+ * the note takes the first reused one, and an internal dependency makes s
+ * wait for that free. Returns the live record; 0 when out of host RAM
+ * (nothing changed). */
+static ri carve(sim_ctx *c, ps_pool *p, ri g, ri h, uint64_t r, uint64_t req,
                 ps_stream *s, int internal_ok, ps_alloc_note *note) {
   uint64_t at = R(p, g)->off, end = at + r;
   ri b = rend(p, g) > end ? rec_new(p) : g;
   if (!b) return 0;
-  ri h = isl_head(p, g), t = R(p, h)->u.f.other;
-  uint64_t iend = rend(p, t);
+  ri t = R(p, h)->u.f.other;
   isl_del(p, h);
   for (ri x = g; x && R(p, x)->off < end; x = R(p, x)->next) {
+    if (x != g && !joins(p, R(p, x)->prev, x)) {   /* the next island (the top's growth) */
+      t = R(p, x)->u.f.other;
+      isl_del(p, x);
+    }
     int rule = rec_rule(c, p, x, s, internal_ok);
     if (rule > PS_RULE_NONE && note->rule == PS_RULE_NONE)
       *note = (ps_alloc_note){ (ps_reuse_rule)rule, p->arena->base + R(p, x)->off };
@@ -470,18 +715,23 @@ static ri carve(sim_ctx *c, ps_pool *p, ri g, uint64_t r, uint64_t req,
       s->tail = sim_max64(s->tail, R(p, x)->u.f.time);
       sim_vc_raise(&s->clock, R(p, x)->stream, R(p, x)->u.f.pos);
     }
+    if (is_idle(p, x)) {
+      uint64_t e = rend(p, x);
+      busy_range(p, R(p, x)->off, e < end ? e : end, 1);
+    }
   }
+  uint64_t iend = rend(p, t);
   if (b != g) {                           /* g keeps what is left of it */
     rec *x = R(p, b), *y = R(p, g);
     x->off = at, x->prev = y->prev, x->next = g;
     if (y->prev) R(p, y->prev)->next = b; else p->first = b;
     y->prev = b, y->off = end;
   } else {
-    if (R(p, g)->kind == K_PENDING) pq_unlink(p, g);
+    if (R(p, g)->kind >= K_DONE) pq_unlink(p, g);
     ri x = R(p, g)->next;
     while (x && rend(p, x) <= end) {
       ri n = R(p, x)->next;
-      if (R(p, x)->kind == K_PENDING) pq_unlink(p, x);
+      if (R(p, x)->kind >= K_DONE) pq_unlink(p, x);
       rec_unlink(p, x);
       x = n;
     }
@@ -492,34 +742,32 @@ static ri carve(sim_ctx *c, ps_pool *p, ri g, uint64_t r, uint64_t req,
   memset(&x->u, 0, sizeof x->u);
   x->u.l.req = req;
   hash_put(p, b);
-  if (is_free(p, x->prev)) { isl_bind(p, h, x->prev); isl_add(p, h); }
+  if (h != g) { isl_bind(p, h, x->prev); isl_add(p, h); }
   if (end < iend) { isl_bind(p, x->next, t); isl_add(p, x->next); }
   return b;
 }
 
-/* Finds and takes r bytes for stream s: best fit among usable runs, else
- * the pool grows by ceil(shortfall / granularity) chunks where shortfall
- * counts the usable free space at the top; only when it cannot grow, the
- * same again with pending frees of other streams (internal deps). When s
- * may use every free record, runs are islands and the treap answers. */
+/* Finds and takes r bytes for stream s: best fit among usable runs below
+ * the top one, else the start of the run at the top, mapping the chunks
+ * the block lands on that are not mapped (a top run too short grows the
+ * pool by ceil(shortfall / granularity) chunks); only when that fails,
+ * the same again with pending frees of other streams (internal deps).
+ * When s may use every free record, runs are islands and the treap
+ * answers. */
 static ri place(sim_ctx *c, ps_pool *p, uint64_t r, uint64_t req, ps_stream *s,
                 ps_alloc_note *note) {
-  retire_known(c, p);
+  settle(c, p);
   for (int internal_ok = 0; internal_ok <= p->internal; internal_ok++) {
+    int fast = internal_ok || all_usable(c, p, s);
     ri g, top;
-    uint64_t top_size;
-    if (internal_ok || all_usable(c, p, s)) {
-      g = isl_fit(p, r);
+    if (fast) {
       top = is_free(p, p->last) ? R(p, p->last)->u.f.other : 0;
-      top_size = top ? isl_size(p, top) : 0;
-    } else g = walk_best_run(c, p, r, s, internal_ok, &top, &top_size);
-    if (!g) {
-      uint64_t add = sim_round_up(r - top_size, gran(c));
-      ri f;
-      if (add < r - top_size || !(f = grow(c, p, add))) continue;
-      g = top ? top : f;
-    }
-    return carve(c, p, g, r, req, s, internal_ok, note);
+      g = isl_fit(p, r, top);
+    } else g = walk_best_run(c, p, r, s, internal_ok, &top);
+    uint64_t at = g ? R(p, g)->off : top ? R(p, top)->off : p->extent;
+    if (!map_range(c, p, at, at + r)) continue;
+    if (!g) g = top ? top : p->last;   /* else the fresh chunk(s) */
+    return carve(c, p, g, fast ? g : isl_head(p, g), r, req, s, internal_ok, note);
   }
   return 0;
 }
@@ -594,6 +842,7 @@ static void over_update(sim_ctx *c, ps_pool *p) {
 static void pool_free_mem(ps_pool *p) {
   for (uint32_t i = 0; i < p->npages; i++) free(p->pages[i]);
   free(p->pages), free(p->buckets), free(p->pq);
+  free(p->busy), free(p->mapped), bt_free(&p->idle);
   free(p);
 }
 
@@ -654,16 +903,18 @@ int sim_pool_free(void *ctx, ps_addr a, ps_stream *s) {
   sim_host_cost(c, c->prof.pool_free_ns);
   rec *x = R(p, i);
   uint64_t req = x->u.l.req;
-  ri prev = x->prev, next = x->next;
-  ri h = is_free(p, prev) ? R(p, prev)->u.f.other : i;
-  ri t = is_free(p, next) ? R(p, next)->u.f.other : i;
-  if (h != i) isl_del(p, h);
-  if (t != i) isl_del(p, next);
   memset(&x->u, 0, sizeof x->u);
   x->u.f.time = sim_enqueue(c, st, 0);
   x->u.f.pos = st->seq;
-  x->stream = st->id, x->kind = K_PENDING;
+  x->stream = st->id;
+  x->kind = x->u.f.time <= c->host_now ? K_DONE : K_PENDING;   /* as settle would */
   pq_push(p, i);
+  ri prev = x->prev, next = x->next;
+  int jp = is_free(p, prev) && joins(p, prev, i), jn = is_free(p, next) && joins(p, i, next);
+  ri h = jp ? R(p, prev)->u.f.other : i;
+  ri t = jn ? R(p, next)->u.f.other : i;
+  if (jp) isl_del(p, h);
+  if (jn) isl_del(p, next);
   isl_bind(p, h, t);
   isl_add(p, h);
   p->used -= req, p->live--;
@@ -673,25 +924,40 @@ int sim_pool_free(void *ctx, ps_addr a, ps_stream *s) {
 
 /* ---- release ---- */
 
-/* Unmaps whole chunks from the top down that hold only retired free space
- * (stopping at the first that does not), down to no lower than `floor`.
- * Returns the bytes given back. A destroyed pool with nothing left also
- * gives back its address space. */
-static uint64_t shrink(sim_ctx *c, ps_pool *p, uint64_t floor) {
-  retire_known(c, p);
-  ri x = p->last;
-  while (x && (R(p, x)->kind == K_FRESH || R(p, x)->kind == K_RETIRED)) x = R(p, x)->prev;
-  uint64_t keep_from = x ? rend(p, x) : 0;   /* end of the last record that must stay */
-  uint64_t to = sim_round_up(keep_from, gran(c)), gone = 0;
-  if (to < floor) to = floor;
-  if (to < p->reserved && sim_mem_resize(&c->mem, p->arena, to)) {
-    ri h = is_free(p, p->last) ? R(p, p->last)->u.f.other : 0;
-    if (h) isl_del(p, h);
-    while (p->last && R(p, p->last)->off >= to) rec_unlink(p, p->last);
-    gone = p->reserved - to;
-    p->reserved = to;
-    if (h && R(p, h)->off < to) { isl_bind(p, h, p->last); isl_add(p, h); }
+/* Drops the chunks given back at the top of the extent, and the free
+ * space over them (all retired or fresh: one island's end). */
+static void drop_top(sim_ctx *c, ps_pool *p) {
+  if (!p->extent) return;
+  uint64_t g = p->gran, n = p->extent / g;
+  while (n && !is_mapped(p, n - 1)) n--;
+  uint64_t to = n * g;
+  if (to == p->extent) return;
+  sim_mem_hole(&c->mem, p->arena, to, p->extent - to, 0);   /* resize unmaps it */
+  if (!sim_mem_resize(&c->mem, p->arena, to)) {
+    sim_mem_hole(&c->mem, p->arena, to, p->extent - to, 1);
+    return;
   }
+  ri h = R(p, p->last)->u.f.other;
+  int keep = R(p, h)->off < to;
+  isl_del(p, h);
+  while (p->last && R(p, p->last)->off >= to) rec_unlink(p, p->last);
+  p->extent = to;
+  if (keep) { isl_bind(p, h, p->last); isl_add(p, h); }
+}
+
+/* Gives back mapped chunks that hold only retired free space, highest
+ * first, while reserved is above `floor`; chunks that must stay are
+ * passed over. Returns the bytes given back. A destroyed pool with
+ * nothing left also gives back its address space. */
+static uint64_t shrink(sim_ctx *c, ps_pool *p, uint64_t floor) {
+  settle(c, p);
+  uint64_t gone = 0;
+  for (int64_t k; p->reserved > floor && (k = bt_max(&p->idle)) >= 0;) {
+    sim_mem_hole(&c->mem, p->arena, (uint64_t)k * p->gran, p->gran, 1);
+    set_mapped(p, (uint64_t)k, 0);
+    p->reserved -= p->gran, gone += p->gran;
+  }
+  drop_top(c, p);
   if (p->destroyed && !p->live && !p->reserved && p->arena) {
     sim_mem_unmap(&c->mem, p->arena);
     p->arena = NULL;
@@ -711,7 +977,7 @@ void sim_pools_release(sim_ctx *c) {
     if (i >= c->pools.nover) continue;
     ps_pool *p = c->pools.over[i];
     uint64_t th = threshold_now(p);
-    if (p->reserved > th) gone += shrink(c, p, th / gran(c) * gran(c));
+    if (p->reserved > th) gone += shrink(c, p, th / pgran(c, p) * pgran(c, p));
     maybe_free(c, p);
   }
   if (gone)
@@ -830,7 +1096,7 @@ int sim_pool_get(void *ctx, ps_pool *p, ps_pool_attr a, uint64_t *v) {
 int sim_pool_trim(void *ctx, ps_pool *p, uint64_t keep) {
   sim_ctx *c = ctx;
   if (!live_pool(c, p)) return PS_ERR_INVALID_VALUE;
-  uint64_t floor = sim_round_up(keep, gran(c));
+  uint64_t floor = sim_round_up(keep, pgran(c, p));
   if (floor < keep) return PS_OK;   /* overflow: keep everything */
   uint64_t gone = shrink(c, p, floor);
   if (gone) sim_host_cost(c, (double)gone / GIB_D * c->prof.trim_ns_per_gib);

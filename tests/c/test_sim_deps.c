@@ -1,6 +1,7 @@
 /*
  * test_sim_deps.c: the sim's dependency tracking (vector clocks through
- * events and host syncs), coalescing, address reuse and determinism.
+ * events and host syncs), coalescing, runs and release as measured on the
+ * GPU (docs/calibration.md E12), address reuse and determinism.
  */
 #include <stdio.h>
 #include <string.h>
@@ -161,6 +162,97 @@ static void test_same_stream_coalesce(void) {
   B->close(c);
 }
 
+/* A pool at threshold `th` on the default profile (32 MiB chunks). */
+static ps_pool *pool_th(void *c, uint64_t th) {
+  ps_pool_props props = { PS_LOCATION_DEVICE, 0, 0 };
+  ps_pool *p = NULL;
+  OK(B->pool_create(c, &props, &p));
+  OK(B->pool_set(c, p, PS_ATTR_RELEASE_THRESHOLD, th));
+  return p;
+}
+
+static uint64_t reserved(void *c, ps_pool *p) {
+  uint64_t v = 0;
+  OK(B->pool_get(c, p, PS_ATTR_RESERVED_CURRENT, &v));
+  return v;
+}
+
+/* A release gives back the chunks around a live block, highest first,
+ * leaving a hole; a block placed over the hole maps its chunk again at the
+ * same address, contents zero. */
+static void test_release_past_live(void) {
+  void *c = open_sim();
+  ps_stream *s;
+  ps_addr a, b, d, x;
+  ps_alloc_note n;
+  int64_t bad = 0;
+  OK(B->stream_create(c, 0, 0, &s));
+  ps_pool *p = pool_th(c, 0);
+  OK(B->pool_alloc(c, p, 32 * MiB, s, &a, NULL));
+  OK(B->pool_alloc(c, p, 32 * MiB, s, &b, NULL));
+  OK(B->pool_alloc(c, p, 32 * MiB, s, &d, NULL));
+  OK(B->fill(c, a, 32 * MiB, 7, s));
+  OK(B->pool_free(c, a, s));
+  OK(B->pool_free(c, d, s));
+  OK(B->stream_sync(c, s));
+  CHECK(reserved(c, p) == 32 * MiB);           /* b's chunk stays, below and above go */
+  OK(B->pool_alloc(c, p, 32 * MiB, s, &x, &n));
+  CHECK(x == a && n.rule == PS_RULE_STREAM_ORDER && n.reused_block == a);
+  CHECK(reserved(c, p) == 64 * MiB);
+  OK(B->verify(c, x, 32 * MiB, 0, s, &bad));
+  CHECK(bad == -1);
+  B->close(c);
+}
+
+/* The free run at the top is taken last: a 20 MiB hole below is used for
+ * 4 MiB though the 11 MiB left at the top would fit better. */
+static void test_top_run_last(void) {
+  void *c = open_sim();
+  ps_stream *s;
+  ps_addr a, b, x;
+  OK(B->stream_create(c, 0, 0, &s));
+  ps_pool *p = pool_th(c, UINT64_MAX);
+  OK(B->pool_alloc(c, p, 20 * MiB, s, &a, NULL));
+  OK(B->pool_alloc(c, p, MiB, s, &b, NULL));
+  OK(B->pool_free(c, a, s));
+  OK(B->stream_sync(c, s));
+  OK(B->pool_alloc(c, p, 4 * MiB, s, &x, NULL));
+  CHECK(x == a);
+  OK(B->pool_alloc(c, p, 17 * MiB, s, &x, NULL));   /* 16 MiB left below: the top */
+  CHECK(x == b + MiB);
+  B->close(c);
+}
+
+/* A free still pending on the device joins frees of its own stream but
+ * not fresh space; once it completed, it joins fresh space too. */
+static void test_pending_runs(void) {
+  void *c = open_sim();
+  ps_stream *s;
+  ps_addr a, b, g, x, y;
+  ps_alloc_note n;
+  OK(B->stream_create(c, 0, 0, &s));
+  ps_pool *p = pool_th(c, UINT64_MAX);
+  OK(B->pool_alloc(c, p, MiB, s, &a, NULL));
+  OK(B->spin(c, s, 10));
+  OK(B->pool_free(c, a, s));                     /* pending until 10 ms */
+  OK(B->pool_alloc(c, p, 3 * MiB / 2, s, &x, NULL));
+  CHECK(x == a + MiB);                           /* a alone is too small */
+  OK(B->sleep(c, 20));
+  OK(B->pool_free(c, x, s));                     /* completes at once */
+  OK(B->pool_alloc(c, p, 2 * MiB, s, &y, &n));
+  CHECK(y == a && n.rule == PS_RULE_STREAM_ORDER);   /* a, x and fresh space: one run */
+
+  OK(B->pool_alloc(c, p, MiB, s, &a, NULL));       /* two pending frees of s join */
+  OK(B->pool_alloc(c, p, MiB, s, &b, NULL));
+  OK(B->pool_alloc(c, p, MiB, s, &g, NULL));
+  OK(B->spin(c, s, 10));
+  OK(B->pool_free(c, a, s));
+  OK(B->pool_free(c, b, s));
+  OK(B->pool_alloc(c, p, 2 * MiB, s, &x, &n));
+  CHECK(x == a && n.rule == PS_RULE_STREAM_ORDER && n.reused_block == a);
+  B->close(c);
+}
+
 /* Freed address ranges are handed out again, lowest first. */
 static void test_address_reuse(void) {
   void *c = open_sim();
@@ -213,6 +305,9 @@ int main(void) {
   test_host_learns_through_event();
   test_internal_dep_delays_legacy();
   test_same_stream_coalesce();
+  test_release_past_live();
+  test_top_run_last();
+  test_pending_runs();
   test_address_reuse();
   test_determinism();
   if (failures) fprintf(stderr, "test_sim_deps: %d failure(s)\n", failures);

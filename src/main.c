@@ -437,22 +437,32 @@ typedef struct options {
   const char *backend, *device, *sim_memory, *trace, *profile;
 } options;
 
-/* Takes argv[*i] when it is one of the options that configure the device
- * or the run (a value may follow in argv[*i + 1]); 1 when taken, -1 when
- * its value is missing, 0 when it is not one of them. */
+/* The options that configure the device or the run: before a script, or
+ * anywhere among a command's arguments; "--name=value" or "--name value". */
+static const struct { const char *name; size_t off; } GLOBAL_OPTS[] = {
+  {"--backend", offsetof(options, backend)},
+  {"--device", offsetof(options, device)},
+  {"--sim-memory", offsetof(options, sim_memory)},
+  {"--trace", offsetof(options, trace)},
+  {"--profile", offsetof(options, profile)},
+};
+#define NGLOBAL_OPTS (sizeof GLOBAL_OPTS / sizeof GLOBAL_OPTS[0])
+
+/* Whether a is a global option whose value is the next argument. */
+static int global_takes_next(const char *a) {
+  for (size_t k = 0; k < NGLOBAL_OPTS; k++)
+    if (strcmp(a, GLOBAL_OPTS[k].name) == 0) return 1;
+  return 0;
+}
+
+/* Takes argv[*i] when it is a global option (its value may be argv[*i +
+ * 1]); 1 when taken, -1 when its value is missing, 0 when it is not one. */
 static int global_option(int argc, char **argv, int *i, options *o) {
-  static const struct { const char *name; size_t off; } opts[] = {
-    {"--backend", offsetof(options, backend)},
-    {"--device", offsetof(options, device)},
-    {"--sim-memory", offsetof(options, sim_memory)},
-    {"--trace", offsetof(options, trace)},
-    {"--profile", offsetof(options, profile)},
-  };
   const char *a = argv[*i];
-  for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
-    size_t n = strlen(opts[k].name);
-    const char **field = (const char **)((char *)o + opts[k].off);
-    if (strncmp(a, opts[k].name, n) != 0) continue;
+  for (size_t k = 0; k < NGLOBAL_OPTS; k++) {
+    size_t n = strlen(GLOBAL_OPTS[k].name);
+    const char **field = (const char **)((char *)o + GLOBAL_OPTS[k].off);
+    if (strncmp(a, GLOBAL_OPTS[k].name, n) != 0) continue;
     if (a[n] == '=') { *field = a + n + 1; return 1; }
     if (a[n] != '\0') continue;
     if (*i + 1 >= argc) {
@@ -506,8 +516,7 @@ static int runargs(lua_State *L, char **argv, int n) {
   for (int i = 1; i < n; i++) {
     const char *a = argv[i];
     if (a[0] != '-' || strcmp(a, "--") == 0 || strcmp(a, "-") == 0) break;
-    if (strcmp(a, "--trace") == 0 || strcmp(a, "--backend") == 0 || strcmp(a, "--device") == 0 ||
-        strcmp(a, "--sim-memory") == 0 || strcmp(a, "--profile") == 0) { i++; continue; }
+    if (global_takes_next(a)) { i++; continue; }
     int opt = (a[1] == 'e' || a[1] == 'l') ? a[1] : 0;
     if (!opt) continue;
     char *extra = (char *)(a[2] ? a + 2 : argv[++i]);

@@ -60,7 +60,6 @@ static int event_destroy(lua_State *L) {
   return 0;
 }
 
-/* e:record([stream]) -> e. */
 /* Records e on s: the backend's record, the position the ledger keeps
  * (docs/explain.md), the trace event. Shared by e:record and s:record. */
 void ps_event_record(lua_State *L, ps_ctx *c, ps_eventud *e, ps_streamud *s) {
@@ -72,6 +71,7 @@ void ps_event_record(lua_State *L, ps_ctx *c, ps_eventud *e, ps_streamud *s) {
   if (c->tracing) ps_trace_op(L, c, PS_OP_RECORD, s->id, -1, e->id, PS_UNSET, PS_UNSET);
 }
 
+/* e:record([stream]) -> e. */
 static int event_record(lua_State *L) {
   ps_eventud *e = ps_checkevent(L, 1);
   ps_streamud *s = ps_optstream(L, 2);

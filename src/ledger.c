@@ -946,11 +946,14 @@ void ps_ledger_free_space(ps_ctx *c, const ps_poolud *p, uint64_t reserved, uint
 
 /* After a call at which a pool can give memory back: a host
  * synchronisation, a trim, destroying a stream, a cudaFree
- * (docs/calibration.md E3). A pool does so from the top of its
- * arena, so blocks that lay above what it still reserves were unmapped;
- * memory at those addresses later is fresh, not a reuse. Asks the
- * backend only about pools with done blocks, and forgets those of
- * destroyed pools: O(log n) per such pool and per done block forgotten. */
+ * (docs/calibration.md E3). Forgets each pool's done blocks at or above
+ * lo + reserved (lo: the lowest address it handed out), so memory there
+ * later is fresh, not a reuse; all of a destroyed pool's; none of a pool
+ * whose reserved size cannot be read. That assumes reserved memory is
+ * one run from lo: with holes (E12) it forgets blocks near the top that
+ * are still mapped and keeps those in holes below. Asks the backend only
+ * about pools with done blocks: O(log n) per such pool and per done block
+ * forgotten. */
 void ps_ledger_released(ps_ctx *c) {
   ps_ledger *l = c->ledger;
   c->waits++;

@@ -82,8 +82,9 @@ int sim_profile_get(const sim_profile *p, const char *key, double *v) {
   return PS_OK;
 }
 
-/* Sets a known key to a value >= its minimum (NaN refused); sizes and
- * times are whole numbers, so they are rounded. Flags become 0 or 1. */
+/* Sets a known key to a value >= its minimum and <= 1e18 (NaN refused).
+ * The release_on_* flags become 0 or 1; bandwidths (bw_*) stay as given;
+ * every other option, report_rules included, is rounded to a whole number. */
 int sim_profile_set(sim_profile *p, const char *key, double v) {
   const opt *o = find(key);
   if (!o || !(v >= o->min) || v > 1e18) return PS_ERR_INVALID_VALUE;

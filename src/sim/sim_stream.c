@@ -128,7 +128,9 @@ static int op_less(const sim_op *a, const sim_op *b) {
 
 static void op_swap(sim_op *a, sim_op *b) { sim_op t = *a; *a = *b; *b = t; }
 
-/* Queues op (its data now owned by the queue). 0 when out of memory. */
+/* Makes room for one more element in the growable array *v of n elements
+ * (capacity *cap, elem bytes each; first is the initial capacity, doubled
+ * after). 1 when there is room, 0 when out of memory (*v unchanged). */
 int sim_reserve_one(void **v, size_t *cap, size_t n, size_t elem, size_t first) {
   if (n < *cap) return 1;
   size_t c = *cap ? *cap * 2 : first;
@@ -138,6 +140,7 @@ int sim_reserve_one(void **v, size_t *cap, size_t n, size_t elem, size_t first) 
   return 1;
 }
 
+/* Queues op (its data now owned by the queue). 0 when out of memory. */
 int sim_push_op(sim_ctx *c, const sim_op *op) {
   if (!sim_reserve_one((void **)&c->ops, &c->capops, c->nops, sizeof *c->ops, 64)) return 0;
   size_t i = c->nops++;

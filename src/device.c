@@ -60,10 +60,24 @@ static int dev_sync(lua_State *L) {
   return 0;
 }
 
+/* The longest spin or sleep one call may ask for, in ms (about 31 years). */
+#define MAX_WAIT_MS 1e12
+/* What a backend's refusal of a spin or sleep within that limit means: the
+ * sim's virtual clock (int64 ns) ends at 2^62 ns (src/sim/sim_internal.h). */
+#define CLOCK_END "the virtual clock ends at 2^62 ns, about 146 years"
+
+/* A duration for spin or sleep: ps_checkduration, at most MAX_WAIT_MS. */
+static double check_wait(lua_State *L, int arg) {
+  double ms = ps_checkduration(L, arg);
+  luaL_argcheck(L, ms <= MAX_WAIT_MS, arg, "duration above the limit of 1e12 ms per call");
+  return ms;
+}
+
 static int dev_sleep(lua_State *L) {
-  double ms = ps_checkduration(L, 1);
+  double ms = check_wait(L, 1);
   ps_ctx *c = ps_context(L);
-  ps_check(L, c->be->sleep(c->b, ms), "(sleeping %f ms)", ms);
+  ps_check(L, c->be->sleep(c->b, ms), "(sleeping %f ms%s)", ms,
+           c->be == &ps_backend_sim ? "; " CLOCK_END : "");
   return 0;
 }
 
@@ -155,13 +169,15 @@ static int dev_touch(lua_State *L) {
   return 0;
 }
 
-/* poolsh.spin(stream, duration): keeps the stream busy that long. */
+/* poolsh.spin(stream, duration): keeps the stream busy that long. The
+ * duration is parsed first: a Lua parser may destroy the stream. */
 static int dev_spin(lua_State *L) {
+  double ms = check_wait(L, 2);
   ps_streamud *s = ps_optstream(L, 1);
-  double ms = ps_checkduration(L, 2);
   ps_ctx *c = ps_context(L);
   char n[16];
-  ps_check(L, c->be->spin(c->b, s->h, ms), "(spinning stream %s)", ps_streamname(n, sizeof n, s));
+  ps_check(L, c->be->spin(c->b, s->h, ms), "(spinning stream %s%s)", ps_streamname(n, sizeof n, s),
+           c->be == &ps_backend_sim ? "; " CLOCK_END : "");
   s->ops++;
   if (c->tracing) {
     ps_trace_op(L, c, PS_OP_SPIN, s->id, -1, -1, PS_UNSET, PS_UNSET);
@@ -170,7 +186,20 @@ static int dev_spin(lua_State *L) {
   return 0;
 }
 
-/* poolsh.copy(dst, src [, {stream=, bytes=, dst_offset=, src_offset=}]). */
+/* Refuses a copy whose source and destination ranges overlap: CUDA leaves
+ * it undefined. */
+static void check_overlap(lua_State *L, const ps_bufferud *dst, uint64_t doff,
+                          const ps_bufferud *src, uint64_t soff, uint64_t n) {
+  ps_addr d = dst->addr + doff, s = src->addr + soff;
+  if (n > 0 && d < s + n && s < d + n)
+    luaL_error(L, "poolsh.copy: source and destination overlap (%I bytes from offset %I of b%d "
+               "to offset %I of b%d): copy through a second buffer", (lua_Integer)n,
+               (lua_Integer)soff, src->id, (lua_Integer)doff, dst->id);
+}
+
+/* poolsh.copy(dst, src [, {stream=, bytes=, dst_offset=, src_offset=}]).
+ * Both buffers are checked again after the options are read: a size
+ * parser or an __index written in Lua may free them. */
 static int dev_copy(lua_State *L) {
   static const char *const opts[] = {"stream", "bytes", "dst_offset", "src_offset", NULL};
   ps_bufferud *dst = ps_checkbuffer(L, 1);
@@ -189,11 +218,14 @@ static int dev_copy(lua_State *L) {
     return luaL_error(L, "poolsh.copy: offset beyond the end of b%d", soff > src->size ? src->id : dst->id);
   n = src->size - soff;
   if (!lua_isnil(L, 3)) n = ps_fieldsize(L, 3, "bytes", "poolsh.copy", n);
+  dst = ps_checkbuffer(L, 1);
+  src = ps_checkbuffer(L, 2);
   if (n > src->size - soff || n > dst->size - doff)
     return luaL_error(L, "poolsh.copy: %I bytes out of bounds (b%d: %I bytes from offset %I, "
                       "b%d: %I bytes from offset %I)", (lua_Integer)n,
                       src->id, (lua_Integer)src->size, (lua_Integer)soff,
                       dst->id, (lua_Integer)dst->size, (lua_Integer)doff);
+  check_overlap(L, dst, doff, src, soff, n);
   char name[16];
   ps_ctx *c = ps_context(L);
   ps_streamud *s = work_stream(L, c, dst->kind == PS_KIND_POOL ? 1 : 2, 4, name, sizeof name);
@@ -208,11 +240,13 @@ static int dev_copy(lua_State *L) {
 static int dev_option(lua_State *L) {
   const char *k = luaL_checkstring(L, 1);
   ps_ctx *c = ps_context(L);
-  if (!lua_isnoneornil(L, 2))
+  lua_settop(L, 2);
+  const char *shown = ps_shown(L, 1);                 /* [k, v, shown] */
+  if (!lua_isnil(L, 2))
     ps_check(L, c->be->option_set(c->b, k, luaL_checknumber(L, 2)),
-             "(setting the %s option '%s')", c->be->name, k);
+             "(setting the %s option '%s')", c->be->name, shown);
   double v = 0;
-  ps_check(L, c->be->option_get(c->b, k, &v), "(reading the %s option '%s')", c->be->name, k);
+  ps_check(L, c->be->option_get(c->b, k, &v), "(reading the %s option '%s')", c->be->name, shown);
   lua_Integer i;
   if (lua_numbertointeger(v, &i) && (double)i == v) lua_pushinteger(L, i);
   else lua_pushnumber(L, v);

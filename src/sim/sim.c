@@ -286,8 +286,10 @@ static int sim_spin(void *ctx, ps_stream *s, double ms) {
   ps_stream *st = sim_stream_resolve(c, s);
   if (!st) return PS_ERR_INVALID_RESOURCE;
   if (!(ms >= 0) || ms > 1e12) return PS_ERR_INVALID_VALUE;
+  int64_t dur = (int64_t)llround(ms * 1e6);
+  if (!sim_enqueue_fits(c, st, dur)) return PS_ERR_INVALID_VALUE;
   sim_op op = { .kind = SIM_OP_NONE };
-  return enqueue_op(c, st, (int64_t)llround(ms * 1e6), &op, 0);
+  return enqueue_op(c, st, dur, &op, 0);
 }
 
 /* ---- host access ---- */

@@ -185,6 +185,7 @@ ps_stream *sim_stream_resolve(sim_ctx *c, ps_stream *s);
 int sim_event_valid(sim_ctx *c, ps_event *e);
 /* Enqueues an op of `dur` ns on s: returns its end and takes a position. */
 int64_t sim_enqueue(sim_ctx *c, ps_stream *s, int64_t dur);
+int sim_enqueue_fits(sim_ctx *c, ps_stream *s, int64_t dur);
 int64_t sim_stream_done_time(sim_ctx *c, ps_stream *s);
 void sim_host_advance(sim_ctx *c, int64_t t);   /* also applies due work */
 void sim_host_cost(sim_ctx *c, double ns);
@@ -246,6 +247,12 @@ static inline uint64_t sim_round_up(uint64_t x, uint64_t g) {
   return g ? (x + g - 1) / g * g : x;
 }
 static inline int64_t sim_max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* The virtual clock never passes this (about 146 years): spins and sleeps
+ * that would are refused, so host costs added after cannot overflow. */
+#define SIM_CLOCK_END ((int64_t)1 << 62)
+/* Whether t + d (d >= 0) stays within the clock. */
+static inline int sim_clock_fits(int64_t t, int64_t d) { return d <= SIM_CLOCK_END - t; }
 
 /* Makes room for one more element in the array *v of n elements and
  * capacity *cap (doubling, from first). 0 when out of memory; nothing

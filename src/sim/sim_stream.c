@@ -334,6 +334,11 @@ static int64_t start_time(sim_ctx *c, ps_stream *s) {
   return t;
 }
 
+/* Whether an op of dur ns enqueued on s (resolved) now ends within the clock. */
+int sim_enqueue_fits(sim_ctx *c, ps_stream *s, int64_t dur) {
+  return sim_clock_fits(start_time(c, s), dur);
+}
+
 /* Enqueues an op of dur ns on s (resolved): it starts when s, the legacy
  * rules and the host allow, takes the next position on s; returns its end. */
 int64_t sim_enqueue(sim_ctx *c, ps_stream *s, int64_t dur) {
@@ -586,7 +591,9 @@ int sim_event_elapsed(void *ctx, ps_event *a, ps_event *b, double *ms) {
 int sim_sleep(void *ctx, double ms) {
   sim_ctx *c = ctx;
   if (!(ms >= 0) || ms > 1e12) return PS_ERR_INVALID_VALUE;
-  int64_t t = c->host_now + (int64_t)llround(ms * 1e6);
+  int64_t d = (int64_t)llround(ms * 1e6);
+  if (!sim_clock_fits(c->host_now, d)) return PS_ERR_INVALID_VALUE;
+  int64_t t = c->host_now + d;
   if (sim_wait_check(c, t) != PS_OK) return PS_INTERRUPTED;
   sim_host_advance(c, t);
   return PS_OK;

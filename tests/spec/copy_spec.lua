@@ -91,3 +91,37 @@ describe("poolsh.copy", function()
     a:free()
   end)
 end)
+
+describe("poolsh.copy within one buffer", function()
+  for _, kind in ipairs { "pool", "pinned" } do
+    it("refuses overlapping ranges (" .. kind .. ")", function()
+      local b = kind == "pool" and poolsh.pool {}:alloc(1000) or poolsh.pinned(1000)
+      b:write(0, ("x"):rep(1000))
+      local e = H.err(poolsh.copy, b, b, { dst_offset = 1, bytes = 500 })
+      assert.equal("poolsh.copy: source and destination overlap (500 bytes from offset 0 of b"
+                   .. b.id .. " to offset 1 of b" .. b.id .. "): copy through a second buffer", e)
+      assert.matches("overlap", H.err(poolsh.copy, b, b, { src_offset = 499, bytes = 501 }))
+      -- ranges that only touch are fine
+      b:write(0, ("a"):rep(500))
+      poolsh.copy(b, b, { dst_offset = 500, bytes = 500 })
+      poolsh.sync()
+      assert.equal(("a"):rep(1000), b:read())
+      b:free()
+    end)
+  end
+end)
+
+describe("poolsh.copy and a size parser written in Lua", function()
+  local units = require "poolsh.units"
+  after_each(function() poolsh.set_parsers { size = units.size, duration = units.duration } end)
+
+  it("raises when the parser frees a buffer being copied", function()
+    local p = poolsh.pool {}
+    local src, dst = p:alloc(100), p:alloc(100)
+    poolsh.set_parsers { size = function(v) src:free(); return units.size(v) end,
+                         duration = units.duration }
+    assert.equal("attempt to use a freed poolsh.Buffer (b" .. src.id .. ")",
+                 H.err(poolsh.copy, dst, src, { bytes = "10" }))
+    dst:free(); p:destroy()
+  end)
+end)

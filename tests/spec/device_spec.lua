@@ -75,3 +75,51 @@ describe("the device", function()
     assert.matches("duration", H.err(poolsh.sleep))
   end)
 end)
+
+describe("spin and sleep limits", function()
+  local function run(code) return H.poolsh_cmd("--backend=sim -e " .. H.quote(code)) end
+
+  it("name the per-call limit of 1e12 ms", function()
+    local s = poolsh.stream()
+    assert.matches("duration above the limit of 1e12 ms per call",
+                   H.err(poolsh.spin, s, 2e12), 1, true)
+    assert.matches("duration above the limit of 1e12 ms per call",
+                   H.err(poolsh.sleep, 1e13), 1, true)
+    s:destroy()
+  end)
+
+  it("refuse spins that would run the sim's clock past its end", function()
+    local out = run("local s = poolsh.stream() local n = 0 "
+                    .. "local ok, e = pcall(function() for i = 1, 10 do poolsh.spin(s, 1e12) n = i end end) "
+                    .. "s:sync() print(n, e) print(poolsh.now() >= 4e12)")
+    assert.equal("4\tcudaErrorInvalidValue: invalid argument (spinning stream s1; the virtual "
+                 .. "clock ends at 2^62 ns, about 146 years)\ntrue\n", out)
+  end)
+
+  it("refuse sleeps that would run the sim's clock past its end", function()
+    local out = run("local n = 0 local ok, e = pcall(function() for i = 1, 10 do "
+                    .. "poolsh.sleep(1e12) n = i end end) print(n, e) print(poolsh.now())")
+    assert.equal("4\tcudaErrorInvalidValue: invalid argument (sleeping 1000000000000.000000 ms; "
+                 .. "the virtual clock ends at 2^62 ns, about 146 years)\n4000000000000.0\n", out)
+  end)
+end)
+
+describe("spin and a duration parser written in Lua", function()
+  local units = require "poolsh.units"
+  after_each(function() poolsh.set_parsers { size = units.size, duration = units.duration } end)
+
+  it("raises when the parser destroys the stream", function()
+    local s = poolsh.stream()
+    poolsh.set_parsers { size = units.size,
+                         duration = function(v) s:destroy(); return units.duration(v) end }
+    assert.equal("attempt to use a destroyed poolsh.Stream (s" .. s.id .. ")",
+                 H.err(poolsh.spin, s, "1"))
+  end)
+end)
+
+describe("backend option names in messages", function()
+  it("are cut to 64 bytes with an ellipsis", function()
+    local e = H.err(poolsh.sim.set, ("k"):rep(1000), 1)
+    assert.matches("option '" .. ("k"):rep(64) .. "...')", e, 1, true)
+  end)
+end)

@@ -19,9 +19,9 @@ static double seconds(void) {
 /* poolsh.bench_c(pool, stream, size, n) -> seconds for n alloc+free
  * pairs done in C, with nothing between the backend's two calls. */
 static int bench_c(lua_State *L) {
+  uint64_t size = ps_checksize(L, 3);   /* first: a Lua parser may destroy p or s */
   ps_poolud *p = ps_checkpool(L, 1);
   ps_streamud *s = ps_optstream(L, 2);
-  uint64_t size = ps_checksize(L, 3);
   lua_Integer n = luaL_checkinteger(L, 4);
   ps_ctx *c = ps_context(L);
   double t0 = seconds();

@@ -166,6 +166,7 @@ static void check_range(lua_State *L, ps_bufferud *b, int arg, uint64_t *off, ui
     luaL_error(L, "offset %I beyond the end of b%d (%I bytes)", (lua_Integer)*off, b->id,
                (lua_Integer)b->size);
   if (has_len) *n = ps_optsize(L, arg + 1, b->size - *off);
+  ps_checkbuffer(L, 1);   /* a size parser written in Lua may have freed b */
   if (*n > b->size - *off)
     luaL_error(L, "range [%I, %I) out of bounds of b%d (%I bytes)", (lua_Integer)*off,
                (lua_Integer)(*off + *n), b->id, (lua_Integer)b->size);
@@ -242,7 +243,8 @@ static int buffer_len(lua_State *L) {
 static int buffer_index(lua_State *L) {
   if (ps_method(L)) return 1;
   ps_bufferud *b = tobuffer(L, 1);
-  const char *k = luaL_checkstring(L, 2);
+  if (lua_type(L, 2) != LUA_TSTRING) return 0;   /* other keys read nil */
+  const char *k = lua_tostring(L, 2);
   if (strcmp(k, "size") == 0) lua_pushinteger(L, (lua_Integer)b->size);
   else if (strcmp(k, "addr") == 0) lua_pushinteger(L, (lua_Integer)b->addr);
   else if (strcmp(k, "kind") == 0) lua_pushstring(L, kind_names[b->kind]);

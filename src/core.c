@@ -205,13 +205,25 @@ double ps_checkduration(lua_State *L, int arg) {
   return ms;
 }
 
+/* Pushes the value at idx as text for a message (luaL_tolstring), cut to
+ * PS_SHOWN_MAX bytes with "..." when longer; returns it. */
+const char *ps_shown(lua_State *L, int idx) {
+  size_t n;
+  const char *s = luaL_tolstring(L, idx, &n);
+  if (n <= PS_SHOWN_MAX) return s;
+  lua_pushfstring(L, "%s...", lua_pushlstring(L, s, PS_SHOWN_MAX));
+  lua_replace(L, -3);
+  lua_pop(L, 1);
+  return lua_tostring(L, -1);
+}
+
 /* A device index at idx: an integer in [0, 1024); raises naming what. */
 int ps_todevice(lua_State *L, int idx, const char *what) {
   int isint = 0;
   lua_Integer d = lua_tointegerx(L, idx, &isint);
   if (!isint || lua_type(L, idx) != LUA_TNUMBER || d < 0 || d >= 1024)
     luaL_error(L, "%s: device must be a device index (an integer from 0), got %s", what,
-               luaL_tolstring(L, idx, NULL));
+               ps_shown(L, idx));
   return (int)d;
 }
 
@@ -240,7 +252,7 @@ void ps_checkoptions(lua_State *L, int arg, const char *what,
         if (strcmp(allowed[i], lua_tostring(L, -1)) == 0) ok = 1;
     if (!ok) {
       lua_pushvalue(L, -1);
-      luaL_error(L, "%s: unknown option '%s'", what, luaL_tolstring(L, -1, NULL));
+      luaL_error(L, "%s: unknown option '%s'", what, ps_shown(L, -1));
     }
   }
 }
@@ -333,7 +345,7 @@ static int core_configure(lua_State *L) {
     const char *want = lua_tostring(L, -1);
     if (!want || (strcmp(want, "auto") && strcmp(want, "cuda") && strcmp(want, "sim")))
       return luaL_error(L, "poolsh.configure: unknown backend '%s' (auto, cuda or sim)",
-                        luaL_tolstring(L, -1, NULL));
+                        ps_shown(L, -1));
     snprintf(c->backend_want, sizeof c->backend_want, "%s", want);
   }
   if (lua_getfield(L, 1, "device") != LUA_TNIL)

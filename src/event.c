@@ -133,7 +133,8 @@ static int event_tostring(lua_State *L) {
 static int event_index(lua_State *L) {
   if (ps_method(L)) return 1;
   ps_eventud *e = (ps_eventud *)ps_checkud(L, 1, PS_UV_EVENT, PS_EVENT);
-  const char *k = luaL_checkstring(L, 2);
+  if (lua_type(L, 2) != LUA_TSTRING) return 0;   /* other keys read nil */
+  const char *k = lua_tostring(L, 2);
   if (strcmp(k, "id") == 0) lua_pushinteger(L, e->id);
   else if (strcmp(k, "name") == 0) lua_pushfstring(L, "e%d", e->id);
   else if (strcmp(k, "timing") == 0) lua_pushboolean(L, e->timing);

@@ -434,6 +434,7 @@ typedef struct options {
   int script;                 /* index of the script in argv, 0 if none */
   int command;                /* index of a command's name in argv, 0 if none */
   int status;                 /* a command's exit status */
+  int loaded;                 /* poolsh loaded, its device open: exit reports may run */
   const char *backend, *device, *sim_memory, *trace, *profile;
 } options;
 
@@ -620,8 +621,8 @@ static int load_poolsh(lua_State *L, const options *o) {
   if (o->device) {
     char *end;
     long d = strtol(o->device, &end, 10);
-    if (*end || end == o->device) d = -1;
-    lua_pushinteger(L, d);
+    if (*end || end == o->device) lua_pushstring(L, o->device);   /* refused, as given */
+    else lua_pushinteger(L, d);
     lua_setfield(L, -2, "device");
   }
   if (o->sim_memory) { lua_pushstring(L, o->sim_memory); lua_setfield(L, -2, "sim_memory"); }
@@ -758,6 +759,7 @@ static int pmain(lua_State *L) {
     lua_setfield(L, LUA_REGISTRYINDEX, "poolsh.command_args");
   }
   if (!load_poolsh(L, o)) return 1;
+  o->loaded = 1;
   if (o->trace && dostring(L, "poolsh.trace.start()", "=(poolsh)") != LUA_OK) return 1;
   if (!o->no_env && handle_luainit(L) != LUA_OK) return 1;
   if (!runargs(L, argv, o->script ? o->script : argc)) return 1;
@@ -801,8 +803,8 @@ int main(int argc, char **argv) {
   int ok = lua_toboolean(L, -1);
   report(L, status);
   lua_settop(L, 0);
-  leak_report(L);   /* first: saving the trace runs the collector */
-  if (o.trace && save_trace(L, o.trace) != LUA_OK) ok = 0;
+  if (o.loaded) leak_report(L);   /* first: saving the trace runs the collector */
+  if (o.trace && o.loaded && save_trace(L, o.trace) != LUA_OK) ok = 0;
   interrupt_flag = NULL;
   lua_close(L);   /* every finalizer runs before the device context goes */
   small_heap_release(&heap);

@@ -98,6 +98,8 @@ static void set_setting(lua_State *L, ps_poolud *p, int i, int arg) {
       luaL_error(L, "poolsh.Pool: %s must be a boolean, got %s", settings[i], luaL_typename(L, arg));
     v = (uint64_t)lua_toboolean(L, arg);
   }
+  if (!p->live)          /* a size parser written in Lua may have destroyed it */
+    luaL_error(L, "attempt to use a destroyed poolsh.Pool (p%d)", p->id);
   ps_check(L, c->be->pool_set(c->b, p->h, setting_attr[i], v), "(setting %s of pool p%d)",
            settings[i], p->id);
   if (c->tracing) trace_pool_op(L, c, p, PS_OP_SET, i, v, 0);
@@ -173,7 +175,7 @@ static int pool_new(lua_State *L) {
       if (loc && strcmp(loc, locations[1]) == 0) props.location = PS_LOCATION_HOST;
       else if (!loc || strcmp(loc, locations[0]) != 0)
         luaL_error(L, "poolsh.pool: location must be \"device\" or \"host\", got '%s'",
-                   luaL_tolstring(L, -1, NULL));
+                   ps_shown(L, -1));
     }
     if (lua_getfield(L, 1, "device") != LUA_TNIL)
       props.device = ps_todevice(L, lua_gettop(L), "poolsh.pool");
@@ -302,8 +304,8 @@ static int pool_reset_high(lua_State *L) {
 
 /* p:trim([keep]): gives reserved memory back until at most keep is held. */
 static int pool_trim(lua_State *L) {
+  uint64_t keep = ps_optsize(L, 2, 0);   /* first: a Lua parser may destroy the pool */
   ps_poolud *p = ps_checkpool(L, 1);
-  uint64_t keep = ps_optsize(L, 2, 0);
   ps_ctx *c = ps_context(L);
   if (c->tracing) ps_trace_sync_begin(c);
   ps_check(L, c->be->pool_trim(c->b, p->h, keep), "(trimming pool p%d)", p->id);
@@ -342,6 +344,7 @@ static int pool_alloc(lua_State *L) {
   if (!isint || n <= 0 || lua_type(L, 2) != LUA_TNUMBER) {
     size = ps_checksize(L, 2);
     luaL_argcheck(L, size > 0, 2, "size must be at least 1 byte");
+    p = ps_checkpool(L, 1);   /* a size parser written in Lua may destroy it */
   }
   ps_streamud *s = (ps_streamud *)ps_toud(L, 3, PS_UV_STREAM);
   if (s == NULL || !s->live) s = ps_optstream(L, 3);
@@ -381,7 +384,8 @@ static int pool_tostring(lua_State *L) {
 static int pool_index(lua_State *L) {
   if (ps_method(L)) return 1;
   ps_poolud *p = (ps_poolud *)ps_checkud(L, 1, PS_UV_POOL, PS_POOL);
-  const char *k = luaL_checkstring(L, 2);
+  if (lua_type(L, 2) != LUA_TSTRING) return 0;   /* other keys read nil */
+  const char *k = lua_tostring(L, 2);
   int i = setting_index(k);
   if (i >= 0) {
     ps_checkpool(L, 1);
@@ -405,7 +409,7 @@ static int pool_newindex(lua_State *L) {
   ps_poolud *p = ps_checkpool(L, 1);
   const char *k = luaL_checkstring(L, 2);
   int i = setting_index(k);
-  if (i < 0) return luaL_error(L, "poolsh.Pool has no settable field '%s'", k);
+  if (i < 0) return luaL_error(L, "poolsh.Pool has no settable field '%s'", ps_shown(L, 2));
   set_setting(L, p, i, 3);
   return 0;
 }

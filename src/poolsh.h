@@ -139,6 +139,9 @@ const char *ps_tosize(lua_State *L, int idx, uint64_t *out);
 uint64_t ps_checksize(lua_State *L, int arg);
 uint64_t ps_optsize(lua_State *L, int arg, uint64_t def);
 int ps_todevice(lua_State *L, int idx, const char *what);
+/* Long values in messages are cut to this many bytes, then "...". */
+#define PS_SHOWN_MAX 64
+const char *ps_shown(lua_State *L, int idx);
 uint64_t ps_fieldsize(lua_State *L, int t, const char *key, const char *what, uint64_t def);
 double ps_checkduration(lua_State *L, int arg);
 const char *ps_fmtsize(char *out, size_t n, uint64_t bytes);

@@ -67,8 +67,8 @@ static int stream_new(lua_State *L) {
     if (!lua_isinteger(L, -1)) luaL_error(L, "poolsh.stream: priority must be an integer");
     prio = lua_tointeger(L, -1);
     if (prio > least || prio < greatest)
-      luaL_error(L, "poolsh.stream: priority %d outside [%d, %d] (lower is higher priority)",
-                 (int)prio, greatest, least);
+      luaL_error(L, "poolsh.stream: priority %I outside [%d, %d] (lower is higher priority)",
+                 prio, greatest, least);
   }
   int blocking = ps_optfield_bool(L, 1, "blocking", 1);
   ps_streamud *s = (ps_streamud *)lua_newuserdatauv(L, sizeof *s, 0);
@@ -206,7 +206,8 @@ static int stream_tostring(lua_State *L) {
 static int stream_index(lua_State *L) {
   if (ps_method(L)) return 1;
   ps_streamud *s = (ps_streamud *)ps_checkud(L, 1, PS_UV_STREAM, PS_STREAM);
-  const char *k = luaL_checkstring(L, 2);
+  if (lua_type(L, 2) != LUA_TSTRING) return 0;   /* other keys read nil */
+  const char *k = lua_tostring(L, 2);
   char n[16];
   if (strcmp(k, "id") == 0) lua_pushinteger(L, s->id);
   else if (strcmp(k, "name") == 0) lua_pushstring(L, ps_streamname(n, sizeof n, s));

@@ -75,6 +75,7 @@ function poolsh.map(p)
   if getmetatable(p) == nil or getmetatable(p).__name ~= "poolsh.Pool" then
     error("bad argument #1 to 'map' (poolsh.Pool expected, got " .. type(p) .. ")", 2)
   end
+  if not p.live then error(("attempt to use a destroyed poolsh.Pool (%s)"):format(p.name), 2) end
   return poolsh.live.map(p)
 end
 --- poolsh.leaks() -> the live buffers, with where they were allocated.

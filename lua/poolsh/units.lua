@@ -86,6 +86,9 @@ end
 
 --- "1.50 ms", "200 us": a duration in ms, formatted.
 function M.fmt_duration(ms)
+  if type(ms) ~= "number" then
+    error("bad argument #1 to 'fmt_duration' (number expected, got " .. type(ms) .. ")", 2)
+  end
   if ms >= 1000 then return string.format("%.2f s", ms / 1000) end
   if ms >= 1 then return string.format("%.2f ms", ms) end
   if ms >= 1e-3 then return string.format("%.1f us", ms * 1e3) end

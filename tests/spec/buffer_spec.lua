@@ -223,3 +223,28 @@ describe("poolsh.register", function()
     assert.is_false(b.live)
   end)
 end)
+
+describe("buffer fields and a size parser written in Lua", function()
+  local units = require "poolsh.units"
+  after_each(function() poolsh.set_parsers { size = units.size, duration = units.duration } end)
+
+  it("read nil for keys that are not strings", function()
+    local b = poolsh.malloc(16)
+    assert.is_nil(b[true])
+    assert.is_nil(b[{}])
+    b:free()
+  end)
+
+  it("read and write raise when the parser frees the buffer", function()
+    local p = poolsh.pool {}
+    local b
+    poolsh.set_parsers { size = function(v) b:free(); return units.size(v) end,
+                         duration = units.duration }
+    b = p:alloc(100)
+    assert.equal("attempt to use a freed poolsh.Buffer (b" .. b.id .. ")", H.err(b.read, b, "0"))
+    b = p:alloc(100)
+    assert.equal("attempt to use a freed poolsh.Buffer (b" .. b.id .. ")",
+                 H.err(b.write, b, "0", "x"))
+    p:destroy()
+  end)
+end)

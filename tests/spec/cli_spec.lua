@@ -237,3 +237,31 @@ describe("poolsh (the executable)", function()
     end)
   end)
 end)
+
+describe("start-up failures", function()
+  local function once(err, what)
+    local _, n = err:gsub(what:gsub("%p", "%%%0"), "")
+    assert.equal(1, n, "reported " .. n .. " times:\n" .. err)
+  end
+
+  it("--device=x names the text given", function()
+    local _, err, code = run("--device=x -e 'print(1)'")
+    assert.are_not.equal(0, code)
+    assert.matches("device must be a device index (an integer from 0), got x", err, 1, true)
+    once(err, "device must be a device index")
+  end)
+
+  it("a bad POOLSH_BACKEND is reported once", function()
+    local _, err, code = run("-e 'print(1)'", "POOLSH_BACKEND=bogus")
+    assert.are_not.equal(0, code)
+    once(err, "unknown backend 'bogus'")
+  end)
+
+  it("--backend=cuda without a usable GPU is reported once", function()
+    local _, err, code = run("--backend=cuda -e 'print(poolsh.backend())'")
+    if code == 0 then return pending("a GPU is usable here") end
+    assert.matches("cuda", err:lower())
+    local first = err:match("[^\n]*")
+    once(err, first:match("%d+: (.*)$") or first:match(": (.*)$"))
+  end)
+end)

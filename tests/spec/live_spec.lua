@@ -226,3 +226,15 @@ describe("at exit", function()
     assert.matches("%.txt", err)
   end)
 end)
+
+describe("poolsh.map on a destroyed pool", function()
+  it("raises at the caller's line", function()
+    local p = poolsh.pool {}
+    p:destroy()
+    local line = debug.getinfo(1, "l").currentline + 1
+    local ok, e = pcall(function() poolsh.map(p) end)
+    assert.is_false(ok)
+    assert.equal("live_spec.lua:" .. line .. ": attempt to use a destroyed poolsh.Pool (p"
+                 .. p.id .. ")", e:match("[^/]*$"))
+  end)
+end)

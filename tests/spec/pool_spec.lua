@@ -194,3 +194,42 @@ describe("poolsh.default_pool", function()
     assert.is_false(pcall(poolsh.default_pool, poolsh.device_count() + 7))
   end)
 end)
+
+describe("pool fields, messages and a size parser written in Lua", function()
+  local units = require "poolsh.units"
+  after_each(function() poolsh.set_parsers { size = units.size, duration = units.duration } end)
+
+  it("read nil for keys that are not strings", function()
+    local p = poolsh.pool {}
+    assert.is_nil(p[{}])
+    assert.is_nil(p[true])
+    p:destroy()
+  end)
+
+  it("cut a long option key in the message", function()
+    local e = H.err(poolsh.pool, { [("k"):rep(1e6)] = 1 })
+    assert.equal("poolsh.pool: unknown option '" .. ("k"):rep(64) .. "...'", e)
+  end)
+
+  local function destroying(p)
+    poolsh.set_parsers { size = function(v) p:destroy(); return units.size(v) end,
+                         duration = units.duration }
+    return "attempt to use a destroyed poolsh.Pool (p" .. p.id .. ")"
+  end
+
+  it("alloc raises when the parser destroys the pool", function()
+    local p = poolsh.pool {}
+    assert.equal(destroying(p), H.err(p.alloc, p, "10"))
+  end)
+
+  it("trim raises when the parser destroys the pool", function()
+    local p = poolsh.pool {}
+    assert.equal(destroying(p), H.err(p.trim, p, "10"))
+  end)
+
+  it("setting release_threshold raises when the parser destroys the pool", function()
+    local p = poolsh.pool {}
+    local want = destroying(p)
+    assert.matches(want, H.err(function() p.release_threshold = "10" end), 1, true)
+  end)
+end)

@@ -15,7 +15,9 @@
  * whose state changes: live and done blocks are listed by age, pending
  * ones per stream in free order; two ordered sets keyed by (pool,
  * address) hold the edges of live and pending blocks (for the free-space
- * estimate) and the done blocks (for releases). Live pools and streams
+ * estimate) and the done blocks (for releases). A pool's edges are kept
+ * only once its free space was asked for: built then from its blocks,
+ * O(n log n) once, so scripts that never ask pay nothing for them. Live pools and streams
  * are found by id in O(1); a learn visits only queues holding frees.
  */
 #include <stdint.h>
@@ -37,6 +39,7 @@ typedef struct ps_block {
   int32_t q;                   /* pending: its queue */
   uint32_t waits;              /* the context's host waits when it was freed */
   uint8_t state, kind;
+  uint8_t edged;               /* its edges are in the coverage set */
 } ps_block;
 
 /* A node of an ordered set keyed by (pool, addr): a treap in one array,
@@ -397,9 +400,12 @@ static void cover(ps_ledger *l, int32_t pool, ps_addr a, int32_t d) {
   if (n) l->cover = insert(l, l->cover, n);
 }
 
-/* Block b starts (sign 1) or stops (-1) occupying its pool's memory. */
-static void occupy(ps_ledger *l, const ps_block *b, int32_t sign) {
-  if (b->pool < 0 || b->size == 0 || b->addr + b->size < b->addr) return;
+/* Block b's edges join (sign 1) or leave (-1) the coverage set; only
+ * blocks whose edges are there leave it. */
+static void occupy(ps_ledger *l, ps_block *b, int32_t sign) {
+  if (sign < 0 ? !b->edged : (b->edged || b->pool < 0 || b->size == 0 || b->addr + b->size < b->addr))
+    return;
+  b->edged = sign > 0;
   int32_t pool = b->pool;
   ps_addr a = b->addr, end = b->addr + b->size;
   cover(l, pool, a, sign);
@@ -432,8 +438,9 @@ static ps_poolud *pool_by_id(ps_ctx *c, int32_t id) {
   return NULL;
 }
 
-/* Takes slot s out of its list and sets, and its pool's counters. */
-static void detach(ps_ctx *c, ps_ledger *l, int32_t s) {
+/* Takes slot s out of its list and sets, and its pool's counters; p, when
+ * not NULL, is the pool it may belong to (spares a look-up). */
+static void detach(ps_ctx *c, ps_ledger *l, int32_t s, ps_poolud *p) {
   ps_block *b = &l->v[s];
   switch (b->state) {
   case BLOCK_LIVE:
@@ -444,7 +451,7 @@ static void detach(ps_ctx *c, ps_ledger *l, int32_t s) {
   case BLOCK_PENDING: {
     list_unlink(l, &l->q[b->q].list, s);
     l->npending--;
-    ps_poolud *p = pool_by_id(c, b->pool);
+    if (!p || p->id != b->pool) p = pool_by_id(c, b->pool);
     if (p) p->pending_bytes -= b->size, p->pending_count--;
     occupy(l, b, -1);
     break;
@@ -460,41 +467,43 @@ static void detach(ps_ctx *c, ps_ledger *l, int32_t s) {
 
 /* Forgets the slot s entirely. */
 static void slot_drop(ps_ctx *c, ps_ledger *l, int32_t s) {
-  detach(c, l, s);
+  detach(c, l, s, NULL);
   map_remove(l, l->v[s].addr);
   l->v[s].next = l->free_slot;
   l->free_slot = s;
 }
 
-/* Slot s becomes a live block, the newest. */
-static void make_live(ps_ledger *l, int32_t s) {
+/* Slot s becomes a live block, the newest; edges: its pool keeps them. */
+static void make_live(ps_ledger *l, int32_t s, int edges) {
   l->v[s].state = BLOCK_LIVE;
   list_append(l, &l->live, s);
   l->nlive++;
-  occupy(l, &l->v[s], 1);
+  if (edges) occupy(l, &l->v[s], 1);
 }
 
-static ps_ledger *ledger_of(ps_ctx *c) {
-  if (!c->ledger) {
-    ps_ledger *l = calloc(1, sizeof *l);
-    if (!l) return NULL;
-    l->free_slot = -1;
-    l->live = l->done = (ps_list){ -1, -1 };
-    l->t = malloc(256 * sizeof *l->t);
-    if (!l->t) {
-      free(l);
-      return NULL;
-    }
-    l->t[0] = (ps_node){ .min = INT32_MAX };
-    l->tn = 1, l->tcap = 256;
-    l->seed = 0x9e3779b9u;
-    for (ps_poolud *p = c->pools; p; p = p->next)
-      if (!idmap_put(&l->pools, p->id, p)) l->ids_lost = 1;
-    for (ps_streamud *s = c->streams; s; s = s->next)
-      if (!idmap_put(&l->streams, s->id, s)) l->ids_lost = 1;
-    c->ledger = l;
+/* Makes the context's ledger; NULL when out of memory. */
+static ps_ledger *ledger_new(ps_ctx *c) {
+  ps_ledger *l = calloc(1, sizeof *l);
+  if (!l) return NULL;
+  l->free_slot = -1;
+  l->live = l->done = (ps_list){ -1, -1 };
+  l->t = malloc(256 * sizeof *l->t);
+  if (!l->t) {
+    free(l);
+    return NULL;
   }
-  return c->ledger;
+  l->t[0] = (ps_node){ .min = INT32_MAX };
+  l->tn = 1, l->tcap = 256;
+  l->seed = 0x9e3779b9u;
+  for (ps_poolud *p = c->pools; p; p = p->next)
+    if (!idmap_put(&l->pools, p->id, p)) l->ids_lost = 1;
+  for (ps_streamud *s = c->streams; s; s = s->next)
+    if (!idmap_put(&l->streams, s->id, s)) l->ids_lost = 1;
+  return c->ledger = l;
+}
+
+static inline ps_ledger *ledger_of(ps_ctx *c) {
+  return c->ledger ? c->ledger : ledger_new(c);
 }
 
 void ps_ledger_free_all(ps_ledger *l) {
@@ -650,15 +659,15 @@ int ps_ledger_alloc(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, ps_bu
         if (said == PS_RULE_UNKNOWN) b->reuse_rule = infer(c, old, s);
       }
     }
-    detach(c, l, slot);
+    detach(c, l, slot, p);
   } else {
     if ((slot = slot_new(l)) < 0) return 0;
     l->map[i] = slot;
     l->used++;
   }
   l->v[slot] = (ps_block){ b->addr, b->size, 0, b->id, p->id, s->id, -1, -1, -1, 0, -1, 0,
-                           BLOCK_FREE_SLOT, PS_KIND_POOL };
-  make_live(l, slot);
+                           BLOCK_FREE_SLOT, PS_KIND_POOL, 0 };
+  make_live(l, slot, p->edges);
   if (c->sources || c->tracing) {
     ps_block *nb = &l->v[slot];
     ps_where(L, c, &nb->src, &nb->line);
@@ -678,8 +687,8 @@ void ps_ledger_track(lua_State *L, ps_ctx *c, ps_bufferud *b) {
   l->map[i] = slot;
   l->used++;
   l->v[slot] = (ps_block){ b->addr, b->size, 0, b->id, -1, -1, -1, -1, -1, 0, -1, 0,
-                           BLOCK_FREE_SLOT, (uint8_t)b->kind };
-  make_live(l, slot);
+                           BLOCK_FREE_SLOT, (uint8_t)b->kind, 0 };
+  make_live(l, slot, 0);
   if (c->sources || c->tracing) ps_where(L, c, &l->v[slot].src, &l->v[slot].line);
   b->src = l->v[slot].src, b->line = l->v[slot].line;
 }
@@ -818,7 +827,7 @@ void ps_ledger_free(ps_ctx *c, ps_poolud *p, ps_streamud *s, const ps_bufferud *
 
 /* Pending block s becomes done (its free is known complete). */
 static void complete(lua_State *L, ps_ctx *c, ps_ledger *l, int32_t s) {
-  detach(c, l, s);
+  detach(c, l, s, NULL);
   ps_block *b = &l->v[s];
   b->state = BLOCK_DONE;
   list_append(l, &l->done, s);
@@ -915,14 +924,27 @@ ps_span *ps_ledger_spans(ps_ctx *c, const ps_poolud *p, size_t *n) {
   return v;
 }
 
+/* Puts the edges of pool p's blocks in list `from` into the coverage set. */
+static void edges_of(ps_ledger *l, const ps_poolud *p, int32_t from) {
+  for (int32_t s = from; s >= 0; s = l->v[s].next)
+    if (l->v[s].pool == p->id) occupy(l, &l->v[s], 1);
+}
+
 /* The free space inside pool p's reserved memory as far as poolsh can
  * know it (docs/explain.md): its arena taken to start at the lowest block
  * address seen and to extend `reserved` bytes, *free what live and pending
  * blocks leave of it, *largest its largest extent. O(log n): the pool's
- * edges in that range are cut out of the coverage set and put back. */
-void ps_ledger_free_space(ps_ctx *c, const ps_poolud *p, uint64_t reserved, uint64_t *nfree,
+ * edges in that range are cut out of the coverage set and put back. The
+ * first call builds p's edges from its live and pending blocks, O(n log n);
+ * alloc and free keep them from then on. */
+void ps_ledger_free_space(ps_ctx *c, ps_poolud *p, uint64_t reserved, uint64_t *nfree,
                           uint64_t *largest) {
   ps_ledger *l = c->ledger;
+  if (!p->edges && l) {
+    edges_of(l, p, l->live.head);
+    for (size_t i = 0; i < l->nact; i++) edges_of(l, p, l->q[l->act[i]].list.head);
+  }
+  p->edges = 1;
   ps_addr lo = p->lo, end = lo + reserved;
   *nfree = *largest = reserved;
   if (!lo || !l) return;                     /* no block seen: all of it */

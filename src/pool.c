@@ -268,11 +268,16 @@ static void free_extents(lua_State *L, ps_poolud *p, uint64_t reserved) {
   lua_setfield(L, -2, "free_estimated");
 }
 
-/* p:stats() -> the driver's four counters (reserved, used, reserved_high,
- * used_high), the ledger's live, pending and pending_count, and the free
- * space estimate (free, largest_free, free_estimated). */
+/* p:stats([{estimates = false}]) -> the driver's four counters (reserved,
+ * used, reserved_high, used_high), the ledger's live, pending and
+ * pending_count, and the free space estimate (free, largest_free,
+ * free_estimated) unless estimates is false: the first estimate makes the
+ * ledger keep the pool's block edges from then on. */
 static int pool_stats(lua_State *L) {
+  static const char *const opts[] = {"estimates", NULL};
   ps_poolud *p = ps_checkpool(L, 1);
+  ps_checkoptions(L, 2, "p:stats", opts);
+  int estimates = ps_optfield_bool(L, 2, "estimates", 1);
   static const char *const names[] = {"reserved", "reserved_high", "used", "used_high"};
   static const ps_pool_attr attrs[] = {PS_ATTR_RESERVED_CURRENT, PS_ATTR_RESERVED_HIGH,
                                        PS_ATTR_USED_CURRENT, PS_ATTR_USED_HIGH};
@@ -287,7 +292,7 @@ static int pool_stats(lua_State *L) {
   set_count(L, "live", p->live_bytes);
   set_count(L, "pending", p->pending_bytes);
   set_count(L, "pending_count", p->pending_count);
-  free_extents(L, p, reserved);
+  if (estimates) free_extents(L, p, reserved);
   return 1;
 }
 

@@ -109,6 +109,7 @@ typedef struct ps_poolud {
   uint64_t live_bytes, pending_bytes;   /* ledger: blocks allocated, frees queued */
   uint64_t pending_count;
   ps_addr lo;                /* lowest block address seen: the arena's base */
+  int edges;                 /* ledger: its blocks' edges are kept (free space asked) */
 } ps_poolud;
 
 /* A Buffer's user values: 1 = its Pool (or nil), 2 = its Stream (or nil);
@@ -256,7 +257,7 @@ void ps_ledger_learn(lua_State *L, ps_ctx *c);
 void ps_ledger_synced(ps_ctx *c, ps_streamud *s, uint64_t upto);
 void ps_ledger_released(ps_ctx *c);
 ps_span *ps_ledger_spans(ps_ctx *c, const ps_poolud *p, size_t *n);
-void ps_ledger_free_space(ps_ctx *c, const ps_poolud *p, uint64_t reserved, uint64_t *nfree,
+void ps_ledger_free_space(ps_ctx *c, ps_poolud *p, uint64_t reserved, uint64_t *nfree,
                           uint64_t *largest);
 ps_streamud *ps_stream_by_id(ps_ctx *c, int32_t id);
 void ps_after_sync(lua_State *L, ps_ctx *c, ps_streamud *s, uint64_t upto);

@@ -48,7 +48,7 @@ local last_alloc = 0     -- allocations already reported
 local function snapshot()
   local snap = {}
   for _, p in ipairs((M.objects())) do
-    local st = p:stats()
+    local st = p:stats{ estimates = false }   -- no free-space estimate: nothing to build
     snap[p.id] = { name = p.name, reserved = st.reserved, used = st.used, pending = st.pending }
   end
   return snap

@@ -214,6 +214,17 @@ local function reference_free(p)
 end
 
 describe("the free-space estimate", function()
+  local function check(p)
+    local st = p:stats()
+    local free, largest = reference_free(p)
+    assert.equal(free, st.free)
+    assert.equal(largest, st.largest_free)
+  end
+
+  -- Pools 1 and 2 are asked from the start; pool 3 first at step 400, after
+  -- many allocations and frees (its estimate is built late); pools 4 and 5
+  -- are destroyed at step 300 with blocks live and pending, 4 asked before,
+  -- 5 never, and pool 6 takes over their share from then on.
   it("matches the blocks after each of many random steps, several pools and streams", function()
     local rng = 12345
     local function rand(n)
@@ -221,12 +232,18 @@ describe("the free-space estimate", function()
       return rng % n + 1
     end
     local streams = { poolsh.stream(), poolsh.stream() }
-    local pools = { pool(), pool { release_threshold = 0 } }
+    local pools = { pool(), pool { release_threshold = 0 }, pool(), pool(), pool() }
+    local asked_from = { 1, 1, 400, 1, math.huge }
     local live = {}
     for step = 1, 600 do
+      if step == 300 then
+        pools[4]:destroy(); pools[5]:destroy()
+        pools[4], pools[5] = pool(), pool()
+        asked_from[4] = 300
+      end
       local r = rand(10)
       if r <= 5 or #live == 0 then
-        local p = pools[rand(2)]
+        local p = pools[rand(#pools)]
         live[#live + 1] = p:alloc(rand(64) * 4096 + rand(3) * 256, streams[rand(2)])
       elseif r <= 9 then
         table.remove(live, rand(#live)):free()
@@ -234,11 +251,8 @@ describe("the free-space estimate", function()
         streams[rand(2)]:sync()
       end
       if step % 7 == 0 or r == 10 then
-        for _, p in ipairs(pools) do
-          local st = p:stats()
-          local free, largest = reference_free(p)
-          assert.equal(free, st.free)
-          assert.equal(largest, st.largest_free)
+        for i, p in ipairs(pools) do
+          if step >= asked_from[i] then check(p) end
         end
       end
     end
@@ -251,6 +265,28 @@ describe("the free-space estimate", function()
       assert.equal(st.reserved, st.free)
       p:destroy()
     end
+  end)
+
+  it("asked first late, after many allocations and frees, matches the blocks", function()
+    local s1, s2, p = poolsh.stream(), poolsh.stream(), pool()
+    local kept = {}
+    for i = 1, 300 do
+      local b = p:alloc((i % 17 + 1) * 4096, i % 2 == 0 and s1 or s2)
+      if i % 3 == 0 then kept[#kept + 1] = b else b:free() end
+      if i % 50 == 0 then s1:sync() end
+    end
+    check(p)                          -- built here from live and pending blocks
+    for i = 1, #kept, 2 do kept[i]:free() end
+    check(p)                          -- and kept from then on
+    s1:sync(); s2:sync()
+    check(p)
+    local st = p:stats { estimates = false }
+    assert.is_nil(st.free)
+    assert.equal(p:stats().live, st.live)
+    for i = 2, #kept, 2 do kept[i]:free() end
+    poolsh.sync()
+    assert.equal(p:stats().reserved, p:stats().free)
+    p:destroy()
   end)
 end)
 

@@ -42,6 +42,25 @@ describe("the live view", function()
     a:free(); s:sync(); p:destroy()
   end)
 
+  it("reads pools without the free-space estimate, which p:stats{estimates = false} leaves out", function()
+    local s, p = poolsh.stream(), poolsh.pool {}
+    local a = p:alloc("1 MiB", s)
+    local st, full = p:stats { estimates = false }, p:stats()
+    assert.is_nil(st.free)
+    assert.is_nil(st.largest_free)
+    assert.is_nil(st.free_estimated)
+    for _, k in ipairs { "reserved", "reserved_high", "used", "used_high", "live", "pending",
+                         "pending_count" } do
+      assert.equal(full[k], st[k])
+    end
+    assert.equal(full.reserved - 1048576, full.free)
+    assert.equal(full.free, p:stats { estimates = true }.free)
+    assert.matches("p:stats: unknown option 'estimate'", H.err(p.stats, p, { estimate = false }), 1, true)
+    assert.matches("option 'estimates' must be a boolean, got number",
+                   H.err(p.stats, p, { estimates = 0 }), 1, true)
+    a:free(); s:sync(); p:destroy()
+  end)
+
   it("watch refuses a non-boolean and reports its state", function()
     assert.is_false(poolsh.watch())
     assert.is_true(poolsh.watch(true))

@@ -62,9 +62,12 @@ static int dev_sync(lua_State *L) {
 
 /* The longest spin or sleep one call may ask for, in ms (about 31 years). */
 #define MAX_WAIT_MS 1e12
-/* What a backend's refusal of a spin or sleep within that limit means: the
- * sim's virtual clock (int64 ns) ends at 2^62 ns (src/sim/sim_internal.h). */
-#define CLOCK_END "the virtual clock ends at 2^62 ns, about 146 years"
+/* Why the sim refuses a valid spin or sleep within that limit: its
+ * virtual clock (int64 ns) ends at 2^62 ns (src/sim/sim_internal.h). */
+static const char *wait_refused(const ps_ctx *c, int status) {
+  return c->be == &ps_backend_sim && status == PS_ERR_INVALID_VALUE
+             ? "; the virtual clock ends at 2^62 ns, about 146 years" : "";
+}
 
 /* A duration for spin or sleep: ps_checkduration, at most MAX_WAIT_MS. */
 static double check_wait(lua_State *L, int arg) {
@@ -76,8 +79,8 @@ static double check_wait(lua_State *L, int arg) {
 static int dev_sleep(lua_State *L) {
   double ms = check_wait(L, 1);
   ps_ctx *c = ps_context(L);
-  ps_check(L, c->be->sleep(c->b, ms), "(sleeping %f ms%s)", ms,
-           c->be == &ps_backend_sim ? "; " CLOCK_END : "");
+  int st = c->be->sleep(c->b, ms);
+  ps_check(L, st, "(sleeping %f ms%s)", ms, wait_refused(c, st));
   return 0;
 }
 
@@ -176,8 +179,8 @@ static int dev_spin(lua_State *L) {
   ps_streamud *s = ps_optstream(L, 1);
   ps_ctx *c = ps_context(L);
   char n[16];
-  ps_check(L, c->be->spin(c->b, s->h, ms), "(spinning stream %s%s)", ps_streamname(n, sizeof n, s),
-           c->be == &ps_backend_sim ? "; " CLOCK_END : "");
+  int st = c->be->spin(c->b, s->h, ms);
+  ps_check(L, st, "(spinning stream %s%s)", ps_streamname(n, sizeof n, s), wait_refused(c, st));
   s->ops++;
   if (c->tracing) {
     ps_trace_op(L, c, PS_OP_SPIN, s->id, -1, -1, PS_UNSET, PS_UNSET);

@@ -115,11 +115,26 @@ local function pend(why) return { pending = why } end
 -- The trigger runs; the case reads pending while the finding stands.
 local function finding(what, fn) return { finding = what, fn = fn } end
 
+-- A failing backend call, from the sim's fault injection (docs/sim.md,
+-- "Fault injection"): the next call of op fails with err while fn runs.
+local function fault(op, fn, err)
+  return { fault = { op, err or "cudaErrorInvalidValue" }, fn = fn, backend = "sim" }
+end
+-- The same in a child poolsh (warnings on), for what only a finalizer says.
+local function fault_cli(op, code)
+  local t = cli("--backend=sim -e " .. H.quote(("local pf = require 'poolsh.profile'; "
+    .. "pf.arm{op = '%s', call = pf.calls('%s') + 1, error = 'cudaErrorInvalidValue'}; %s")
+    :format(op, op, code)))
+  t.backend, t.needs_faults = "sim", true
+  return t
+end
+local function have_faults()
+  local ok, pf = pcall(require, "poolsh.profile")
+  return ok and pf.arm and pf.calls and pf.disarm and pf
+end
+
 -- Messages no run without a GPU or a failing backend call can produce.
-local CUDA_FAILURE = "a CUDA failure of this call: the sim never fails it, "
-  .. "and the sim has no fault injection yet (issue 8, section 4)"
-local FINALIZER = "a failing release inside a finalizer: needs the sim's fault injection (issue 8, section 4)"
-local DESTROY = "a failing explicit destroy: needs the sim's fault injection (issue 8, section 4)"
+local NO_FAULTS = "a failing backend call: needs the sim's fault injection (poolsh.profile.arm)"
 
 -- Raise Lua's interrupt in the poolsh host (the flag stays set), then wait.
 local function interrupt_then(code)
@@ -253,19 +268,20 @@ local TRIGGERS = {
     local b <close> = p:alloc(16, s)
     getmetatable(b).__close(1)
   end,
-  ["poolsh: freeing buffer b3: <cudaErrorName>: <description>"] = pend(FINALIZER),
-  ["poolsh: destroying stream s2 failed"] = pend(FINALIZER),
-  ["poolsh: destroying an event failed"] = pend(FINALIZER),
-  ["poolsh: destroying a pool failed"] = pend(FINALIZER),
-  ["<cudaErrorName>: <description> (destroying stream s1)"] = pend(DESTROY),
-  ["<cudaErrorName>: <description> (destroying stream s2)"] = pend(DESTROY),
+  ["poolsh: freeing buffer b3: <cudaErrorName>: <description>"] =
+    fault_cli("pool_free", "local b = poolsh.pool{}:alloc(16); b = nil; collectgarbage()"),
+  ["poolsh: destroying stream s2 failed"] = fault_cli("stream_destroy", "local s = poolsh.stream(); s = nil; collectgarbage()"),
+  ["poolsh: destroying an event failed"] = fault_cli("event_destroy", "local e = poolsh.event(); e = nil; collectgarbage()"),
+  ["poolsh: destroying a pool failed"] = fault_cli("pool_destroy", "local p = poolsh.pool{}; p = nil; collectgarbage()"),
+  ["<cudaErrorName>: <description> (destroying stream s1)"] = fault("stream_destroy", function() poolsh.stream():destroy() end),
+  ["<cudaErrorName>: <description> (destroying stream s2)"] = fault("stream_destroy", function() poolsh.stream():destroy() end),
 
   -- bench
   ["<cudaErrorName>: <description> (bench alloc)"] = function(s)
     local q <close> = poolsh.pool{ max_size = "32 MiB" }
     poolsh.bench_c(q, s, "64 MiB", 1)
   end,
-  ["... (bench free)"] = pend(CUDA_FAILURE),
+  ["... (bench free)"] = fault("pool_free", function(s, p) poolsh.bench_c(p, s, 16, 1) end),
   ["... (bench alloc)"] = function(s)
     local q <close> = poolsh.pool{ max_size = "32 MiB" }
     local alloc = poolsh.bench_floor(q, s, "64 MiB")
@@ -292,25 +308,37 @@ local TRIGGERS = {
     function() poolsh.stream{ priority = 3 } end,
   ["option 'blocking' must be a boolean, got <type>"] = function() poolsh.stream{ blocking = 1 } end,
   ["option 'blocking' must be a boolean, got number"] = function() poolsh.stream{ blocking = 1 } end,
-  ["<cudaErrorName>: <description> (querying stream priorities)"] = pend(CUDA_FAILURE),
-  ["<cudaErrorName>: <description> (creating stream s<n>)"] = pend(CUDA_FAILURE),
-  ["<cudaErrorName>: <description> (synchronizing stream <name>)"] = pend(CUDA_FAILURE),
+  ["<cudaErrorName>: <description> (querying stream priorities)"] = fault("stream_priority_range", function() poolsh.stream() end),
+  ["<cudaErrorName>: <description> (creating stream s<n>)"] = fault("stream_create", function() poolsh.stream() end),
+  ["<cudaErrorName>: <description> (synchronizing stream <name>)"] = fault("stream_sync", function(s) s:sync() end),
   ["interrupted synchronizing stream <name>: queued work goes on"] = interrupt_then("s:sync()"),
   ["interrupted synchronizing stream s1: queued work goes on"] = interrupt_then("s:sync()"),
-  ["... (querying stream <name>)"] = pend(CUDA_FAILURE),
-  ["... (recording event e<n> on stream <name>)"] = pend(CUDA_FAILURE),
-  ["... (stream <name> waiting on event e<n>)"] = pend(CUDA_FAILURE),
+  ["... (querying stream <name>)"] = fault("stream_query", function(s) s:query() end),
+  ["... (recording event e<n> on stream <name>)"] = fault("event_record", function(s)
+    local e <close> = poolsh.event()
+    e:record(s)
+  end),
+  ["... (stream <name> waiting on event e<n>)"] = fault("stream_wait", function(s)
+    local e <close> = poolsh.event()
+    e:record(s); s:wait(e)
+  end),
   ["the default stream cannot be destroyed"] = function() poolsh.default_stream():destroy() end,
   ["attempt to index a poolsh.Stream value"] = function(s) s.bogus = 1 end,
 
   -- Event
   ["poolsh.event: unknown option '<key>'"] = function() poolsh.event{ bogus = 1 } end,
   ["option 'timing' must be a boolean, got <type>"] = function() poolsh.event{ timing = 1 } end,
-  ["<cudaErrorName>: <description> (creating event e<n>)"] = pend(CUDA_FAILURE),
-  ["... (synchronizing event e<n>)"] = pend(CUDA_FAILURE),
+  ["<cudaErrorName>: <description> (creating event e<n>)"] = fault("event_create", function() poolsh.event() end),
+  ["... (synchronizing event e<n>)"] = fault("event_sync", function(s)
+    local e <close> = poolsh.event()
+    e:record(s); e:sync()
+  end),
   ["interrupted synchronizing event e<n>: queued work goes on"] =
     interrupt_then("local e = poolsh.event(); e:record(s); e:sync()"),
-  ["... (querying event e<n>)"] = pend(CUDA_FAILURE),
+  ["... (querying event e<n>)"] = fault("event_query", function()
+    local e <close> = poolsh.event()
+    e:query()
+  end),
   ["event e<n> was created with timing=false"] = no_timing,
   ["event e1 was created with timing=false"] = no_timing,
   ["cudaErrorInvalidResourceHandle: invalid resource handle (elapsed time from event e<a> to e<b>)"] = bad_event_pair,
@@ -348,10 +376,10 @@ local TRIGGERS = {
     q:alloc("8 MiB")
   end,
   ["p:stats: unknown option '<key>'"] = function(_, p) p:stats{ bogus = 1 } end,
-  ["... (reading pool p<n>)"] = pend(CUDA_FAILURE),
-  ["... (resetting pool p<n>)"] = pend(CUDA_FAILURE),
-  ["... (trimming pool p<n>)"] = pend(CUDA_FAILURE),
-  ["<cudaErrorName>: <description> (setting <setting> of pool p<n>)"] = pend(CUDA_FAILURE),
+  ["... (reading pool p<n>)"] = fault("pool_get", function(_, p) return p.release_threshold end),
+  ["... (resetting pool p<n>)"] = fault("pool_set", function(_, p) p:reset_high() end),
+  ["... (trimming pool p<n>)"] = fault("pool_trim", function(_, p) p:trim(0) end),
+  ["<cudaErrorName>: <description> (setting <setting> of pool p<n>)"] = fault("pool_set", function(_, p) p.release_threshold = 0 end),
   ["the default pool cannot be destroyed"] = function() poolsh.default_pool():destroy() end,
   ["poolsh.Pool: release_threshold: <size error>"] = function(_, p) p.release_threshold = -1 end,
   ["poolsh.Pool: <setting> must be a boolean, got <type>"] = function(_, p) p.opportunistic = 1 end,
@@ -364,15 +392,24 @@ local TRIGGERS = {
   ["b<n>'s stream s<m> was destroyed: pass a stream to free it on"] = stream_gone,
   ["b7's stream s3 was destroyed: pass a stream to free it on"] = stream_gone,
   ["bad argument #1 to 'free' (only pool buffers are freed on a stream)"] = free_on_stream,
-  ["<cudaErrorName>: <description> (freeing buffer b<n> on stream <name>)"] = pend(CUDA_FAILURE),
+  ["<cudaErrorName>: <description> (freeing buffer b<n> on stream <name>)"] = fault("pool_free", function(s, p)
+    local b <close> = p:alloc(16, s)
+    b:free(s)
+  end),
   ["offset <o> beyond the end of b<n> (<size> bytes)"] = offset_200,
   ["offset 200 beyond the end of b3 (100 bytes)"] = offset_200,
   ["range [<o>, <end>) out of bounds of b<n> (<size> bytes)"] = range_95,
   ["range [95, 103) out of bounds of b3 (100 bytes)"] = range_95,
-  ["<cudaErrorName>: <description> (reading <n> bytes of b<id>)"] = pend(CUDA_FAILURE),
+  ["<cudaErrorName>: <description> (reading <n> bytes of b<id>)"] = fault("read", function(s, p)
+    local b <close> = p:alloc(16, s)
+    b:read(0, 8)
+  end),
   ["interrupted reading <n> bytes of b<id>: queued work goes on"] =
     interrupt_then("local b = poolsh.pool{}:alloc(8, s); b:read(0, 8)"),
-  ["... (writing <n> bytes to b<id>)"] = pend(CUDA_FAILURE),
+  ["... (writing <n> bytes to b<id>)"] = fault("write", function(s, p)
+    local b <close> = p:alloc(16, s)
+    b:write(0, "12345678")
+  end),
 
   -- Other memory
   ["<cudaErrorName>: <description> allocating <size> of <kind> memory"] = oom_malloc,
@@ -386,10 +423,16 @@ local TRIGGERS = {
   ["bad argument #1 to 'register' (pageable buffer expected, b3 is pool)"] = register_pool,
   ["b<n> is already registered"] = registered_twice,
   ["b4 is already registered"] = registered_twice,
-  ["... (registering b<n>)"] = pend(CUDA_FAILURE),
+  ["... (registering b<n>)"] = fault("host_register", function()
+    local b <close> = poolsh.pageable(16)
+    poolsh.register(b)
+  end),
   ["b<n> is not registered"] = not_registered,
   ["b4 is not registered"] = not_registered,
-  ["... (unregistering b<n>)"] = pend(CUDA_FAILURE),
+  ["... (unregistering b<n>)"] = fault("host_unregister", function()
+    local b <close> = poolsh.pageable(16)
+    poolsh.register(b); poolsh.unregister(b)
+  end),
 
   -- Copy and kernels
   ["poolsh.<fill|verify|touch>: b<n> is pageable memory, which kernels cannot reach: poolsh.register it first"] =
@@ -418,12 +461,25 @@ local TRIGGERS = {
   local b <close> = p:alloc(16, s)
     poolsh.copy(a, b, { stream = 5 })
   end,
-  ["... (copying <n> bytes from b<src> to b<dst> on stream <name>)"] = pend(CUDA_FAILURE),
-  ["... (filling b<n> on stream <name>)"] = pend(CUDA_FAILURE),
-  ["... (verifying b<n> on stream <name>)"] = pend(CUDA_FAILURE),
+  ["... (copying <n> bytes from b<src> to b<dst> on stream <name>)"] = fault("copy", function(s, p)
+    local a <close> = p:alloc(16, s)
+    local b <close> = p:alloc(16, s)
+    poolsh.copy(a, b)
+  end),
+  ["... (filling b<n> on stream <name>)"] = fault("fill", function(s, p)
+    local b <close> = p:alloc(16, s)
+    poolsh.fill(b, 0, s)
+  end),
+  ["... (verifying b<n> on stream <name>)"] = fault("verify", function(s, p)
+    local b <close> = p:alloc(16, s)
+    poolsh.verify(b, 0, s)
+  end),
   ["interrupted verifying b<n> on stream <name>: queued work goes on"] =
     interrupt_then("local b = poolsh.pool{}:alloc(8, s); poolsh.verify(b, 0, s)"),
-  ["... (touching b<n> on stream <name>)"] = pend(CUDA_FAILURE),
+  ["... (touching b<n> on stream <name>)"] = fault("touch", function(s, p)
+    local b <close> = p:alloc(16, s)
+    poolsh.touch(b, s)
+  end),
   ["bad argument #2 to 'spin' (duration must be >= 0 and finite)"] = function(s) poolsh.spin(s, -1) end,
   ["bad argument #2 to 'spin' (duration above the limit of 1e12 ms per call)"] = function(s) poolsh.spin(s, 2e12) end,
   ["... (spinning stream <name>)"] = on("sim", clock_end_spin),
@@ -431,14 +487,14 @@ local TRIGGERS = {
     on("sim", clock_end_spin),
 
   -- Device and clock
-  ["... (counting devices)"] = pend(CUDA_FAILURE),
+  ["... (counting devices)"] = fault("device_count", function() poolsh.device_count() end),
   ["bad argument #1 to 'device' (device index out of range)"] = finding("lua/poolsh/init.lua's poolsh.device "
     .. "wrapper raises it with its own position (init.lua:52:), not the caller's: errors.md's rule. "
     .. "Raise it at level 2, or check the index in C (src/device.c) with luaL_argcheck", function() poolsh.device(-1) end),
   ["cudaErrorInvalidDevice: invalid device ordinal (reading device <i>)"] =
     function() poolsh.device(poolsh.device_count()) end,
   ["cudaErrorInvalidDevice: invalid device ordinal (reading device 1)"] = on("sim", function() poolsh.device(1) end),
-  ["... (synchronizing the device)"] = pend(CUDA_FAILURE),
+  ["... (synchronizing the device)"] = fault("device_sync", function() poolsh.sync() end),
   ["interrupted synchronizing the device: queued work goes on"] = interrupt_then("poolsh.sync()"),
   ["bad argument #1 to 'sleep' (duration must be >= 0 and finite)"] = function() poolsh.sleep(-1) end,
   ["bad argument #1 to 'sleep' (duration above the limit of 1e12 ms per call)"] = function() poolsh.sleep(2e12) end,
@@ -538,6 +594,15 @@ local function produce(name, t)
   end
   local fn = t.fn
   local s, p = poolsh.stream(), poolsh.pool{}
+  if t.fault then
+    local pf, op, err = have_faults(), t.fault[1], t.fault[2]
+    fn = function(...)
+      pf.arm{ op = op, call = pf.calls(op) + 1, error = err }
+      local ok, e = pcall(t.fn, ...)
+      pf.disarm()
+      if not ok then error(e, 0) end
+    end
+  end
   local ok, e = pcall(fn, s, p)
   s:sync(); s:destroy(); p:destroy()
   assert(not ok, name .. ": the trigger raised nothing")
@@ -593,6 +658,9 @@ describe("messages quoted in docs/", function()
       end
       if type(t) == "table" and t.backend and t.backend ~= H.backend() then
         return pending(t.backend .. " only")
+      end
+      if type(t) == "table" and (t.fault or t.needs_faults) and not have_faults() then
+        return pending(NO_FAULTS)
       end
       local msg = produce(q, t)
       if os.getenv("POOLSH_SHOW_MESSAGES") then io.stderr:write("\n## ", q, "\n=> ", msg, "\n") end

@@ -9,7 +9,8 @@
 --      (dropped while live, during the test or at step 1), or if a free is
 --      still pending after the sync.
 -- It runs after the test's own after_each hooks, and once more at the end
--- of each file (for buffers kept by setup()). A test that leaves buffers
+-- of each file (for buffers kept by setup()). A test that failed already
+-- is not reported again for what its failure left behind. A test that leaves buffers
 -- on purpose says so, with its reason, by H.leaves_buffers(reason); one
 -- that drops them to the collector on purpose (it tests finalizers) by
 -- H.drops_buffers(reason). Waived tests are listed at the end of the run,
@@ -25,6 +26,7 @@ package.loaded.leakcheck = M   -- helpers.lua reaches the waivers through this
 poolsh.sources(true)
 
 local current           -- the running test
+local failed            -- whether it failed already (then its leftovers are not reported)
 local waiver = {}       -- "leaves" / "drops" -> the running test's reason
 local known = {}        -- buffer id -> true: already reported or waived
 local dropped = {}      -- buffers finalized while live since the last check
@@ -117,7 +119,7 @@ local function leftovers()
 end
 
 busted.subscribe({ "test", "start" }, function(element)
-  current, waiver = element, {}
+  current, waiver, failed = element, {}, false
   return nil, true
 end)
 
@@ -148,6 +150,7 @@ end
 busted.after_each(function()
   local test, why = current, waiver
   current, waiver = nil, {}
+  if failed then leftovers() return end   -- what a failed test left is no news
   check(test and full_name(test) or "?", why)
 end)
 
@@ -164,6 +167,7 @@ busted.subscribe({ "pending", "it" }, function(element, _, message)
 end)
 
 busted.subscribe({ "test", "end" }, function(element, _, status)
+  failed = status == "failure" or status == "error"
   if status == "pending" then
     -- pending("why") in a test gives "file:line: why" (the line is busted's
     -- own after `return pending(...)`: then the test's line is used); a

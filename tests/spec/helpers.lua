@@ -28,11 +28,10 @@ function H.fresh(opts)
   return poolsh.stream(), poolsh.pool(opts or {})
 end
 
---- The leak check's waivers (tests/spec/leakcheck.lua): the running test
--- leaves buffers live or frees pending on purpose (leaves_buffers), or lets
--- the collector free live buffers on purpose (drops_buffers). It is listed
--- at the end of the run, with the reason, instead of failing.
-function H.leaves_buffers(reason) package.loaded.leakcheck.leaves_buffers(reason) end
+--- H.drops_buffers(reason): the running test lets the collector free live
+-- buffers on purpose (it tests finalizers). The leak check
+-- (tests/spec/leakcheck.lua) then lists it, with the reason, at the end of
+-- the run instead of failing it.
 function H.drops_buffers(reason) package.loaded.leakcheck.drops_buffers(reason) end
 
 --- Real-time sleep for the CLI/REPL tests (not the device's clock).

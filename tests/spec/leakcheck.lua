@@ -1,34 +1,37 @@
 --- The busted helper of the poolsh specs (.busted loads it before any spec).
 --
--- After every test, as luv's test runner checks that a test closed its
--- handles, it checks that the test freed what it allocated:
---   1. a full collection, then a device sync, as luv runs the loop: what
+-- After every test it checks that the test freed what it allocated, as
+-- luv's test runner checks that a test closed its handles:
+--   1. a full collection, then a device sync (as luv runs the loop): what
 --      the test dropped is finalized, queued frees complete;
---   2. the test fails if a buffer is still live (kept somewhere), if a
---      buffer was freed by its finalizer instead of by free() or <close>
---      (dropped while live, during the test or at step 1), or if a free is
---      still pending after the sync.
--- It runs after the test's own after_each hooks, and once more at the end
--- of each file (for buffers kept by setup()). A test that failed already
--- is not reported again for what its failure left behind. A test that leaves buffers
--- on purpose says so, with its reason, by H.leaves_buffers(reason); one
--- that drops them to the collector on purpose (it tests finalizers) by
--- H.drops_buffers(reason). Waived tests are listed at the end of the run,
--- after the skipped tests, on stdout and in $POOLSH_BUILD/busted-skipped.txt.
+--   2. the test fails if a buffer is still live (kept somewhere), if a free
+--      is still pending after the sync, or if a buffer was freed by its
+--      finalizer instead of by free() or <close> (dropped while live,
+--      during the test or at step 1).
+-- It runs after the test's own after_each hooks, and again at the end of
+-- each file (for buffers kept by setup()). A test that failed is not
+-- reported again for what its failure left behind. A test that drops live
+-- buffers on purpose (it tests finalizers) says so with
+-- H.drops_buffers(reason).
+--
+-- At the end of the run it lists the skipped tests and the waived ones, on
+-- stdout and in $POOLSH_BUILD/busted-skipped.txt.
 local busted = require "busted"
 local poolsh = require "poolsh"
 local core = poolsh.core
 
 local M = {}
-package.loaded.leakcheck = M   -- helpers.lua reaches the waivers through this
+package.loaded.leakcheck = M   -- helpers.lua reaches the waiver through this
 
 -- Leak reports name the allocation site (docs/api.md, poolsh.sources).
 poolsh.sources(true)
 
+local SHOW = 10         -- dropped buffers listed per test, then a count
+
 local current           -- the running test
-local failed            -- whether it failed already (then its leftovers are not reported)
-local waiver = {}       -- "leaves" / "drops" -> the running test's reason
-local known = {}        -- buffer id -> true: already reported or waived
+local failed            -- whether it failed: then its leftovers are not reported
+local waiver            -- why the running test may drop buffers, or nil
+local known = {}        -- buffer id (negative: its pending free) -> true: reported
 local dropped = {}      -- buffers finalized while live since the last check
 local skipped, waived = {}, {}
 local reasons = {}      -- element -> the message pending() gave
@@ -46,8 +49,6 @@ mt.__gc = function(b, ...)
   return gc(b, ...)
 end
 
-local SHOW = 10         -- dropped buffers listed per test, then a count
-
 local function stream_name(id) return id == 0 and "default" or "s" .. id end
 
 --- The test's name as busted prints it, prefixed with its file unless bare.
@@ -63,28 +64,23 @@ local function full_name(element, bare)
   return (file and not bare) and (file .. ": " .. name) or name
 end
 
-local function waive(kind, reason)
-  assert(type(reason) == "string" and reason ~= "", "a leak check waiver needs a reason")
-  assert(current, "a leak check waiver is for use inside a test")
-  waiver[kind] = reason
-end
-
---- H.leaves_buffers(reason): the running test leaves buffers live or frees
--- pending on purpose.
-function M.leaves_buffers(reason) waive("leaves", reason) end
-
 --- H.drops_buffers(reason): the running test lets the collector free live
 -- buffers on purpose (it tests finalizers).
-function M.drops_buffers(reason) waive("drops", reason) end
+function M.drops_buffers(reason)
+  assert(type(reason) == "string" and reason ~= "", "drops_buffers needs a reason")
+  assert(current, "drops_buffers is for use inside a test")
+  waiver = reason
+end
 
+--- A row of poolsh.core.live() as text.
 local function describe_live(b)
   local from = b.pool and (" from p%d on %s"):format(b.pool, stream_name(b.stream)) or ""
   return ("b%d, %s %s%s, allocated at %s"):format(b.buffer, poolsh.fmt(b.size), b.kind, from,
                                                  b.src or "?")
 end
 
---- What the test left: two lists of lines, those it left live or pending
--- and those it dropped to the collector.
+--- What the test left: lines for what is live or pending after a
+-- collection and a device sync, and lines for what it dropped.
 local function leftovers()
   local sites = {}
   for _, b in ipairs(core.live()) do sites[b.buffer] = b end
@@ -114,48 +110,40 @@ local function leftovers()
     drops[#drops + 1] = "  freed by the collector: " .. (b and describe_live(b) or
       ("b%d, %s %s, collected during the test"):format(d.id, poolsh.fmt(d.size), d.kind))
   end
+  local n = #dropped
   dropped = {}
-  return left, drops
+  return left, drops, n
+end
+
+--- Checks what the test name left; raises unless nothing, or only what its
+-- waiver why allows.
+local function check(name, why)
+  local lines, drops, n = leftovers()
+  if why and n > 0 then
+    waived[#waived + 1] = ("%s - %s (%d freed by the collector)"):format(name, why, n)
+  elseif why then   -- a waiver that waives nothing would hide the next leak
+    lines[#lines + 1] = ("  drops_buffers(%q), but the collector freed no live buffer"):format(why)
+  else
+    table.move(drops, 1, #drops, #lines + 1, lines)
+  end
+  if #lines > 0 then error(("leak check: %s:\n%s"):format(name, table.concat(lines, "\n")), 0) end
 end
 
 busted.subscribe({ "test", "start" }, function(element)
-  current, waiver, failed = element, {}, false
+  current, waiver, failed = element, nil, false
   return nil, true
 end)
-
---- Checks one test's leftovers against its waivers; raises what remains.
-local function check(name, why)
-  local ndropped = #dropped
-  local left, drops = leftovers()
-  local lines = {}
-  for _, k in ipairs { { "leaves", left, "left live or pending" },
-                       { "drops", drops, "freed by the collector" } } do
-    local kind, list, what = k[1], k[2], k[3]
-    if #list > 0 and why[kind] then
-      local n = kind == "drops" and ndropped or #list
-      waived[#waived + 1] = ("%s - %s (%d %s)"):format(name, why[kind], n, what)
-    elseif why[kind] then   -- a waiver that waives nothing would hide the next leak
-      lines[#lines + 1] = ("  it is waived (%s) but nothing was %s"):format(why[kind], what)
-    else
-      table.move(list, 1, #list, #lines + 1, lines)
-    end
-  end
-  if #lines > 0 then
-    error(("leak check: %s:\n%s"):format(name,
-      table.concat(lines, "\n")), 0)
-  end
-end
 
 -- Registered at the root, so it runs after every test's own after_each.
 busted.after_each(function()
   local test, why = current, waiver
-  current, waiver = nil, {}
+  current, waiver = nil, nil
   if failed then leftovers() return end   -- what a failed test left is no news
   check(test and full_name(test) or "?", why)
 end)
 
 busted.subscribe({ "file", "end" }, function(file)
-  check(file.name .. " (after its last test)", {})
+  check(file.name .. " (after its last test)")
   return nil, true
 end)
 
@@ -169,8 +157,8 @@ end)
 busted.subscribe({ "test", "end" }, function(element, _, status)
   failed = status == "failure" or status == "error"
   if status == "pending" then
-    -- pending("why") in a test gives "file:line: why" (the line is busted's
-    -- own after `return pending(...)`: then the test's line is used); a
+    -- pending("why") in a test gives "file:line: why" (busted's own line
+    -- after `return pending(...)`: then the test's line is used); a
     -- pending("name") block gives nothing
     local where, why = (reasons[element] or ""):match("^(.-:%d+): (.*)$")
     local t = element.trace

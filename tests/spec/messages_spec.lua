@@ -162,7 +162,7 @@ local function have_faults()
 end
 
 -- Messages no run without a GPU or a failing backend call can produce.
-local NO_FAULTS = "a failing backend call: needs the sim's fault injection (poolsh.profile.arm)"
+local NO_FAULTS = "a failing backend call: needs the sim's fault injection (poolsh.profile.arm), which this tree lacks"
 
 -- Raise Lua's interrupt in the poolsh host (the flag stays set), then wait.
 local function interrupt_then(code)
@@ -232,11 +232,10 @@ local function free_on_stream(s)
   error(e, 0)
 end
 local function wrong_size() poolsh.malloc(1.5) end
-local function clock_end_spin()
-  local s <close> = poolsh.stream()
-  for _ = 1, 5e6 do poolsh.spin(s, 1e12) end
-end
-local function clock_end_sleep() for _ = 1, 5e6 do poolsh.sleep(1e12) end end
+-- The sim's clock run to its end, in a child: the specs share one clock.
+local clock_end_spin = on("sim", cli("--backend=sim -e "
+  .. H.quote("local s = poolsh.stream(); for _ = 1, 5e6 do poolsh.spin(s, 1e12) end")))
+local clock_end_sleep = on("sim", cli("--backend=sim -e " .. H.quote("for _ = 1, 5e6 do poolsh.sleep(1e12) end")))
 local function unknown_backend() return lua("poolsh.backend()", "POOLSH_BACKEND=gpu") end
 local LEAK = cli("-e " .. H.quote("keep = poolsh.pool{}:alloc('4 MiB')"))
 local LEAK2 = cli("-e " .. H.quote("keep = {poolsh.malloc(8), poolsh.malloc(8)}"))
@@ -514,9 +513,9 @@ local TRIGGERS = {
   end),
   ["bad argument #2 to 'spin' (duration must be >= 0 and finite)"] = function(s) poolsh.spin(s, -1) end,
   ["bad argument #2 to 'spin' (duration above the limit of 1e12 ms per call)"] = function(s) poolsh.spin(s, 2e12) end,
-  ["... (spinning stream <name>)"] = on("sim", clock_end_spin),
+  ["... (spinning stream <name>)"] = clock_end_spin,
   ["cudaErrorInvalidValue: invalid argument (spinning stream <name>; the virtual clock ends at 2^62 ns, about 146 years)"] =
-    on("sim", clock_end_spin),
+    clock_end_spin,
 
   -- Device and clock
   ["... (counting devices)"] = fault("device_count", function() poolsh.device_count() end),
@@ -532,7 +531,7 @@ local TRIGGERS = {
   ["bad argument #1 to 'sleep' (duration above the limit of 1e12 ms per call)"] = function() poolsh.sleep(2e12) end,
   ["interrupted sleeping <ms> ms: queued work goes on"] = interrupt_then("poolsh.sleep(500)"),
   ["cudaErrorInvalidValue: invalid argument (sleeping <ms> ms; the virtual clock ends at 2^62 ns, about 146 years)"] =
-    on("sim", clock_end_sleep),
+    clock_end_sleep,
 
   -- Units
   ["size must not be negative"] = function() poolsh.size(-1) end,

@@ -146,6 +146,11 @@ local function without_cuda(t)
   t.without_cuda = true
   return t
 end
+-- A build with the cuda backend, its GPUs hidden (CUDA_VISIBLE_DEVICES=).
+local function with_cuda(t)
+  t.with_cuda = true
+  return t
+end
 -- A profile file (text, named fname, default my.lua) given to a child
 -- poolsh on the sim with --profile, which then runs code.
 local function profile(text, fname, code)
@@ -265,13 +270,13 @@ local TRIGGERS = {
   ["unknown backend 'gpu' (POOLSH_BACKEND or --backend: auto, cuda or sim)"] = unknown_backend(),
   ["POOLSH_DEVICE must be a device index"] = lua("poolsh.backend()", "POOLSH_DEVICE=x"),
   ["<cudaErrorName>: <description> (the cuda backend was asked for)"] =
-    pend("needs a CUDA build on a machine without a usable GPU"),
+    with_cuda(lua("poolsh.backend()", "CUDA_VISIBLE_DEVICES= POOLSH_BACKEND=cuda")),
   ["poolsh: (poolsh):1: cudaErrorNoDevice: no CUDA-capable device is detected (the cuda backend was asked for)"] =
-    pend("needs a CUDA build on a machine without a usable GPU"),
+    with_cuda(cli("--backend=cuda -e ''", "CUDA_VISIBLE_DEVICES=")),
   ["no usable CUDA device (cudaErrorNoDevice): using the simulated device"] =
-    pend("needs a CUDA build on a machine without a usable GPU"),
+    with_cuda(cli("--backend=auto -e ''", "CUDA_VISIBLE_DEVICES=")),
   ["no usable CUDA device (<cudaErrorName>): using the simulated device"] =
-    pend("needs a CUDA build on a machine without a usable GPU"),
+    with_cuda(cli("--backend=auto -e ''", "CUDA_VISIBLE_DEVICES=")),
   ["poolsh was built without CUDA: only the sim backend exists"] =
     without_cuda(lua("poolsh.backend()", "POOLSH_BACKEND=cuda")),
   ["built without CUDA: using the simulated device"] = without_cuda(cli("--backend=auto -e ''")),
@@ -712,6 +717,9 @@ describe("messages quoted in docs/", function()
       end
       if type(t) == "table" and t.without_cuda and built_with_cuda() then
         return pending("a build without the cuda backend only")
+      end
+      if type(t) == "table" and t.with_cuda and not built_with_cuda() then
+        return pending("a build with the cuda backend only (this one has none)")
       end
       if type(t) == "table" and (t.fault or t.needs_faults) and not have_faults() then
         return pending(NO_FAULTS)

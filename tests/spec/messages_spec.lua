@@ -99,11 +99,14 @@ local function quotes()
 end
 
 ---------------------------------------------------------------------------
--- Triggers. A function raises the message (it gets a fresh stream s and
--- pool p); cli{} runs build/poolsh, lua{} stock lua5.4 with poolsh on its
--- paths, both matching stdout and stderr together. backend = "sim"/"cuda"
--- limits a trigger to one backend. pending{} says why no trigger runs
--- here: every one is listed at the end of the run.
+-- Triggers, one per quote (keyed by its text). A function raises the
+-- message (it gets a fresh stream s and pool p); cli() runs build/poolsh,
+-- lua() stock lua5.4 with poolsh on its paths, profile() poolsh with a
+-- profile file, all three matching stdout and stderr together. on(),
+-- with_cuda() and without_cuda() limit a trigger to a backend or a build;
+-- fault() arms the sim's fault injection first. pend() says why nothing
+-- can trigger a message here, finding() why the code is at fault: both
+-- read pending, and busted lists every pending case by name at the end.
 
 local function cli(args, env) return { cli = args, env = env } end
 local function lua(code, env, bare) return { lua = code, env = env, bare = bare } end
@@ -133,13 +136,13 @@ local function fault_cli(op, code)
   return t
 end
 -- Whether this build has the cuda backend (asked of a fresh process).
-local with_cuda
+local cuda_built
 local function built_with_cuda()
-  if with_cuda == nil then
+  if cuda_built == nil then
     local o, e = H.sh("env -u POOLSH_BACKEND " .. H.exe .. " --backend=auto -e ''")
-    with_cuda = not (o .. e):find("built without CUDA")
+    cuda_built = not (o .. e):find("built without CUDA")
   end
-  return with_cuda
+  return cuda_built
 end
 local function without_cuda(t)
   if type(t) == "function" then t = { fn = t } end
@@ -166,7 +169,7 @@ local function have_faults()
   return ok and pf.arm and pf.calls and pf.disarm and pf
 end
 
--- Messages no run without a GPU or a failing backend call can produce.
+-- Why a fault() trigger reads pending in a tree without fault injection.
 local NO_FAULTS = "a failing backend call: needs the sim's fault injection (poolsh.profile.arm), which this tree lacks"
 
 -- Raise Lua's interrupt in the poolsh host (the flag stays set), then wait.
@@ -253,7 +256,8 @@ local TRIGGERS = {
   ["<progname>: <message>"] = cli("--backend=gpu"),
   ["interrupted <what was being done>: queued work goes on"] = interrupt_then("s:sync()"),
   ["interrupted <what>: queued work goes on"] = interrupt_then("s:sync()"),
-  ["cudaErrorUnknown: unknown error"] = pend("an error code the sim's table lacks: needs fault injection of such a code"),
+  ["cudaErrorUnknown: unknown error"] = pend("a code outside the sim's error table, "
+    .. "and fault injection arms only codes of that table"),
   ["poolsh.size: <what is wrong>"] = function() poolsh.size(-1) end,
   ["poolsh.duration: <what>"] = function() poolsh.duration(-1) end,
 

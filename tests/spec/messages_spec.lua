@@ -285,10 +285,10 @@ local TRIGGERS = {
     without_cuda(lua("poolsh.backend()", "POOLSH_BACKEND=cuda")),
   ["built without CUDA: using the simulated device"] = without_cuda(cli("--backend=auto -e ''")),
   ["<cudaErrorName>: <description> (opening the <name> backend on device <n>)"] = finding("src/core.c raises "
-    .. "the failures of opening the context with luaL_error, so they carry the caller's position "
-    .. "((command line):1: cudaErrorInvalidDevice: ...), against errors.md's rule: raise them as "
-    .. "ps_fail does (lua_pushfstring, lua_error); also the cuda probe's, whose host form docs/cli.md "
-    .. "quotes as poolsh: (poolsh):1: cudaErrorNoDevice: ...",
+    .. "the failures of opening the context with luaL_error, so a chunk and line come before the "
+    .. "error's name, against errors.md's rule: raise them as ps_fail does (lua_pushfstring, "
+    .. "lua_error); the same for the cuda probe's (then drop the (poolsh) position from the quote "
+    .. "in docs/cli.md)",
     lua("poolsh.configure{device = 7}; poolsh.backend()")),
   ["poolsh: the device context is closed"] = lua("keep = setmetatable({}, {__gc = function() "   -- runs after the context's
     .. "local ok, e = pcall(poolsh.stream); io.stderr:write(e) end}); poolsh = require 'poolsh'; poolsh.backend()",

@@ -110,6 +110,7 @@ local limbo, limbo_ref = {}, setmetatable({}, {__mode = "v"})
 local allst, nst = {}, 0   -- every stream record ever, by number
 local SHADOW = 32768      -- buffers up to this size are shadowed byte by byte
 local gran = poolsh.live.granularity()
+local devmem = poolsh.device().total
 local tmpn = 0
 
 local function new_stream_rec(s)
@@ -563,8 +564,10 @@ end
 function ops.reset_high()
   local p = pick_pool(true)
   if not p then return end
+  collectgarbage("stop")   -- no finalizer may free a buffer between the two calls
   call("p:reset_high", "ok", p.p.reset_high, p.p)
   local s = p.p:stats{estimates = false}
+  collectgarbage("restart")
   check(s.used_high == s.used and s.reserved_high == s.reserved,
     "after reset_high: used %d high %d, reserved %d high %d", s.used, s.used_high, s.reserved, s.reserved_high)
   p.used_seen, p.res_high = s.used, s.reserved_high
@@ -678,15 +681,17 @@ function ops.free()
   if chance(0.1) then call("double free", {DEAD}, b.free, b) end
 end
 
-function ops.drop()
-  local rec = pick_buf()
-  if not rec then return end
+local function drop(rec)
   for n, q in pairs(rec.busy) do host_wait(allst[n], q) end   -- its free's stream is not known
   limbo[rec.b.id] = {pool = rec.pool, size = rec.size}
   limbo_ref[rec.b.id] = rec.b
   if rec.pool then rec.pool.limbo = (rec.pool.limbo or 0) + rec.size end
   for i, b in ipairs(bufs) do if b == rec then table.remove(bufs, i) break end end
   if rec.pool then rec.pool.bytes = rec.pool.bytes - rec.size end
+end
+function ops.drop()
+  local rec = pick_buf()
+  if rec then drop(rec) end
 end
 
 local function full_collect()
@@ -866,6 +871,25 @@ function verify_buf(rec, byte, s, st)
   end
 end
 
+-- Fill a pool until it runs out of memory, then drop or free what it got:
+-- the next allocation that fails collects the dropped ones and retries.
+function ops.exhaust()
+  local p = pick_pool(true)
+  if not p then return end
+  local st = pick(live_streams())
+  local n = math.max(MiB, devmem // R(3, 12))
+  local got = {}
+  for _ = 1, 40 do
+    local ok, b = call("p:alloc", {ok = true, OOM}, p.p.alloc, p.p, n, st.s)
+    if not ok then break end
+    got[#got + 1] = add_buf(b, p, st)
+  end
+  for _, rec in ipairs(got) do
+    if chance(0.5) then drop(rec)
+    else call("b:free", "ok", rec.b.free, rec.b); bump(st); remove_buf(rec) end
+  end
+end
+
 -- Reuse across streams: a block freed on t behind pending work, a block of
 -- the same size allocated and filled on s, checked after t's work is done.
 function ops.churn()
@@ -957,14 +981,16 @@ function ops.scoped()
   local n = R(1, 8192)
   local boom = chance(0.5)
   p.freed = true
+  local filled, verified = false, false
   local ok, msg = pcall(function()
-    local b <close> = p.p:alloc(n, st.s)
-    poolsh.fill(b, 7, st.s)
-    check(poolsh.verify(b, 7, st.s), "verify of a scoped buffer failed")
+    local b <close> = p.p:alloc(n, st.s)   -- may run out of memory
+    poolsh.fill(b, 7, st.s); filled = true
+    check(poolsh.verify(b, 7, st.s), "verify of a scoped buffer failed"); verified = true
     if boom then error("fuzz boom") end
     return b
   end)
-  bump(st); bump(st); synced(st)
+  if filled then bump(st) end
+  if verified then bump(st); synced(st) end
   if not ok then
     if type(msg) ~= "string" or not (msg:find("fuzz boom", 1, true) or clean(msg):find(OOM)) then
       fail("scoped error: " .. tostring(msg))
@@ -1153,7 +1179,7 @@ local WEIGHTS = {
   alloc = 14, other_alloc = 3, free = 9, drop = 3, write = 10, read = 10, copy = 10,
   fill = 6, touch = 2, verify = 6, spin = 3, sync = 6, event = 2, record = 4, wait = 3,
   event_sync = 3, stream = 1, stream_destroy = 1, pool = 1, pool_destroy = 0.5,
-  churn = 2, pool_attr = 2, trim = 1.5, reset_high = 1, register = 1, gc = 2, scoped = 2,
+  churn = 2, exhaust = 0.3, pool_attr = 2, trim = 1.5, reset_high = 1, register = 1, gc = 2, scoped = 2,
   dead = 2, trace = 1, view = 1,
 }
 local names, total = {}, 0
@@ -1174,6 +1200,7 @@ if sim then
   local mem = opt.memory and poolsh.size(opt.memory) or pick{96 * MiB, 256 * MiB, 1024 * MiB}
   poolsh.sim.set("memory", mem)
   poolsh.sim.set("host_memory", mem)
+  devmem = mem
   if chance(0.3) then poolsh.sim.set("pool_granularity", pick{2 * MiB, 512 * 1024}) end
   gran = poolsh.live.granularity()
 end

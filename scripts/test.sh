@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: the C tests of the sim, the busted specs, the CLI and
-# REPL tests, through ctest. Builds first if needed.
+# REPL tests, through ctest. Builds first if needed. Then fuzzes the sim
+# under ASan + UBSan for a bounded time with fixed seeds (scripts/fuzz.sh,
+# docs/fuzzing.md): POOLSH_FUZZ_SECONDS, default 75, 0 skips it.
 # Usage: scripts/test.sh [build-dir]   (POOLSH_BACKEND=sim|cuda picks the backend)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,4 +10,9 @@ build=${1:-build}
 [ -d /usr/local/cuda/bin ] && export PATH="$PATH:/usr/local/cuda/bin"
 [ -f "$build/CMakeCache.txt" ] || cmake -S . -B "$build" >/dev/null
 cmake --build "$build" -j"$(nproc)" >/dev/null
-cd "$build" && ctest --output-on-failure
+(cd "$build" && ctest --output-on-failure)
+fuzz_seconds=${POOLSH_FUZZ_SECONDS:-75}
+if [ "$fuzz_seconds" != 0 ]; then
+  echo "test.sh: fuzzing for ${fuzz_seconds}s, seeds 1 2 3 (scripts/fuzz.sh)"
+  POOLSH_FUZZ_SEEDS="1 2 3" bash scripts/fuzz.sh "$fuzz_seconds"
+fi

@@ -10,8 +10,13 @@ local M = {}
 --- Top-level keys of a profile and their Lua types.
 M.keys = {
   gpu = "string", driver = "string", runtime = "number", date = "string", cc = "string",
-  values = "table", facts = "table", notes = "table", extra = "table",
+  values = "table", facts = "table", notes = "table", extra = "table", faults = "table",
 }
+
+--- The fields of one fault of `faults` and their Lua types
+-- (docs/sim.md "Fault injection").
+M.fault_keys = { op = "string", call = "number", error = "string or integer", count = "number",
+                 every = "number" }
 
 --- What the sim models where it has no option, as `poolsh calibrate`
 -- names and measures it (docs/calibration.md). A profile's facts are
@@ -99,6 +104,102 @@ local function check_value(path, k, v, names)
   end
 end
 
+-- Values quoted back in messages: cut to 64 bytes, then "...".
+local function shown(v)
+  v = tostring(v)
+  return #v > 64 and v:sub(1, 64) .. "..." or v
+end
+
+-- A whole number from 1 to 1e18 (the sim's limit for call numbers).
+local function whole(v)
+  return type(v) == "number" and v >= 1 and v <= 1e18 and v == math.floor(v)
+end
+
+-- Whether the sim knows the "fault.*" option key (an op, or an op and an
+-- error name): the sim's tables are the only list of both.
+local function sim_knows(key)
+  return (pcall(require("poolsh.core").option, key))
+end
+
+-- Checks one fault f (faults[i]); with `sim`, also its op and error names
+-- against the sim. Returns nil, or the message.
+local function fault_problem(i, f, sim)
+  local at = ("faults[%d]"):format(i)
+  if type(f) ~= "table" then return ("%s: table expected, got %s"):format(at, type(f)) end
+  for _, k in ipairs(sorted_keys(f)) do
+    local want = M.fault_keys[k]
+    if not want then
+      return ("%s: unknown key '%s' (known: %s)"):format(at, shown(k),
+        table.concat(sorted_keys(M.fault_keys), ", "))
+    end
+    local ok = type(f[k]) == want or (k == "error" and (type(f[k]) == "string" or math.type(f[k]) == "integer"))
+    if not ok then return ("%s.%s: %s expected, got %s"):format(at, k, want, type(f[k])) end
+  end
+  for _, k in ipairs { "op", "call", "error" } do
+    if f[k] == nil then return ("%s.%s: missing"):format(at, k) end
+  end
+  if not whole(f.call) then return ("%s.call: a whole number >= 1 expected, got %s"):format(at, f.call) end
+  if f.every ~= nil and not whole(f.every) then
+    return ("%s.every: a whole number >= 1 expected, got %s"):format(at, f.every)
+  end
+  if f.count ~= nil and not whole(f.count) and f.count ~= math.huge then
+    return ("%s.count: a whole number >= 1 or math.huge expected, got %s"):format(at, f.count)
+  end
+  if not f.op:match("^[%a_][%w_]*$") or (sim and not sim_knows("fault." .. f.op)) then
+    return ("%s.op: unknown sim operation '%s'"):format(at, shown(f.op))
+  end
+  if math.type(f.error) == "integer" then
+    if f.error < 1 or f.error > 99999 then
+      return ("%s.error: a CUDA error code from 1 to 99999 expected, got %d"):format(at, f.error)
+    end
+  elseif not f.error:match("^cuda%w+$") or (sim and not sim_knows(("fault.%s.%s"):format(f.op, f.error))) then
+    return ("%s.error: unknown CUDA error '%s'"):format(at, shown(f.error))
+  end
+end
+
+-- Checks a faults array; returns nil or the first problem.
+local function faults_problem(list, sim)
+  local n = #list
+  for k in pairs(list) do
+    if math.type(k) ~= "integer" or k < 1 or k > n then
+      return ("faults: an array of faults expected, got key '%s'"):format(shown(k))
+    end
+  end
+  for i, f in ipairs(list) do
+    local p = fault_problem(i, f, sim)
+    if p then return p end
+  end
+end
+
+-- The first fault whose call was made already, as a message, or nil.
+local function past_call(list)
+  local core = require "poolsh.core"
+  for i, f in ipairs(list) do
+    local made = core.option("fault." .. f.op)
+    if f.call <= made then
+      return ("faults[%d].call: call %d of %s was made already (%d so far)")
+        :format(i, math.tointeger(f.call) or f.call, f.op, made)
+    end
+  end
+end
+
+-- Arms every fault of a checked list; on a refusal disarms every fault
+-- and returns the message.
+local function arm_all(list)
+  local core = require "poolsh.core"
+  for i, f in ipairs(list) do
+    local ok, err = pcall(function()
+      core.option("fault.count", f.count or 1)
+      core.option("fault.every", f.every or 1)
+      core.option(("fault.%s.%s"):format(f.op, f.error), f.call)
+    end)
+    if not ok then
+      core.option("fault.clear", 0)
+      return ("faults[%d]: %s"):format(i, tostring(err))
+    end
+  end
+end
+
 -- Checks the facts table: known names, each of the sim's type.
 local function check_facts_table(path, facts)
   for _, k in ipairs(sorted_keys(facts)) do
@@ -137,6 +238,8 @@ function M.check(t, path)
   if t.runtime and math.type(t.runtime) ~= "integer" then fail(path, "runtime: integer expected") end
   local names = option_set()
   for _, k in ipairs(sorted_keys(t.values or {})) do check_value(path, k, t.values[k], names) end
+  local problem = faults_problem(t.faults or {}, names ~= nil)
+  if problem then fail(path, "%s", problem) end
   check_facts_table(path, t.facts or {})
   check_map(path, "notes", t.notes or {}, "string")
   check_map(path, "extra", t.extra or {}, "number")
@@ -177,6 +280,21 @@ local function section(out, name, t, comment)
   out[#out + 1] = "  },"
 end
 
+-- Lines of the faults array, one fault a line.
+local function fault_section(out, list)
+  out[#out + 1] = "  faults = {"
+  for _, f in ipairs(list) do
+    local fields = {}
+    for _, k in ipairs { "op", "call", "error", "count", "every" } do
+      if f[k] ~= nil then
+        fields[#fields + 1] = ("%s = %s"):format(k, f[k] == math.huge and "1/0" or lit(f[k]))
+      end
+    end
+    out[#out + 1] = "    { " .. table.concat(fields, ", ") .. " },"
+  end
+  out[#out + 1] = "  },"
+end
+
 --- format(t) -> the text of a profile file for table t: sorted keys,
 -- each value with its unit, notes and facts as given.
 function M.format(t)
@@ -188,7 +306,8 @@ function M.format(t)
   }
   for _, k in ipairs(sorted_keys(t)) do
     local v = t[k]
-    if k == "values" then section(out, k, v, M.unit)
+    if k == "faults" then fault_section(out, v)
+    elseif k == "values" then section(out, k, v, M.unit)
     elseif k == "extra" then section(out, k, v, M.unit)
     elseif type(v) == "table" then section(out, k, v)
     else out[#out + 1] = ("  %s = %s,"):format(key_lit(k), lit(v)) end
@@ -231,20 +350,62 @@ local function set_values(values, path)
   end
 end
 
---- apply(t [, path]): sets each of t.values on the sim, remembers t's
--- identity for poolsh.sim.profile_info(), and warns (warn()) for each
--- fact the sim does not reproduce. Raises on the cuda backend.
+--- apply(t [, path]): sets each of t.values on the sim, arms t.faults,
+-- remembers t's identity for poolsh.sim.profile_info(), and warns (warn())
+-- for each fact the sim does not reproduce. Raises on the cuda backend.
 function M.apply(t, path)
   local where = path or "profile"
   M.check(t, where)
   local backend = require("poolsh.core").backend()
   if backend ~= "sim" then fail(where, "profiles apply to the sim backend (this is %s)", backend) end
+  local problem = past_call(t.faults or {})
+  if problem then fail(where, "%s", problem) end
   set_values(t.values or {}, where)
+  problem = arm_all(t.faults or {})
+  if problem then fail(where, "%s", problem) end
   loaded = { gpu = t.gpu, driver = t.driver, runtime = t.runtime, date = t.date, path = path }
   for _, msg in ipairs(M.fact_mismatches(t.facts)) do
     warn("poolsh: profile " .. where .. ": " .. msg)
   end
   return t
+end
+
+-- Raises for the faults API on another backend than the sim.
+local function need_sim(fname)
+  local backend = require("poolsh.core").backend()
+  if backend ~= "sim" then
+    error(("poolsh.profile.%s: faults are the sim's (this is %s)"):format(fname, backend), 3)
+  end
+end
+
+--- arm(faults): arms faults at run time, as a profile's `faults` does: an
+-- array of {op =, call =, error = [, count =] [, every =]}, or one such
+-- table. Raises naming the fault at fault, arming none of them (should
+-- the sim itself refuse one, out of memory, every fault is disarmed).
+function M.arm(list)
+  need_sim("arm")
+  if type(list) ~= "table" then
+    error("poolsh.profile.arm: a fault or an array of faults expected, got " .. type(list), 2)
+  end
+  if list.op ~= nil then list = { list } end
+  local problem = faults_problem(list, true) or past_call(list) or arm_all(list)
+  if problem then error("poolsh.profile.arm: " .. problem, 2) end
+end
+
+--- disarm(): no fault is armed any more (call counts go on).
+function M.disarm()
+  need_sim("disarm")
+  require("poolsh.core").option("fault.clear", 0)
+end
+
+--- calls(op) -> how many calls of the backend operation `op` the sim
+-- has counted since it opened, failed ones included.
+function M.calls(op)
+  need_sim("calls")
+  if type(op) ~= "string" or not op:match("^[%a_][%w_]*$") or not sim_knows("fault." .. op) then
+    error(("poolsh.profile.calls: unknown sim operation '%s'"):format(shown(op)), 2)
+  end
+  return require("poolsh.core").option("fault." .. op)
 end
 
 --- load(path) = apply(read(path), path).

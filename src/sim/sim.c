@@ -26,6 +26,7 @@ static int sim_open(const ps_config *cfg, void **ctx) {
   if (cfg && cfg->sim_memory) c->prof.memory = (double)cfg->sim_memory;
   if (cfg) c->interrupted = cfg->interrupted, c->interrupted_ud = cfg->interrupted_ud;
   c->legacy.blocking = 1;
+  sim_faults_init(&c->faults);
   int st = sim_pools_init(c);
   if (st != PS_OK) { free(c); return st; }
   *ctx = c;
@@ -39,6 +40,7 @@ static void sim_close(void *ctx) {
   sim_pools_free(c);
   sim_streams_free(c);
   sim_mem_free_all(&c->mem);
+  sim_faults_free(&c->faults);
   free(c);
 }
 
@@ -67,6 +69,12 @@ static const err *find_err(int code) {
   for (size_t i = 0; i < sizeof ERRS / sizeof ERRS[0]; i++)
     if (ERRS[i].code == code) return &ERRS[i];
   return NULL;
+}
+
+int sim_error_code(const char *name) {
+  for (size_t i = 0; name && i < sizeof ERRS / sizeof ERRS[0]; i++)
+    if (ERRS[i].code > 0 && strcmp(ERRS[i].name, name) == 0) return ERRS[i].code;
+  return PS_OK;
 }
 
 static const char *sim_error_name(int st) {
@@ -350,15 +358,22 @@ static int sim_write(void *ctx, ps_kind k, ps_addr dst, const void *src,
 
 /* ---- options ---- */
 
+static int is_fault_key(const char *key) {
+  return key && strncmp(key, "fault.", 6) == 0;
+}
+
 static int sim_option_get(void *ctx, const char *key, double *v) {
+  if (is_fault_key(key)) return sim_fault_option_get(ctx, key, v);
   return sim_profile_get(&((sim_ctx *)ctx)->prof, key, v);
 }
 
 /* Sets a profile option; "memory" and "host_memory" only while nothing is
- * mapped in any space (PS_ERR_NOT_SUPPORTED after). */
+ * mapped in any space (PS_ERR_NOT_SUPPORTED after). "fault.*" keys arm
+ * faults (sim_fault.c); they are not profile options. */
 static int sim_option_set(void *ctx, const char *key, double v) {
   sim_ctx *c = ctx;
   double old;
+  if (is_fault_key(key)) return sim_fault_option_set(c, key, v);
   if (sim_profile_get(&c->prof, key, &old) != PS_OK) return PS_ERR_INVALID_VALUE;
   if ((strcmp(key, "memory") == 0 || strcmp(key, "host_memory") == 0) &&
       (c->mem.mapped[SIM_DEVICE_SPACE] || c->mem.mapped[SIM_HOST_SPACE]))
@@ -372,30 +387,27 @@ static int sim_option_names(void *ctx, const char **names, int max) {
 
 int sim_stream_peek(void *ctx, ps_stream *s, int *idle);   /* sim_peek.c */
 
+/* ---- the ops table ---- */
+
+/* Each op of SIM_FAULT_OPS first counts its call and returns a fault's
+ * error when one is due, before it changes anything (no time passes). */
+#define COUNTED(name, params, args) \
+  static int counted_##name params { \
+    int st = sim_fault_check((sim_ctx *)ctx, SIM_F_##name); \
+    return st != PS_OK ? st : sim_##name args; \
+  }
+SIM_FAULT_OPS(COUNTED)
+#undef COUNTED
+#define SLOT(name, params, args) .name = counted_##name,
+
 const ps_backend ps_backend_sim = {
   .name = "sim",
   .probe = sim_probe, .open = sim_open, .close = sim_close,
   .error_name = sim_error_name, .error_string = sim_error_string,
-  .device_count = sim_device_count, .device_info = sim_device_info,
-  .device_sync = sim_device_sync,
-  .stream_create = sim_stream_create, .stream_destroy = sim_stream_destroy,
-  .stream_priority_range = sim_stream_priority_range,
-  .stream_sync = sim_stream_sync, .stream_query = sim_stream_query,
-  .stream_wait = sim_stream_wait, .stream_peek = sim_stream_peek,
-  .event_create = sim_event_create, .event_destroy = sim_event_destroy,
-  .event_record = sim_event_record, .event_sync = sim_event_sync,
-  .event_query = sim_event_query, .event_elapsed = sim_event_elapsed,
-  .pool_create = sim_pool_create, .pool_default = sim_pool_default,
-  .pool_destroy = sim_pool_destroy, .pool_set = sim_pool_set,
-  .pool_get = sim_pool_get, .pool_trim = sim_pool_trim,
-  .pool_alloc = sim_pool_alloc, .pool_free = sim_pool_free,
-  .malloc_device = sim_malloc_device, .free_device = sim_free_device,
-  .alloc_pinned = sim_alloc_pinned, .free_pinned = sim_free_pinned,
-  .alloc_pageable = sim_alloc_pageable, .free_pageable = sim_free_pageable,
-  .host_register = sim_host_register, .host_unregister = sim_host_unregister,
-  .copy = sim_copy, .fill = sim_fill, .touch = sim_touch, .verify = sim_verify,
-  .spin = sim_spin, .read = sim_read, .write = sim_write,
-  .sleep = sim_sleep, .now = sim_now,
+  SIM_FAULT_OPS(SLOT)
+  .stream_peek = sim_stream_peek,
+  .now = sim_now,
   .option_get = sim_option_get, .option_set = sim_option_set,
   .option_names = sim_option_names,
 };
+#undef SLOT

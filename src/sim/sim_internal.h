@@ -150,6 +150,81 @@ typedef struct sim_pool_list {
   ps_pool **over; size_t nover, capover;
 } sim_pool_list;
 
+/* ---- fault injection (sim_fault.c) ---- */
+
+/* The backend operations that count their calls and can be made to fail,
+ * as X(name, parameters, arguments): each is implemented by sim_<name>,
+ * and sim.c's ops table reaches it through a wrapper that counts the call
+ * and fails it, before it changes anything, when a fault is due. The
+ * option names "fault.<name>..." and docs/sim.md use these names. */
+#define SIM_FAULT_OPS(X) \
+  X(device_count, (void *ctx, int *n), (ctx, n)) \
+  X(device_info, (void *ctx, int dev, ps_device_info *out), (ctx, dev, out)) \
+  X(device_sync, (void *ctx), (ctx)) \
+  X(stream_create, (void *ctx, int priority, int blocking, ps_stream **out), \
+    (ctx, priority, blocking, out)) \
+  X(stream_destroy, (void *ctx, ps_stream *s), (ctx, s)) \
+  X(stream_priority_range, (void *ctx, int *least, int *greatest), (ctx, least, greatest)) \
+  X(stream_sync, (void *ctx, ps_stream *s), (ctx, s)) \
+  X(stream_query, (void *ctx, ps_stream *s, int *idle), (ctx, s, idle)) \
+  X(stream_wait, (void *ctx, ps_stream *s, ps_event *e), (ctx, s, e)) \
+  X(event_create, (void *ctx, int timing, ps_event **out), (ctx, timing, out)) \
+  X(event_destroy, (void *ctx, ps_event *e), (ctx, e)) \
+  X(event_record, (void *ctx, ps_event *e, ps_stream *s), (ctx, e, s)) \
+  X(event_sync, (void *ctx, ps_event *e), (ctx, e)) \
+  X(event_query, (void *ctx, ps_event *e, int *done), (ctx, e, done)) \
+  X(event_elapsed, (void *ctx, ps_event *a, ps_event *b, double *ms), (ctx, a, b, ms)) \
+  X(pool_create, (void *ctx, const ps_pool_props *props, ps_pool **out), (ctx, props, out)) \
+  X(pool_default, (void *ctx, int dev, ps_pool **out), (ctx, dev, out)) \
+  X(pool_destroy, (void *ctx, ps_pool *p), (ctx, p)) \
+  X(pool_set, (void *ctx, ps_pool *p, ps_pool_attr a, uint64_t v), (ctx, p, a, v)) \
+  X(pool_get, (void *ctx, ps_pool *p, ps_pool_attr a, uint64_t *v), (ctx, p, a, v)) \
+  X(pool_trim, (void *ctx, ps_pool *p, uint64_t keep), (ctx, p, keep)) \
+  X(pool_alloc, (void *ctx, ps_pool *p, uint64_t size, ps_stream *s, ps_addr *out, \
+                 ps_alloc_note *note), (ctx, p, size, s, out, note)) \
+  X(pool_free, (void *ctx, ps_addr a, ps_stream *s), (ctx, a, s)) \
+  X(malloc_device, (void *ctx, uint64_t size, ps_addr *out), (ctx, size, out)) \
+  X(free_device, (void *ctx, ps_addr a), (ctx, a)) \
+  X(alloc_pinned, (void *ctx, uint64_t size, unsigned flags, ps_addr *out), \
+    (ctx, size, flags, out)) \
+  X(free_pinned, (void *ctx, ps_addr a), (ctx, a)) \
+  X(alloc_pageable, (void *ctx, uint64_t size, ps_addr *out), (ctx, size, out)) \
+  X(free_pageable, (void *ctx, ps_addr a), (ctx, a)) \
+  X(host_register, (void *ctx, ps_addr a, uint64_t size), (ctx, a, size)) \
+  X(host_unregister, (void *ctx, ps_addr a), (ctx, a)) \
+  X(copy, (void *ctx, ps_addr dst, ps_addr src, uint64_t n, ps_stream *s), \
+    (ctx, dst, src, n, s)) \
+  X(fill, (void *ctx, ps_addr a, uint64_t n, int byte, ps_stream *s), (ctx, a, n, byte, s)) \
+  X(touch, (void *ctx, ps_addr a, uint64_t n, ps_stream *s), (ctx, a, n, s)) \
+  X(verify, (void *ctx, ps_addr a, uint64_t n, int byte, ps_stream *s, int64_t *first_bad), \
+    (ctx, a, n, byte, s, first_bad)) \
+  X(spin, (void *ctx, ps_stream *s, double ms), (ctx, s, ms)) \
+  X(read, (void *ctx, ps_kind k, ps_addr src, void *dst, uint64_t n, ps_stream *s), \
+    (ctx, k, src, dst, n, s)) \
+  X(write, (void *ctx, ps_kind k, ps_addr dst, const void *src, uint64_t n, ps_stream *s), \
+    (ctx, k, dst, src, n, s)) \
+  X(sleep, (void *ctx, double ms), (ctx, ms))
+
+#define SIM_FAULT_ENUM(name, params, args) SIM_F_##name,
+typedef enum { SIM_FAULT_OPS(SIM_FAULT_ENUM) SIM_F_N } sim_fault_op;
+#undef SIM_FAULT_ENUM
+
+extern const char *const sim_fault_names[SIM_F_N];
+
+/* One armed fault: calls next, next + every, ... of op return status,
+ * `left` times (INFINITY: every one from next on). */
+typedef struct sim_fault {
+  int op, status;
+  uint64_t next, every;
+  double left;
+} sim_fault;
+
+typedef struct sim_faults {
+  uint64_t calls[SIM_F_N];     /* calls of each op since open, failed ones too */
+  sim_fault *v; size_t n, cap; /* armed, in the order armed */
+  double count, every;         /* for the next fault armed (fault.count, fault.every) */
+} sim_faults;
+
 typedef struct sim_ctx {
   sim_profile prof;
   int64_t host_now;        /* ns since open */
@@ -177,7 +252,25 @@ typedef struct sim_ctx {
   ps_pool *default_pool;
   int (*interrupted)(void *ud);   /* from ps_config: give up a wait */
   void *interrupted_ud;
+  sim_faults faults;
 } sim_ctx;
+
+void sim_faults_init(sim_faults *f);
+void sim_faults_free(sim_faults *f);
+/* The status of call `call` of op: PS_OK, or the error of a fault due. */
+int sim_fault_due(sim_ctx *c, int op, uint64_t call);
+/* Counts a call of op; PS_OK, or the error it must fail with. O(1) while
+ * no fault is armed. */
+static inline int sim_fault_check(sim_ctx *c, int op) {
+  uint64_t call = ++c->faults.calls[op];
+  return c->faults.n ? sim_fault_due(c, op, call) : PS_OK;
+}
+/* The "fault.*" options (docs/sim.md, Fault injection). */
+int sim_fault_option_get(sim_ctx *c, const char *key, double *v);
+int sim_fault_option_set(sim_ctx *c, const char *key, double v);
+/* sim.c: the code of a CUDA error name the sim knows (cudaSuccess and
+ * "interrupted" excluded), or PS_OK when there is none. */
+int sim_error_code(const char *name);
 
 /* The live stream a handle names (NULL: the legacy one), in O(1); NULL
  * when invalid. Marks it touched: the caller may raise its tail. */

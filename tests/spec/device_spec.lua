@@ -29,9 +29,11 @@ describe("the device", function()
   end)
 
   it("device(i) refuses bad indices", function()
-    assert.is_false(pcall(poolsh.device, -1))
+    assert.matches("bad argument #1 to 'device' (device index out of range)",
+                   H.err(poolsh.device, -1), 1, true)
     assert.matches("^cudaErrorInvalidDevice", H.err(poolsh.device, poolsh.device_count()))
-    assert.is_false(pcall(poolsh.device, "zero"))
+    assert.matches("bad argument #1 to 'device' (number expected, got string)",
+                   H.err(poolsh.device, "zero"), 1, true)
   end)
 
   it("device free memory drops with allocations", function()

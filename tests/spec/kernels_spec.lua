@@ -56,8 +56,10 @@ describe("kernels", function()
     assert.matches("0..255", H.err(poolsh.fill, b, 256, s))
     assert.matches("0..255", H.err(poolsh.fill, b, -1, s))
     assert.matches("0..255", H.err(poolsh.verify, b, 300, s))
-    assert.is_false(pcall(poolsh.fill, b, 1.5, s))
-    assert.is_false(pcall(poolsh.fill, b, "x", s))
+    assert.matches("bad argument #2 to 'poolsh.fill' (number has no integer representation)",
+                   H.err(poolsh.fill, b, 1.5, s), 1, true)
+    assert.matches("bad argument #2 to 'poolsh.fill' (number expected, got string)",
+                   H.err(poolsh.fill, b, "x", s), 1, true)
     b:free()
   end)
 
@@ -80,7 +82,8 @@ describe("kernels", function()
     poolsh.fill(h, 3)
     assert.is_true(poolsh.verify(h, 3))
     poolsh.unregister(h)
-    assert.is_false(pcall(poolsh.fill, h, 1))
+    assert.matches("poolsh.fill: b" .. h.id .. " is pageable memory, which kernels cannot reach: "
+                   .. "poolsh.register it first", H.err(poolsh.fill, h, 1), 1, true)
     h:free()
   end)
 

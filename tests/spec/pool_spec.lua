@@ -190,8 +190,11 @@ describe("poolsh.default_pool", function()
   end)
 
   it("refuses a bad device index", function()
-    assert.is_false(pcall(poolsh.default_pool, -1))
-    assert.is_false(pcall(poolsh.default_pool, poolsh.device_count() + 7))
+    assert.matches("poolsh.default_pool: device must be a device index (an integer from 0), got -1",
+                   H.err(poolsh.default_pool, -1), 1, true)
+    local n = poolsh.device_count() + 7
+    assert.matches(("^cudaErrorInvalidDevice: .* %%(getting the default pool of device %d%%)$"):format(n),
+                   H.err(poolsh.default_pool, n))
   end)
 end)
 

@@ -112,6 +112,7 @@ describe("poolsh.trace", function()
   end)
 
   it("keeps no Lua function alive: a buffer only a dropped closure held is collected", function()
+    H.drops_buffers("it tests that the collector can free the buffer")
     local s, p = poolsh.stream(), poolsh.pool {}
     local was = poolsh.sources()
     poolsh.sources(true)
@@ -195,6 +196,7 @@ describe("poolsh.trace", function()
   end)
 
   it("records frees done by the collector, marked collected", function()
+    H.drops_buffers("it tests how a finalizer's free is recorded")
     local s, p = poolsh.stream(), poolsh.pool {}
     local events = recorded(function()
       do local _ = p:alloc("1 MiB", s) end

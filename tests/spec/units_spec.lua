@@ -1,5 +1,6 @@
 -- Sizes, durations and formatting: poolsh.size, poolsh.duration, poolsh.fmt.
 local poolsh = require "poolsh"
+local H = require "helpers"
 
 describe("poolsh.size", function()
   it("passes integers through", function()
@@ -47,21 +48,22 @@ describe("poolsh.size", function()
   for _, bad in ipairs { "", "abc", "KiB", "4 XiB", "4 KiB extra", "1.2.3 MiB", "-4 KiB",
                          "0.3 B", "1.1 KiB", "9999 PiB", "4 K iB" } do
     it("rejects the bad string " .. string.format("%q", bad), function()
-      local ok, err = pcall(poolsh.size, bad)
-      assert.is_false(ok)
-      assert.matches("poolsh.size", err, 1, true)
+      local err = H.err(poolsh.size, bad)
+      assert.equal(1, err:find("poolsh.size: ", 1, true), err)
+      assert.truthy(err:find("'" .. bad .. "'", 1, true), err)   -- names what was given
     end)
   end
 
   it("rejects negative, fractional, non-finite and non-size values", function()
     assert.matches("negative", select(2, pcall(poolsh.size, -1)))
     assert.matches("integer", select(2, pcall(poolsh.size, 1.5)))
-    assert.is_false(pcall(poolsh.size, math.huge))
-    assert.is_false(pcall(poolsh.size, 0 / 0))
-    assert.is_false(pcall(poolsh.size, 2^70))
+    assert.equal("poolsh.size: size too large", H.err(poolsh.size, math.huge))
+    assert.equal("poolsh.size: size must be an integer number of bytes", H.err(poolsh.size, 0 / 0))
+    assert.equal("poolsh.size: size too large", H.err(poolsh.size, 2^70))
     assert.matches("table", select(2, pcall(poolsh.size, {})))
-    assert.is_false(pcall(poolsh.size, true))
-    assert.is_false(pcall(poolsh.size, nil))
+    assert.equal("poolsh.size: size expected (integer or string), got boolean",
+                 H.err(poolsh.size, true))
+    assert.equal("poolsh.size: size expected (integer or string), got nil", H.err(poolsh.size, nil))
   end)
 end)
 
@@ -85,17 +87,18 @@ describe("poolsh.duration", function()
 
   for _, bad in ipairs { "", "fast", "5 parsecs", "-5 ms", "5 ms later" } do
     it("rejects the bad string " .. string.format("%q", bad), function()
-      local ok, err = pcall(poolsh.duration, bad)
-      assert.is_false(ok)
-      assert.matches("poolsh.duration", err, 1, true)
+      local err = H.err(poolsh.duration, bad)
+      assert.equal(1, err:find("poolsh.duration: ", 1, true), err)
+      assert.truthy(err:find("'" .. bad .. "'", 1, true), err)   -- names what was given
     end)
   end
 
   it("rejects negative, infinite, NaN and non-duration values", function()
-    assert.is_false(pcall(poolsh.duration, -1))
-    assert.is_false(pcall(poolsh.duration, math.huge))
-    assert.is_false(pcall(poolsh.duration, 0 / 0))
-    assert.is_false(pcall(poolsh.duration, {}))
+    for _, bad in ipairs { -1, math.huge, -math.huge, 0 / 0 } do
+      assert.equal("poolsh.duration: duration must be >= 0 and finite", H.err(poolsh.duration, bad))
+    end
+    assert.equal("poolsh.duration: duration expected (ms or string), got table",
+                 H.err(poolsh.duration, {}))
   end)
 end)
 

@@ -52,7 +52,7 @@ static int buffer_release(ps_ctx *c, ps_bufferud *b, ps_stream *s, int deferred)
   switch (b->kind) {
     case PS_KIND_POOL: st = c->be->pool_free(c->b, b->addr, s); break;
     case PS_KIND_MALLOC:
-      st = deferred ? ps_defer_free(c, b->addr) : c->be->free_device(c->b, b->addr);
+      st = deferred ? ps_defer_free(c, b->addr, b->id) : c->be->free_device(c->b, b->addr);
       break;
     case PS_KIND_PINNED: st = c->be->free_pinned(c->b, b->addr); break;
     case PS_KIND_PAGEABLE:
@@ -127,11 +127,11 @@ static int buffer_free(lua_State *L) {
   }
   if (b->kind == PS_KIND_MALLOC) ps_wait_begin(L, c);     /* cudaFree waits */
   int st = buffer_release(c, b, su ? su->h : NULL, 0);
-  if (st != PS_OK) {
-    char n[16] = "default";
-    if (su) ps_streamname(n, sizeof n, su);
-    ps_fail(L, st, "(freeing buffer b%d on stream %s)", b->id, n);
+  if (st != PS_OK && su) {
+    char n[16];
+    ps_fail(L, st, "(freeing buffer b%d on stream %s)", b->id, ps_streamname(n, sizeof n, su));
   }
+  if (st != PS_OK) ps_fail(L, st, "(freeing buffer b%d)", b->id);
   ps_obs_free(L, c, b, su, 0);
   mark_freed(L, 1);
   return 0;

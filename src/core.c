@@ -29,9 +29,11 @@ static const ps_backend *choose_backend(lua_State *L, ps_ctx *c) {
 #ifdef POOLSH_HAVE_CUDA
   int st = ps_backend_cuda.probe();
   if (st == PS_OK) return &ps_backend_cuda;
-  if (strcmp(want, "cuda") == 0)
-    luaL_error(L, "%s: %s (the cuda backend was asked for)",
-               ps_backend_cuda.error_name(st), ps_backend_cuda.error_string(st));
+  if (strcmp(want, "cuda") == 0) {          /* a CUDA failure: no position (errors.md) */
+    lua_pushfstring(L, "%s: %s (the cuda backend was asked for)",
+                    ps_backend_cuda.error_name(st), ps_backend_cuda.error_string(st));
+    lua_error(L);
+  }
   c->open_status = st;
 #else
   if (strcmp(want, "cuda") == 0)
@@ -47,14 +49,20 @@ ps_ctx *ps_context(lua_State *L) {
   ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
   if (c->b) return c;
   if (c->be) luaL_error(L, "poolsh: the device context is closed");
-  if (c->device < 0) luaL_error(L, "POOLSH_DEVICE must be a device index");
+  if (c->device < 0) {
+    lua_pushstring(L, getenv("POOLSH_DEVICE"));
+    luaL_error(L, "POOLSH_DEVICE must be a device index from 0 to 1023, got '%s'",
+               ps_shown(L, -1));
+  }
   const ps_backend *be = choose_backend(L, c);
   ps_config cfg = {c->device, c->sim_memory, interrupted, c};
   void *b = NULL;
   int st = be->open(&cfg, &b);
-  if (st != PS_OK)
-    luaL_error(L, "%s: %s (opening the %s backend on device %d)",
-               be->error_name(st), be->error_string(st), be->name, c->device);
+  if (st != PS_OK) {
+    lua_pushfstring(L, "%s: %s (opening the %s backend on device %d)",
+                    be->error_name(st), be->error_string(st), be->name, c->device);
+    lua_error(L);
+  }
   c->be = be;
   c->b = b;
   return c;
@@ -66,14 +74,14 @@ ps_ctx *ps_context(lua_State *L) {
  * the address here, freed at the next host wait, before the next
  * cudaMalloc, or when the context closes. Returns the backend's status
  * (PS_OK, or out of memory for the list: then it frees at once). */
-int ps_defer_free(ps_ctx *c, ps_addr a) {
+int ps_defer_free(ps_ctx *c, ps_addr a, int buffer) {
   if (c->ndeferred == c->capdeferred) {
     size_t cap = c->capdeferred ? c->capdeferred * 2 : 16;
-    ps_addr *v = realloc(c->deferred, cap * sizeof *v);
+    struct ps_deferred *v = realloc(c->deferred, cap * sizeof *v);
     if (!v) return c->be->free_device(c->b, a);
     c->deferred = v, c->capdeferred = cap;
   }
-  c->deferred[c->ndeferred++] = a;
+  c->deferred[c->ndeferred++] = (struct ps_deferred){ a, buffer };
   return PS_OK;
 }
 
@@ -81,11 +89,11 @@ int ps_defer_free(ps_ctx *c, ps_addr a) {
  * have in the finalizer. */
 void ps_free_deferred(lua_State *L, ps_ctx *c) {
   while (c->ndeferred > 0 && c->b) {
-    ps_addr a = c->deferred[--c->ndeferred];
-    int st = c->be->free_device(c->b, a);
+    struct ps_deferred d = c->deferred[--c->ndeferred];
+    int st = c->be->free_device(c->b, d.addr);
     if (st != PS_OK && L) {
       char msg[200];
-      snprintf(msg, sizeof msg, "poolsh: freeing collected malloc memory: %s: %s",
+      snprintf(msg, sizeof msg, "poolsh: freeing buffer b%d: %s: %s", d.buffer,
                c->be->error_name(st), c->be->error_string(st));
       lua_warning(L, msg, 0);
     }
@@ -480,7 +488,10 @@ static void new_context(lua_State *L) {
   memset(c, 0, sizeof *c);
   const char *want = getenv("POOLSH_BACKEND");
   if (!want || !*want) want = "auto";
-  snprintf(c->backend_want, sizeof c->backend_want, "%s", want);
+  if (strlen(want) > PS_SHOWN_MAX)           /* shown cut, like every long value */
+    snprintf(c->backend_want, sizeof c->backend_want, "%.*s...", PS_SHOWN_MAX, want);
+  else
+    snprintf(c->backend_want, sizeof c->backend_want, "%s", want);
   const char *dev = getenv("POOLSH_DEVICE");
   if (dev && *dev) {
     char *end;
@@ -520,6 +531,8 @@ int luaopen_poolsh_core(lua_State *L) {
   ps_setfuncs(L, core_funcs);
   lua_pushliteral(L, PS_VERSION);
   lua_setfield(L, -2, "version");
+  lua_pushinteger(L, PS_SHOWN_MAX);
+  lua_setfield(L, -2, "shown_max");
   for (int i = 0; opens[i]; i++) {
     lua_pushcfunction(L, opens[i]);
     lua_pushvalue(L, -2);

@@ -29,7 +29,12 @@ static int dev_info(lua_State *L) {
   lua_createtable(L, 0, 9);
   lua_pushinteger(L, i);
   lua_setfield(L, -2, "index");
-  lua_pushstring(L, d.name);
+  ps_pushdefaults(L);                  /* the name a sim profile gives, else the backend's */
+  if (lua_getfield(L, -1, "device_name") == LUA_TNIL) {
+    lua_pop(L, 1);
+    lua_pushstring(L, d.name);
+  }
+  lua_remove(L, -2);
   lua_setfield(L, -2, "name");
   lua_pushinteger(L, (lua_Integer)d.total);
   lua_setfield(L, -2, "total");
@@ -58,11 +63,10 @@ static int dev_sync(lua_State *L) {
 
 /* The longest spin or sleep one call may ask for, in ms (about 31 years). */
 #define MAX_WAIT_MS 1e12
-/* Why the sim refuses a valid spin or sleep within that limit: its
+/* Why the sim refused a valid spin or sleep within that limit: its
  * virtual clock (int64 ns) ends at 2^62 ns (src/sim/sim_internal.h). */
-static const char *wait_refused(const ps_ctx *c, int status) {
-  return c->be == &ps_backend_sim && status == PS_ERR_INVALID_VALUE
-             ? "; the virtual clock ends at 2^62 ns, about 146 years" : "";
+static const char *wait_refused(int status) {
+  return status == PS_ERR_CLOCK_END ? "; the virtual clock ends at 2^62 ns, about 146 years" : "";
 }
 
 /* A duration for spin or sleep: ps_checkduration, at most MAX_WAIT_MS. */
@@ -76,7 +80,7 @@ static int dev_sleep(lua_State *L) {
   double ms = check_wait(L, 1);
   ps_ctx *c = ps_context(L);
   int st = c->be->sleep(c->b, ms);
-  ps_check(L, st, "(sleeping %f ms%s)", ms, wait_refused(c, st));
+  ps_check(L, st, "(sleeping %g ms%s)", ms, wait_refused(st));
   return 0;
 }
 
@@ -173,7 +177,7 @@ static int dev_spin(lua_State *L) {
   ps_ctx *c = ps_context(L);
   char n[16];
   int st = c->be->spin(c->b, s->h, ms);
-  ps_check(L, st, "(spinning stream %s%s)", ps_streamname(n, sizeof n, s), wait_refused(c, st));
+  ps_check(L, st, "(spinning stream %s%s)", ps_streamname(n, sizeof n, s), wait_refused(st));
   ps_obs_enqueued(L, c, &(ps_what){ .op = PS_OP_SPIN, .stream = s, .dur = ms });
   return 0;
 }
@@ -229,6 +233,16 @@ static int dev_copy(lua_State *L) {
   return 0;
 }
 
+/* poolsh.core.device_name(name): the sim's devices are shown under name
+ * (a loaded profile's: poolsh/profile.lua). */
+static int dev_name(lua_State *L) {
+  luaL_checkstring(L, 1);
+  ps_pushdefaults(L);
+  lua_pushvalue(L, 1);
+  lua_setfield(L, -2, "device_name");
+  return 0;
+}
+
 /* poolsh.core.option(name [, value]) -> the backend option's value. */
 static int dev_option(lua_State *L) {
   const char *k = luaL_checkstring(L, 1);
@@ -264,7 +278,7 @@ static const luaL_Reg dev_funcs[] = {
   {"device_count", dev_count}, {"device", dev_info}, {"sync", dev_sync},
   {"sleep", dev_sleep}, {"now", dev_now}, {"wallclock", dev_wallclock}, {"fill", dev_fill}, {"verify", dev_verify},
   {"touch", dev_touch}, {"spin", dev_spin}, {"copy", dev_copy},
-  {"option", dev_option}, {"options", dev_options},
+  {"option", dev_option}, {"options", dev_options}, {"device_name", dev_name},
   {NULL, NULL}
 };
 

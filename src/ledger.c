@@ -569,7 +569,7 @@ static int int32_cmp(const void *a, const void *b) {
 
 /* Sorts act by queue index: the order queues are completed and shown in. */
 static void act_sort(ps_ledger *l) {
-  qsort(l->act, l->nact, sizeof *l->act, int32_cmp);
+  if (l->nact > 1) qsort(l->act, l->nact, sizeof *l->act, int32_cmp);
   for (size_t i = 0; i < l->nact; i++) l->q[l->act[i]].at = (int32_t)i + 1;
 }
 

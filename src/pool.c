@@ -114,6 +114,19 @@ static ps_poolud *new_poolud(lua_State *L) {
   return p;
 }
 
+/* apply_settings(opts, pool): writes the settings opts gives (its upvalue:
+ * the context). */
+static int apply_settings(lua_State *L) {
+  ps_poolud *p = ps_checkpool(L, 2);
+  for (int i = 0; i < NSETTINGS; i++) {
+    if (lua_getfield(L, 1, settings[i]) != LUA_TNIL) set_setting(L, p, i, lua_gettop(L));
+    lua_settop(L, 2);
+  }
+  return 0;
+}
+
+static int pool_release(lua_State *L, ps_poolud *p, int from_gc);
+
 /* poolsh.pool{location=, device=, max_size=, release_threshold=,
  * follow_event_dependencies=, opportunistic=, internal_dependencies=}. */
 static int pool_new(lua_State *L) {
@@ -148,9 +161,14 @@ static int pool_new(lua_State *L) {
            props.max_size ? ps_fmtsize(sz, sizeof sz, props.max_size) : "");
   p->live = 1;
   ps_obs_pool_created(L, c, p);
-  for (int i = 0; i < NSETTINGS && !lua_isnoneornil(L, 1); i++) {
-    if (lua_getfield(L, 1, settings[i]) != LUA_TNIL) set_setting(L, p, i, lua_gettop(L));
-    lua_settop(L, 2);
+  if (lua_isnoneornil(L, 1)) return 1;
+  lua_pushvalue(L, PS_UP_CTX);                    /* [opts, p, ctx] */
+  lua_pushcclosure(L, apply_settings, 1);
+  lua_pushvalue(L, 1);
+  lua_pushvalue(L, 2);
+  if (lua_pcall(L, 2, 0, 0) != LUA_OK) {          /* [opts, p, err] */
+    pool_release(L, p, 0);                        /* no half-made pool stays live */
+    return lua_error(L);
   }
   return 1;
 }

@@ -34,6 +34,9 @@ enum {
 
 typedef struct ps_obs ps_obs;
 
+/* Long values in messages are cut to this many bytes, then "...". */
+#define PS_SHOWN_MAX 64
+
 /* Per-state device context: the backend and its handle. b is NULL once
  * the context is closed (at lua_close), after every object's finalizer. */
 typedef struct ps_ctx {
@@ -42,11 +45,12 @@ typedef struct ps_ctx {
   int device;
   int next_id[4];            /* last id given: pool, stream, event, buffer */
   int open_status;           /* why the preferred backend was not used */
-  char backend_want[8];      /* "auto", "cuda" or "sim" */
+  char backend_want[PS_SHOWN_MAX + 4];   /* "auto", "cuda" or "sim" (else refused) */
   uint64_t sim_memory;
   volatile sig_atomic_t interrupt;  /* set by the host's SIGINT handler */
   ps_obs *obs;               /* the observation layer's state (observe.c) */
-  ps_addr *deferred;         /* cudaMalloc'd memory finalizers left to free */
+  struct ps_deferred { ps_addr addr; int buffer; } *deferred;  /* cudaMalloc'd memory
+                                                   finalizers left to free */
   size_t ndeferred, capdeferred;
 } ps_ctx;
 
@@ -117,8 +121,6 @@ const char *ps_tosize(lua_State *L, int idx, uint64_t *out);
 uint64_t ps_checksize(lua_State *L, int arg);
 uint64_t ps_optsize(lua_State *L, int arg, uint64_t def);
 int ps_todevice(lua_State *L, int idx, const char *what);
-/* Long values in messages are cut to this many bytes, then "...". */
-#define PS_SHOWN_MAX 64
 const char *ps_shown(lua_State *L, int idx);
 uint64_t ps_fieldsize(lua_State *L, int t, const char *key, const char *what, uint64_t def);
 double ps_checkduration(lua_State *L, int arg);
@@ -129,7 +131,7 @@ int ps_optfield_bool(lua_State *L, int arg, const char *key, int def);
 void ps_newclass(lua_State *L, int uv, const char *tname, const luaL_Reg *methods,
                  const luaL_Reg *meta, const char *const fields[]);
 void ps_addfields(lua_State *L, const char *tname, const char *const fields[]);
-int ps_defer_free(ps_ctx *c, ps_addr a);
+int ps_defer_free(ps_ctx *c, ps_addr a, int buffer);
 void ps_free_deferred(lua_State *L, ps_ctx *c);
 void ps_wait_begin(lua_State *L, ps_ctx *c);
 

@@ -275,14 +275,15 @@ int ps_todevice(lua_State *L, int idx, const char *what) {
   return (int)d;
 }
 
-/* Formats bytes for messages: "64.0 MiB". */
+/* Formats bytes for messages as poolsh.fmt does (lua/poolsh/units.lua):
+ * "64.00 MiB", "100 B". */
 const char *ps_fmtsize(char *out, size_t n, uint64_t bytes) {
   static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   double v = (double)bytes;
   int u = 0;
   while (v >= 1024 && u < 6) { v /= 1024; u++; }
   if (u == 0) snprintf(out, n, "%llu B", (unsigned long long)bytes);
-  else snprintf(out, n, "%.1f %s", v, units[u]);
+  else snprintf(out, n, "%.2f %s", v, units[u]);
   return out;
 }
 

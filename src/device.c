@@ -80,7 +80,8 @@ static int dev_sleep(lua_State *L) {
   double ms = check_wait(L, 1);
   ps_ctx *c = ps_context(L);
   int st = c->be->sleep(c->b, ms);
-  ps_check(L, st, "(sleeping %g ms%s)", ms, wait_refused(st));
+  ps_check(L, st, "(sleeping %.*f ms%s)", ms == (double)(int64_t)ms ? 0 : 3, ms,
+           wait_refused(st));
   return 0;
 }
 

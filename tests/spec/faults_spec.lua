@@ -168,7 +168,7 @@ describe("fault injection #sim_only", function()
       local keep = p:alloc(MiB, s)
       local before = state(p)
       arm("pool_alloc", "cudaErrorInvalidValue")
-      assert.equal(("%s allocating 2.0 MiB from pool %s on stream %s"):format(INVALID, p.name, s.name),
+      assert.equal(("%s allocating 2.00 MiB from pool %s on stream %s"):format(INVALID, p.name, s.name),
         H.err(p.alloc, p, 2 * MiB, s))
       collectgarbage(); collectgarbage()
       assert.same(before, state(p))
@@ -188,7 +188,7 @@ describe("fault injection #sim_only", function()
       assert.equal(n + 2, pf.calls("pool_alloc"))
       local before = state(p)
       arm("pool_alloc", "cudaErrorMemoryAllocation", { count = 2 })
-      assert.equal(("%s allocating 1.0 MiB from pool %s on stream %s"):format(OOM, p.name, s.name),
+      assert.equal(("%s allocating 1.00 MiB from pool %s on stream %s"):format(OOM, p.name, s.name),
         H.err(p.alloc, p, MiB, s))
       assert.same(before, state(p))
       b:free(); s:sync()
@@ -201,10 +201,10 @@ describe("fault injection #sim_only", function()
                            { "pageable", "alloc_pageable" } } do
         local before = state(p)
         arm(k[2], "cudaErrorInvalidValue")
-        assert.equal(("%s allocating 1.0 MiB of %s memory"):format(INVALID, k[1]),
+        assert.equal(("%s allocating 1.00 MiB of %s memory"):format(INVALID, k[1]),
           H.err(poolsh[k[1]], MiB))
         arm(k[2], "cudaErrorMemoryAllocation", { count = 2 })
-        assert.equal(("%s allocating 1.0 MiB of %s memory"):format(OOM, k[1]), H.err(poolsh[k[1]], MiB))
+        assert.equal(("%s allocating 1.00 MiB of %s memory"):format(OOM, k[1]), H.err(poolsh[k[1]], MiB))
         collectgarbage(); collectgarbage()
         assert.same(before, state(p))
         local b = poolsh[k[1]](MiB)

@@ -406,7 +406,7 @@ local TRIGGERS = {
   ["bad argument #1 to 'alloc' (size expected (integer or string), got table)"] = function(_, p) p:alloc({}) end,
   ["bad argument #1 to 'wait' (poolsh.Event expected, got nil)"] = function(s) s:wait(nil) end,
   ["<cudaErrorName>: <description> allocating <size> from pool p<n> on stream <name>"] = oom_pool,
-  ["cudaErrorMemoryAllocation: out of memory allocating 8.0 MiB from pool p1 on stream default"] = function()
+  ["cudaErrorMemoryAllocation: out of memory allocating 8.00 MiB from pool p1 on stream default"] = function()
     local q <close> = poolsh.pool{ max_size = "64 MiB" }
     local b <close> = q:alloc("60 MiB")
     q:alloc("8 MiB")
@@ -455,7 +455,7 @@ local TRIGGERS = {
 
   -- Other memory
   ["<cudaErrorName>: <description> allocating <size> of <kind> memory"] = oom_malloc,
-  ["cudaErrorMemoryAllocation: out of memory allocating 1.0 TiB of malloc memory"] = oom_malloc,
+  ["cudaErrorMemoryAllocation: out of memory allocating 1.00 TiB of malloc memory"] = oom_malloc,
   ["bad argument #1 to '<f>' (size must be at least 1 byte)"] = function() poolsh.pinned(0) end,
   ["bad argument #1 to 'malloc' (size must be at least 1 byte)"] = function() poolsh.malloc(0) end,
   ["bad argument #1 to 'malloc' (size must be an integer number of bytes)"] = wrong_size,

@@ -49,7 +49,9 @@ enum {
   PS_ERR_ALREADY_REGISTERED = 712,    /* cudaErrorHostMemoryAlreadyRegistered */
   PS_ERR_NOT_REGISTERED = 713,        /* cudaErrorHostMemoryNotRegistered */
   PS_ERR_NOT_SUPPORTED = 801,         /* cudaErrorNotSupported */
-  PS_INTERRUPTED = -1                 /* poolsh: a wait was interrupted */
+  PS_INTERRUPTED = -1,                /* poolsh: a wait was interrupted */
+  PS_ERR_CLOCK_END = -2               /* the sim: its virtual clock would pass its
+                                         end; named as cudaErrorInvalidValue */
 };
 
 /* What a Buffer holds; the backend needs it for host/device paths. */

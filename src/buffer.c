@@ -8,7 +8,7 @@
 
 #include "poolsh.h"
 
-static const char *const kind_names[] = {"pool", "malloc", "pinned", "pageable"};
+#define kind_names ps_kind_names
 
 static ps_bufferud *tobuffer(lua_State *L, int arg) {
   return (ps_bufferud *)ps_checkud(L, arg, PS_UV_BUFFER, PS_BUFFER);
@@ -24,15 +24,15 @@ ps_bufferud *ps_checkbuffer(lua_State *L, int arg) {
 /* Pushes a closed Buffer (live = 0) with its metatable: it becomes live
  * only after the backend allocated it, so a failure leaves nothing. */
 ps_bufferud *ps_newbuffer(lua_State *L, ps_ctx *c, ps_kind kind, uint64_t size) {
-  ps_bufferud *b = (ps_bufferud *)lua_newuserdatauv(L, sizeof *b, 2);
-  memset(b, 0, sizeof *b);
+  const size_t bytes = sizeof(ps_bufferud) + PS_SEEN_BUFFER_BYTES;   /* ps_newobject inlined */
+  ps_bufferud *b = (ps_bufferud *)lua_newuserdatauv(L, bytes, 2);
+  memset(b, 0, bytes);
   b->tag = PS_TAG | PS_UV_BUFFER;
   lua_getiuservalue(L, PS_UP_CTX, PS_UV_BUFFER);
   lua_setmetatable(L, -2);
   b->kind = kind;
   b->size = size;
   b->id = ++c->next_id[PS_ID_BUFFER];
-  b->src = b->reused_from = -1;
   return b;
 }
 
@@ -43,14 +43,17 @@ ps_stream *ps_bufferstream(lua_State *L, int arg) {
   return s && s->live ? s->h : NULL;
 }
 
-/* Frees b once, on stream s for pool memory; others synchronously.
+/* Frees b once, on stream s for pool memory; others synchronously, but
+ * a finalizer (deferred) leaves cudaMalloc'd memory to ps_free_deferred.
  * Returns the backend's status; b stays live on failure. */
-static int buffer_release(ps_ctx *c, ps_bufferud *b, ps_stream *s) {
+static int buffer_release(ps_ctx *c, ps_bufferud *b, ps_stream *s, int deferred) {
   if (!b->live) return PS_OK;
   int st = PS_OK;
   switch (b->kind) {
     case PS_KIND_POOL: st = c->be->pool_free(c->b, b->addr, s); break;
-    case PS_KIND_MALLOC: st = c->be->free_device(c->b, b->addr); break;
+    case PS_KIND_MALLOC:
+      st = deferred ? ps_defer_free(c, b->addr, b->id) : c->be->free_device(c->b, b->addr);
+      break;
     case PS_KIND_PINNED: st = c->be->free_pinned(c->b, b->addr); break;
     case PS_KIND_PAGEABLE:
       if (b->registered) st = c->be->host_unregister(c->b, b->addr);
@@ -61,24 +64,14 @@ static int buffer_release(ps_ctx *c, ps_bufferud *b, ps_stream *s) {
   return st;
 }
 
-/* Before freeing b: a cudaFree waits for the device, where a pool may
- * give memory back (the sim's release_on_cuda_free), so recording reads
- * the pools' counters first. Returns whether the free is such a wait. */
-static int device_wait_begin(ps_ctx *c, const ps_bufferud *b) {
-  if (b->kind != PS_KIND_MALLOC) return 0;
-  if (c->tracing) ps_trace_sync_begin(c);
-  return 1;
-}
-
-/* After a buffer of another kind than pool was freed: the ledger forgets
- * it, and the free is recorded with any release its wait caused. */
-static void untracked(lua_State *L, ps_ctx *c, const ps_bufferud *b, int waited, int from_gc) {
-  ps_ledger_untrack(c, b);
-  if (c->tracing) {
-    ps_trace_release(L, c, b, NULL, NULL, from_gc);
-    if (waited) ps_trace_sync_end(L, c);
-  }
-  if (waited) ps_ledger_released(c);
+/* The stream b's free goes on: its own while it lives, else the legacy
+ * default stream. */
+static ps_streamud *own_stream(lua_State *L, const ps_bufferud *b) {
+  if (b->stream && b->stream->live) return b->stream;
+  ps_pushdefaultstream(L);
+  ps_streamud *s = (ps_streamud *)lua_touserdata(L, -1);
+  lua_pop(L, 1);                        /* kept alive by the defaults table */
+  return s;
 }
 
 /* __gc and __close: frees without synchronising and never raises;
@@ -88,17 +81,10 @@ static int buffer_gc(lua_State *L) {
   ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
   if (b == NULL) return luaL_typeerror(L, 1, PS_BUFFER);    /* called by hand */
   if (!b->live || !c->b) return 0;
-  int waits = device_wait_begin(c, b);
-  int st = buffer_release(c, b, ps_bufferstream(L, 1));
-  if (st == PS_OK && b->kind == PS_KIND_POOL) {
-    ps_streamud *s = b->stream && b->stream->live ? b->stream : ps_stream_by_id(c, 0);
-    ps_poolud *p = b->pool;
-    ps_ledger_free(c, p, s, b);
-    if (c->tracing) ps_trace_release(L, c, b, s, p, 1);
-  } else if (st == PS_OK) {
-    untracked(L, c, b, waits, 1);
-  }
-  if (st != PS_OK) {
+  int st = buffer_release(c, b, ps_bufferstream(L, 1), 1);
+  if (st == PS_OK)
+    ps_obs_free(L, c, b, b->kind != PS_KIND_POOL ? NULL : own_stream(L, b), 1);
+  else {
     char msg[200];
     snprintf(msg, sizeof msg, "poolsh: freeing buffer b%d: %s: %s", b->id,
              c->be->error_name(st), c->be->error_string(st));
@@ -139,21 +125,14 @@ static int buffer_free(lua_State *L) {
       return luaL_error(L, "b%d's stream s%d was destroyed: pass a stream to free it on",
                         b->id, su->id);
   }
-  int waits = device_wait_begin(c, b);
-  int st = buffer_release(c, b, su ? su->h : NULL);
-  if (st != PS_OK) {
-    char n[16] = "default";
-    if (su) ps_streamname(n, sizeof n, su);
-    ps_fail(L, st, "(freeing buffer b%d on stream %s)", b->id, n);
+  if (b->kind == PS_KIND_MALLOC) ps_wait_begin(L, c);     /* cudaFree waits */
+  int st = buffer_release(c, b, su ? su->h : NULL, 0);
+  if (st != PS_OK && su) {
+    char n[16];
+    ps_fail(L, st, "(freeing buffer b%d on stream %s)", b->id, ps_streamname(n, sizeof n, su));
   }
-  if (b->kind == PS_KIND_POOL) {
-    if (su == NULL) su = ps_stream_by_id(c, 0);
-    ps_poolud *p = b->pool;
-    ps_ledger_free(c, p, su, b);
-    if (c->tracing) ps_trace_release(L, c, b, su, p, 0);
-  } else {
-    untracked(L, c, b, waits, 0);
-  }
+  if (st != PS_OK) ps_fail(L, st, "(freeing buffer b%d)", b->id);
+  ps_obs_free(L, c, b, su, 0);
   mark_freed(L, 1);
   return 0;
 }
@@ -175,20 +154,9 @@ static void check_range(lua_State *L, ps_bufferud *b, int arg, uint64_t *off, ui
 /* The stream a host access to n bytes of b waits for: device memory is
  * copied on b's stream (the legacy one when b has none left); NULL when
  * the host reads or writes b directly. */
-static ps_streamud *access_stream(ps_ctx *c, const ps_bufferud *b, uint64_t n) {
+static ps_streamud *access_stream(lua_State *L, const ps_bufferud *b, uint64_t n) {
   if (n == 0 || (b->kind != PS_KIND_POOL && b->kind != PS_KIND_MALLOC)) return NULL;
-  return b->stream && b->stream->live ? b->stream : ps_stream_by_id(c, 0);
-}
-
-/* After the host waited for s to read or write b: the event, any memory
- * the pools gave back at that wait, and the frees it completed. */
-static void accessed(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_streamud *s,
-                     ps_op op, uint64_t off, uint64_t n) {
-  if (c->tracing) {
-    ps_trace_op(L, c, op, s->id, b->id, -1, b->addr + off, n);
-    ps_trace_sync_end(L, c);
-  }
-  ps_after_sync(L, c, s, s->ops);
+  return own_stream(L, b);
 }
 
 /* b:read([offset [, n]]) -> string: synchronous. */
@@ -199,11 +167,12 @@ static int buffer_read(lua_State *L) {
   check_range(L, b, 2, &off, &n, 1);
   luaL_Buffer lb;
   char *dst = luaL_buffinitsize(L, &lb, (size_t)n);
-  ps_streamud *s = access_stream(c, b, n);
-  if (s && c->tracing) ps_trace_sync_begin(c);
+  ps_streamud *s = access_stream(L, b, n);
+  if (s) ps_wait_begin(L, c);
   ps_check(L, c->be->read(c->b, b->kind, b->addr + off, dst, n, ps_bufferstream(L, 1)),
            "(reading %llu bytes of b%d)", (unsigned long long)n, b->id);
-  if (s) accessed(L, c, b, s, PS_OP_READ, off, n);
+  if (s) ps_obs_waited(L, c, &(ps_what){ .op = PS_OP_READ, .stream = s, .buffer = b,
+                                         .offset = off, .size = n });
   luaL_pushresultsize(&lb, (size_t)n);
   return 1;
 }
@@ -216,11 +185,12 @@ static int buffer_write(lua_State *L) {
   const char *src = luaL_checklstring(L, 3, &len);
   uint64_t off, n = len;
   check_range(L, b, 2, &off, &n, 0);
-  ps_streamud *s = access_stream(c, b, n);
-  if (s && c->tracing) ps_trace_sync_begin(c);
+  ps_streamud *s = access_stream(L, b, n);
+  if (s) ps_wait_begin(L, c);
   ps_check(L, c->be->write(c->b, b->kind, b->addr + off, src, n, ps_bufferstream(L, 1)),
            "(writing %llu bytes to b%d)", (unsigned long long)n, b->id);
-  if (s) accessed(L, c, b, s, PS_OP_WRITE, off, n);
+  if (s) ps_obs_waited(L, c, &(ps_what){ .op = PS_OP_WRITE, .stream = s, .buffer = b,
+                                         .offset = off, .size = n });
   lua_settop(L, 1);
   return 1;
 }
@@ -238,32 +208,33 @@ static int buffer_len(lua_State *L) {
   return 1;
 }
 
-/* Fields: size, addr, kind, pool, stream, live, id, name, registered;
- * then methods. */
+/* A Buffer's fields: mt.fields in Lua, buffer_index here. */
+static const char *const buffer_fields[] = {
+  "size", "addr", "kind", "pool", "stream", "live", "id", "name", "registered", "reused",
+  "reused_from", "reuse_rule", NULL
+};
+
 static int buffer_index(lua_State *L) {
   if (ps_method(L)) return 1;
   ps_bufferud *b = tobuffer(L, 1);
-  if (lua_type(L, 2) != LUA_TSTRING) return 0;   /* other keys read nil */
-  const char *k = lua_tostring(L, 2);
-  if (strcmp(k, "size") == 0) lua_pushinteger(L, (lua_Integer)b->size);
-  else if (strcmp(k, "addr") == 0) lua_pushinteger(L, (lua_Integer)b->addr);
-  else if (strcmp(k, "kind") == 0) lua_pushstring(L, kind_names[b->kind]);
-  else if (strcmp(k, "pool") == 0) lua_getiuservalue(L, 1, 1);
-  else if (strcmp(k, "stream") == 0) lua_getiuservalue(L, 1, 2);
-  else if (strcmp(k, "live") == 0) lua_pushboolean(L, b->live);
-  else if (strcmp(k, "id") == 0) lua_pushinteger(L, b->id);
-  else if (strcmp(k, "name") == 0) lua_pushfstring(L, "b%d", b->id);
-  else if (strcmp(k, "registered") == 0) lua_pushboolean(L, b->registered);
-  else if (strcmp(k, "reused") == 0) lua_pushboolean(L, b->reused_from >= 0);
-  else if (strcmp(k, "reused_from") == 0) {
-    if (b->reused_from >= 0) lua_pushinteger(L, b->reused_from);
-    else lua_pushnil(L);
-  } else if (strcmp(k, "reuse_rule") == 0) {
-    const char *rule = ps_rule_name(b->reused_from >= 0 ? b->reuse_rule : PS_RULE_NONE);
-    if (rule) lua_pushstring(L, rule);
-    else lua_pushnil(L);
+  int32_t from;
+  ps_reuse_rule rule;
+  ps_obs_reuse(b, &from, &rule);
+  switch (ps_field(L, 2, buffer_fields)) {
+    case 0: lua_pushinteger(L, (lua_Integer)b->size); break;
+    case 1: lua_pushinteger(L, (lua_Integer)b->addr); break;
+    case 2: lua_pushstring(L, kind_names[b->kind]); break;
+    case 3: lua_getiuservalue(L, 1, 1); break;
+    case 4: lua_getiuservalue(L, 1, 2); break;
+    case 5: lua_pushboolean(L, b->live); break;
+    case 6: lua_pushinteger(L, b->id); break;
+    case 7: lua_pushfstring(L, "b%d", b->id); break;
+    case 8: lua_pushboolean(L, b->registered); break;
+    case 9: lua_pushboolean(L, from >= 0); break;
+    case 10: if (from >= 0) lua_pushinteger(L, from); else lua_pushnil(L); break;
+    case 11: lua_pushstring(L, ps_rule_names[rule]); break;   /* nil when fresh */
+    default: lua_pushnil(L); break;              /* other keys read nil */
   }
-  else lua_pushnil(L);
   return 1;
 }
 
@@ -276,6 +247,7 @@ static int new_plain(lua_State *L, ps_kind kind, uint64_t size, unsigned flags) 
   int st = PS_ERR_MEMORY_ALLOCATION;
   for (int try = 0; try < 2 && st == PS_ERR_MEMORY_ALLOCATION; try++) {
     if (try) lua_gc(L, LUA_GCCOLLECT);
+    if (kind == PS_KIND_MALLOC) ps_free_deferred(L, c);   /* memory finalizers left */
     switch (kind) {
       case PS_KIND_MALLOC: st = c->be->malloc_device(c->b, size, &b->addr); break;
       case PS_KIND_PINNED: st = c->be->alloc_pinned(c->b, size, flags, &b->addr); break;
@@ -285,9 +257,7 @@ static int new_plain(lua_State *L, ps_kind kind, uint64_t size, unsigned flags) 
   char sz[32];
   ps_check(L, st, "allocating %s of %s memory", ps_fmtsize(sz, sizeof sz, size), kind_names[kind]);
   b->live = 1;
-  ps_ledger_track(L, c, b);
-  ps_remember(c, b, -1);
-  if (c->tracing) ps_trace_alloc(L, c, b, NULL, 0);
+  ps_obs_alloc(L, c, b, NULL, NULL, PS_RULE_UNKNOWN);
   return 1;
 }
 
@@ -367,7 +337,7 @@ static void new_freed_metatable(lua_State *L) {
 }
 
 int poolsh_open_buffer(lua_State *L) {
-  ps_newclass(L, PS_UV_BUFFER, PS_BUFFER, buffer_methods, buffer_meta);
+  ps_newclass(L, PS_UV_BUFFER, PS_BUFFER, buffer_methods, buffer_meta, buffer_fields);
   new_freed_metatable(L);
   lua_settop(L, 1);
   ps_setfuncs(L, buffer_funcs);

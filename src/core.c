@@ -29,9 +29,11 @@ static const ps_backend *choose_backend(lua_State *L, ps_ctx *c) {
 #ifdef POOLSH_HAVE_CUDA
   int st = ps_backend_cuda.probe();
   if (st == PS_OK) return &ps_backend_cuda;
-  if (strcmp(want, "cuda") == 0)
-    luaL_error(L, "%s: %s (the cuda backend was asked for)",
-               ps_backend_cuda.error_name(st), ps_backend_cuda.error_string(st));
+  if (strcmp(want, "cuda") == 0) {          /* a CUDA failure: no position (errors.md) */
+    lua_pushfstring(L, "%s: %s (the cuda backend was asked for)",
+                    ps_backend_cuda.error_name(st), ps_backend_cuda.error_string(st));
+    lua_error(L);
+  }
   c->open_status = st;
 #else
   if (strcmp(want, "cuda") == 0)
@@ -47,29 +49,75 @@ ps_ctx *ps_context(lua_State *L) {
   ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
   if (c->b) return c;
   if (c->be) luaL_error(L, "poolsh: the device context is closed");
-  if (c->device < 0) luaL_error(L, "POOLSH_DEVICE must be a device index");
+  if (c->device < 0) {
+    lua_pushstring(L, getenv("POOLSH_DEVICE"));
+    luaL_error(L, "POOLSH_DEVICE must be a device index from 0 to 1023, got '%s'",
+               ps_shown(L, -1));
+  }
   const ps_backend *be = choose_backend(L, c);
   ps_config cfg = {c->device, c->sim_memory, interrupted, c};
   void *b = NULL;
   int st = be->open(&cfg, &b);
-  if (st != PS_OK)
-    luaL_error(L, "%s: %s (opening the %s backend on device %d)",
-               be->error_name(st), be->error_string(st), be->name, c->device);
+  if (st != PS_OK) {
+    lua_pushfstring(L, "%s: %s (opening the %s backend on device %d)",
+                    be->error_name(st), be->error_string(st), be->name, c->device);
+    lua_error(L);
+  }
   c->be = be;
   c->b = b;
   return c;
+}
+
+/* ---- frees finalizers leave ------------------------------------------- */
+
+/* A finalizer never waits for the device, and cudaFree does: it leaves
+ * the address here, freed at the next host wait, before the next
+ * cudaMalloc, or when the context closes. Returns the backend's status
+ * (PS_OK, or out of memory for the list: then it frees at once). */
+int ps_defer_free(ps_ctx *c, ps_addr a, int buffer) {
+  if (c->ndeferred == c->capdeferred) {
+    size_t cap = c->capdeferred ? c->capdeferred * 2 : 16;
+    struct ps_deferred *v = realloc(c->deferred, cap * sizeof *v);
+    if (!v) return c->be->free_device(c->b, a);
+    c->deferred = v, c->capdeferred = cap;
+  }
+  c->deferred[c->ndeferred++] = (struct ps_deferred){ a, buffer };
+  return PS_OK;
+}
+
+/* Frees what finalizers left; a failure becomes a warning, as it would
+ * have in the finalizer. */
+void ps_free_deferred(lua_State *L, ps_ctx *c) {
+  while (c->ndeferred > 0 && c->b) {
+    struct ps_deferred d = c->deferred[--c->ndeferred];
+    int st = c->be->free_device(c->b, d.addr);
+    if (st != PS_OK && L) {
+      char msg[200];
+      snprintf(msg, sizeof msg, "poolsh: freeing buffer b%d: %s: %s", d.buffer,
+               c->be->error_name(st), c->be->error_string(st));
+      lua_warning(L, msg, 0);
+    }
+  }
+}
+
+/* Before the host waits for the device: frees what finalizers left (the
+ * wait pays for it), then tells the observation layer. */
+void ps_wait_begin(lua_State *L, ps_ctx *c) {
+  ps_free_deferred(L, c);
+  ps_obs_wait_begin(c);
 }
 
 /* __gc of the context: runs after every object's finalizer at lua_close
  * (it is created first), so the device goes away last. */
 static int ctx_gc(lua_State *L) {
   ps_ctx *c = (ps_ctx *)lua_touserdata(L, 1);
+  ps_free_deferred(L, c);
   if (c->b) c->be->close(c->b);
   c->b = NULL;
-  ps_trace_free(c->trace);
-  c->trace = NULL;
-  ps_ledger_free_all(c->ledger);
-  c->ledger = NULL;
+  free(c->deferred);
+  c->deferred = NULL;
+  c->ndeferred = c->capdeferred = 0;
+  ps_obs_close(c);
   return 0;
 }
 
@@ -227,14 +275,15 @@ int ps_todevice(lua_State *L, int idx, const char *what) {
   return (int)d;
 }
 
-/* Formats bytes for messages: "64.0 MiB". */
+/* Formats bytes for messages as poolsh.fmt does (lua/poolsh/units.lua):
+ * "64.00 MiB", "100 B". */
 const char *ps_fmtsize(char *out, size_t n, uint64_t bytes) {
   static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   double v = (double)bytes;
   int u = 0;
   while (v >= 1024 && u < 6) { v /= 1024; u++; }
   if (u == 0) snprintf(out, n, "%llu B", (unsigned long long)bytes);
-  else snprintf(out, n, "%.1f %s", v, units[u]);
+  else snprintf(out, n, "%.2f %s", v, units[u]);
   return out;
 }
 
@@ -288,16 +337,21 @@ void ps_setfuncs(lua_State *L, const luaL_Reg *l) {
   luaL_setfuncs(L, l, 1);
 }
 
+/* The index of the string at idx in fields (NULL-ended), or -1 (also
+ * for a key that is not a string: other keys read nil). */
+int ps_field(lua_State *L, int idx, const char *const fields[]) {
+  if (lua_type(L, idx) != LUA_TSTRING) return -1;
+  const char *k = lua_tostring(L, idx);
+  for (int i = 0; fields[i]; i++)
+    if (strcmp(fields[i], k) == 0) return i;
+  return -1;
+}
+
 /* __index helper: the method named by arg 2, from upvalue 2; else nil. */
 int ps_method(lua_State *L) {
   lua_pushvalue(L, 2);
   return lua_rawget(L, PS_UP_METHODS) != LUA_TNIL;
 }
-
-const size_t ps_udsize[PS_UV_COUNT + 1] = {
-  [PS_UV_STREAM] = sizeof(ps_streamud), [PS_UV_EVENT] = sizeof(ps_eventud),
-  [PS_UV_POOL] = sizeof(ps_poolud), [PS_UV_BUFFER] = sizeof(ps_bufferud),
-};
 
 /* Like luaL_checkudata, without a registry lookup on the fast path. */
 void *ps_checkud(lua_State *L, int arg, int uv, const char *tname) {
@@ -305,19 +359,57 @@ void *ps_checkud(lua_State *L, int arg, int uv, const char *tname) {
   return p ? p : luaL_checkudata(L, arg, tname);   /* raises the usual message */
 }
 
-/* Sets the type's metatable on the value on top; tags the struct. */
-void ps_setmetatable(lua_State *L, int uv) {
-  *(uint32_t *)lua_touserdata(L, -1) = PS_TAG | (uint32_t)uv;
+/* Pushes a new closed object of type uv: a zeroed userdata of
+ * ps_udsize[uv] bytes with nuv user values, tagged, with its metatable.
+ * Pools and streams also go into
+ * the registry of objects (weakly), which the views list. */
+void *ps_newobject(lua_State *L, int uv, int nuv) {
+  void *o = lua_newuserdatauv(L, ps_udsize[uv], nuv);
+  memset(o, 0, ps_udsize[uv]);
+  *(uint32_t *)o = PS_TAG | (uint32_t)uv;
   lua_getiuservalue(L, PS_UP_CTX, uv);
   lua_setmetatable(L, -2);
+  if (uv == PS_UV_POOL || uv == PS_UV_STREAM) {
+    lua_getiuservalue(L, PS_UP_CTX, PS_UV_OBJECTS);   /* [o, objects] */
+    lua_pushvalue(L, -2);
+    lua_pushboolean(L, 1);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+  }
+  return o;
+}
+
+/* Pushes the context's table of default objects: {stream =, pools =}. */
+void ps_pushdefaults(lua_State *L) {
+  lua_getfield(L, LUA_REGISTRYINDEX, PS_CONTEXT);
+  lua_getiuservalue(L, -1, PS_UV_DEFAULTS);
+  lua_remove(L, -2);
+}
+
+/* Appends fields to metatable tname's field list (mt.fields), the one
+ * list Lua reads (REPL completion, docs coverage). */
+void ps_addfields(lua_State *L, const char *tname, const char *const fields[]) {
+  luaL_getmetatable(L, tname);
+  lua_getfield(L, -1, "fields");
+  lua_Integer n = luaL_len(L, -1);
+  for (int i = 0; fields[i]; i++) {
+    lua_pushstring(L, fields[i]);
+    lua_rawseti(L, -2, ++n);
+  }
+  lua_pop(L, 2);
 }
 
 /* Creates metatable tname (kept as context user value uv): methods go into
  * mt.methods; meta functions (including __index) get upvalues (context,
  * methods). Leaves nothing. */
 void ps_newclass(lua_State *L, int uv, const char *tname, const luaL_Reg *methods,
-                 const luaL_Reg *meta) {
+                 const luaL_Reg *meta, const char *const fields[]) {
   luaL_newmetatable(L, tname);                  /* [mt] */
+  lua_newtable(L);
+  lua_setfield(L, -2, "fields");
+  lua_pop(L, 1);
+  ps_addfields(L, tname, fields);
+  luaL_getmetatable(L, tname);
   lua_getfield(L, LUA_REGISTRYINDEX, PS_CONTEXT);
   lua_pushvalue(L, -2);
   lua_setiuservalue(L, -2, uv);
@@ -397,7 +489,10 @@ static void new_context(lua_State *L) {
   memset(c, 0, sizeof *c);
   const char *want = getenv("POOLSH_BACKEND");
   if (!want || !*want) want = "auto";
-  snprintf(c->backend_want, sizeof c->backend_want, "%s", want);
+  if (strlen(want) > PS_SHOWN_MAX)           /* shown cut, like every long value */
+    snprintf(c->backend_want, sizeof c->backend_want, "%.*s...", PS_SHOWN_MAX, want);
+  else
+    snprintf(c->backend_want, sizeof c->backend_want, "%s", want);
   const char *dev = getenv("POOLSH_DEVICE");
   if (dev && *dev) {
     char *end;
@@ -410,6 +505,17 @@ static void new_context(lua_State *L) {
   lua_setmetatable(L, -2);
   lua_newtable(L);
   lua_setiuservalue(L, -2, PS_UV_PARSERS);
+  lua_newtable(L);                                   /* the registry of objects */
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_setiuservalue(L, -2, PS_UV_OBJECTS);
+  lua_createtable(L, 0, 2);                          /* the defaults */
+  lua_newtable(L);
+  lua_setfield(L, -2, "pools");
+  lua_setiuservalue(L, -2, PS_UV_DEFAULTS);
+  ps_obs_open(L, c);
   lua_setfield(L, LUA_REGISTRYINDEX, PS_CONTEXT);
 }
 
@@ -418,7 +524,7 @@ int luaopen_poolsh_core(lua_State *L) {
   static const lua_CFunction opens[] = {
     poolsh_open_stream, poolsh_open_event, poolsh_open_pool,
     poolsh_open_buffer, poolsh_open_device, poolsh_open_bench, poolsh_open_trace,
-    poolsh_open_inspect, NULL
+    poolsh_open_inspect, poolsh_open_names, NULL
   };
   if (lua_getfield(L, LUA_REGISTRYINDEX, PS_CONTEXT) == LUA_TNIL) new_context(L);
   lua_pop(L, 1);
@@ -426,6 +532,8 @@ int luaopen_poolsh_core(lua_State *L) {
   ps_setfuncs(L, core_funcs);
   lua_pushliteral(L, PS_VERSION);
   lua_setfield(L, -2, "version");
+  lua_pushinteger(L, PS_SHOWN_MAX);
+  lua_setfield(L, -2, "shown_max");
   for (int i = 0; opens[i]; i++) {
     lua_pushcfunction(L, opens[i]);
     lua_pushvalue(L, -2);

@@ -29,7 +29,12 @@ static int dev_info(lua_State *L) {
   lua_createtable(L, 0, 9);
   lua_pushinteger(L, i);
   lua_setfield(L, -2, "index");
-  lua_pushstring(L, d.name);
+  ps_pushdefaults(L);                  /* the name a sim profile gives, else the backend's */
+  if (lua_getfield(L, -1, "device_name") == LUA_TNIL) {
+    lua_pop(L, 1);
+    lua_pushstring(L, d.name);
+  }
+  lua_remove(L, -2);
   lua_setfield(L, -2, "name");
   lua_pushinteger(L, (lua_Integer)d.total);
   lua_setfield(L, -2, "total");
@@ -50,23 +55,18 @@ static int dev_info(lua_State *L) {
 
 static int dev_sync(lua_State *L) {
   ps_ctx *c = ps_context(L);
-  if (c->tracing) ps_trace_sync_begin(c);
+  ps_wait_begin(L, c);
   ps_check(L, c->be->device_sync(c->b), "(synchronizing the device)");
-  if (c->tracing) {
-    ps_trace_op(L, c, PS_OP_DEVICE_SYNC, -1, -1, -1, PS_UNSET, PS_UNSET);
-    ps_trace_sync_end(L, c);
-  }
-  ps_after_sync(L, c, NULL, 0);
+  ps_obs_waited(L, c, &(ps_what){ .op = PS_OP_DEVICE_SYNC });
   return 0;
 }
 
 /* The longest spin or sleep one call may ask for, in ms (about 31 years). */
 #define MAX_WAIT_MS 1e12
-/* Why the sim refuses a valid spin or sleep within that limit: its
+/* Why the sim refused a valid spin or sleep within that limit: its
  * virtual clock (int64 ns) ends at 2^62 ns (src/sim/sim_internal.h). */
-static const char *wait_refused(const ps_ctx *c, int status) {
-  return c->be == &ps_backend_sim && status == PS_ERR_INVALID_VALUE
-             ? "; the virtual clock ends at 2^62 ns, about 146 years" : "";
+static const char *wait_refused(int status) {
+  return status == PS_ERR_CLOCK_END ? "; the virtual clock ends at 2^62 ns, about 146 years" : "";
 }
 
 /* A duration for spin or sleep: ps_checkduration, at most MAX_WAIT_MS. */
@@ -80,7 +80,8 @@ static int dev_sleep(lua_State *L) {
   double ms = check_wait(L, 1);
   ps_ctx *c = ps_context(L);
   int st = c->be->sleep(c->b, ms);
-  ps_check(L, st, "(sleeping %f ms%s)", ms, wait_refused(c, st));
+  ps_check(L, st, "(sleeping %.*f ms%s)", ms == (double)(int64_t)ms ? 0 : 3, ms,
+           wait_refused(st));
   return 0;
 }
 
@@ -100,15 +101,16 @@ static int dev_wallclock(lua_State *L) {
 }
 
 /* The stream for a primitive on the buffer at barg: the Stream at sarg,
- * else the buffer's own stream, else the default stream. Counts the
- * operation about to be queued on it (the ledger's positions). */
-static ps_streamud *work_stream(lua_State *L, ps_ctx *c, int barg, int sarg, char *name, size_t n) {
+ * else the buffer's own stream, else the default stream. */
+static ps_streamud *work_stream(lua_State *L, int barg, int sarg, char *name, size_t n) {
   ps_streamud *s = NULL;
   if (!lua_isnoneornil(L, sarg)) s = ps_checkstream(L, sarg);
-  else if ((s = ((ps_bufferud *)lua_touserdata(L, barg))->stream) == NULL || !s->live)
-    s = ps_stream_by_id(c, 0);
+  else if ((s = ((ps_bufferud *)lua_touserdata(L, barg))->stream) == NULL || !s->live) {
+    ps_pushdefaultstream(L);
+    s = (ps_streamud *)lua_touserdata(L, -1);
+    lua_pop(L, 1);                      /* kept alive by the defaults table */
+  }
   ps_streamname(name, n, s);
-  s->ops++;
   return s;
 }
 
@@ -133,9 +135,9 @@ static int dev_fill(lua_State *L) {
   int byte = check_byte(L, 2);
   char n[16];
   ps_ctx *c = ps_context(L);
-  ps_streamud *s = work_stream(L, c, 1, 3, n, sizeof n);
+  ps_streamud *s = work_stream(L, 1, 3, n, sizeof n);
   ps_check(L, c->be->fill(c->b, b->addr, b->size, byte, s->h), "(filling b%d on stream %s)", b->id, n);
-  if (c->tracing) ps_trace_op(L, c, PS_OP_FILL, s->id, b->id, -1, b->addr, b->size);
+  ps_obs_enqueued(L, c, &(ps_what){ .op = PS_OP_FILL, .stream = s, .buffer = b, .size = b->size });
   return 0;
 }
 
@@ -145,16 +147,12 @@ static int dev_verify(lua_State *L) {
   int byte = check_byte(L, 2);
   char n[16];
   ps_ctx *c = ps_context(L);
-  ps_streamud *s = work_stream(L, c, 1, 3, n, sizeof n);
+  ps_streamud *s = work_stream(L, 1, 3, n, sizeof n);
   int64_t bad = -1;
-  if (c->tracing) ps_trace_sync_begin(c);
+  ps_wait_begin(L, c);               /* the host waits for s: a synchronisation */
   ps_check(L, c->be->verify(c->b, b->addr, b->size, byte, s->h, &bad),
            "(verifying b%d on stream %s)", b->id, n);
-  if (c->tracing) {                  /* the host waited for s: a synchronisation */
-    ps_trace_op(L, c, PS_OP_VERIFY, s->id, b->id, -1, b->addr, b->size);
-    ps_trace_sync_end(L, c);
-  }
-  ps_after_sync(L, c, s, s->ops);
+  ps_obs_waited(L, c, &(ps_what){ .op = PS_OP_VERIFY, .stream = s, .buffer = b, .size = b->size });
   lua_pushboolean(L, bad < 0);
   if (bad < 0) return 1;
   lua_pushinteger(L, (lua_Integer)bad);
@@ -166,9 +164,9 @@ static int dev_touch(lua_State *L) {
   ps_bufferud *b = check_device_visible(L, 1, "touch");
   char n[16];
   ps_ctx *c = ps_context(L);
-  ps_streamud *s = work_stream(L, c, 1, 2, n, sizeof n);
+  ps_streamud *s = work_stream(L, 1, 2, n, sizeof n);
   ps_check(L, c->be->touch(c->b, b->addr, b->size, s->h), "(touching b%d on stream %s)", b->id, n);
-  if (c->tracing) ps_trace_op(L, c, PS_OP_TOUCH, s->id, b->id, -1, b->addr, b->size);
+  ps_obs_enqueued(L, c, &(ps_what){ .op = PS_OP_TOUCH, .stream = s, .buffer = b, .size = b->size });
   return 0;
 }
 
@@ -180,12 +178,8 @@ static int dev_spin(lua_State *L) {
   ps_ctx *c = ps_context(L);
   char n[16];
   int st = c->be->spin(c->b, s->h, ms);
-  ps_check(L, st, "(spinning stream %s%s)", ps_streamname(n, sizeof n, s), wait_refused(c, st));
-  s->ops++;
-  if (c->tracing) {
-    ps_trace_op(L, c, PS_OP_SPIN, s->id, -1, -1, PS_UNSET, PS_UNSET);
-    ps_trace_set_dur(c, ms);
-  }
+  ps_check(L, st, "(spinning stream %s%s)", ps_streamname(n, sizeof n, s), wait_refused(st));
+  ps_obs_enqueued(L, c, &(ps_what){ .op = PS_OP_SPIN, .stream = s, .dur = ms });
   return 0;
 }
 
@@ -231,11 +225,22 @@ static int dev_copy(lua_State *L) {
   check_overlap(L, dst, doff, src, soff, n);
   char name[16];
   ps_ctx *c = ps_context(L);
-  ps_streamud *s = work_stream(L, c, dst->kind == PS_KIND_POOL ? 1 : 2, 4, name, sizeof name);
+  ps_streamud *s = work_stream(L, dst->kind == PS_KIND_POOL ? 1 : 2, 4, name, sizeof name);
   ps_check(L, c->be->copy(c->b, dst->addr + doff, src->addr + soff, n, s->h),
            "(copying %llu bytes from b%d to b%d on stream %s)", (unsigned long long)n,
            src->id, dst->id, name);
-  if (c->tracing) ps_trace_op(L, c, PS_OP_COPY, s->id, dst->id, src->id, dst->addr + doff, n);
+  ps_obs_enqueued(L, c, &(ps_what){ .op = PS_OP_COPY, .stream = s, .buffer = dst, .other = src,
+                                    .offset = doff, .size = n });
+  return 0;
+}
+
+/* poolsh.core.device_name(name): the sim's devices are shown under name
+ * (a loaded profile's: poolsh/profile.lua). */
+static int dev_name(lua_State *L) {
+  luaL_checkstring(L, 1);
+  ps_pushdefaults(L);
+  lua_pushvalue(L, 1);
+  lua_setfield(L, -2, "device_name");
   return 0;
 }
 
@@ -274,7 +279,7 @@ static const luaL_Reg dev_funcs[] = {
   {"device_count", dev_count}, {"device", dev_info}, {"sync", dev_sync},
   {"sleep", dev_sleep}, {"now", dev_now}, {"wallclock", dev_wallclock}, {"fill", dev_fill}, {"verify", dev_verify},
   {"touch", dev_touch}, {"spin", dev_spin}, {"copy", dev_copy},
-  {"option", dev_option}, {"options", dev_options},
+  {"option", dev_option}, {"options", dev_options}, {"device_name", dev_name},
   {NULL, NULL}
 };
 

@@ -17,9 +17,7 @@ ps_eventud *ps_checkevent(lua_State *L, int arg) {
 /* Pushes a new live Event; created closed, live once CUDA gave a handle. */
 ps_eventud *ps_newevent(lua_State *L, int timing) {
   ps_ctx *c = ps_context(L);
-  ps_eventud *e = (ps_eventud *)lua_newuserdatauv(L, sizeof *e, 0);
-  memset(e, 0, sizeof *e);
-  ps_setmetatable(L, PS_UV_EVENT);
+  ps_eventud *e = (ps_eventud *)ps_newobject(L, PS_UV_EVENT, 0);
   e->id = ps_nextid(L, PS_ID_EVENT);
   e->timing = timing;
   ps_check(L, c->be->event_create(c->b, timing, &e->h), "(creating event e%d)", e->id);
@@ -60,15 +58,12 @@ static int event_destroy(lua_State *L) {
   return 0;
 }
 
-/* Records e on s: the backend's record, the position the ledger keeps
- * (docs/explain.md), the trace event. Shared by e:record and s:record. */
+/* Records e on s, and reports it. Shared by e:record and s:record. */
 void ps_event_record(lua_State *L, ps_ctx *c, ps_eventud *e, ps_streamud *s) {
   char n[16];
   ps_check(L, c->be->event_record(c->b, e->h, s->h), "(recording event e%d on stream %s)",
            e->id, ps_streamname(n, sizeof n, s));
-  e->rec_stream = s->id;
-  e->rec_pos = ++s->ops;
-  if (c->tracing) ps_trace_op(L, c, PS_OP_RECORD, s->id, -1, e->id, PS_UNSET, PS_UNSET);
+  ps_obs_enqueued(L, c, &(ps_what){ .op = PS_OP_RECORD, .stream = s, .event = e });
 }
 
 /* e:record([stream]) -> e. */
@@ -83,18 +78,9 @@ static int event_record(lua_State *L) {
 static int event_sync(lua_State *L) {
   ps_eventud *e = ps_checkevent(L, 1);
   ps_ctx *c = ps_context(L);
-  if (c->tracing) ps_trace_sync_begin(c);
+  ps_wait_begin(L, c);
   ps_check(L, c->be->event_sync(c->b, e->h), "(synchronizing event e%d)", e->id);
-  if (c->tracing) {
-    ps_trace_op(L, c, PS_OP_EVENT_SYNC, -1, -1, e->id, PS_UNSET, PS_UNSET);
-    ps_trace_sync_end(L, c);
-  }
-  ps_streamud *on = e->rec_pos ? ps_stream_by_id(c, e->rec_stream) : NULL;
-  if (on) ps_after_sync(L, c, on, e->rec_pos);
-  else {                             /* its stream is gone: still a wait */
-    ps_ledger_learn(L, c);
-    ps_ledger_released(c);
-  }
+  ps_obs_waited(L, c, &(ps_what){ .op = PS_OP_EVENT_SYNC, .event = e });
   lua_settop(L, 1);
   return 1;
 }
@@ -104,8 +90,7 @@ static int event_query(lua_State *L) {
   ps_ctx *c = ps_context(L);
   int done = 0;
   ps_check(L, c->be->event_query(c->b, e->h, &done), "(querying event e%d)", e->id);
-  ps_streamud *on = done && e->rec_pos ? ps_stream_by_id(c, e->rec_stream) : NULL;
-  if (on) ps_after_idle(L, c, on, e->rec_pos);
+  if (done) ps_obs_idle(L, c, NULL, e);
   lua_pushboolean(L, done);
   return 1;
 }
@@ -130,16 +115,19 @@ static int event_tostring(lua_State *L) {
   return 1;
 }
 
+/* An Event's fields: mt.fields in Lua, event_index here. */
+static const char *const event_fields[] = {"id", "name", "timing", "live", NULL};
+
 static int event_index(lua_State *L) {
   if (ps_method(L)) return 1;
   ps_eventud *e = (ps_eventud *)ps_checkud(L, 1, PS_UV_EVENT, PS_EVENT);
-  if (lua_type(L, 2) != LUA_TSTRING) return 0;   /* other keys read nil */
-  const char *k = lua_tostring(L, 2);
-  if (strcmp(k, "id") == 0) lua_pushinteger(L, e->id);
-  else if (strcmp(k, "name") == 0) lua_pushfstring(L, "e%d", e->id);
-  else if (strcmp(k, "timing") == 0) lua_pushboolean(L, e->timing);
-  else if (strcmp(k, "live") == 0) lua_pushboolean(L, e->live);
-  else lua_pushnil(L);
+  switch (ps_field(L, 2, event_fields)) {
+    case 0: lua_pushinteger(L, e->id); break;
+    case 1: lua_pushfstring(L, "e%d", e->id); break;
+    case 2: lua_pushboolean(L, e->timing); break;
+    case 3: lua_pushboolean(L, e->live); break;
+    default: lua_pushnil(L); break;              /* other keys read nil */
+  }
   return 1;
 }
 
@@ -156,7 +144,7 @@ static const luaL_Reg event_meta[] = {
 static const luaL_Reg event_funcs[] = {{"event", event_new}, {NULL, NULL}};
 
 int poolsh_open_event(lua_State *L) {
-  ps_newclass(L, PS_UV_EVENT, PS_EVENT, event_methods, event_meta);
+  ps_newclass(L, PS_UV_EVENT, PS_EVENT, event_methods, event_meta, event_fields);
   lua_settop(L, 1);
   ps_setfuncs(L, event_funcs);
   return 0;

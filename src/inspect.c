@@ -6,49 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "poolsh.h"
+#include "observer.h"
 
-#define OBJECTS "poolsh.objects"   /* weak-keyed: Pool and Stream -> true */
-
-/* Remembers the Pool or Stream at idx (weakly) for poolsh.core.objects. */
-void ps_register_object(lua_State *L, int idx) {
-  idx = lua_absindex(L, idx);
-  if (lua_getfield(L, LUA_REGISTRYINDEX, OBJECTS) != LUA_TTABLE) {
-    lua_pop(L, 1);
-    lua_newtable(L);
-    lua_createtable(L, 0, 1);
-    lua_pushliteral(L, "k");
-    lua_setfield(L, -2, "__mode");
-    lua_setmetatable(L, -2);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, LUA_REGISTRYINDEX, OBJECTS);
-  }
-  lua_pushvalue(L, idx);
-  lua_pushboolean(L, 1);
-  lua_rawset(L, -3);
-  lua_pop(L, 1);
-}
-
-/* Notes an allocation in the ring the live view reads. */
-void ps_remember(ps_ctx *c, const ps_bufferud *b, int32_t pool) {
-  struct ps_recent *r = &c->recent[c->nrecent++ % (sizeof c->recent / sizeof c->recent[0])];
-  r->buffer = b->id, r->pool = pool, r->stream = b->stream ? b->stream->id : -1;
-  r->reused_from = b->reused_from, r->rule = (uint8_t)b->reuse_rule, r->kind = (uint8_t)b->kind;
-  r->size = b->size;
-}
-
-/* poolsh.core.objects() -> pools, streams: arrays of the live ones by id. */
+/* poolsh.core.objects() -> pools, streams: arrays of the live ones, from
+ * the registry of objects (ps_newobject). */
 static int insp_objects(lua_State *L) {
   ps_context(L);
   lua_settop(L, 0);
   lua_newtable(L);                                    /* 1: pools */
   lua_newtable(L);                                    /* 2: streams */
-  ps_pushdefaultstream(L);
-  lua_rawseti(L, 2, 1);
-  if (lua_getfield(L, LUA_REGISTRYINDEX, OBJECTS) != LUA_TTABLE) {
-    lua_pop(L, 1);
-    return 2;
-  }
+  lua_getiuservalue(L, PS_UP_CTX, PS_UV_OBJECTS);
   lua_pushnil(L);
   while (lua_next(L, -2)) {                           /* [pools, streams, objs, k, v] */
     lua_pop(L, 1);
@@ -71,7 +38,8 @@ static int insp_blocks(lua_State *L) {
   ps_poolud *p = ps_checkpool(L, 1);
   ps_ctx *c = ps_context(L);
   size_t n = 0;
-  ps_span *m = ps_ledger_spans(c, p, &n);
+  const ps_seen_pool *sp = ps_seen_pool_of(p);
+  ps_span *m = ps_ledger_spans(c, sp, &n);
   /* a copy the collector owns, so an error below leaks nothing */
   ps_span *v = n ? (ps_span *)lua_newuserdatauv(L, n * sizeof *v, 0) : NULL;
   if (n) memcpy(v, m, n * sizeof *v);
@@ -91,7 +59,7 @@ static int insp_blocks(lua_State *L) {
     lua_setfield(L, -2, "pending");
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
-  lua_pushinteger(L, (lua_Integer)p->lo);
+  lua_pushinteger(L, (lua_Integer)sp->lo);
   return 2;
 }
 
@@ -122,7 +90,7 @@ static int insp_pending(lua_State *L) {
 /* poolsh.core.recent(since) -> allocations numbered after since (at most
  * the last 64), and the number of the latest. */
 static int insp_recent(lua_State *L) {
-  ps_ctx *c = ps_context(L);
+  ps_obs *c = ps_context(L)->obs;
   const uint64_t ring = sizeof c->recent / sizeof c->recent[0];
   lua_Integer since = luaL_optinteger(L, 1, 0);
   uint64_t from = since < 0 ? 0 : (uint64_t)since;
@@ -146,7 +114,7 @@ static int insp_recent(lua_State *L) {
     if (r->reused_from >= 0) {
       lua_pushinteger(L, r->reused_from);
       lua_setfield(L, -2, "reused_from");
-      lua_pushstring(L, ps_rule_name(r->rule));
+      lua_pushstring(L, ps_rule_names[r->rule]);
       lua_setfield(L, -2, "rule");
     }
     lua_rawseti(L, -2, (lua_Integer)(i - from + 1));
@@ -158,12 +126,12 @@ static int insp_recent(lua_State *L) {
 /* poolsh.core.sources([on]) -> whether allocation sites are remembered
  * (for the leak report) when not recording; sets it when given. */
 static int insp_sources(lua_State *L) {
-  ps_ctx *c = ps_context(L);
+  ps_obs *o = ps_context(L)->obs;
   if (!lua_isnoneornil(L, 1)) {
     luaL_checktype(L, 1, LUA_TBOOLEAN);
-    c->sources = lua_toboolean(L, 1);
+    o->sources = lua_toboolean(L, 1);
   }
-  lua_pushboolean(L, c->sources);
+  lua_pushboolean(L, o->sources);
   return 1;
 }
 
@@ -174,9 +142,10 @@ static int insp_sources(lua_State *L) {
 static int insp_stream_state(lua_State *L) {
   ps_streamud *s = ps_checkstream(L, 1);
   ps_ctx *c = ps_context(L);
+  const ps_seen_stream *ss = ps_seen_stream_of(s);
   int idle = 0;
-  lua_pushinteger(L, (lua_Integer)s->ops);
-  lua_pushinteger(L, (lua_Integer)s->done);
+  lua_pushinteger(L, (lua_Integer)ss->ops);
+  lua_pushinteger(L, (lua_Integer)ss->done);
   if (c->be->stream_peek && c->be->stream_peek(c->b, s->h, &idle) == PS_OK) lua_pushboolean(L, idle);
   else lua_pushnil(L);
   return 3;

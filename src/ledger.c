@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "poolsh.h"
+#include "observer.h"
 
 enum { BLOCK_FREE_SLOT = 0, BLOCK_LIVE, BLOCK_PENDING, BLOCK_DONE };
 
@@ -430,17 +430,17 @@ static int32_t slot_new(ps_ledger *l) {
 }
 
 /* The live pool with that id, or NULL. O(1). */
-static ps_poolud *pool_by_id(ps_ctx *c, int32_t id) {
-  const ps_ledger *l = c->ledger;
+static ps_seen_pool *pool_by_id(ps_ctx *c, int32_t id) {
+  const ps_ledger *l = c->obs->ledger;
   if (l && !l->ids_lost) return idmap_get(&l->pools, id);
-  for (ps_poolud *p = c->pools; p; p = p->next)
+  for (ps_seen_pool *p = c->obs->pools; p; p = p->next)
     if (p->id == id) return p;
   return NULL;
 }
 
 /* Takes slot s out of its list and sets, and its pool's counters; p, when
  * not NULL, is the pool it may belong to (spares a look-up). */
-static void detach(ps_ctx *c, ps_ledger *l, int32_t s, ps_poolud *p) {
+static void detach(ps_ctx *c, ps_ledger *l, int32_t s, ps_seen_pool *p) {
   ps_block *b = &l->v[s];
   switch (b->state) {
   case BLOCK_LIVE:
@@ -495,15 +495,15 @@ static ps_ledger *ledger_new(ps_ctx *c) {
   l->t[0] = (ps_node){ .min = INT32_MAX };
   l->tn = 1, l->tcap = 256;
   l->seed = 0x9e3779b9u;
-  for (ps_poolud *p = c->pools; p; p = p->next)
+  for (ps_seen_pool *p = c->obs->pools; p; p = p->next)
     if (!idmap_put(&l->pools, p->id, p)) l->ids_lost = 1;
-  for (ps_streamud *s = c->streams; s; s = s->next)
+  for (ps_seen_stream *s = c->obs->streams; s; s = s->next)
     if (!idmap_put(&l->streams, s->id, s)) l->ids_lost = 1;
-  return c->ledger = l;
+  return c->obs->ledger = l;
 }
 
 static inline ps_ledger *ledger_of(ps_ctx *c) {
-  return c->ledger ? c->ledger : ledger_new(c);
+  return c->obs->ledger ? c->obs->ledger : ledger_new(c);
 }
 
 void ps_ledger_free_all(ps_ledger *l) {
@@ -522,7 +522,7 @@ void ps_ledger_free_all(ps_ledger *l) {
 
 /* The queue of frees on s (NULL: on no stream), made when missing; -1
  * when out of memory. A Stream keeps its queue's index + 1 in pendq. */
-static int32_t queue_of(ps_ledger *l, ps_streamud *s) {
+static int32_t queue_of(ps_ledger *l, ps_seen_stream *s) {
   int32_t *at = s ? &s->pendq : &l->orphan;
   int32_t want = s ? s->id : Q_ORPHAN;
   if (*at > 0 && (size_t)*at <= l->nq && l->q[*at - 1].stream == want) return *at - 1;
@@ -569,35 +569,35 @@ static int int32_cmp(const void *a, const void *b) {
 
 /* Sorts act by queue index: the order queues are completed and shown in. */
 static void act_sort(ps_ledger *l) {
-  qsort(l->act, l->nact, sizeof *l->act, int32_cmp);
+  if (l->nact > 1) qsort(l->act, l->nact, sizeof *l->act, int32_cmp);
   for (size_t i = 0; i < l->nact; i++) l->q[l->act[i]].at = (int32_t)i + 1;
 }
 
 /* ---- streams by id, and reuse rules --------------------------------------------- */
 
 /* The live stream with that id, or NULL. O(1). */
-ps_streamud *ps_stream_by_id(ps_ctx *c, int32_t id) {
-  const ps_ledger *l = c->ledger;
+ps_seen_stream *ps_stream_by_id(ps_ctx *c, int32_t id) {
+  const ps_ledger *l = c->obs->ledger;
   if (l && !l->ids_lost) return idmap_get(&l->streams, id);
-  for (ps_streamud *s = c->streams; s; s = s->next)
+  for (ps_seen_stream *s = c->obs->streams; s; s = s->next)
     if (s->id == id) return s;
   return NULL;
 }
 
-/* Pool p joined (linked 1) or left the context's list of live pools. */
-void ps_ledger_pool_linked(ps_ctx *c, ps_poolud *p, int linked) {
-  ps_ledger *l = linked ? ledger_of(c) : c->ledger;
+/* Pool p is followed (a live pool) or no longer. */
+void ps_ledger_pool_followed(ps_ctx *c, ps_seen_pool *p, int followed) {
+  ps_ledger *l = followed ? ledger_of(c) : c->obs->ledger;
   if (!l) return;
-  if (!linked) idmap_del(&l->pools, p->id);
+  if (!followed) idmap_del(&l->pools, p->id);
   else if (!idmap_put(&l->pools, p->id, p)) l->ids_lost = 1;
 }
 
-/* Stream s joined or left the list of live streams; a queue it leaves
+/* Stream s is followed (a live stream) or no longer; a queue it leaves
  * behind is completed and recycled by the next learn. */
-void ps_ledger_stream_linked(ps_ctx *c, ps_streamud *s, int linked) {
-  ps_ledger *l = linked ? ledger_of(c) : c->ledger;
+void ps_ledger_stream_followed(ps_ctx *c, ps_seen_stream *s, int followed) {
+  ps_ledger *l = followed ? ledger_of(c) : c->obs->ledger;
   if (!l) return;
-  if (linked) {
+  if (followed) {
     if (!idmap_put(&l->streams, s->id, s)) l->ids_lost = 1;
     return;
   }
@@ -607,7 +607,7 @@ void ps_ledger_stream_linked(ps_ctx *c, ps_streamud *s, int linked) {
 }
 
 /* Whether stream `waiter` waited on an event recorded on `on` at or after pos. */
-static int knows(const ps_streamud *waiter, int32_t on, uint64_t pos) {
+static int knows(const ps_seen_stream *waiter, int32_t on, uint64_t pos) {
   for (int i = 0; i < PS_KNOWS; i++)
     if (waiter->knows[i].stream == on && waiter->knows[i].pos >= pos && waiter->knows[i].pos) return 1;
   return 0;
@@ -619,31 +619,32 @@ static int knows(const ps_streamud *waiter, int32_t on, uint64_t pos) {
  * (opportunistic) or still busy (the pool made s wait). "Idle now" is
  * the backend's stream_peek, which costs no time and changes nothing, so
  * it teaches poolsh nothing else either. */
-static ps_reuse_rule infer(ps_ctx *c, const ps_block *b, const ps_streamud *s) {
+static ps_reuse_rule infer(ps_ctx *c, const ps_block *b, const ps_seen_stream *s) {
   if (b->stream == s->id) return PS_RULE_STREAM_ORDER;
-  ps_streamud *f = ps_stream_by_id(c, b->stream);
+  ps_seen_stream *f = ps_stream_by_id(c, b->stream);
   if (!f || f->synced >= b->pos) return PS_RULE_HOST_SYNC;
   if (knows(s, b->stream, b->pos)) return PS_RULE_EVENT_DEP;
   if (b->state == BLOCK_DONE || f->done >= b->pos) return PS_RULE_OPPORTUNISTIC;
   int idle = 0;
-  if (f->live && c->be->stream_peek && c->be->stream_peek(c->b, f->h, &idle) == PS_OK && idle)
+  if (f->followed && c->be->stream_peek && c->be->stream_peek(c->b, f->h, &idle) == PS_OK && idle)
     return PS_RULE_OPPORTUNISTIC;
   return PS_RULE_INTERNAL_DEP;
 }
 
 /* ---- what the bindings call ---------------------------------------------- */
 
-/* Buffer b was allocated from pool p on stream s; said is the backend's
- * word on reuse (PS_RULE_UNKNOWN on cuda). Fills b->reuse_rule and
- * b->reused_from. Returns 1 when b lies inside a block freed since the
- * last host wait, memory the pool still held: the pool did not grow. */
-int ps_ledger_alloc(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, ps_bufferud *b,
-                    ps_reuse_rule said) {
+/* Buffer b was allocated from pool p on stream s, at s's position now;
+ * said is the backend's word on reuse (PS_RULE_UNKNOWN on cuda). Fills
+ * b's record: its reuse and where it was allocated. Returns 1 when b lies
+ * inside a block freed since the last host wait, memory the pool still
+ * held: the pool did not grow. */
+int ps_ledger_alloc(lua_State *L, ps_ctx *c, ps_seen_pool *p, ps_seen_stream *s,
+                    const ps_bufferud *b, ps_reuse_rule said) {
   ps_ledger *l = ledger_of(c);
+  ps_seen_buffer *sb = ps_seen_buffer_of(b);
   int fits = 0;
-  s->ops++;
-  b->reused_from = -1;
-  b->reuse_rule = said == PS_RULE_UNKNOWN ? PS_RULE_NONE : said;
+  sb->reused_from = 0;
+  sb->reuse_rule = said == PS_RULE_UNKNOWN ? PS_RULE_NONE : said;
   int fresh = said == PS_RULE_NONE;   /* the sim says so */
   p->live_bytes += b->size;
   if (b->addr < p->lo || p->lo == 0) p->lo = b->addr;
@@ -653,10 +654,10 @@ int ps_ledger_alloc(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, ps_bu
   if (slot >= 0) {
     ps_block *old = &l->v[slot];
     if (old->state != BLOCK_LIVE) {
-      fits = !fresh && old->pool == p->id && old->size >= b->size && old->waits == c->waits;
+      fits = !fresh && old->pool == p->id && old->size >= b->size && old->waits == c->obs->waits;
       if (old->pool == p->id && !fresh) {   /* another pool's address space: not a reuse */
-        b->reused_from = old->buffer;
-        if (said == PS_RULE_UNKNOWN) b->reuse_rule = infer(c, old, s);
+        sb->reused_from = old->buffer;
+        if (said == PS_RULE_UNKNOWN) sb->reuse_rule = infer(c, old, s);
       }
     }
     detach(c, l, slot, p);
@@ -668,16 +669,16 @@ int ps_ledger_alloc(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, ps_bu
   l->v[slot] = (ps_block){ b->addr, b->size, 0, b->id, p->id, s->id, -1, -1, -1, 0, -1, 0,
                            BLOCK_FREE_SLOT, PS_KIND_POOL, 0 };
   make_live(l, slot, p->edges);
-  if (c->sources || c->tracing) {
+  if (c->obs->sources || c->obs->tracing) {
     ps_block *nb = &l->v[slot];
     ps_where(L, c, &nb->src, &nb->line);
-    b->src = nb->src, b->line = nb->line;
+    sb->src = nb->src, sb->line = nb->line;
   }
   return fits;
 }
 
 /* A buffer of another kind (malloc, pinned, pageable) was allocated. */
-void ps_ledger_track(lua_State *L, ps_ctx *c, ps_bufferud *b) {
+void ps_ledger_track(lua_State *L, ps_ctx *c, const ps_bufferud *b) {
   ps_ledger *l = ledger_of(c);
   if (!l || ((l->used + 1) * 4 > l->mapcap * 3 && !map_grow(l))) return;
   size_t i = map_find(l, b->addr);
@@ -689,13 +690,13 @@ void ps_ledger_track(lua_State *L, ps_ctx *c, ps_bufferud *b) {
   l->v[slot] = (ps_block){ b->addr, b->size, 0, b->id, -1, -1, -1, -1, -1, 0, -1, 0,
                            BLOCK_FREE_SLOT, (uint8_t)b->kind, 0 };
   make_live(l, slot, 0);
-  if (c->sources || c->tracing) ps_where(L, c, &l->v[slot].src, &l->v[slot].line);
-  b->src = l->v[slot].src, b->line = l->v[slot].line;
+  if (c->obs->sources || c->obs->tracing) ps_where(L, c, &l->v[slot].src, &l->v[slot].line);
+  ps_seen_buffer_of(b)->src = l->v[slot].src, ps_seen_buffer_of(b)->line = l->v[slot].line;
 }
 
 /* A buffer of another kind was freed (synchronously: nothing pends). */
 void ps_ledger_untrack(ps_ctx *c, const ps_bufferud *b) {
-  ps_ledger *l = c->ledger;
+  ps_ledger *l = c->obs->ledger;
   if (!l || !l->mapcap) return;
   int32_t slot = l->map[map_find(l, b->addr)];
   if (slot >= 0 && l->v[slot].buffer == b->id) slot_drop(c, l, slot);
@@ -733,8 +734,7 @@ static size_t row_of(ps_row *v, size_t k, const ps_block *b) {
  * (max < 0: all), oldest (lowest id) first: an array of {buffer, kind,
  * size, addr, pool, stream, src}; returns how many are live in all. */
 lua_Integer ps_ledger_push_live(lua_State *L, ps_ctx *c, lua_Integer max) {
-  static const char *const kinds[] = {"pool", "malloc", "pinned", "pageable"};
-  ps_ledger *l = c->ledger;
+  ps_ledger *l = c->obs->ledger;
   ps_row *v = rows_room(L, l, max, 0);
   size_t n = 0;
   for (int32_t s = l ? l->live.head : -1; s >= 0 && (max < 0 || (lua_Integer)n < max); s = l->v[s].next)
@@ -746,7 +746,7 @@ lua_Integer ps_ledger_push_live(lua_State *L, ps_ctx *c, lua_Integer max) {
     lua_createtable(L, 0, 7);
     lua_pushinteger(L, b->buffer);
     lua_setfield(L, -2, "buffer");
-    lua_pushstring(L, kinds[b->kind & 3]);
+    lua_pushstring(L, ps_kind_names[b->kind & 3]);
     lua_setfield(L, -2, "kind");
     lua_pushinteger(L, (lua_Integer)b->size);
     lua_setfield(L, -2, "size");
@@ -772,7 +772,7 @@ lua_Integer ps_ledger_push_live(lua_State *L, ps_ctx *c, lua_Integer max) {
  * free order: an array of {buffer, size, addr, pool, stream}; returns how
  * many are pending in all. Visits only queues that hold frees. */
 lua_Integer ps_ledger_push_pending(lua_State *L, ps_ctx *c, lua_Integer max) {
-  ps_ledger *l = c->ledger;
+  ps_ledger *l = c->obs->ledger;
   ps_row *v = rows_room(L, l, max, 1);
   size_t n = 0;
   if (l) act_sort(l);
@@ -801,11 +801,11 @@ lua_Integer ps_ledger_push_pending(lua_State *L, ps_ctx *c, lua_Integer max) {
   return all;
 }
 
-/* Buffer b's free was queued on stream s (NULL: the legacy stream). */
-void ps_ledger_free(ps_ctx *c, ps_poolud *p, ps_streamud *s, const ps_bufferud *b) {
-  ps_ledger *l = c->ledger;
+/* Buffer b's free was queued on stream s (NULL: on no stream), at s's
+ * position now. */
+void ps_ledger_free(ps_ctx *c, ps_seen_pool *p, ps_seen_stream *s, const ps_bufferud *b) {
+  ps_ledger *l = c->obs->ledger;
   if (p) p->live_bytes -= b->size;
-  if (s) s->ops++;
   if (!l || !l->mapcap) return;
   int32_t slot = l->map[map_find(l, b->addr)];
   if (slot < 0 || l->v[slot].state != BLOCK_LIVE || l->v[slot].buffer != b->id) return;
@@ -816,7 +816,7 @@ void ps_ledger_free(ps_ctx *c, ps_poolud *p, ps_streamud *s, const ps_bufferud *
   ps_block *k = &l->v[slot];
   k->stream = s ? s->id : 0;
   k->pos = s ? s->ops : 0;
-  k->waits = c->waits;
+  k->waits = c->obs->waits;
   k->state = BLOCK_PENDING;
   k->q = q;
   list_append(l, &l->q[q].list, slot);
@@ -836,7 +836,7 @@ static void complete(lua_State *L, ps_ctx *c, ps_ledger *l, int32_t s) {
     int32_t n = node_new(l, b->pool, b->addr, 0, s);
     if (n) l->dones = insert(l, l->dones, n);
   }
-  if (c->tracing) {
+  if (c->obs->tracing) {
     ps_block k = *b;          /* recording may run finalizers that touch the ledger */
     ps_rec *r = ps_trace_rec(L, c, PS_OP_FREE_COMPLETED, PS_REC_NOSRC);
     if (r) r->stream = k.stream, r->pool = k.pool, r->buffer = k.buffer,
@@ -852,14 +852,14 @@ static void complete(lua_State *L, ps_ctx *c, ps_ledger *l, int32_t s) {
  * empties leave act; those of gone streams are recycled. The oldest done
  * blocks beyond DONE_KEEP are forgotten, down to half of it. */
 void ps_ledger_learn(lua_State *L, ps_ctx *c) {
-  ps_ledger *l = c->ledger;
+  ps_ledger *l = c->obs->ledger;
   if (!l || l->learning) return;
   l->learning = 1;
   act_sort(l);
   size_t w = 0;                        /* act[0..w) stays; finalizers may append */
   for (size_t r = 0; r < l->nact; r++) {
     int32_t q = l->act[r];
-    ps_streamud *st = l->q[q].stream == Q_ORPHAN ? NULL : ps_stream_by_id(c, l->q[q].stream);
+    ps_seen_stream *st = l->q[q].stream == Q_ORPHAN ? NULL : ps_stream_by_id(c, l->q[q].stream);
     int all = !st || st->pendq != q + 1;   /* its stream is gone, or no stream */
     uint64_t upto = st ? st->done : 0;
     int32_t s;
@@ -879,23 +879,13 @@ void ps_ledger_learn(lua_State *L, ps_ctx *c) {
     while (l->ndone > DONE_KEEP / 2) slot_drop(c, l, l->done.head);
 }
 
-/* Host synchronisation of stream s (NULL: every stream) up to its last
- * operation; marks both synced and done. */
-void ps_ledger_synced(ps_ctx *c, ps_streamud *s, uint64_t upto) {
-  for (ps_streamud *t = s ? s : c->streams; t; t = s ? NULL : t->next) {
-    uint64_t pos = s ? upto : t->ops;
-    if (pos > t->synced) t->synced = pos;
-    if (pos > t->done) t->done = pos;
-  }
-}
-
 static int span_cmp(const void *a, const void *b) {
   ps_addr x = ((const ps_span *)a)->addr, y = ((const ps_span *)b)->addr;
   return x < y ? -1 : x > y;
 }
 
 /* Appends the blocks of pool p in list x to v (the caller sized it). */
-static size_t spans_of(const ps_ledger *l, const ps_poolud *p, int32_t from, ps_span *v, size_t n) {
+static size_t spans_of(const ps_ledger *l, const ps_seen_pool *p, int32_t from, ps_span *v, size_t n) {
   for (int32_t s = from; s >= 0; s = l->v[s].next) {
     const ps_block *b = &l->v[s];
     if (b->pool != p->id) continue;
@@ -908,8 +898,8 @@ static size_t spans_of(const ps_ledger *l, const ps_poolud *p, int32_t from, ps_
 /* Pool p's blocks that occupy memory (live or pending), sorted by address,
  * into a malloc'd array (*n of them); NULL when there are none. Reads
  * every live and pending block: for poolsh.map, not for hot paths. */
-ps_span *ps_ledger_spans(ps_ctx *c, const ps_poolud *p, size_t *n) {
-  ps_ledger *l = c->ledger;
+ps_span *ps_ledger_spans(ps_ctx *c, const ps_seen_pool *p, size_t *n) {
+  ps_ledger *l = c->obs->ledger;
   *n = 0;
   if (!l) return NULL;
   size_t k = spans_of(l, p, l->live.head, NULL, 0);
@@ -925,7 +915,7 @@ ps_span *ps_ledger_spans(ps_ctx *c, const ps_poolud *p, size_t *n) {
 }
 
 /* Puts the edges of pool p's blocks in list `from` into the coverage set. */
-static void edges_of(ps_ledger *l, const ps_poolud *p, int32_t from) {
+static void edges_of(ps_ledger *l, const ps_seen_pool *p, int32_t from) {
   for (int32_t s = from; s >= 0; s = l->v[s].next)
     if (l->v[s].pool == p->id) occupy(l, &l->v[s], 1);
 }
@@ -937,9 +927,9 @@ static void edges_of(ps_ledger *l, const ps_poolud *p, int32_t from) {
  * edges in that range are cut out of the coverage set and put back. The
  * first call builds p's edges from its live and pending blocks, O(n log n);
  * alloc and free keep them from then on. */
-void ps_ledger_free_space(ps_ctx *c, ps_poolud *p, uint64_t reserved, uint64_t *nfree,
+void ps_ledger_free_space(ps_ctx *c, ps_seen_pool *p, uint64_t reserved, uint64_t *nfree,
                           uint64_t *largest) {
-  ps_ledger *l = c->ledger;
+  ps_ledger *l = c->obs->ledger;
   if (!p->edges && l) {
     edges_of(l, p, l->live.head);
     for (size_t i = 0; i < l->nact; i++) edges_of(l, p, l->q[l->act[i]].list.head);
@@ -977,13 +967,13 @@ void ps_ledger_free_space(ps_ctx *c, ps_poolud *p, uint64_t reserved, uint64_t *
  * about pools with done blocks: O(log n) per such pool and per done block
  * forgotten. */
 void ps_ledger_released(ps_ctx *c) {
-  ps_ledger *l = c->ledger;
-  c->waits++;
+  ps_ledger *l = c->obs->ledger;
+  c->obs->waits++;
   if (!l) return;
   int32_t n = lower_bound(l, l->dones, INT32_MIN, 0);   /* a pool's first done block */
   while (n) {
     int32_t id = l->t[n].pool;
-    ps_poolud *p = pool_by_id(c, id);
+    ps_seen_pool *p = pool_by_id(c, id);
     uint64_t reserved = 0;
     ps_addr top = 0;                                   /* a destroyed pool: all of them */
     if (p && (!p->h || !p->lo ||
@@ -995,33 +985,4 @@ void ps_ledger_released(ps_ctx *c) {
     while ((n = lower_bound(l, l->dones, id, top)) && l->t[n].pool == id)
       slot_drop(c, l, l->t[n].slot);
   }
-}
-
-/* After a host synchronisation of stream s up to upto (s NULL: the whole
- * device): marks it, forgets blocks the pools unmapped, completes frees. */
-void ps_after_sync(lua_State *L, ps_ctx *c, ps_streamud *s, uint64_t upto) {
-  ps_ledger_synced(c, s, upto);
-  ps_ledger_learn(L, c);
-  ps_ledger_released(c);
-}
-
-/* After a query found s idle (known complete, not a synchronisation). */
-void ps_after_idle(lua_State *L, ps_ctx *c, ps_streamud *s, uint64_t upto) {
-  if (upto > s->done) s->done = upto;
-  ps_ledger_learn(L, c);
-}
-
-/* s waited on an event recorded on stream `on` at pos: s knows `on` up
- * to there (the latest position per stream; the oldest entry makes room). */
-void ps_stream_learns(ps_streamud *s, int32_t on, uint64_t pos) {
-  int slot = 0;
-  for (int i = 0; i < PS_KNOWS; i++) {
-    if (s->knows[i].pos && s->knows[i].stream == on) {
-      if (pos > s->knows[i].pos) s->knows[i].pos = pos;
-      return;
-    }
-    if (s->knows[i].pos < s->knows[slot].pos) slot = i;
-  }
-  s->knows[slot].stream = on;
-  s->knows[slot].pos = pos;
 }

@@ -9,13 +9,8 @@
 
 #include "poolsh.h"
 
-#define DEFAULT_POOLS "poolsh.default_pools"
-
-/* The pool settings readable and writable as fields. */
-static const char *const settings[] = {
-  "release_threshold", "follow_event_dependencies", "opportunistic",
-  "internal_dependencies", NULL
-};
+/* The pool settings readable and writable as fields: ps_setting_names. */
+#define settings ps_setting_names
 static const ps_pool_attr setting_attr[] = {
   PS_ATTR_RELEASE_THRESHOLD, PS_ATTR_FOLLOW_EVENT_DEPS, PS_ATTR_OPPORTUNISTIC,
   PS_ATTR_INTERNAL_DEPS
@@ -28,50 +23,15 @@ ps_poolud *ps_checkpool(lua_State *L, int arg) {
   return p;
 }
 
-/* The setting's name for traces: the four settings, then reset_high. */
-const char *ps_pool_setting_name(int i) {
-  return i >= 0 && i < 4 ? settings[i] : "reset_high";
-}
+/* A Pool's fields: its settings (read from the backend), then these.
+ * mt.fields in Lua, pool_index here. */
+static const char *const pool_fields[] = {
+  "location", "device", "max_size", "id", "name", "live", "default", NULL
+};
+#define NSETTINGS 4
 
-/* Records a pool event (counters included) when recording. */
-static void trace_pool_op(lua_State *L, ps_ctx *c, ps_poolud *p, ps_op op, int kind,
-                          uint64_t value, int from_gc) {
-  ps_rec *r = ps_trace_rec(L, c, op, from_gc ? PS_REC_COLLECTED : 0);
-  if (!r) return;
-  r->kind = (uint8_t)kind;
-  if (op == PS_OP_TRIM) {
-    /* what trim keeps; the release it caused is recorded by the caller
-     * (ps_trace_sync_end), against the counters from before it */
-    r->size = value;
-    r->pool = p->id;
-    return;
-  }
-  r->value = value;
-  p->last_used = PS_UNSET;                    /* read both counters afresh */
-  ps_trace_pool(L, c, p, 0, 1);
-}
-
-/* Links a new live pool into the context's list (release attribution). */
-static void link_pool(ps_ctx *c, ps_poolud *p) {
-  p->next = c->pools;
-  c->pools = p;
-  p->last_reserved = p->last_used = PS_UNSET;
-  ps_ledger_pool_linked(c, p, 1);
-}
-
-static void unlink_pool(ps_ctx *c, ps_poolud *p) {
-  for (ps_poolud **pp = &c->pools; *pp; pp = &(*pp)->next)
-    if (*pp == p) {
-      *pp = p->next;
-      ps_ledger_pool_linked(c, p, 0);
-      return;
-    }
-}
-
-static int setting_index(const char *k) {
-  for (int i = 0; settings[i]; i++)
-    if (strcmp(settings[i], k) == 0) return i;
-  return -1;
+static int setting_index(lua_State *L, int idx) {
+  return ps_field(L, idx, settings);
 }
 
 /* A release threshold: a size, or "max" / math.huge for UINT64_MAX. */
@@ -102,7 +62,7 @@ static void set_setting(lua_State *L, ps_poolud *p, int i, int arg) {
     luaL_error(L, "attempt to use a destroyed poolsh.Pool (p%d)", p->id);
   ps_check(L, c->be->pool_set(c->b, p->h, setting_attr[i], v), "(setting %s of pool p%d)",
            settings[i], p->id);
-  if (c->tracing) trace_pool_op(L, c, p, PS_OP_SET, i, v, 0);
+  ps_obs_pool_set(L, c, &(ps_what){ .op = PS_OP_SET, .pool = p, .setting = i, .value = v });
 }
 
 static uint64_t get_attr(lua_State *L, ps_poolud *p, ps_pool_attr a) {
@@ -148,14 +108,24 @@ static void set_pool_metatable(lua_State *L, int ud) {
 
 /* Pushes a new Pool userdata (closed) with its metatable. */
 static ps_poolud *new_poolud(lua_State *L) {
-  ps_poolud *p = (ps_poolud *)lua_newuserdatauv(L, sizeof *p, 0);
-  memset(p, 0, sizeof *p);
-  p->tag = PS_TAG | PS_UV_POOL;
+  ps_poolud *p = (ps_poolud *)ps_newobject(L, PS_UV_POOL, 0);
   set_pool_metatable(L, lua_gettop(L));
   p->id = ps_nextid(L, PS_ID_POOL);
-  ps_register_object(L, lua_gettop(L));
   return p;
 }
+
+/* apply_settings(opts, pool): writes the settings opts gives (its upvalue:
+ * the context). */
+static int apply_settings(lua_State *L) {
+  ps_poolud *p = ps_checkpool(L, 2);
+  for (int i = 0; i < NSETTINGS; i++) {
+    if (lua_getfield(L, 1, settings[i]) != LUA_TNIL) set_setting(L, p, i, lua_gettop(L));
+    lua_settop(L, 2);
+  }
+  return 0;
+}
+
+static int pool_release(lua_State *L, ps_poolud *p, int from_gc);
 
 /* poolsh.pool{location=, device=, max_size=, release_threshold=,
  * follow_event_dependencies=, opportunistic=, internal_dependencies=}. */
@@ -190,11 +160,15 @@ static int pool_new(lua_State *L) {
            props.max_size ? ", max_size " : "",
            props.max_size ? ps_fmtsize(sz, sizeof sz, props.max_size) : "");
   p->live = 1;
-  link_pool(c, p);
-  if (c->tracing) trace_pool_op(L, c, p, PS_OP_POOL_CREATE, 0, PS_UNSET, 0);
-  for (int i = 0; settings[i] && !lua_isnoneornil(L, 1); i++) {
-    if (lua_getfield(L, 1, settings[i]) != LUA_TNIL) set_setting(L, p, i, lua_gettop(L));
-    lua_settop(L, 2);
+  ps_obs_pool_created(L, c, p);
+  if (lua_isnoneornil(L, 1)) return 1;
+  lua_pushvalue(L, PS_UP_CTX);                    /* [opts, p, ctx] */
+  lua_pushcclosure(L, apply_settings, 1);
+  lua_pushvalue(L, 1);
+  lua_pushvalue(L, 2);
+  if (lua_pcall(L, 2, 0, 0) != LUA_OK) {          /* [opts, p, err] */
+    pool_release(L, p, 0);                        /* no half-made pool stays live */
+    return lua_error(L);
   }
   return 1;
 }
@@ -204,7 +178,9 @@ static int pool_new(lua_State *L) {
 static int pool_default(lua_State *L) {
   ps_ctx *c = ps_context(L);
   int dev = lua_isnoneornil(L, 1) ? c->device : ps_todevice(L, 1, "poolsh.default_pool");
-  lua_getfield(L, LUA_REGISTRYINDEX, DEFAULT_POOLS);
+  ps_pushdefaults(L);
+  lua_getfield(L, -1, "pools");
+  lua_remove(L, -2);
   if (lua_rawgeti(L, -1, dev) != LUA_TNIL) return 1;
   lua_pop(L, 1);
   ps_poolud *p = new_poolud(L);
@@ -213,8 +189,7 @@ static int pool_default(lua_State *L) {
   ps_check(L, c->be->pool_default(c->b, (int)dev, &p->h),
            "(getting the default pool of device %d)", (int)dev);
   p->live = 1;
-  link_pool(c, p);
-  if (c->tracing) trace_pool_op(L, c, p, PS_OP_POOL_CREATE, 0, PS_UNSET, 0);
+  ps_obs_pool_created(L, c, p);
   lua_pushvalue(L, -1);
   lua_rawseti(L, -3, dev);
   return 1;
@@ -226,9 +201,7 @@ static int pool_default(lua_State *L) {
 static int pool_release(lua_State *L, ps_poolud *p, int from_gc) {
   if (!p->live || p->is_default) return PS_OK;
   ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
-  if (c->b && c->tracing) trace_pool_op(L, c, p, PS_OP_POOL_DESTROY, 0, PS_UNSET, from_gc);
-  unlink_pool(c, p);
-  p->last_used = p->last_reserved = PS_UNSET;
+  if (c->b) ps_obs_pool_destroying(L, c, p, from_gc);
   int st = (c->b && p->h) ? c->be->pool_destroy(c->b, p->h) : PS_OK;
   p->live = 0;
   p->h = NULL;
@@ -249,23 +222,6 @@ static int pool_destroy(lua_State *L) {
   ps_context(L);
   ps_check(L, pool_release(L, p, 0), "(destroying pool p%d)", p->id);
   return 0;
-}
-
-static void set_count(lua_State *L, const char *k, uint64_t v) {
-  lua_pushinteger(L, (lua_Integer)v);
-  lua_setfield(L, -2, k);
-}
-
-/* The free space estimate (docs/explain.md): free, largest_free,
- * free_estimated. */
-static void free_extents(lua_State *L, ps_poolud *p, uint64_t reserved) {
-  ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
-  uint64_t nfree = 0, largest = 0;
-  ps_ledger_free_space(c, p, reserved, &nfree, &largest);
-  set_count(L, "free", nfree);
-  set_count(L, "largest_free", largest);
-  lua_pushboolean(L, 1);
-  lua_setfield(L, -2, "free_estimated");
 }
 
 /* p:stats([{estimates = false}]) -> the driver's four counters (reserved,
@@ -289,10 +245,7 @@ static int pool_stats(lua_State *L) {
     lua_pushinteger(L, (lua_Integer)v);
     lua_setfield(L, -2, names[i]);
   }
-  set_count(L, "live", p->live_bytes);
-  set_count(L, "pending", p->pending_bytes);
-  set_count(L, "pending_count", p->pending_count);
-  if (estimates) free_extents(L, p, reserved);
+  ps_obs_pool_view(L, ps_context(L), p, reserved, estimates);
   return 1;
 }
 
@@ -302,7 +255,8 @@ static int pool_reset_high(lua_State *L) {
   ps_ctx *c = ps_context(L);
   ps_check(L, c->be->pool_set(c->b, p->h, PS_ATTR_RESERVED_HIGH, 0), "(resetting pool p%d)", p->id);
   ps_check(L, c->be->pool_set(c->b, p->h, PS_ATTR_USED_HIGH, 0), "(resetting pool p%d)", p->id);
-  if (c->tracing) trace_pool_op(L, c, p, PS_OP_SET, 4, 0, 0);
+  ps_obs_pool_set(L, c, &(ps_what){ .op = PS_OP_SET, .pool = p,
+                                    .setting = PS_SET_RESET_HIGH });
   lua_settop(L, 1);
   return 1;
 }
@@ -312,13 +266,9 @@ static int pool_trim(lua_State *L) {
   uint64_t keep = ps_optsize(L, 2, 0);   /* first: a Lua parser may destroy the pool */
   ps_poolud *p = ps_checkpool(L, 1);
   ps_ctx *c = ps_context(L);
-  if (c->tracing) ps_trace_sync_begin(c);
+  ps_wait_begin(L, c);
   ps_check(L, c->be->pool_trim(c->b, p->h, keep), "(trimming pool p%d)", p->id);
-  ps_ledger_released(c);
-  if (c->tracing) {
-    trace_pool_op(L, c, p, PS_OP_TRIM, 0, keep, 0);
-    ps_trace_sync_end(L, c);
-  }
+  ps_obs_waited(L, c, &(ps_what){ .op = PS_OP_TRIM, .pool = p, .size = keep });
   lua_settop(L, 1);
   return 1;
 }
@@ -326,12 +276,7 @@ static int pool_trim(lua_State *L) {
 /* Raises the failure of an allocation, naming size, pool and stream. */
 static int alloc_failed(lua_State *L, int st, uint64_t size, ps_poolud *p, ps_streamud *s) {
   char sz[32], n[16];
-  ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
-  ps_rec *r = c->tracing ? ps_trace_rec(L, c, PS_OP_ALLOC_FAILED, 0) : NULL;
-  if (r) {
-    r->stream = s->id, r->size = size;
-    ps_trace_pool(L, c, p, 0, 1);
-  }
+  ps_obs_alloc_failed(L, (ps_ctx *)lua_touserdata(L, PS_UP_CTX), p, s, size);
   return ps_fail(L, st, "allocating %s from pool p%d on stream %s",
                  ps_fmtsize(sz, sizeof sz, size), p->id, ps_streamname(n, sizeof n, s));
 }
@@ -364,15 +309,14 @@ static int pool_alloc(lua_State *L) {
   int st = c->be->pool_alloc(c->b, p->h, size, s->h, &b->addr, &note);
   if (st == PS_ERR_MEMORY_ALLOCATION) {
     lua_gc(L, LUA_GCCOLLECT);   /* finalizers may run any code: check again */
+    ps_free_deferred(L, c);     /* and memory they left (cudaMalloc'd) */
     p = ps_checkpool(L, 1);
     s = ps_checkstream(L, 3);
     st = c->be->pool_alloc(c->b, p->h, size, s->h, &b->addr, &note);
   }
   if (st != PS_OK) return alloc_failed(L, st, size, p, s);
   b->live = 1;
-  int fits = ps_ledger_alloc(L, c, p, s, b, note.rule);
-  ps_remember(c, b, p->id);
-  if (c->tracing) ps_trace_alloc(L, c, b, p, fits);
+  ps_obs_alloc(L, c, b, p, s, note.rule);
   return 1;
 }
 
@@ -384,36 +328,35 @@ static int pool_tostring(lua_State *L) {
   return 1;
 }
 
-/* Fields: the four settings (via the backend), location, device,
- * max_size, id, name, live, default; then methods. */
 static int pool_index(lua_State *L) {
   if (ps_method(L)) return 1;
   ps_poolud *p = (ps_poolud *)ps_checkud(L, 1, PS_UV_POOL, PS_POOL);
-  if (lua_type(L, 2) != LUA_TSTRING) return 0;   /* other keys read nil */
-  const char *k = lua_tostring(L, 2);
-  int i = setting_index(k);
+  int i = setting_index(L, 2);
   if (i >= 0) {
     ps_checkpool(L, 1);
     uint64_t v = get_attr(L, p, setting_attr[i]);
     if (i > 0) lua_pushboolean(L, v != 0);
     else if (v > (uint64_t)LUA_MAXINTEGER) lua_pushnumber(L, HUGE_VAL);
     else lua_pushinteger(L, (lua_Integer)v);
-  } else if (strcmp(k, "location") == 0) {
-    lua_pushstring(L, p->props.location == PS_LOCATION_HOST ? "host" : "device");
-  } else if (strcmp(k, "device") == 0) lua_pushinteger(L, p->props.device);
-  else if (strcmp(k, "max_size") == 0) lua_pushinteger(L, (lua_Integer)p->props.max_size);
-  else if (strcmp(k, "id") == 0) lua_pushinteger(L, p->id);
-  else if (strcmp(k, "name") == 0) lua_pushfstring(L, "p%d", p->id);
-  else if (strcmp(k, "live") == 0) lua_pushboolean(L, p->live);
-  else if (strcmp(k, "default") == 0) lua_pushboolean(L, p->is_default);
-  else lua_pushnil(L);
+    return 1;
+  }
+  switch (ps_field(L, 2, pool_fields)) {
+    case 0: lua_pushstring(L, p->props.location == PS_LOCATION_HOST ? "host" : "device"); break;
+    case 1: lua_pushinteger(L, p->props.device); break;
+    case 2: lua_pushinteger(L, (lua_Integer)p->props.max_size); break;
+    case 3: lua_pushinteger(L, p->id); break;
+    case 4: lua_pushfstring(L, "p%d", p->id); break;
+    case 5: lua_pushboolean(L, p->live); break;
+    case 6: lua_pushboolean(L, p->is_default); break;
+    default: lua_pushnil(L); break;              /* other keys read nil */
+  }
   return 1;
 }
 
 static int pool_newindex(lua_State *L) {
   ps_poolud *p = ps_checkpool(L, 1);
-  const char *k = luaL_checkstring(L, 2);
-  int i = setting_index(k);
+  luaL_checkstring(L, 2);
+  int i = setting_index(L, 2);
   if (i < 0) return luaL_error(L, "poolsh.Pool has no settable field '%s'", ps_shown(L, 2));
   set_setting(L, p, i, 3);
   return 0;
@@ -434,13 +377,9 @@ static const luaL_Reg pool_funcs[] = {
 };
 
 int poolsh_open_pool(lua_State *L) {
-  ps_newclass(L, PS_UV_POOL, PS_POOL, pool_methods, pool_meta);
+  ps_newclass(L, PS_UV_POOL, PS_POOL, pool_methods, pool_meta, settings);
+  ps_addfields(L, PS_POOL, pool_fields);
   lua_settop(L, 1);
   ps_setfuncs(L, pool_funcs);
-  if (lua_getfield(L, LUA_REGISTRYINDEX, DEFAULT_POOLS) == LUA_TNIL) {
-    lua_newtable(L);
-    lua_setfield(L, LUA_REGISTRYINDEX, DEFAULT_POOLS);
-  }
-  lua_pop(L, 1);
   return 0;
 }

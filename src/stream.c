@@ -7,8 +7,6 @@
 
 #include "poolsh.h"
 
-#define DEFAULT_STREAM "poolsh.default_stream"
-
 /* Returns the Stream at arg, refusing a destroyed one. */
 ps_streamud *ps_checkstream(lua_State *L, int arg) {
   ps_streamud *s = (ps_streamud *)ps_checkud(L, arg, PS_UV_STREAM, PS_STREAM);
@@ -28,23 +26,9 @@ ps_streamud *ps_optstream(lua_State *L, int arg) {
 }
 
 void ps_pushdefaultstream(lua_State *L) {
-  lua_getfield(L, LUA_REGISTRYINDEX, DEFAULT_STREAM);
-}
-
-/* Keeps the context's list of live streams (the ledger looks ids up). */
-static void link_stream(ps_ctx *c, ps_streamud *s) {
-  s->next = c->streams;
-  c->streams = s;
-  ps_ledger_stream_linked(c, s, 1);
-}
-
-static void unlink_stream(ps_ctx *c, ps_streamud *s) {
-  for (ps_streamud **pp = &c->streams; *pp; pp = &(*pp)->next)
-    if (*pp == s) {
-      *pp = s->next;
-      ps_ledger_stream_linked(c, s, 0);
-      return;
-    }
+  ps_pushdefaults(L);
+  lua_getfield(L, -1, "stream");
+  lua_remove(L, -2);
 }
 
 const char *ps_streamname(char *out, size_t n, const ps_streamud *s) {
@@ -71,18 +55,22 @@ static int stream_new(lua_State *L) {
                  prio, greatest, least);
   }
   int blocking = ps_optfield_bool(L, 1, "blocking", 1);
-  ps_streamud *s = (ps_streamud *)lua_newuserdatauv(L, sizeof *s, 0);
-  memset(s, 0, sizeof *s);
-  ps_setmetatable(L, PS_UV_STREAM);
+  ps_streamud *s = (ps_streamud *)ps_newobject(L, PS_UV_STREAM, 0);
   s->id = ps_nextid(L, PS_ID_STREAM);
-  ps_register_object(L, lua_gettop(L));
   s->priority = (int)prio;
   s->blocking = blocking;
   ps_check(L, c->be->stream_create(c->b, (int)prio, blocking, &s->h),
            "(creating stream s%d)", s->id);
   s->live = 1;
-  link_stream(c, s);
-  if (c->tracing) ps_trace_op(L, c, PS_OP_STREAM_CREATE, s->id, -1, -1, PS_UNSET, PS_UNSET);
+  ps_obs_stream_created(L, c, s);
+  return 1;
+}
+
+/* The default stream's userdata (run with the context as upvalue 1). */
+static int default_stream_new(lua_State *L) {
+  ps_streamud *s = (ps_streamud *)ps_newobject(L, PS_UV_STREAM, 0);
+  s->live = 1;
+  s->blocking = 1;
   return 1;
 }
 
@@ -99,19 +87,16 @@ static int stream_default(lua_State *L) {
 static int stream_release(lua_State *L, ps_streamud *s, int from_gc) {
   if (!s->live || s->id == 0) return PS_OK;
   ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
-  int id = s->id, open = c->b != NULL;
-  unlink_stream(c, s);
-  if (open && c->tracing) ps_trace_sync_begin(c);
-  int st = (open && s->h) ? c->be->stream_destroy(c->b, s->h) : PS_OK;
+  if (!c->b) {                          /* the context closed first */
+    s->live = 0;
+    return PS_OK;
+  }
+  if (!from_gc) ps_wait_begin(L, c);
+  else ps_obs_wait_begin(c);            /* a finalizer leaves deferred frees be */
+  int st = s->h ? c->be->stream_destroy(c->b, s->h) : PS_OK;
   s->live = 0;
   s->h = NULL;
-  if (st != PS_OK || !open) return st;
-  if (c->tracing) {
-    ps_rec *r = ps_trace_rec(L, c, PS_OP_STREAM_DESTROY, from_gc ? PS_REC_COLLECTED : 0);
-    if (r) r->stream = id;
-    ps_trace_sync_end(L, c);
-  }
-  ps_ledger_released(c);
+  ps_obs_stream_destroyed(L, c, s, st, from_gc);
   return st;
 }
 
@@ -140,14 +125,10 @@ static int stream_sync(lua_State *L) {
   ps_streamud *s = ps_checkstream(L, 1);
   ps_ctx *c = ps_context(L);
   char n[16];
-  if (c->tracing) ps_trace_sync_begin(c);
+  ps_wait_begin(L, c);
   ps_check(L, c->be->stream_sync(c->b, s->h), "(synchronizing stream %s)",
            ps_streamname(n, sizeof n, s));
-  if (c->tracing) {
-    ps_trace_op(L, c, PS_OP_STREAM_SYNC, s->id, -1, -1, PS_UNSET, PS_UNSET);
-    ps_trace_sync_end(L, c);
-  }
-  ps_after_sync(L, c, s, s->ops);
+  ps_obs_waited(L, c, &(ps_what){ .op = PS_OP_STREAM_SYNC, .stream = s });
   lua_settop(L, 1);
   return 1;
 }
@@ -159,7 +140,7 @@ static int stream_query(lua_State *L) {
   char n[16];
   ps_check(L, c->be->stream_query(c->b, s->h, &idle), "(querying stream %s)",
            ps_streamname(n, sizeof n, s));
-  if (idle) ps_after_idle(L, c, s, s->ops);
+  if (idle) ps_obs_idle(L, c, s, NULL);
   lua_pushboolean(L, idle);
   return 1;
 }
@@ -187,9 +168,7 @@ static int stream_wait(lua_State *L) {
   char n[16];
   ps_check(L, c->be->stream_wait(c->b, s->h, e->h), "(stream %s waiting on event e%d)",
            ps_streamname(n, sizeof n, s), e->id);
-  s->ops++;
-  if (e->rec_pos) ps_stream_learns(s, e->rec_stream, e->rec_pos);
-  if (c->tracing) ps_trace_op(L, c, PS_OP_WAIT, s->id, -1, e->id, PS_UNSET, PS_UNSET);
+  ps_obs_enqueued(L, c, &(ps_what){ .op = PS_OP_WAIT, .stream = s, .event = e });
   lua_settop(L, 1);
   return 1;
 }
@@ -202,20 +181,24 @@ static int stream_tostring(lua_State *L) {
   return 1;
 }
 
-/* Fields: id, name, priority, blocking, live, default; then methods. */
+/* A Stream's fields: mt.fields in Lua, stream_index here. */
+static const char *const stream_fields[] = {
+  "id", "name", "priority", "blocking", "live", "default", NULL
+};
+
 static int stream_index(lua_State *L) {
   if (ps_method(L)) return 1;
   ps_streamud *s = (ps_streamud *)ps_checkud(L, 1, PS_UV_STREAM, PS_STREAM);
-  if (lua_type(L, 2) != LUA_TSTRING) return 0;   /* other keys read nil */
-  const char *k = lua_tostring(L, 2);
   char n[16];
-  if (strcmp(k, "id") == 0) lua_pushinteger(L, s->id);
-  else if (strcmp(k, "name") == 0) lua_pushstring(L, ps_streamname(n, sizeof n, s));
-  else if (strcmp(k, "priority") == 0) lua_pushinteger(L, s->priority);
-  else if (strcmp(k, "blocking") == 0) lua_pushboolean(L, s->blocking);
-  else if (strcmp(k, "live") == 0) lua_pushboolean(L, s->live);
-  else if (strcmp(k, "default") == 0) lua_pushboolean(L, s->id == 0);
-  else lua_pushnil(L);
+  switch (ps_field(L, 2, stream_fields)) {
+    case 0: lua_pushinteger(L, s->id); break;
+    case 1: lua_pushstring(L, ps_streamname(n, sizeof n, s)); break;
+    case 2: lua_pushinteger(L, s->priority); break;
+    case 3: lua_pushboolean(L, s->blocking); break;
+    case 4: lua_pushboolean(L, s->live); break;
+    case 5: lua_pushboolean(L, s->id == 0); break;
+    default: lua_pushnil(L); break;              /* other keys read nil */
+  }
   return 1;
 }
 
@@ -233,24 +216,30 @@ static const luaL_Reg stream_funcs[] = {
   {"stream", stream_new}, {"default_stream", stream_default}, {NULL, NULL}
 };
 
+/* Makes the default stream once per state: a Stream with a NULL handle,
+ * id 0. The context is upvalue 1 of the functions it calls: here arg 1. */
+static int open_default_stream(lua_State *L) {
+  ps_ctx *c = (ps_ctx *)lua_touserdata(L, 1);
+  ps_pushdefaults(L);                                   /* [ctx, defaults] */
+  if (lua_getfield(L, -1, "stream") != LUA_TNIL) return 0;
+  lua_pop(L, 1);
+  lua_pushvalue(L, 1);
+  lua_pushcclosure(L, default_stream_new, 1);
+  lua_call(L, 0, 1);                                    /* [ctx, defaults, s] */
+  ps_streamud *s = (ps_streamud *)lua_touserdata(L, -1);
+  lua_setfield(L, -2, "stream");
+  ps_obs_stream_created(L, c, s);
+  return 0;
+}
+
 /* Adds Stream's functions to the module table at 1; makes the default
- * stream (a Stream with a NULL handle, id 0). */
+ * stream. */
 int poolsh_open_stream(lua_State *L) {
-  ps_newclass(L, PS_UV_STREAM, PS_STREAM, stream_methods, stream_meta);
+  ps_newclass(L, PS_UV_STREAM, PS_STREAM, stream_methods, stream_meta, stream_fields);
   lua_settop(L, 1);
   ps_setfuncs(L, stream_funcs);
-  if (lua_getfield(L, LUA_REGISTRYINDEX, DEFAULT_STREAM) == LUA_TNIL) {
-    ps_streamud *s = (ps_streamud *)lua_newuserdatauv(L, sizeof *s, 0);
-    memset(s, 0, sizeof *s);
-    s->tag = PS_TAG | PS_UV_STREAM;
-    s->live = 1;
-    s->blocking = 1;
-    luaL_setmetatable(L, PS_STREAM);
-    lua_setfield(L, LUA_REGISTRYINDEX, DEFAULT_STREAM);
-    lua_getfield(L, LUA_REGISTRYINDEX, PS_CONTEXT);
-    link_stream((ps_ctx *)lua_touserdata(L, -1), s);
-    lua_pop(L, 1);
-  }
-  lua_pop(L, 1);
+  lua_pushcfunction(L, open_default_stream);
+  lua_getfield(L, LUA_REGISTRYINDEX, PS_CONTEXT);
+  lua_call(L, 1, 0);
   return 0;
 }

@@ -8,16 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "poolsh.h"
-
-static const char *const op_names[PS_OP_COUNT] = {
-  "alloc", "alloc_failed", "free", "free_completed", "reserve", "release", "copy",
-  "fill", "touch", "verify", "spin", "record", "wait", "stream_sync", "event_sync",
-  "device_sync", "trim", "set", "pool_create", "pool_destroy", "stream_create",
-  "stream_destroy", "read", "write"
-};
-
-static const char *const kind_names[] = {"pool", "malloc", "pinned", "pageable"};
+#include "observer.h"
 
 struct ps_trace {
   ps_rec *v;
@@ -68,18 +59,10 @@ static void where(lua_State *L, ps_trace *tr, int32_t *src, int32_t *line) {
   }
 }
 
-/* The name of a reuse rule (docs/explain.md), NULL for none or unknown. */
-const char *ps_rule_name(int rule) {
-  static const char *const names[] = {
-    NULL, "stream order", "event dependency", "host synchronisation", "opportunistic",
-    "internal dependency", NULL
-  };
-  return rule >= 0 && rule <= PS_RULE_UNKNOWN ? names[rule] : NULL;
-}
-
 static ps_trace *trace_new(ps_ctx *c) {
-  if (!c->trace && (c->trace = calloc(1, sizeof *c->trace)) != NULL) c->trace->last_src = -1;
-  return c->trace;
+  ps_obs *o = c->obs;
+  if (!o->trace && (o->trace = calloc(1, sizeof *o->trace)) != NULL) o->trace->last_src = -1;
+  return o->trace;
 }
 
 /* ---- time ------------------------------------------------------------------ */
@@ -120,7 +103,8 @@ void ps_where(lua_State *L, ps_ctx *c, int32_t *src, int32_t *line) {
 }
 
 const char *ps_source_name(ps_ctx *c, int32_t src) {
-  return c->trace && src >= 0 && (size_t)src < c->trace->nsrc ? c->trace->srcs[src] : "?";
+  const ps_trace *tr = c->obs->trace;
+  return tr && src >= 0 && (size_t)src < tr->nsrc ? tr->srcs[src] : "?";
 }
 
 /* ---- recording ---------------------------------------------------------- */
@@ -147,9 +131,9 @@ static void stamp(ps_ctx *c, const ps_trace *tr, ps_rec *r) {
  * location (none with PS_REC_NOSRC or PS_REC_COLLECTED); every other
  * field unset. NULL when not recording or out of memory. */
 ps_rec *ps_trace_rec(lua_State *L, ps_ctx *c, ps_op op, int flags) {
-  ps_trace *tr = c->trace;
+  ps_trace *tr = c->obs->trace;
   int32_t src = -1, line = 0;
-  if (!c->tracing) return NULL;
+  if (!c->obs->tracing) return NULL;
   if (!flags) where(L, tr, &src, &line);
   ps_rec *r = append(tr);
   if (!r) return NULL;
@@ -163,14 +147,14 @@ ps_rec *ps_trace_rec(lua_State *L, ps_ctx *c, ps_op op, int flags) {
   return r;
 }
 
-static uint64_t pool_attr(ps_ctx *c, ps_poolud *p, ps_pool_attr a) {
+static uint64_t pool_attr(ps_ctx *c, ps_seen_pool *p, ps_pool_attr a) {
   uint64_t v = PS_UNSET;
   if (p->h && c->be->pool_get(c->b, p->h, a, &v) != PS_OK) v = PS_UNSET;
   return v;
 }
 
 /* Reads p's counters from the backend into the recorder's copies. */
-static void pool_baseline(ps_ctx *c, ps_poolud *p) {
+static void pool_baseline(ps_ctx *c, ps_seen_pool *p) {
   p->last_reserved = pool_attr(c, p, PS_ATTR_RESERVED_CURRENT);
   p->last_used = pool_attr(c, p, PS_ATTR_USED_CURRENT);
 }
@@ -181,10 +165,10 @@ static void pool_baseline(ps_ctx *c, ps_poolud *p) {
  * bytes); reserved is read from the backend only when the operation can
  * have grown the pool (an alloc), since a driver query on every free
  * would cost more than the recording budget. */
-void ps_trace_pool(lua_State *L, ps_ctx *c, ps_poolud *p, int64_t used_delta, int grows) {
-  ps_trace *tr = c->trace;
-  if (!c->tracing || !tr->n) return;
-  if (!p->live || !p->h) {                   /* destroyed: no counters to read */
+void ps_trace_pool(lua_State *L, ps_ctx *c, ps_seen_pool *p, int64_t used_delta, int grows) {
+  ps_trace *tr = c->obs->trace;
+  if (!c->obs->tracing || !tr->n) return;
+  if (!p->followed || !p->h) {                   /* destroyed: no counters to read */
     tr->v[tr->n - 1].pool = p->id;
     return;
   }
@@ -207,17 +191,17 @@ void ps_trace_pool(lua_State *L, ps_ctx *c, ps_poolud *p, int64_t used_delta, in
 
 /* Before a host synchronisation: remembers each pool's reserved bytes. */
 void ps_trace_sync_begin(ps_ctx *c) {
-  if (!c->tracing) return;
-  for (ps_poolud *p = c->pools; p; p = p->next) pool_baseline(c, p);
+  if (!c->obs->tracing) return;
+  for (ps_seen_pool *p = c->obs->pools; p; p = p->next) pool_baseline(c, p);
 }
 
 /* After it: a release event for each pool that gave memory back, caused
  * by the synchronisation just recorded (the last record). */
 void ps_trace_sync_end(lua_State *L, ps_ctx *c) {
-  ps_trace *tr = c->trace;
-  if (!c->tracing || !tr->n) return;
+  ps_trace *tr = c->obs->trace;
+  if (!c->obs->tracing || !tr->n) return;
   size_t cause = tr->n - 1;
-  for (ps_poolud *p = c->pools; p; p = p->next) {
+  for (ps_seen_pool *p = c->obs->pools; p; p = p->next) {
     uint64_t now = pool_attr(c, p, PS_ATTR_RESERVED_CURRENT);
     if (now != PS_UNSET && p->last_reserved != PS_UNSET && now < p->last_reserved) {
       ps_rec *r = ps_trace_rec(L, c, PS_OP_RELEASE, PS_REC_NOSRC);
@@ -260,20 +244,20 @@ void ps_trace_free(ps_trace *tr) {
 static int trace_start(lua_State *L) {
   ps_ctx *c = ps_context(L);
   ps_trace *tr = trace_of(L);
-  if (!c->tracing) {
+  if (!c->obs->tracing) {
     settle(c, tr);
     tr->ticking = c->be->ticks && c->be->ticks(c->b) != 0;
     if (tr->ticking) anchor(c, tr);
   }
-  c->tracing = 1;
-  for (ps_poolud *p = c->pools; p; p = p->next) pool_baseline(c, p);
+  c->obs->tracing = 1;
+  for (ps_seen_pool *p = c->obs->pools; p; p = p->next) pool_baseline(c, p);
   return 0;
 }
 
 static int trace_stop(lua_State *L) {
   ps_ctx *c = ps_context(L);
-  if (c->trace) settle(c, c->trace);
-  c->tracing = 0;
+  if (c->obs->trace) settle(c, c->obs->trace);
+  c->obs->tracing = 0;
   return 0;
 }
 
@@ -285,7 +269,7 @@ static int trace_clear(lua_State *L) {
 }
 
 static int trace_recording(lua_State *L) {
-  lua_pushboolean(L, ps_context(L)->tracing);
+  lua_pushboolean(L, ps_context(L)->obs->tracing);
   return 1;
 }
 
@@ -312,7 +296,7 @@ static void push_rec(lua_State *L, const ps_trace *tr, size_t i) {
   set_int(L, "seq", (int64_t)i + 1);
   lua_pushnumber(L, r->t);
   lua_setfield(L, -2, "t");
-  lua_pushstring(L, op_names[r->op]);
+  lua_pushstring(L, ps_op_names[r->op]);
   lua_setfield(L, -2, "op");
   if (r->src >= 0) {
     lua_pushfstring(L, "%s:%d", tr->srcs[r->src], (int)r->line);
@@ -332,13 +316,13 @@ static void push_rec(lua_State *L, const ps_trace *tr, size_t i) {
   }
   switch (r->op) {
     case PS_OP_ALLOC: case PS_OP_FREE: case PS_OP_ALLOC_FAILED:
-      lua_pushstring(L, kind_names[r->kind & 3]);
+      lua_pushstring(L, ps_kind_names[r->kind & 3]);
       lua_setfield(L, -2, "kind");
       if (r->op == PS_OP_ALLOC && r->rule != PS_RULE_UNKNOWN && r->kind == PS_KIND_POOL) {
         lua_pushboolean(L, r->rule != PS_RULE_NONE);
         lua_setfield(L, -2, "reused");
-        if (ps_rule_name(r->rule)) {
-          lua_pushstring(L, ps_rule_name(r->rule));
+        if (ps_rule_names[r->rule]) {
+          lua_pushstring(L, ps_rule_names[r->rule]);
           lua_setfield(L, -2, "rule");
         }
         if (r->other >= 0) set_int(L, "reused_from", r->other);
@@ -352,22 +336,14 @@ static void push_rec(lua_State *L, const ps_trace *tr, size_t i) {
       if (r->other >= 0) set_int(L, "event", r->other);
       break;
     case PS_OP_RELEASE:
-      if (r->kind == PS_OP_STREAM_SYNC)
-        lua_pushfstring(L, r->other ? "s%d:sync()" : "poolsh.default_stream():sync()", (int)r->other);
-      else if (r->kind == PS_OP_EVENT_SYNC) lua_pushfstring(L, "e%d:sync()", (int)r->other);
-      else if (r->kind == PS_OP_TRIM) lua_pushfstring(L, "p%d:trim()", (int)r->other);
-      else if (r->kind == PS_OP_VERIFY) lua_pushfstring(L, "poolsh.verify(b%d)", (int)r->other);
-      else if (r->kind == PS_OP_READ) lua_pushfstring(L, "b%d:read()", (int)r->other);
-      else if (r->kind == PS_OP_WRITE) lua_pushfstring(L, "b%d:write()", (int)r->other);
-      else if (r->kind == PS_OP_FREE) lua_pushfstring(L, "b%d:free()", (int)r->other);
-      else if (r->kind == PS_OP_STREAM_DESTROY) lua_pushfstring(L, "s%d:destroy()", (int)r->other);
-      else lua_pushliteral(L, "poolsh.sync()");
-      lua_setfield(L, -2, "cause");
+      lua_pushstring(L, ps_op_names[r->kind]);      /* poolsh/trace.lua words it */
+      lua_setfield(L, -2, "cause_op");
+      set_int(L, "cause_id", r->other);
       break;
     case PS_OP_SET:
-      lua_pushstring(L, ps_pool_setting_name(r->kind));
+      lua_pushstring(L, r->kind < PS_SET_RESET_HIGH ? ps_setting_names[r->kind] : "reset_high");
       lua_setfield(L, -2, "name");
-      if (r->kind > 0 && r->kind < 4) lua_pushboolean(L, r->value != 0);
+      if (r->kind > 0 && r->kind < PS_SET_RESET_HIGH) lua_pushboolean(L, r->value != 0);
       else if (r->value == UINT64_MAX) lua_pushnumber(L, (lua_Number)HUGE_VAL);
       else lua_pushinteger(L, (lua_Integer)r->value);
       lua_setfield(L, -2, "value");
@@ -413,29 +389,30 @@ int poolsh_open_trace(lua_State *L) {
 /* Appends the record of a buffer's alloc or free (pool p, NULL for the
  * other kinds), field by field: the hot path of a traced alloc+free loop.
  * The pool's counters are poolsh's own unless the pool may have grown. */
-static inline void buffer_event(lua_State *L, ps_ctx *c, ps_op op, const ps_bufferud *b,
-                         int32_t stream, ps_poolud *p, int flags, int grows) {
-  ps_trace *tr = c->trace;
+void ps_trace_buffer(lua_State *L, ps_ctx *c, ps_op op, const ps_bufferud *b, int32_t stream,
+                     ps_seen_pool *p, int collected, int grows) {
+  ps_trace *tr = c->obs->trace;
+  const ps_seen_buffer *sb = ps_seen_buffer_of(b);
   int32_t src = -1, line = 0;
-  if (op == PS_OP_ALLOC && b->src >= 0) src = b->src, line = b->line;  /* the ledger's */
-  else if (!flags) where(L, tr, &src, &line);
+  if (op == PS_OP_ALLOC && sb->src >= 0) src = sb->src, line = sb->line;  /* the ledger's */
+  else if (!collected) where(L, tr, &src, &line);
   ps_rec *r = append(tr);
   if (!r) return;
   r->op = (uint8_t)op;
   r->kind = (uint8_t)b->kind;
   r->rule = op != PS_OP_ALLOC ? 0 : b->kind != PS_KIND_POOL ? PS_RULE_UNKNOWN
-          : b->reused_from >= 0 ? (uint8_t)b->reuse_rule : PS_RULE_NONE;
-  r->gc = (uint8_t)(flags & PS_REC_COLLECTED);
+          : sb->reused_from ? (uint8_t)sb->reuse_rule : PS_RULE_NONE;
+  r->gc = (uint8_t)(collected != 0);
   r->stream = stream;
   r->buffer = b->id;
-  r->other = op == PS_OP_ALLOC ? b->reused_from : -1;
+  r->other = op == PS_OP_ALLOC && sb->reused_from ? sb->reused_from : -1;
   r->src = src, r->line = line;
   r->addr = b->addr, r->size = b->size;
   r->dur = 0;
   r->value = PS_UNSET;
   stamp(c, tr, r);
   int64_t delta = op == PS_OP_ALLOC ? (int64_t)b->size : -(int64_t)b->size;
-  if (p && !grows && p->live && p->h && p->last_used != PS_UNSET && p->last_reserved != PS_UNSET) {
+  if (p && !grows && p->followed && p->h && p->last_used != PS_UNSET && p->last_reserved != PS_UNSET) {
     r->pool = p->id;
     r->reserved = p->last_reserved;
     r->used = p->last_used += (uint64_t)delta;
@@ -445,33 +422,4 @@ static inline void buffer_event(lua_State *L, ps_ctx *c, ps_op op, const ps_buff
   r->pool = -1;
   r->reserved = r->used = r->pending = PS_UNSET;
   if (p) ps_trace_pool(L, c, p, delta, grows);
-}
-
-/* Records the allocation of b (from pool p; NULL for the other kinds);
- * fits: the pool cannot have grown for it (ps_ledger_alloc). */
-void ps_trace_alloc(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_poolud *p, int fits) {
-  if (c->tracing)
-    buffer_event(L, c, PS_OP_ALLOC, b, b->stream ? b->stream->id : -1, p, 0, !fits);
-}
-
-/* Records the free of b, queued on s for pool memory. */
-void ps_trace_release(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_streamud *s,
-                      ps_poolud *p, int from_gc) {
-  if (c->tracing)
-    buffer_event(L, c, PS_OP_FREE, b, s ? s->id : (b->kind == PS_KIND_POOL ? 0 : -1), p,
-                 from_gc ? PS_REC_COLLECTED : 0, 0);
-}
-
-/* Records an operation with no pool counters: ids are -1 and addr/size
- * PS_UNSET where they do not apply. */
-void ps_trace_op(lua_State *L, ps_ctx *c, ps_op op, int stream, int buffer, int other,
-                 uint64_t addr, uint64_t size) {
-  ps_rec *r = ps_trace_rec(L, c, op, 0);
-  if (!r) return;
-  r->stream = stream, r->buffer = buffer, r->other = other, r->addr = addr, r->size = size;
-}
-
-/* Sets the duration of the last record (a spin's is known on both backends). */
-void ps_trace_set_dur(ps_ctx *c, double ms) {
-  if (c->tracing && c->trace->n) c->trace->v[c->trace->n - 1].dur = ms;
 }

@@ -46,23 +46,23 @@ end
 -- profile loaded (poolsh.profile), or nil for the built-in defaults.
 function poolsh.sim.profile_info() return require("poolsh.profile").info() end
 
---- poolsh.device([index]): the core's description; on the sim with a
--- profile loaded, named after the profile's GPU.
-function poolsh.device(index)
-  local d = core.device(index)
-  local info = core.backend() == "sim" and poolsh.sim.profile_info()
-  if info then d.name = ("poolsh sim (%s profile)"):format(info.gpu or "a custom") end
-  return d
-end
 
 -- The core's raw views stay in poolsh.core; poolsh.trace and poolsh.live
 -- are what users call.
 for _, k in ipairs { "trace_start", "trace_stop", "trace_clear", "trace_events",
                      "trace_recording", "trace_count", "objects", "blocks", "live", "pending",
-                     "recent", "stream_state" } do
+                     "recent", "stream_state", "device_name", "names", "shown_max" } do
   poolsh[k] = nil
 end
 poolsh.core = core
+-- An error names the function by the first loaded module found to hold it,
+-- in no fixed order: as a loaded module, poolsh.core holds only what poolsh
+-- does not, so a message reads 'poolsh.fill' on every run.
+local own = {}
+for k, v in pairs(core) do
+  if poolsh[k] ~= v then own[k] = v end
+end
+package.loaded["poolsh.core"] = setmetatable(own, { __index = core })
 poolsh.trace = require "poolsh.trace"
 poolsh.live = require "poolsh.live"
 

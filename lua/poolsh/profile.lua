@@ -364,6 +364,7 @@ function M.apply(t, path)
   problem = arm_all(t.faults or {})
   if problem then fail(where, "%s", problem) end
   loaded = { gpu = t.gpu, driver = t.driver, runtime = t.runtime, date = t.date, path = path }
+  require("poolsh.core").device_name(("poolsh sim (%s profile)"):format(t.gpu or "a custom"))
   for _, msg in ipairs(M.fact_mismatches(t.facts)) do
     warn("poolsh: profile " .. where .. ": " .. msg)
   end

@@ -61,17 +61,8 @@ end
 function M.after() require("poolsh.live").after() end
 
 -- Names a value offers for completion: table keys, or a poolsh object's
--- methods and fields.
-local object_fields = {
-  ["poolsh.Pool"] = {"release_threshold", "follow_event_dependencies", "opportunistic",
-                     "internal_dependencies", "location", "device", "max_size", "id", "name",
-                     "live", "default"},
-  ["poolsh.Stream"] = {"id", "name", "priority", "blocking", "live", "default"},
-  ["poolsh.Event"] = {"id", "name", "timing", "live"},
-  ["poolsh.Buffer"] = {"size", "addr", "kind", "pool", "stream", "live", "id", "name",
-                       "registered"},
-}
-
+-- methods and fields (mt.methods and mt.fields, the lists the C side
+-- binds).
 local function members(v, methods_only)
   local names = {}
   if type(v) == "table" then
@@ -85,7 +76,7 @@ local function members(v, methods_only)
   if type(mt) == "table" and type(mt.methods) == "table" then
     for k in pairs(mt.methods) do names[#names + 1] = k end
     if not methods_only then
-      for _, k in ipairs(object_fields[mt.__name] or {}) do names[#names + 1] = k end
+      for _, k in ipairs(mt.fields or {}) do names[#names + 1] = k end
     end
   end
   return names

@@ -15,8 +15,28 @@ trace.recording = core.trace_recording
 --- trace.count() -> how many events are recorded.
 trace.count = core.trace_count
 
+-- How a release's cause reads, by the cause's op: the call a user wrote.
+local cause_call = {
+  stream_sync = function(id)
+    return id == 0 and "poolsh.default_stream():sync()" or ("s%d:sync()"):format(id)
+  end,
+  event_sync = "e%d:sync()", trim = "p%d:trim()", verify = "poolsh.verify(b%d)",
+  read = "b%d:read()", write = "b%d:write()", free = "b%d:free()",
+  stream_destroy = "s%d:destroy()", device_sync = "poolsh.sync()",
+}
+
 --- trace.events([from [, to]]) -> array of event tables, oldest first.
-function trace.events(from, to) return core.trace_events(from, to) end
+function trace.events(from, to)
+  local events = core.trace_events(from, to)
+  for _, e in ipairs(events) do
+    if e.cause_op then
+      local call = cause_call[e.cause_op] or "poolsh.sync()"
+      e.cause = type(call) == "function" and call(e.cause_id) or call:format(e.cause_id)
+      e.cause_op, e.cause_id = nil, nil
+    end
+  end
+  return events
+end
 
 --- trace.meta([events]) -> {backend, device, pools, streams}: what the
 -- events refer to, for the exporters.

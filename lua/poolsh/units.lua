@@ -13,6 +13,13 @@ local duration_units = {
   ns = 1e-6, us = 1e-3, ["µs"] = 1e-3, ms = 1, [""] = 1, s = 1e3, sec = 1e3, min = 6e4,
 }
 
+-- A value quoted back in a message, cut as C cuts them (PS_SHOWN_MAX bytes
+-- of src/poolsh.h, poolsh.core.shown_max, then "...").
+local SHOWN_MAX = require("poolsh.core").shown_max
+local function shown(s)
+  return #s > SHOWN_MAX and s:sub(1, SHOWN_MAX) .. "..." or s
+end
+
 -- Splits "1.5 GiB" into 1.5 and "gib"; nil when it is not number+unit.
 local function split(s)
   local num, unit = s:match("^%s*([%d%.]+[eE]?[%+%-]?%d*)%s*(%S*)%s*$")
@@ -36,17 +43,17 @@ function M.size(s)
   elseif type(s) ~= "string" then
     return nil, "size expected (integer or string), got " .. type(s)
   end
-  if s:match("^%s*%-") then return nil, "size must not be negative: '" .. s .. "'" end
+  if s:match("^%s*%-") then return nil, "size must not be negative: '" .. shown(s) .. "'" end
   local n, unit = split(s)
   local mult = unit and size_units[unit]
   if not n or not mult then
-    return nil, "invalid size '" .. s .. "' (use e.g. 4096, \"4 KiB\", \"1.5 GiB\", \"64MB\")"
+    return nil, "invalid size '" .. shown(s) .. "' (use e.g. 4096, \"4 KiB\", \"1.5 GiB\", \"64MB\")"
   end
   local bytes = n * mult
   if bytes ~= math.floor(bytes) then
-    return nil, "size '" .. s .. "' is not a whole number of bytes"
+    return nil, "size '" .. shown(s) .. "' is not a whole number of bytes"
   end
-  if bytes >= 2^63 then return nil, "size '" .. s .. "' too large" end
+  if bytes >= 2^63 then return nil, "size '" .. shown(s) .. "' too large" end
   return math.tointeger(bytes)
 end
 
@@ -58,11 +65,11 @@ function M.duration(d)
   elseif type(d) ~= "string" then
     return nil, "duration expected (ms or string), got " .. type(d)
   end
-  if d:match("^%s*%-") then return nil, "duration must not be negative: '" .. d .. "'" end
+  if d:match("^%s*%-") then return nil, "duration must not be negative: '" .. shown(d) .. "'" end
   local n, unit = split(d)
   local mult = unit and duration_units[unit]
   if not n or not mult then
-    return nil, "invalid duration '" .. d .. "' (use e.g. 5, \"200 us\", \"5 ms\", \"1 s\")"
+    return nil, "invalid duration '" .. shown(d) .. "' (use e.g. 5, \"200 us\", \"5 ms\", \"1 s\")"
   end
   return n * mult
 end

@@ -48,6 +48,7 @@ typedef struct err { int code; const char *name, *text; } err;
 static const err ERRS[] = {
   { PS_OK, "cudaSuccess", "no error" },
   { PS_ERR_INVALID_VALUE, "cudaErrorInvalidValue", "invalid argument" },
+  { PS_ERR_CLOCK_END, "cudaErrorInvalidValue", "invalid argument" },
   { PS_ERR_MEMORY_ALLOCATION, "cudaErrorMemoryAllocation", "out of memory" },
   { PS_ERR_INSUFFICIENT_DRIVER, "cudaErrorInsufficientDriver",
     "CUDA driver version is insufficient for CUDA runtime version" },
@@ -295,7 +296,7 @@ static int sim_spin(void *ctx, ps_stream *s, double ms) {
   if (!st) return PS_ERR_INVALID_RESOURCE;
   if (!(ms >= 0) || ms > 1e12) return PS_ERR_INVALID_VALUE;
   int64_t dur = (int64_t)llround(ms * 1e6);
-  if (!sim_enqueue_fits(c, st, dur)) return PS_ERR_INVALID_VALUE;
+  if (!sim_enqueue_fits(c, st, dur)) return PS_ERR_CLOCK_END;
   sim_op op = { .kind = SIM_OP_NONE };
   return enqueue_op(c, st, dur, &op, 0);
 }

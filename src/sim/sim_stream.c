@@ -592,7 +592,7 @@ int sim_sleep(void *ctx, double ms) {
   sim_ctx *c = ctx;
   if (!(ms >= 0) || ms > 1e12) return PS_ERR_INVALID_VALUE;
   int64_t d = (int64_t)llround(ms * 1e6);
-  if (!sim_clock_fits(c->host_now, d)) return PS_ERR_INVALID_VALUE;
+  if (!sim_clock_fits(c->host_now, d)) return PS_ERR_CLOCK_END;
   int64_t t = c->host_now + d;
   if (sim_wait_check(c, t) != PS_OK) return PS_INTERRUPTED;
   sim_host_advance(c, t);

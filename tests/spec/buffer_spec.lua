@@ -26,7 +26,7 @@ describe("buffers of every kind", function()
         assert.is_true(b.addr ~= 0)
         assert.is_true(b.live)
         assert.equal("b" .. b.id, b.name)
-        assert.matches("^poolsh.Buffer b%d+ %(64.0 KiB " .. kind .. "%)$", tostring(b))
+        assert.matches("^poolsh.Buffer b%d+ %(64.00 KiB " .. kind .. "%)$", tostring(b))
         if kind ~= "pool" then
           assert.is_nil(b.pool)
           assert.is_nil(b.stream)

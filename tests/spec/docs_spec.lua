@@ -65,38 +65,11 @@ local function mentioned(text)
   return set
 end
 
---- The body of static int <fname>(lua_State *L) { ... } in a C file.
-local function c_function(path, fname)
-  local src = slurp(path)
-  local body = src:match("\nstatic int " .. fname .. "%(lua_State %*L%) {\n(.-)\n}\n")
-  assert(body, "no " .. fname .. " in " .. path)
-  return body, src
-end
-
--- Where the C side lists each type's fields: the keys its __index
--- compares (and, for Pool, its settings table). A field list read from
--- the metatable (mt.fields) wins when the C side provides one.
-local FIELD_SOURCES = {
-  Stream = { "src/stream.c", "stream_index" },
-  Event = { "src/event.c", "event_index" },
-  Pool = { "src/pool.c", "pool_index", settings = true },
-  Buffer = { "src/buffer.c", "buffer_index" },
-}
-
+-- Each type's fields, as the C side lists them: mt.fields, the one list
+-- its __index, REPL completion and this spec share.
 local function c_fields(tname, mt)
-  local list = {}
-  if type(mt.fields) == "table" then
-    for k, v in pairs(mt.fields) do list[#list + 1] = type(k) == "string" and k or v end
-    return list
-  end
-  local where = FIELD_SOURCES[tname]
-  local body, src = c_function(where[1], where[2])
-  for k in body:gmatch('strcmp%(k, "([%w_]+)"%)') do list[#list + 1] = k end
-  if where.settings then
-    local t = assert(src:match("settings%[%] = {(.-)}"), "no settings table in " .. where[1])
-    for k in t:gmatch('"([%w_]+)"') do list[#list + 1] = k end
-  end
-  return list
+  assert(type(mt.fields) == "table", tname .. "'s metatable has no fields list")
+  return mt.fields
 end
 
 --- One live object of each type, plus a reused pool buffer so that every

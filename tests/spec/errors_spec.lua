@@ -107,7 +107,7 @@ describe("errors", function()
     local ok, err = pcall(q.alloc, q, "128 MiB", s)
     assert.is_false(ok)
     assert.matches("^cudaErrorMemoryAllocation", err)
-    assert.matches("allocating 128.0 MiB", err, 1, true)
+    assert.matches("allocating 128.00 MiB", err, 1, true)
     assert.matches("pool p" .. q.id, err, 1, true)
     assert.matches("stream s" .. s.id, err, 1, true)
     -- nothing is held; the driver mapped up to max_size before failing, so

@@ -1,0 +1,94 @@
+/*
+ * observe.h: the observation layer's entry points, the only calls the
+ * bindings make into it (docs/architecture.md). A binding checks its
+ * arguments, calls the backend, then reports what happened once; the
+ * layer fans the report out to the ledger (ledger.c), the recorder
+ * (trace.c) and the views (inspect.c). It never changes what it observes.
+ */
+#ifndef POOLSH_OBSERVE_H
+#define POOLSH_OBSERVE_H
+
+/* What poolsh does, as the recorder names it (docs/trace.md). */
+typedef enum {
+  PS_OP_ALLOC, PS_OP_ALLOC_FAILED, PS_OP_FREE, PS_OP_FREE_COMPLETED, PS_OP_RESERVE,
+  PS_OP_RELEASE, PS_OP_COPY, PS_OP_FILL, PS_OP_TOUCH, PS_OP_VERIFY, PS_OP_SPIN,
+  PS_OP_RECORD, PS_OP_WAIT, PS_OP_STREAM_SYNC, PS_OP_EVENT_SYNC, PS_OP_DEVICE_SYNC,
+  PS_OP_TRIM, PS_OP_SET, PS_OP_POOL_CREATE, PS_OP_POOL_DESTROY, PS_OP_STREAM_CREATE,
+  PS_OP_STREAM_DESTROY, PS_OP_READ, PS_OP_WRITE, PS_OP_COUNT
+} ps_op;
+
+extern const char *const ps_op_names[PS_OP_COUNT];
+
+/* One reported event. Only the fields its op uses are set; the rest are
+ * zero (a designated initializer leaves them so). */
+typedef struct ps_what {
+  ps_op op;
+  ps_streamud *stream;       /* the stream it went on or waited for */
+  ps_eventud *event;
+  ps_poolud *pool;
+  const ps_bufferud *buffer;
+  const ps_bufferud *other;  /* a copy's source */
+  uint64_t offset, size;     /* the bytes of buffer it touched; trim: what it keeps */
+  uint64_t value;            /* set: the value written */
+  int setting;               /* set: the index in ps_setting_names, or PS_SET_RESET_HIGH */
+  double dur;                /* ms of device work when known (spin) */
+  int collected;             /* done by a finalizer */
+} ps_what;
+
+#define PS_SET_RESET_HIGH 4
+
+/* Makes the layer's state (raises on out of memory) and frees it. */
+void ps_obs_open(lua_State *L, ps_ctx *c);
+void ps_obs_close(ps_ctx *c);
+
+/* Objects coming and going. The stream's and pool's records start
+ * following them here; a destroyed one (any status) stops. */
+void ps_obs_stream_created(lua_State *L, ps_ctx *c, ps_streamud *s);
+void ps_obs_pool_created(lua_State *L, ps_ctx *c, ps_poolud *p);
+void ps_obs_pool_destroying(lua_State *L, ps_ctx *c, ps_poolud *p, int collected);
+
+/* Buffers: an allocation (pool and stream NULL for the other kinds; said:
+ * the backend's word on reuse), one that failed, and a free (queued on
+ * stream s for pool memory; NULL for the other kinds). */
+void ps_obs_alloc(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_poolud *p,
+                  ps_streamud *s, ps_reuse_rule said);
+void ps_obs_alloc_failed(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, uint64_t size);
+void ps_obs_free(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_streamud *s, int collected);
+
+/* Work queued on a stream: copy, fill, touch, spin, record, wait. */
+void ps_obs_enqueued(lua_State *L, ps_ctx *c, const ps_what *w);
+/* A pool's settings changed: set (reset_high too). */
+void ps_obs_pool_set(lua_State *L, ps_ctx *c, const ps_what *w);
+
+/* A host wait: begun before the backend call, ended after it succeeded,
+ * with its cause: stream, event and device syncs, verify, read, write
+ * (each waits for its stream), trim, a stream destroyed, a cudaFree. */
+void ps_obs_wait_begin(ps_ctx *c);
+void ps_obs_waited(lua_State *L, ps_ctx *c, const ps_what *w);
+/* A stream destroyed (at any status): it is no longer followed; when
+ * destroying it succeeded, it was a host wait (docs/calibration.md E3). */
+void ps_obs_stream_destroyed(lua_State *L, ps_ctx *c, ps_streamud *s, int status, int collected);
+
+/* A query found stream s idle, or event e (on s) complete. */
+void ps_obs_idle(lua_State *L, ps_ctx *c, ps_streamud *s, ps_eventud *e);
+
+/* What the views tell bindings back: a buffer's reuse (-1 and
+ * PS_RULE_NONE when fresh); a pool's ledger counts (live, pending,
+ * pending_count) and, with estimates, its free space (free, largest_free,
+ * free_estimated), set into the table on top. */
+void ps_obs_reuse(const ps_bufferud *b, int32_t *from, ps_reuse_rule *rule);
+void ps_obs_pool_view(lua_State *L, ps_ctx *c, const ps_poolud *p, uint64_t reserved,
+                      int estimates);
+
+/* A Buffer's record is zeroed with it (buffer.c's hot path): 0 reads as
+ * "not reused". */
+#define PS_SEEN_BUFFER_BYTES 16
+
+/* The size of each bound type's userdata: its struct, then the layer's
+ * record (by context user value index). */
+extern const size_t ps_udsize[];
+
+int poolsh_open_trace(lua_State *L);
+int poolsh_open_inspect(lua_State *L);
+
+#endif

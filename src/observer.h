@@ -1,0 +1,139 @@
+/*
+ * observer.h: the observation layer's own state and the observers it fans
+ * out to: the ledger (ledger.c), the recorder (trace.c), the views
+ * (inspect.c). Only observe.c and those three include it; bindings see
+ * observe.h.
+ */
+#ifndef POOLSH_OBSERVER_H
+#define POOLSH_OBSERVER_H
+
+#include "poolsh.h"
+
+typedef struct ps_trace ps_trace;
+typedef struct ps_ledger ps_ledger;
+
+#define PS_KNOWS 4
+#define PS_UNSET UINT64_MAX
+
+/* What poolsh knows of a stream: it follows the Stream's struct in its
+ * userdata (ps_seen_stream_of), so it lives as long as the Stream. */
+typedef struct ps_seen_stream {
+  int32_t id;
+  int followed;              /* in the layer's list: the stream lives */
+  ps_stream *h;              /* the backend's handle, for stream_peek */
+  uint64_t ops;              /* operations poolsh queued on it: its position */
+  uint64_t synced;           /* the host synchronised past this many */
+  uint64_t done;             /* known complete: syncs, and idle queries */
+  struct { int32_t stream; uint64_t pos; } knows[PS_KNOWS];  /* event waits */
+  int32_t pendq;             /* ledger: its queue of pending frees, index + 1 */
+  struct ps_seen_stream *next;
+} ps_seen_stream;
+
+typedef struct ps_seen_pool {
+  int32_t id;
+  int followed;
+  ps_pool *h;
+  uint64_t last_reserved;    /* recorder: reserved bytes last seen */
+  uint64_t last_used;        /* recorder: used bytes, kept by alloc and free */
+  uint64_t live_bytes, pending_bytes;   /* ledger: blocks allocated, frees queued */
+  uint64_t pending_count;
+  ps_addr lo;                /* lowest block address seen: the arena's base */
+  int edges;                 /* ledger: its blocks' edges are kept (free space asked) */
+  struct ps_seen_pool *next;
+} ps_seen_pool;
+
+typedef struct ps_seen_event {
+  int32_t rec_stream;        /* where it was last recorded: stream id, */
+  uint64_t rec_pos;          /* and that stream's position (0: never) */
+} ps_seen_event;
+
+typedef struct ps_seen_buffer {
+  int32_t reused_from;       /* the buffer whose memory this reuses, or 0 (ids start at 1) */
+  int32_t src, line;         /* where it was allocated, src -1: unknown */
+  ps_reuse_rule reuse_rule;
+} ps_seen_buffer;
+
+static inline ps_seen_stream *ps_seen_stream_of(const ps_streamud *s) {
+  return (ps_seen_stream *)(void *)(s + 1);
+}
+static inline ps_seen_pool *ps_seen_pool_of(const ps_poolud *p) {
+  return (ps_seen_pool *)(void *)(p + 1);
+}
+static inline ps_seen_event *ps_seen_event_of(const ps_eventud *e) {
+  return (ps_seen_event *)(void *)(e + 1);
+}
+static inline ps_seen_buffer *ps_seen_buffer_of(const ps_bufferud *b) {
+  return (ps_seen_buffer *)(void *)(b + 1);
+}
+
+/* The layer's state, one per context. */
+struct ps_obs {
+  ps_trace *trace;           /* the recorder, NULL until first used */
+  int tracing;               /* recording now */
+  int sources;               /* remember where each buffer was allocated */
+  uint32_t waits;            /* host waits that could release pool memory */
+  struct ps_recent {         /* the last allocations, for the REPL's live view */
+    int32_t buffer, pool, stream, reused_from;
+    uint8_t rule, kind;
+    uint64_t size;
+  } recent[64];
+  uint64_t nrecent;          /* allocations so far (recent is a ring) */
+  ps_seen_pool *pools;       /* the live pools and streams, newest first */
+  ps_seen_stream *streams;
+  ps_ledger *ledger;         /* the blocks poolsh allocated */
+};
+
+/* One recorded event. Ids are -1 and sizes PS_UNSET when they do not
+ * apply; other is the second object (copy source, event, reused-from
+ * buffer, a release's cause); kind is the buffer kind, a set's setting,
+ * or a release's cause op. */
+typedef struct ps_rec {
+  uint8_t op, kind, rule, gc;
+  int32_t stream, pool, buffer, other;
+  int32_t src, line;
+  union {
+    double t;                 /* ms on the backend's clock, */
+    uint64_t tick;            /* or the backend's ticks until settled (trace.c) */
+  };
+  double dur;                 /* ms of device work, or 0 when unknown */
+  uint64_t addr, size, reserved, used, pending, value;
+} ps_rec;
+
+/* trace.c: the recorder (docs/trace.md). */
+enum { PS_REC_COLLECTED = 1, PS_REC_NOSRC = 2 };
+ps_rec *ps_trace_rec(lua_State *L, ps_ctx *c, ps_op op, int flags);
+void ps_trace_pool(lua_State *L, ps_ctx *c, ps_seen_pool *p, int64_t used_delta, int grows);
+void ps_trace_sync_begin(ps_ctx *c);
+void ps_trace_sync_end(lua_State *L, ps_ctx *c);
+void ps_trace_free(ps_trace *tr);
+void ps_trace_buffer(lua_State *L, ps_ctx *c, ps_op op, const ps_bufferud *b, int32_t stream,
+                     ps_seen_pool *p, int collected, int grows);
+void ps_where(lua_State *L, ps_ctx *c, int32_t *src, int32_t *line);
+const char *ps_source_name(ps_ctx *c, int32_t src);
+
+/* ledger.c: blocks, pending frees, reuse (docs/explain.md). */
+typedef struct ps_span {
+  ps_addr addr;
+  uint64_t size;
+  int32_t buffer, stream;
+  int pending;
+} ps_span;
+
+int ps_ledger_alloc(lua_State *L, ps_ctx *c, ps_seen_pool *p, ps_seen_stream *s,
+                    const ps_bufferud *b, ps_reuse_rule said);
+void ps_ledger_track(lua_State *L, ps_ctx *c, const ps_bufferud *b);
+void ps_ledger_untrack(ps_ctx *c, const ps_bufferud *b);
+void ps_ledger_free(ps_ctx *c, ps_seen_pool *p, ps_seen_stream *s, const ps_bufferud *b);
+void ps_ledger_learn(lua_State *L, ps_ctx *c);
+void ps_ledger_released(ps_ctx *c);
+void ps_ledger_pool_followed(ps_ctx *c, ps_seen_pool *p, int followed);
+void ps_ledger_stream_followed(ps_ctx *c, ps_seen_stream *s, int followed);
+ps_seen_stream *ps_stream_by_id(ps_ctx *c, int32_t id);
+ps_span *ps_ledger_spans(ps_ctx *c, const ps_seen_pool *p, size_t *n);
+void ps_ledger_free_space(ps_ctx *c, ps_seen_pool *p, uint64_t reserved, uint64_t *nfree,
+                          uint64_t *largest);
+lua_Integer ps_ledger_push_live(lua_State *L, ps_ctx *c, lua_Integer max);
+lua_Integer ps_ledger_push_pending(lua_State *L, ps_ctx *c, lua_Integer max);
+void ps_ledger_free_all(ps_ledger *l);
+
+#endif

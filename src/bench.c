@@ -23,12 +23,18 @@ static int bench_c(lua_State *L) {
   ps_poolud *p = ps_checkpool(L, 1);
   ps_streamud *s = ps_optstream(L, 2);
   lua_Integer n = luaL_checkinteger(L, 4);
+  luaL_argcheck(L, n >= 0, 4, "count must be >= 0");
   ps_ctx *c = ps_context(L);
   double t0 = seconds();
   for (lua_Integer i = 0; i < n; i++) {
     ps_addr a = 0;
     ps_check(L, c->be->pool_alloc(c->b, p->h, size, s->h, &a, NULL), "(bench alloc)");
-    ps_check(L, c->be->pool_free(c->b, a, s->h), "(bench free)");
+    int st = c->be->pool_free(c->b, a, s->h);
+    if (st != PS_OK) {              /* the block stays allocated: say so */
+      char sz[32];
+      ps_fail(L, st, "(bench free: %s left allocated in pool p%d)",
+              ps_fmtsize(sz, sizeof sz, size), p->id);
+    }
   }
   lua_pushnumber(L, seconds() - t0);
   return 1;

@@ -317,7 +317,9 @@ local TRIGGERS = {
     local q <close> = poolsh.pool{ max_size = "32 MiB" }
     poolsh.bench_c(q, s, "64 MiB", 1)
   end,
-  ["... (bench free)"] = fault("pool_free", function(s, p) poolsh.bench_c(p, s, 16, 1) end),
+  ["... (bench free: <size> left allocated in pool p<n>)"] =
+    fault("pool_free", function(s, p) poolsh.bench_c(p, s, 16, 1) end),
+  ["bad argument #4 to 'bench_c' (count must be >= 0)"] = function() poolsh.bench_c(poolsh.pool{}, nil, 16, -1) end,
   ["... (bench alloc)"] = function(s)
     local q <close> = poolsh.pool{ max_size = "32 MiB" }
     local alloc = poolsh.bench_floor(q, s, "64 MiB")

@@ -148,3 +148,34 @@ describe("the REPL", function()
     assert.truthy(wait_for("alive", 5), screen())
   end)
 end)
+
+describe("completion's names", function()
+  local poolsh = H.poolsh
+  local complete = require("poolsh.repl").complete
+
+  it("offer every field the C side lists (mt.fields), and every method", function()
+    local s, p = poolsh.stream(), poolsh.pool{}
+    local b <close> = p:alloc(64, s)
+    local env = { s = s, p = p, b = b, e = poolsh.event() }
+    for name, v in pairs(env) do
+      local mt = getmetatable(v)
+      local got = {}
+      for _, w in ipairs(complete(name .. ".", env)) do got[w] = true end
+      assert.is_true(#mt.fields >= 4, mt.__name)
+      for _, f in ipairs(mt.fields) do
+        assert.is_true(got[name .. "." .. f], mt.__name .. " completion misses " .. f)
+      end
+      for m in pairs(mt.methods) do
+        assert.same({ name .. ":" .. m }, (function()
+          local only = {}
+          for _, w in ipairs(complete(name .. ":" .. m, env)) do
+            if w == name .. ":" .. m then only[#only + 1] = w end
+          end
+          return only
+        end)())
+      end
+    end
+    assert.same({ "b.reuse_rule", "b.reused", "b.reused_from" }, complete("b.reuse", env))
+    env.e:destroy(); p:destroy(); s:destroy()
+  end)
+end)

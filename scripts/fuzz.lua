@@ -666,9 +666,17 @@ function ops.free()
     end
     if rec.st.live and chance(0.5) then st = rec.st else st = pick(live_streams()) end
     if chance(0.02) and next(rec.busy) then
-      -- racy: the free is not ordered after work on other streams; memory it
-      -- gives back may be written late, so the pool's new buffers are unknown
+      -- racy: the free is not ordered after work on other streams. That work
+      -- may write the memory after it is reused (new buffers are unknown
+      -- until a device sync) or copy from it after (so what it copies to is)
       taint = true
+      for n, q in pairs(rec.busy) do
+        if allst[n] ~= st and allst[n].done < q then
+          for _, o in ipairs(bufs) do
+            if (o.busy[n] or 0) > allst[n].done then o.tainted = true; shadow_new(o) end
+          end
+        end
+      end
     else
       order(st, {rec})
     end

@@ -5,12 +5,7 @@
 local H = require "helpers"
 local poolsh = H.poolsh
 
-local function slurp(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local slurp = H.slurp
 
 local API_MD = "docs/api.md"
 

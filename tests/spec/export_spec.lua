@@ -19,12 +19,7 @@ local function have(prog)
   return ok
 end
 
-local function slurp(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local slurp = require("helpers").slurp
 
 local tmpdir = sh("mktemp -d"):gsub("%s+$", "")
 local function tmp(name) return tmpdir .. "/" .. name end

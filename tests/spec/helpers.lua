@@ -34,6 +34,14 @@ end
 -- the run instead of failing it.
 function H.drops_buffers(reason) package.loaded.leakcheck.drops_buffers(reason) end
 
+--- The whole contents of the file at path.
+function H.slurp(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
 --- Real-time sleep for the CLI/REPL tests (not the device's clock).
 function H.rsleep(s) os.execute("sleep " .. s) end
 
@@ -56,7 +64,8 @@ H.exe = H.build .. "/poolsh"
 local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 H.quote = q
 
-local function slurp(path)
+-- A file's contents, "" when it cannot be read (a command's output files).
+local function contents(path)
   local f = io.open(path, "rb")
   if not f then return "" end
   local s = f:read("a")
@@ -76,7 +85,7 @@ function H.sh(cmd, stdin)
     full = full .. " </dev/null"
   end
   local ok, how, code = os.execute(full)
-  local o, e = slurp(out), slurp(err)
+  local o, e = contents(out), contents(err)
   os.remove(out); os.remove(err)
   if inp then os.remove(inp) end
   if how == "signal" then code = 128 + code end

@@ -77,12 +77,7 @@ local function pattern(quote)
   return (p:gsub("%z", ".-"))
 end
 
-local function slurp(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local slurp = H.slurp
 
 --- Every quote in docs/*.md: {[text] = {where...}}.
 local function quotes()
@@ -152,6 +147,22 @@ end
 -- A build with the cuda backend, its GPUs hidden (CUDA_VISIBLE_DEVICES=).
 local function with_cuda(t)
   t.with_cuda = true
+  return t
+end
+-- Whether this machine has a CUDA driver (a build with the cuda backend
+-- says cudaErrorInsufficientDriver where it has none).
+local driver_found
+local function have_driver()
+  if driver_found == nil then
+    local o, e = H.sh("env -u POOLSH_BACKEND " .. H.exe .. " --backend=auto -e ''")
+    driver_found = not (o .. e):find("InsufficientDriver")
+  end
+  return driver_found
+end
+-- A trigger that needs the cuda backend and a driver (the quote names the
+-- error a machine with a driver but no visible device gives).
+local function with_driver(t)
+  t.with_cuda, t.with_driver = true, true
   return t
 end
 -- A profile file (text, named fname, default my.lua) given to a child
@@ -276,9 +287,9 @@ local TRIGGERS = {
   ["<cudaErrorName>: <description> (the cuda backend was asked for)"] =
     with_cuda(lua("poolsh.backend()", "CUDA_VISIBLE_DEVICES= POOLSH_BACKEND=cuda")),
   ["poolsh: cudaErrorNoDevice: no CUDA-capable device is detected (the cuda backend was asked for)"] =
-    with_cuda(cli("--backend=cuda -e ''", "CUDA_VISIBLE_DEVICES=")),
+    with_driver(cli("--backend=cuda -e ''", "CUDA_VISIBLE_DEVICES=")),
   ["no usable CUDA device (cudaErrorNoDevice): using the simulated device"] =
-    with_cuda(cli("--backend=auto -e ''", "CUDA_VISIBLE_DEVICES=")),
+    with_driver(cli("--backend=auto -e ''", "CUDA_VISIBLE_DEVICES=")),
   ["no usable CUDA device (<cudaErrorName>): using the simulated device"] =
     with_cuda(cli("--backend=auto -e ''", "CUDA_VISIBLE_DEVICES=")),
   ["poolsh was built without CUDA: only the sim backend exists"] =
@@ -726,6 +737,9 @@ describe("messages quoted in docs/", function()
       end
       if type(t) == "table" and t.with_cuda and not built_with_cuda() then
         return pending("a build with the cuda backend only (this one has none)")
+      end
+      if type(t) == "table" and t.with_driver and not have_driver() then
+        return pending("a machine with a CUDA driver only (this one has none)")
       end
       if type(t) == "table" and (t.fault or t.needs_faults) and not have_faults() then
         return pending(NO_FAULTS)

@@ -148,7 +148,8 @@ static void remember(ps_ctx *c, const ps_bufferud *b, int32_t pool, int32_t stre
   const ps_seen_buffer *sb = ps_seen_buffer_of(b);
   struct ps_recent *r = &o->recent[o->nrecent++ % (sizeof o->recent / sizeof o->recent[0])];
   r->buffer = b->id, r->pool = pool, r->stream = stream;
-  r->reused_from = sb->reused_from ? sb->reused_from : -1, r->rule = (uint8_t)sb->reuse_rule, r->kind = (uint8_t)b->kind;
+  r->reused_from = sb->reused_from ? sb->reused_from : -1;
+  r->rule = (uint8_t)sb->reuse_rule, r->kind = (uint8_t)b->kind;
   r->size = b->size;
 }
 

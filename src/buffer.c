@@ -195,10 +195,16 @@ static int buffer_write(lua_State *L) {
   return 1;
 }
 
+/* b.name = "weights": the only settable field. */
+static int buffer_newindex(lua_State *L) {
+  return ps_newindex_name(L, PS_ID_BUFFER, tobuffer(L, 1)->id, PS_BUFFER);
+}
+
 static int buffer_tostring(lua_State *L) {
   ps_bufferud *b = tobuffer(L, 1);
   char sz[32];
-  lua_pushfstring(L, "poolsh.Buffer b%d (%s %s%s)", b->id, ps_fmtsize(sz, sizeof sz, b->size),
+  lua_pushfstring(L, "poolsh.Buffer %s (%s %s%s)", ps_pushlabel(L, PS_ID_BUFFER, b->id),
+                  ps_fmtsize(sz, sizeof sz, b->size),
                   kind_names[b->kind], b->live ? "" : ", freed");
   return 1;
 }
@@ -228,7 +234,7 @@ static int buffer_index(lua_State *L) {
     case 4: lua_getiuservalue(L, 1, 2); break;
     case 5: lua_pushboolean(L, b->live); break;
     case 6: lua_pushinteger(L, b->id); break;
-    case 7: lua_pushfstring(L, "b%d", b->id); break;
+    case 7: ps_pushname(L, PS_ID_BUFFER, b->id); break;
     case 8: lua_pushboolean(L, b->registered); break;
     case 9: lua_pushboolean(L, from >= 0); break;
     case 10: if (from >= 0) lua_pushinteger(L, from); else lua_pushnil(L); break;
@@ -316,7 +322,8 @@ static const luaL_Reg buffer_methods[] = {
 
 static const luaL_Reg buffer_meta[] = {
   {"__index", buffer_index}, {"__gc", buffer_gc}, {"__close", buffer_close},
-  {"__tostring", buffer_tostring}, {"__len", buffer_len}, {NULL, NULL}
+  {"__tostring", buffer_tostring}, {"__len", buffer_len}, {"__newindex", buffer_newindex},
+  {NULL, NULL}
 };
 
 static const luaL_Reg buffer_funcs[] = {

@@ -27,9 +27,12 @@ ps_eventud *ps_newevent(lua_State *L, int timing) {
 
 /* poolsh.event{timing=true} -> Event. */
 static int event_new(lua_State *L) {
-  static const char *const opts[] = {"timing", NULL};
+  static const char *const opts[] = {"timing", "name", NULL};
   ps_checkoptions(L, 1, "poolsh.event", opts);
-  ps_newevent(L, ps_optfield_bool(L, 1, "timing", 1));
+  int timing = ps_optfield_bool(L, 1, "timing", 1);
+  int name = ps_optname(L, 1);
+  ps_eventud *e = ps_newevent(L, timing);
+  if (!lua_isnil(L, name)) ps_setname(L, PS_ID_EVENT, e->id, name);
   return 1;
 }
 
@@ -109,9 +112,16 @@ static int event_elapsed(lua_State *L) {
   return 1;
 }
 
+/* e.name = "done": the only settable field. */
+static int event_newindex(lua_State *L) {
+  ps_eventud *e = (ps_eventud *)ps_checkud(L, 1, PS_UV_EVENT, PS_EVENT);
+  return ps_newindex_name(L, PS_ID_EVENT, e->id, PS_EVENT);
+}
+
 static int event_tostring(lua_State *L) {
   ps_eventud *e = (ps_eventud *)ps_checkud(L, 1, PS_UV_EVENT, PS_EVENT);
-  lua_pushfstring(L, "poolsh.Event e%d%s", e->id, e->live ? "" : " (destroyed)");
+  lua_pushfstring(L, "poolsh.Event %s%s", ps_pushlabel(L, PS_ID_EVENT, e->id),
+                  e->live ? "" : " (destroyed)");
   return 1;
 }
 
@@ -123,7 +133,7 @@ static int event_index(lua_State *L) {
   ps_eventud *e = (ps_eventud *)ps_checkud(L, 1, PS_UV_EVENT, PS_EVENT);
   switch (ps_field(L, 2, event_fields)) {
     case 0: lua_pushinteger(L, e->id); break;
-    case 1: lua_pushfstring(L, "e%d", e->id); break;
+    case 1: ps_pushname(L, PS_ID_EVENT, e->id); break;
     case 2: lua_pushboolean(L, e->timing); break;
     case 3: lua_pushboolean(L, e->live); break;
     default: lua_pushnil(L); break;              /* other keys read nil */
@@ -138,7 +148,7 @@ static const luaL_Reg event_methods[] = {
 
 static const luaL_Reg event_meta[] = {
   {"__index", event_index}, {"__gc", event_gc}, {"__close", event_gc},
-  {"__tostring", event_tostring}, {NULL, NULL}
+  {"__tostring", event_tostring}, {"__newindex", event_newindex}, {NULL, NULL}
 };
 
 static const luaL_Reg event_funcs[] = {{"event", event_new}, {NULL, NULL}};

@@ -132,7 +132,7 @@ static int pool_release(lua_State *L, ps_poolud *p, int from_gc);
 static int pool_new(lua_State *L) {
   static const char *const opts[] = {
     "location", "device", "max_size", "release_threshold",
-    "follow_event_dependencies", "opportunistic", "internal_dependencies", NULL
+    "follow_event_dependencies", "opportunistic", "internal_dependencies", "name", NULL
   };
   static const char *const locations[] = {"device", "host", NULL};
   ps_checkoptions(L, 1, "poolsh.pool", opts);
@@ -149,6 +149,7 @@ static int pool_new(lua_State *L) {
     }
     if (lua_getfield(L, 1, "device") != LUA_TNIL)
       props.device = ps_todevice(L, lua_gettop(L), "poolsh.pool");
+    ps_optname(L, 1);                             /* checked before the pool is made */
     lua_settop(L, 1);
     props.max_size = ps_fieldsize(L, 1, "max_size", "poolsh.pool", 0);
   }
@@ -162,6 +163,8 @@ static int pool_new(lua_State *L) {
   p->live = 1;
   ps_obs_pool_created(L, c, p);
   if (lua_isnoneornil(L, 1)) return 1;
+  if (lua_getfield(L, 1, "name") != LUA_TNIL) ps_setname(L, PS_ID_POOL, p->id, -1);
+  lua_settop(L, 2);
   lua_pushvalue(L, PS_UP_CTX);                    /* [opts, p, ctx] */
   lua_pushcclosure(L, apply_settings, 1);
   lua_pushvalue(L, 1);
@@ -322,7 +325,8 @@ static int pool_alloc(lua_State *L) {
 
 static int pool_tostring(lua_State *L) {
   ps_poolud *p = (ps_poolud *)ps_checkud(L, 1, PS_UV_POOL, PS_POOL);
-  lua_pushfstring(L, "poolsh.Pool p%d (%s%s %d%s)", p->id, p->is_default ? "default, " : "",
+  lua_pushfstring(L, "poolsh.Pool %s (%s%s %d%s)", ps_pushlabel(L, PS_ID_POOL, p->id),
+                  p->is_default ? "default, " : "",
                   p->props.location == PS_LOCATION_HOST ? "host" : "device", p->props.device,
                   p->live ? "" : ", destroyed");
   return 1;
@@ -345,7 +349,7 @@ static int pool_index(lua_State *L) {
     case 1: lua_pushinteger(L, p->props.device); break;
     case 2: lua_pushinteger(L, (lua_Integer)p->props.max_size); break;
     case 3: lua_pushinteger(L, p->id); break;
-    case 4: lua_pushfstring(L, "p%d", p->id); break;
+    case 4: ps_pushname(L, PS_ID_POOL, p->id); break;
     case 5: lua_pushboolean(L, p->live); break;
     case 6: lua_pushboolean(L, p->is_default); break;
     default: lua_pushnil(L); break;              /* other keys read nil */
@@ -357,7 +361,7 @@ static int pool_newindex(lua_State *L) {
   ps_poolud *p = ps_checkpool(L, 1);
   luaL_checkstring(L, 2);
   int i = setting_index(L, 2);
-  if (i < 0) return luaL_error(L, "poolsh.Pool has no settable field '%s'", ps_shown(L, 2));
+  if (i < 0) return ps_newindex_name(L, PS_ID_POOL, p->id, PS_POOL);
   set_setting(L, p, i, 3);
   return 0;
 }

@@ -172,6 +172,15 @@ int poolsh_open_buffer(lua_State *L);
 int poolsh_open_device(lua_State *L);
 int poolsh_open_bench(lua_State *L);
 
+/* naming.c: names given to objects (kind: PS_ID_*). */
+void ps_checkname(lua_State *L, int idx);
+int ps_optname(lua_State *L, int arg);
+void ps_setname(lua_State *L, int kind, int id, int idx);
+void ps_pushname(lua_State *L, int kind, int id);
+const char *ps_pushlabel(lua_State *L, int kind, int id);
+int ps_newindex_name(lua_State *L, int kind, int id, const char *tname);
+int poolsh_open_naming(lua_State *L);
+
 /* The flag the host's SIGINT handler sets to stop a wait (Ctrl-C). */
 volatile sig_atomic_t *poolsh_interrupt_flag(lua_State *L);
 int luaopen_poolsh_core(lua_State *L);

@@ -40,7 +40,7 @@ const char *ps_streamname(char *out, size_t n, const ps_streamud *s) {
 /* poolsh.stream{priority=, blocking=} -> Stream. Created closed, live
  * only once CUDA gave a handle. */
 static int stream_new(lua_State *L) {
-  static const char *const opts[] = {"priority", "blocking", NULL};
+  static const char *const opts[] = {"priority", "blocking", "name", NULL};
   ps_checkoptions(L, 1, "poolsh.stream", opts);
   ps_ctx *c = ps_context(L);
   int least = 0, greatest = 0;
@@ -55,6 +55,7 @@ static int stream_new(lua_State *L) {
                  prio, greatest, least);
   }
   int blocking = ps_optfield_bool(L, 1, "blocking", 1);
+  int name = ps_optname(L, 1);
   ps_streamud *s = (ps_streamud *)ps_newobject(L, PS_UV_STREAM, 0);
   s->id = ps_nextid(L, PS_ID_STREAM);
   s->priority = (int)prio;
@@ -62,6 +63,7 @@ static int stream_new(lua_State *L) {
   ps_check(L, c->be->stream_create(c->b, (int)prio, blocking, &s->h),
            "(creating stream s%d)", s->id);
   s->live = 1;
+  if (!lua_isnil(L, name)) ps_setname(L, PS_ID_STREAM, s->id, name);
   ps_obs_stream_created(L, c, s);
   return 1;
 }
@@ -173,10 +175,15 @@ static int stream_wait(lua_State *L) {
   return 1;
 }
 
+/* s.name = "copies": the only settable field. */
+static int stream_newindex(lua_State *L) {
+  ps_streamud *s = (ps_streamud *)ps_checkud(L, 1, PS_UV_STREAM, PS_STREAM);
+  return ps_newindex_name(L, PS_ID_STREAM, s->id, PS_STREAM);
+}
+
 static int stream_tostring(lua_State *L) {
   ps_streamud *s = (ps_streamud *)ps_checkud(L, 1, PS_UV_STREAM, PS_STREAM);
-  char n[16];
-  lua_pushfstring(L, "poolsh.Stream %s%s", ps_streamname(n, sizeof n, s),
+  lua_pushfstring(L, "poolsh.Stream %s%s", ps_pushlabel(L, PS_ID_STREAM, s->id),
                   s->live ? "" : " (destroyed)");
   return 1;
 }
@@ -189,10 +196,9 @@ static const char *const stream_fields[] = {
 static int stream_index(lua_State *L) {
   if (ps_method(L)) return 1;
   ps_streamud *s = (ps_streamud *)ps_checkud(L, 1, PS_UV_STREAM, PS_STREAM);
-  char n[16];
   switch (ps_field(L, 2, stream_fields)) {
     case 0: lua_pushinteger(L, s->id); break;
-    case 1: lua_pushstring(L, ps_streamname(n, sizeof n, s)); break;
+    case 1: ps_pushname(L, PS_ID_STREAM, s->id); break;
     case 2: lua_pushinteger(L, s->priority); break;
     case 3: lua_pushboolean(L, s->blocking); break;
     case 4: lua_pushboolean(L, s->live); break;
@@ -209,7 +215,7 @@ static const luaL_Reg stream_methods[] = {
 
 static const luaL_Reg stream_meta[] = {
   {"__index", stream_index}, {"__gc", stream_gc}, {"__close", stream_gc},
-  {"__tostring", stream_tostring}, {NULL, NULL}
+  {"__tostring", stream_tostring}, {"__newindex", stream_newindex}, {NULL, NULL}
 };
 
 static const luaL_Reg stream_funcs[] = {

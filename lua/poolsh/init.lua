@@ -51,7 +51,8 @@ function poolsh.sim.profile_info() return require("poolsh.profile").info() end
 -- are what users call.
 for _, k in ipairs { "trace_start", "trace_stop", "trace_clear", "trace_events",
                      "trace_recording", "trace_count", "objects", "blocks", "live", "pending",
-                     "recent", "stream_state", "device_name", "names", "shown_max" } do
+                     "recent", "stream_state", "device_name", "names", "shown_max",
+                     "object_name", "object_names" } do
   poolsh[k] = nil
 end
 poolsh.core = core

@@ -372,7 +372,10 @@ local TRIGGERS = {
     e:record(s); s:wait(e)
   end),
   ["the default stream cannot be destroyed"] = function() poolsh.default_stream():destroy() end,
-  ["attempt to index a poolsh.Stream value"] = function(s) s.bogus = 1 end,
+  ["poolsh.Stream has no settable field '<key>'"] = function(s) s.bogus = 1 end,
+  ["poolsh: a name must be a string, got <type>"] = function() poolsh.stream{name = 5} end,
+  ["poolsh: a name must have 1 to 64 bytes, got <n> ('<name>')"] = function(s) s.name = "" end,
+  ["poolsh: a name must not hold control characters ('<name>')"] = function(_, p) p.name = "a\nb" end,
 
   -- Event
   ["poolsh.event: unknown option '<key>'"] = function() poolsh.event{ bogus = 1 } end,

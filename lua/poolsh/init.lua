@@ -52,7 +52,8 @@ function poolsh.sim.profile_info() return require("poolsh.profile").info() end
 for _, k in ipairs { "trace_start", "trace_stop", "trace_clear", "trace_events",
                      "trace_recording", "trace_count", "objects", "blocks", "live", "pending",
                      "recent", "stream_state", "device_name", "names", "shown_max",
-                     "object_name", "object_names" } do
+                     "object_name", "object_names",
+                     "releases", "counts", "peak_push", "peak_pop" } do
   poolsh[k] = nil
 end
 poolsh.core = core
@@ -81,6 +82,21 @@ function poolsh.map(p)
 end
 --- poolsh.leaks() -> the live buffers, with where they were allocated.
 poolsh.leaks = poolsh.live.leaks
+--- poolsh.sites() -> per allocation site its calls and bytes; prints as
+-- RMM's report.
+poolsh.sites = poolsh.live.sites
+--- poolsh.summary() -> per pool and in all, memory and counts; prints as
+-- a report.
+poolsh.summary = poolsh.live.summary
+--- poolsh.peak(fn, ...) -> the peak live bytes while fn ran, fn's results.
+poolsh.peak = poolsh.live.peak
+
+--- poolsh.reset(): frees and destroys everything poolsh made (the core
+-- reopens the device context), then forgets what the live view saw.
+function poolsh.reset()
+  core.reset()
+  poolsh.live.reset()
+end
 
 poolsh.repl = require "poolsh.repl"
 poolsh.repl.init(poolsh)

@@ -7,6 +7,13 @@ local M = {}
 
 local fmt = units.fmt
 
+-- Display names ("copies", else "s3"; stream 0 "default").
+local naming = require "poolsh.naming"
+local function name(kind, id)
+  if id == nil then return "?" end
+  return naming.of(kind, id)
+end
+
 -- ANSI colours, used only when color is on (the host turns it on when
 -- stdout is a terminal).
 M.color = false
@@ -34,24 +41,118 @@ function M.objects()
   return by_id(pools), by_id(streams)
 end
 
-local function stream_name(id)
-  if id == nil then return "?" end
-  return id == 0 and "default" or "s" .. id
+-- ---- width ---------------------------------------------------------------------
+
+--- Columns the views fit in: nil picks them (columns()), or a number >= 40.
+M.width = nil
+
+-- The terminal's columns from stty, or nil.
+local function terminal_columns()
+  local f = io.popen("stty size </dev/tty 2>/dev/null")
+  if not f then return nil end
+  local out = f:read("a")
+  f:close()
+  return tonumber(out:match("^%s*%d+%s+(%d+)"))
 end
 
+--- columns() -> the width the views fit in: poolsh.live.width when set;
+-- else $COLUMNS; else the terminal's width when stdout is a terminal
+-- (color on, as the REPL sets it); else 80. Never below 40.
+function M.columns()
+  local w = M.width
+  if w ~= nil then
+    if math.type(w) ~= "integer" or w < 40 then
+      error("poolsh.live.width must be nil or an integer >= 40, got " .. tostring(w), 2)
+    end
+    return w
+  end
+  w = math.tointeger(tonumber(os.getenv("COLUMNS") or ""))
+  if not w and M.color then w = terminal_columns() end
+  return math.max(w or 80, 40)
+end
+
+-- Columns a string takes on screen: colour codes take none, a UTF-8
+-- sequence one.
+local function vlen(s)
+  s = s:gsub("\27%[[%d;]*m", "")
+  return utf8.len(s) or #s
+end
+
+-- s cut to n columns, ending in "..." when cut (s without colour codes).
+local function cut(s, n)
+  if vlen(s) <= n then return s end
+  local at = utf8.len(s) and utf8.offset(s, n - 2) or n - 2
+  return s:sub(1, at - 1) .. "..."
+end
+
+--- fit(out, parts, width [, indent]): appends parts to out as lines of at
+-- most width columns: parts joined by two spaces, a part that does not fit
+-- starting a line of its own after indent, a part too long for any line
+-- broken at its spaces (its leading spaces kept).
+function M.fit(out, parts, width, indent)
+  indent = indent or "    "
+  local line
+  local function put(sep, piece)
+    if line == nil then line = piece
+    elseif vlen(line) + #sep + vlen(piece) <= width then line = line .. sep .. piece
+    else out[#out + 1] = line; line = indent .. piece end
+  end
+  for _, p in ipairs(parts) do
+    if vlen(p) > width - #indent then
+      local sep, lead = "  ", p:match("^%s*")
+      for w in p:gmatch("%S+") do put(sep, lead .. w); sep, lead = " ", "" end
+    else
+      put("  ", p)
+    end
+  end
+  if line then out[#out + 1] = line end
+  return out
+end
+local fit = M.fit
+
 -- ---- the REPL's live view --------------------------------------------------
+
+--- At most this many allocations are listed one per line after a
+-- statement; more are summarised per pool and rule, then the last
+-- `examples` listed.
+M.alloc_lines = 8
+M.examples = 3
 
 local watching = false
 local last = {}          -- pool id -> {reserved, used, pending}
 local last_alloc = 0     -- allocations already reported
+local last_release = 0   -- releases already reported
+local last_counts = {}   -- pool id -> {allocs, reuses} from core.counts()
 
 local function snapshot()
   local snap = {}
   for _, p in ipairs((M.objects())) do
     local st = p:stats{ estimates = false }   -- no free-space estimate: nothing to build
-    snap[p.id] = { name = p.name, reserved = st.reserved, used = st.used, pending = st.pending }
+    snap[p.id] = { name = name("pool", p.id), reserved = st.reserved, used = st.used,
+                   pending = st.pending }
   end
   return snap
+end
+
+-- Per pool, its allocations and reuses by rule so far (core.counts), or
+-- nil while the core has no counts.
+local function pool_counts()
+  if not core.counts then return nil end
+  local t = {}
+  for id, c in pairs(core.counts().pools) do
+    local reuses = {}
+    for rule, n in pairs(c.reuses or {}) do reuses[rule] = n end
+    t[id] = { allocs = c.allocs or 0, reuses = reuses }
+  end
+  return t
+end
+
+-- Forgets what was shown: the next lines start from now.
+local function start_from_now()
+  last = snapshot()
+  last_alloc = select(2, core.recent(math.maxinteger))
+  last_release = core.releases and select(2, core.releases(math.maxinteger)) or 0
+  last_counts = pool_counts() or {}
 end
 
 --- watch([on]) -> whether the REPL prints what changed after each
@@ -60,53 +161,150 @@ function M.watch(on)
   if on ~= nil then
     if type(on) ~= "boolean" then error("poolsh.watch: boolean expected, got " .. type(on), 2) end
     watching = on
-    if on then
-      last = snapshot()
-      last_alloc = select(2, core.recent(math.maxinteger))
-    end
+    if on then start_from_now() end
   end
   return watching
 end
 
--- One line for an allocation: its size and kind, and whether and why it
--- reused memory.
-local function alloc_line(a)
-  local where = a.pool and ("p%d on %s"):format(a.pool, stream_name(a.stream)) or "host/device"
+--- reset(): after poolsh.core.reset(): forgets every pool and count seen,
+-- so the next lines show only what comes after.
+function M.reset()
+  last, last_alloc, last_release, last_counts = {}, 0, 0, {}
+  if watching then start_from_now() end
+end
+
+-- One line (or more, folded at width) for an allocation: its size and
+-- kind, and whether and why it reused memory.
+local function alloc_line(out, a, width)
+  local where = a.pool and ("%s on %s"):format(name("pool", a.pool), name("stream", a.stream))
+                or "host/device"
   local what
   if a.reused then
-    what = ("reused b%d's memory (%s)"):format(a.reused_from, paint("rule", a.rule))
+    what = ("reused %s's memory (%s)"):format(name("buffer", a.reused_from), paint("rule", a.rule))
   elseif a.pool then
-    what = "fresh memory"
+    what = a.why_fresh and "fresh memory \u{2014} " .. a.why_fresh or "fresh memory"
   else
     what = "not pool memory"
   end
-  return ("  b%d %s from %s: %s"):format(a.buffer, fmt(a.size), where, what)
+  fit(out, { ("  %s %s from %s: %s"):format(name("buffer", a.buffer), fmt(a.size), where, what) },
+      width)
+end
+
+-- "stream order 399990, host synchronisation 10": counts by name, most first.
+local function by_count(t)
+  local list = {}
+  for k, n in pairs(t) do if n > 0 then list[#list + 1] = { k, n } end end
+  table.sort(list, function(a, b) if a[2] ~= b[2] then return a[2] > b[2] end return a[1] < b[1] end)
+  for i, e in ipairs(list) do list[i] = ("%s %d"):format(e[1], e[2]) end
+  return table.concat(list, ", ")
+end
+
+-- The summary of n allocations: per pool how many, fresh and by rule
+-- (from the counts' change since the last statement), then the last few.
+local function alloc_summary(out, n, allocs, counts, width)
+  if not counts then
+    out[#out + 1] = paint("dim", ("  (%d allocations; the last %d:)"):format(n, math.min(#allocs, M.examples)))
+  else
+    out[#out + 1] = ("  %d allocations:"):format(n)
+    local ids, in_pools = {}, 0
+    for id in pairs(counts) do ids[#ids + 1] = id end
+    table.sort(ids)
+    for _, id in ipairs(ids) do
+      local now, was = counts[id], last_counts[id] or { allocs = 0, reuses = {} }
+      local made = now.allocs - was.allocs
+      if made > 0 then
+        local rules, reused = {}, 0
+        for rule, k in pairs(now.reuses) do
+          rules[rule] = k - (was.reuses[rule] or 0)
+          reused = reused + rules[rule]
+        end
+        rules["fresh memory"] = made - reused
+        fit(out, { ("    %s: %d (%s)"):format(name("pool", id), made, by_count(rules)) }, width, "      ")
+        in_pools = in_pools + made
+      end
+    end
+    if n > in_pools then out[#out + 1] = ("    not pool memory: %d"):format(n - in_pools) end
+    out[#out + 1] = paint("dim", ("  the last %d:"):format(math.min(#allocs, M.examples)))
+  end
+  for i = math.max(1, #allocs - M.examples + 1), #allocs do alloc_line(out, allocs[i], width) end
+end
+
+-- The threshold a release went down to, as a size ("max": never).
+local function threshold(t)
+  if t == nil then return "?" end
+  if t == math.huge or math.type(t) == "integer" and t < 0 or t >= 2^63 then return "max" end
+  return fmt(t)
+end
+
+-- Per pool id, what the releases since the last statement say: their
+-- causes as written (trace.cause) and the threshold they released to.
+local function release_parts()
+  if not core.releases then return {} end
+  local list, n = core.releases(last_release)
+  last_release = n
+  local by_pool = {}
+  for _, r in ipairs(list) do
+    local t = by_pool[r.pool] or { order = {}, by = {} }
+    by_pool[r.pool] = t
+    local cause = require("poolsh.trace").cause(r.cause_op, r.cause_id)
+    local key = cause .. "\0" .. threshold(r.threshold)
+    if not t.by[key] then
+      t.by[key] = { cause = cause, threshold = threshold(r.threshold), size = 0, n = 0 }
+      t.order[#t.order + 1] = key
+    end
+    local g = t.by[key]
+    g.size, g.n = g.size + r.size, g.n + 1
+  end
+  local parts = {}
+  for id, t in pairs(by_pool) do
+    parts[id] = {}
+    for _, key in ipairs(t.order) do
+      local g = t.by[key]
+      -- the size is the reserved delta when one cause released
+      local size = #t.order > 1 and fmt(g.size) .. " " or ""
+      local times = g.n > 1 and (" (%d releases)"):format(g.n) or ""
+      parts[id][#parts[id] + 1] = ("%s released %sdown to threshold %s%s"):format(
+        g.cause, size, g.threshold, times)
+    end
+  end
+  return parts
 end
 
 --- lines() -> the lines the live view prints for what changed since the
--- last call (pools whose counters moved, then the new allocations).
+-- last call: pools whose counters moved (and what released memory), then
+-- the new allocations, one line each or summarised when many.
 function M.lines()
-  local out = {}
+  local width = M.columns()
+  local pools = {}
   local now = snapshot()
+  local released = release_parts()
   for id, s in pairs(now) do
     local was = last[id] or { reserved = 0, used = 0, pending = 0 }
     if s.reserved ~= was.reserved or s.used ~= was.used or s.pending ~= was.pending then
-      out[#out + 1] = { id, ("%s  reserved %s%s  used %s%s  pending %s%s"):format(
-        paint("bold", s.name), fmt(s.reserved), delta(s.reserved - was.reserved),
-        fmt(s.used), delta(s.used - was.used), fmt(s.pending), delta(s.pending - was.pending)) }
+      local parts = { paint("bold", s.name),
+        "reserved " .. fmt(s.reserved) .. delta(s.reserved - was.reserved),
+        "used " .. fmt(s.used) .. delta(s.used - was.used),
+        "pending " .. fmt(s.pending) .. delta(s.pending - was.pending) }
+      for _, r in ipairs(released[id] or {}) do parts[#parts + 1] = r end
+      pools[#pools + 1] = { id, fit({}, parts, width) }
     end
   end
   for id, was in pairs(last) do
-    if not now[id] then out[#out + 1] = { id, ("%s  destroyed"):format(was.name) } end
+    if not now[id] then pools[#pools + 1] = { id, { ("%s  destroyed"):format(was.name) } } end
   end
-  table.sort(out, function(a, b) return a[1] < b[1] end)
-  for i, l in ipairs(out) do out[i] = l[2] end
+  table.sort(pools, function(a, b) return a[1] < b[1] end)
+  local out = {}
+  for _, p in ipairs(pools) do
+    for _, l in ipairs(p[2]) do out[#out + 1] = l end
+  end
   local allocs, n = core.recent(last_alloc)
-  if n - last_alloc > #allocs then
-    out[#out + 1] = paint("dim", ("  (%d allocations; the last %d:)"):format(n - last_alloc, #allocs))
+  local counts = pool_counts()
+  if n - last_alloc > M.alloc_lines then
+    alloc_summary(out, n - last_alloc, allocs, counts, width)
+  else
+    for _, a in ipairs(allocs) do alloc_line(out, a, width) end
   end
-  for _, a in ipairs(allocs) do out[#out + 1] = alloc_line(a) end
-  last, last_alloc = now, n
+  last, last_alloc, last_counts = now, n, counts or {}
   return out
 end
 
@@ -118,26 +316,47 @@ end
 
 -- ---- show() -------------------------------------------------------------------
 
-local function pad(s, n) return s .. string.rep(" ", n - #s) end
+local function pad(s, n) return s .. string.rep(" ", n - vlen(s)) end
 
-local function rows(header, list)
-  local width = {}
-  for _, r in ipairs(list) do
-    for i, c in ipairs(r) do width[i] = math.max(width[i] or 0, #c, #(header[i] or "")) end
-  end
+--- rows(header, list [, width]) -> a table's lines, fitted to width
+-- columns: when the columns do not fit side by side they are printed in
+-- blocks, each repeating the first column; a cell too wide for any line
+-- is cut with "...". No lines for no rows.
+function M.rows(header, list, width)
+  width = width or M.columns()
   local out = {}
-  local function line(r)
-    local cells = {}
-    for i, c in ipairs(r) do cells[i] = pad(c, width[i]) end
-    out[#out + 1] = ("  " .. table.concat(cells, "  ")):gsub("%s+$", "")
+  if #list == 0 then return out end
+  local w = {}
+  for i, h in ipairs(header) do w[i] = vlen(h) end
+  for _, r in ipairs(list) do
+    for i = 1, #header do w[i] = math.max(w[i], vlen(r[i] or "")) end
   end
-  if #list > 0 then line(header) end
-  for _, r in ipairs(list) do line(r) end
+  local blocks, cur, used = {}, { 1 }, 2 + w[1]
+  for i = 2, #header do
+    if used + 2 + w[i] > width and #cur > 1 then
+      blocks[#blocks + 1], cur, used = cur, { 1 }, 2 + w[1]
+    end
+    cur[#cur + 1], used = i, used + 2 + w[i]
+  end
+  blocks[#blocks + 1] = cur
+  for _, b in ipairs(blocks) do
+    local function line(r)
+      local cells = {}
+      for k, i in ipairs(b) do
+        cells[k] = k < #b and pad(r[i] or "", w[i]) or r[i] or ""
+      end
+      local l = ("  " .. table.concat(cells, "  ")):gsub("%s+$", "")
+      out[#out + 1] = cut(l, width)
+    end
+    line(header)
+    for _, r in ipairs(list) do line(r) end
+  end
   return out
 end
+local rows = M.rows
 
 --- At most this many rows of live buffers and of pending frees in show(),
--- and of buffers in the leak report; the rest is counted on one line.
+-- and of lines in the leak report; the rest is counted on one line.
 M.show_max = 50
 
 -- The line under a table cut at show_max rows.
@@ -145,9 +364,14 @@ local function more(out, n, what, hint)
   if n > 0 then out[#out + 1] = paint("dim", ("  ... and %d more %s (%s lists them)"):format(n, what, hint)) end
 end
 
+local function append(out, lines)
+  for _, l in ipairs(lines) do out[#out + 1] = l end
+end
+
 --- show_lines() -> the table poolsh.show() prints: pools, streams with
 -- their queued work, live buffers and pending frees.
 function M.show_lines()
+  local width = M.columns()
   local out = {}
   local pools, streams = M.objects()
   out[#out + 1] = paint("bold", "pools")
@@ -155,13 +379,14 @@ function M.show_lines()
   for _, p in ipairs(pools) do
     local st = p:stats()
     local th = p.release_threshold
-    prow[#prow + 1] = { p.name .. (p.default and " (default)" or ""), p.location, fmt(st.reserved),
-                        fmt(st.used), ("%s (%d)"):format(fmt(st.pending), st.pending_count),
+    prow[#prow + 1] = { name("pool", p.id) .. (p.default and " (default)" or ""), p.location,
+                        fmt(st.reserved), fmt(st.used),
+                        ("%s (%d)"):format(fmt(st.pending), st.pending_count),
                         ("%s (largest %s)"):format(fmt(st.free), fmt(st.largest_free)),
                         th == math.huge and "max" or fmt(th) }
   end
-  for _, l in ipairs(rows({ "pool", "location", "reserved", "used", "pending", "free ~",
-                            "threshold" }, prow)) do out[#out + 1] = l end
+  append(out, rows({ "pool", "location", "reserved", "used", "pending", "free ~", "threshold" },
+                   prow, width))
   out[#out + 1] = paint("bold", "streams")
   local srow = {}
   for _, s in ipairs(streams) do
@@ -169,38 +394,32 @@ function M.show_lines()
     -- free becomes known complete)
     local ops, done, idle = core.stream_state(s)
     local state = idle == nil and "?" or idle and "idle" or "busy"
-    srow[#srow + 1] = { s.name, state, idle and "0" or tostring(ops - done),
+    srow[#srow + 1] = { name("stream", s.id), state, idle and "0" or tostring(ops - done),
                         s.blocking and "blocking" or "non-blocking" }
   end
-  for _, l in ipairs(rows({ "stream", "state", "queued", "kind" }, srow)) do out[#out + 1] = l end
+  append(out, rows({ "stream", "state", "queued", "kind" }, srow, width))
   out[#out + 1] = paint("bold", "buffers")
   local brow = {}
   local live, nlive = core.live(M.show_max)
   for _, b in ipairs(live) do
-    brow[#brow + 1] = { "b" .. b.buffer, fmt(b.size), b.kind,
-                        b.pool and ("p%d on %s"):format(b.pool, stream_name(b.stream)) or "",
+    brow[#brow + 1] = { name("buffer", b.buffer), fmt(b.size), b.kind,
+                        b.pool and ("%s on %s"):format(name("pool", b.pool), name("stream", b.stream)) or "",
                         ("0x%x"):format(b.addr), b.src or "" }
   end
-  for _, l in ipairs(rows({ "buffer", "size", "kind", "pool", "addr", "allocated at" }, brow)) do
-    out[#out + 1] = l
-  end
+  append(out, rows({ "buffer", "size", "kind", "pool", "addr", "allocated at" }, brow, width))
   more(out, nlive - #live, "buffers", "poolsh.leaks()")
   out[#out + 1] = paint("bold", "pending frees")
   local pending, npending = core.pending(M.show_max)
-  local names = {}
-  for _, p in ipairs(pools) do names[p.id] = p.name end
   table.sort(pending, function(a, b)
     if a.pool ~= b.pool then return a.pool < b.pool end
     return a.addr < b.addr
   end)
   local frow = {}
   for _, blk in ipairs(pending) do
-    frow[#frow + 1] = { "b" .. blk.buffer, fmt(blk.size), names[blk.pool] or ("p" .. blk.pool),
-                        stream_name(blk.stream), ("0x%x"):format(blk.addr) }
+    frow[#frow + 1] = { name("buffer", blk.buffer), fmt(blk.size), name("pool", blk.pool),
+                        name("stream", blk.stream), ("0x%x"):format(blk.addr) }
   end
-  for _, l in ipairs(rows({ "buffer", "size", "pool", "freed on", "addr" }, frow)) do
-    out[#out + 1] = l
-  end
+  append(out, rows({ "buffer", "size", "pool", "freed on", "addr" }, frow, width))
   more(out, npending - #pending, "pending frees", "poolsh.map(pool)")
   return out
 end
@@ -218,26 +437,56 @@ function M.granularity()
   return 32 * 1024 * 1024
 end
 
---- map_lines(pool [, width]) -> the pool's address space as text: a bar
+local LEGEND = "# live  = pending  . free  | chunk"
+
+-- The bar of `cells` cells over [base, top): # live, = pending, . free, a
+-- "|" after each cell in which a chunk ends (none when chunks are
+-- narrower than a cell).
+local function bar(ext, base, top, cells, gran)
+  local span = math.max(top - base, 1)
+  local c = {}
+  for i = 1, cells do c[i] = "." end
+  local marks = { live = "#", pending = "=" }
+  for _, e in ipairs(ext) do
+    if marks[e.what] then
+      local from = (e.addr - base) * cells // span + 1
+      local to = math.max(from, (e.addr + e.size - base - 1) * cells // span + 1)
+      for i = from, math.min(to, cells) do
+        if c[i] ~= "#" then c[i] = marks[e.what] end
+      end
+    end
+  end
+  local b = {}
+  local chunks = gran > 0 and gran * cells >= span
+  for i = 1, cells do
+    b[#b + 1] = c[i]
+    local from, to = (i - 1) * span // cells, i * span // cells
+    if chunks and i < cells and to // gran > from // gran then b[#b + 1] = "|" end
+  end
+  return table.concat(b)
+end
+
+--- map_lines(pool [, cells]) -> the pool's address space as text: a bar
 -- (# live, = pending, . free, | chunk boundary) and one line per extent.
-function M.map_lines(p, width)
-  width = width or 64
+-- The bar is `cells` wide, else 64 cells or what fits in columns().
+function M.map_lines(p, cells)
+  local width = M.columns()
   local blocks, base = core.blocks(p)
   local st = p:stats()
   local reserved, gran = st.reserved, M.granularity()
-  local out = {}
+  local pname = name("pool", p.id)
   if reserved == 0 and #blocks == 0 then
-    return { ("%s  nothing reserved"):format(p.name) }
+    return { ("%s  nothing reserved"):format(pname) }
   end
   if base == 0 and not blocks[1] then
-    return { ("%s  reserved %s; no block seen yet, so where it lies is unknown"):format(
-      p.name, fmt(reserved)) }
+    return fit({}, { pname, ("reserved %s; no block seen yet, so where it lies is unknown"):format(
+      fmt(reserved)) }, width)
   end
   if base == 0 then base = blocks[1].addr end
   local top = base + reserved
   for _, b in ipairs(blocks) do top = math.max(top, b.addr + b.size) end
-  out[#out + 1] = ("%s  reserved %s from 0x%x, in %s chunks (arena base as seen: an estimate)")
-                  :format(p.name, fmt(reserved), base, fmt(gran))
+  local out = fit({}, { pname, ("reserved %s from 0x%x (base as seen)"):format(fmt(reserved), base),
+                        ("in %s chunks"):format(fmt(gran)) }, width)
   -- extents: blocks and the gaps between them, up to the reserved top
   local ext, at = {}, base
   for _, b in ipairs(blocks) do
@@ -246,40 +495,168 @@ function M.map_lines(p, width)
     at = math.max(at, b.addr + b.size)
   end
   if top > at then ext[#ext + 1] = { addr = at, size = top - at, what = "free" } end
-  -- the bar
-  local span = math.max(top - base, 1)
-  local cells = {}
-  for i = 1, width do cells[i] = "." end
-  local marks = { live = "#", pending = "=" }
-  for _, e in ipairs(ext) do
-    if marks[e.what] then
-      local from = (e.addr - base) * width // span + 1
-      local to = math.max(from, (e.addr + e.size - base - 1) * width // span + 1)
-      for i = from, math.min(to, width) do
-        if cells[i] ~= "#" then cells[i] = marks[e.what] end
-      end
+  local drawn
+  if cells then
+    drawn = bar(ext, base, top, cells, gran)
+  else
+    cells = math.min(64, width - 4)
+    drawn = bar(ext, base, top, cells, gran)
+    if #drawn + 4 > width then   -- the chunk marks take room too
+      drawn = bar(ext, base, top, cells - (#drawn + 4 - width), gran)
     end
   end
-  -- a "|" after each cell in which a chunk ends (offsets from the base,
-  -- which is chunk-aligned); none when chunks are narrower than a cell
-  local bar = {}
-  local marks_chunks = gran > 0 and gran * width >= span
-  for i = 1, width do
-    bar[#bar + 1] = cells[i]
-    local from, to = (i - 1) * span // width, i * span // width
-    if marks_chunks and i < width and to // gran > from // gran then bar[#bar + 1] = "|" end
-  end
-  out[#out + 1] = "  [" .. table.concat(bar) .. "]  # live  = pending  . free  | chunk"
+  drawn = "  [" .. drawn .. "]"
+  if #drawn + 2 + #LEGEND <= width then out[#out + 1] = drawn .. "  " .. LEGEND
+  else out[#out + 1] = drawn; out[#out + 1] = "  " .. LEGEND end
   for _, e in ipairs(ext) do
-    local who = e.b and ("b%d on %s"):format(e.b.buffer, stream_name(e.b.stream)) or ""
-    out[#out + 1] = ("  0x%x  +%-10s %10s  %-7s %s"):format(e.addr, fmt(e.addr - base), fmt(e.size),
-                                                           e.what, who)
+    local who = e.b and ("%s on %s"):format(name("buffer", e.b.buffer), name("stream", e.b.stream)) or ""
+    local l = ("  0x%x  +%-10s %10s  %-7s %s"):format(e.addr, fmt(e.addr - base), fmt(e.size),
+                                                    e.what, who)
+    out[#out + 1] = cut(l:gsub("%s+$", ""), width)
   end
   return out
 end
 
 function M.map(p)
   for _, l in ipairs(M.map_lines(p)) do io.stdout:write(l, "\n") end
+end
+
+-- ---- allocation sites ---------------------------------------------------------
+
+local sites_mt = {}
+
+--- sites() -> per allocation site {site, count, live_bytes, peak_bytes,
+-- total_bytes}, highest peak first; tostring() of it is the report.
+function M.sites()
+  local list = core.sites()
+  table.sort(list, function(a, b)
+    if a.peak_bytes ~= b.peak_bytes then return a.peak_bytes > b.peak_bytes end
+    return a.site < b.site
+  end)
+  return setmetatable(list, sites_mt)
+end
+
+--- sites_lines(sites) -> the report: RMM's columns (ncalls, memory_peak,
+-- memory_total, the site) and the live bytes, at most show_max sites.
+function M.sites_lines(list)
+  local r = {}
+  for i = 1, math.min(#list, M.show_max) do
+    local s = list[i]
+    r[i] = { tostring(s.count), fmt(s.peak_bytes), fmt(s.total_bytes), fmt(s.live_bytes), s.site }
+  end
+  local out = rows({ "ncalls", "memory_peak", "memory_total", "live", "site" }, r)
+  if #list == 0 then out[1] = "  no allocation sites known (poolsh.sources(true) or a trace records them)" end
+  more(out, #list - #r, "sites", "poolsh.sites()")
+  return out
+end
+
+sites_mt.__tostring = function(list) return table.concat(M.sites_lines(list), "\n") end
+
+-- ---- summary and scoped peaks ------------------------------------------------
+
+local summary_mt, peak_mt = {}, {}
+
+-- A pool's counts as the summary gives them (zeros for what the core
+-- did not count).
+local function counted(c)
+  c = c or {}
+  local t = { allocs = c.allocs or 0, growths = c.growths or 0, ooms = c.ooms or 0,
+              retries = c.retries or 0, peak_live = c.peak_live or 0, reuses = {}, releases = {} }
+  for k, n in pairs(c.reuses or {}) do t.reuses[k] = n end
+  for k, n in pairs(c.releases or {}) do t.releases[k] = n end
+  return t
+end
+
+--- summary() -> {pools = {[id] = row}, total = row}: per pool and in all,
+-- reserved, used and pending now and at their peak, and the counts of
+-- allocations, reuses by rule, growths, releases by cause, out-of-memory
+-- errors and retries; tostring() of it is the report.
+function M.summary()
+  local counts = core.counts()
+  local t = { pools = {}, total = counted(counts.total) }
+  local total = t.total
+  total.reserved, total.reserved_peak, total.used, total.pending = 0, 0, 0, 0
+  for id, c in pairs(counts.pools) do t.pools[id] = counted(c) end
+  for _, p in ipairs((M.objects())) do
+    local st = p:stats { estimates = false }
+    local row = t.pools[p.id] or counted()
+    t.pools[p.id] = row
+    row.reserved, row.reserved_peak = st.reserved, st.reserved_high
+    row.used, row.used_peak, row.pending = st.used, st.used_high, st.pending
+    total.reserved, total.reserved_peak = total.reserved + st.reserved, total.reserved_peak + st.reserved_high
+    total.used, total.pending = total.used + st.used, total.pending + st.pending
+  end
+  for id, row in pairs(t.pools) do row.name = name("pool", id) end
+  total.used_peak = total.peak_live
+  return setmetatable(t, summary_mt)
+end
+
+local function sum(t)
+  local n = 0
+  for _, k in pairs(t) do n = n + k end
+  return n
+end
+
+local function opt(n) return n and fmt(n) or "-" end
+
+--- summary_lines(summary) -> the report poolsh.summary() prints.
+function M.summary_lines(t)
+  local width = M.columns()
+  local ids = {}
+  for id in pairs(t.pools) do ids[#ids + 1] = id end
+  table.sort(ids)
+  local order = {}
+  for _, id in ipairs(ids) do order[#order + 1] = t.pools[id] end
+  t.total.name = "total"
+  order[#order + 1] = t.total
+  local mem, cnt = {}, {}
+  for _, r in ipairs(order) do
+    mem[#mem + 1] = { r.name, opt(r.reserved), opt(r.reserved_peak), opt(r.used), opt(r.used_peak),
+                      opt(r.pending) }
+    cnt[#cnt + 1] = { r.name, tostring(r.allocs), tostring(sum(r.reuses)), tostring(r.growths),
+                      tostring(sum(r.releases)), tostring(r.ooms), tostring(r.retries) }
+  end
+  local out = { paint("bold", "memory") }
+  append(out, rows({ "pool", "reserved", "peak", "used", "peak", "pending" }, mem, width))
+  out[#out + 1] = paint("bold", "counts")
+  append(out, rows({ "pool", "allocs", "reuses", "growths", "releases", "ooms", "retries" }, cnt, width))
+  if #ids < 2 then order[#order] = nil end    -- the total's breakdown repeats the one pool's
+  for _, r in ipairs(order) do
+    if next(r.reuses) then fit(out, { ("  %s reuses: %s"):format(r.name, by_count(r.reuses)) }, width) end
+  end
+  for _, r in ipairs(order) do
+    if next(r.releases) then fit(out, { ("  %s releases: %s"):format(r.name, by_count(r.releases)) }, width) end
+  end
+  local gone = false
+  for _, r in ipairs(order) do gone = gone or r.reserved == nil end
+  if gone then out[#out + 1] = paint("dim", "  (-: a destroyed pool, whose counts stay)") end
+  if #ids > 1 then out[#out + 1] = paint("dim", "  (total reserved peak: the sum of the pools' peaks)") end
+  return out
+end
+
+summary_mt.__tostring = function(t) return table.concat(M.summary_lines(t), "\n") end
+
+--- peak(fn, ...) -> {pools = {[id] = bytes}, total = bytes}, then fn's
+-- results: the highest live bytes per pool and in all while fn ran
+-- (scopes nest); fn's error is raised again after the scope closes.
+function M.peak(fn, ...)
+  if type(fn) ~= "function" then
+    error("bad argument #1 to 'peak' (function expected, got " .. type(fn) .. ")", 2)
+  end
+  core.peak_push()
+  local r = table.pack(pcall(fn, ...))
+  local peaks = core.peak_pop()
+  if not r[1] then error(r[2], 0) end
+  return setmetatable(peaks, peak_mt), table.unpack(r, 2, r.n)
+end
+
+peak_mt.__tostring = function(t)
+  local ids, list = {}, {}
+  for id in pairs(t.pools) do ids[#ids + 1] = id end
+  table.sort(ids)
+  for _, id in ipairs(ids) do list[#list + 1] = ("%s %s"):format(name("pool", id), fmt(t.pools[id])) end
+  list[#list + 1] = "total " .. fmt(t.total)
+  return "peak: " .. table.concat(list, ", ")
 end
 
 -- ---- at exit ------------------------------------------------------------------
@@ -290,21 +667,56 @@ function M.leaks()
   return (core.live())
 end
 
---- leak_lines() -> the leak report's lines, empty when nothing leaks: the
--- oldest show_max buffers, then how many more.
+--- Sites with more live buffers than this get one line for all of them.
+M.leak_group = 3
+
+local function leak_line(b)
+  local pool = b.pool and (" from %s on %s"):format(name("pool", b.pool), name("stream", b.stream)) or ""
+  return ("%s %s %s%s"):format(name("buffer", b.buffer), fmt(b.size), b.kind, pool)
+end
+
+--- leak_lines() -> the leak report's lines, empty when nothing leaks: per
+-- allocation site, oldest first, its buffers one a line, or one line for
+-- a site with more than leak_group; at most show_max lines.
 function M.leak_lines()
-  local live, n = core.live(M.show_max)
+  local width = M.columns()
+  local live, n = core.live()
   if n == 0 then return {} end
-  local out = { ("poolsh: %d buffer%s still live at exit (freed now):"):format(n,
-                n == 1 and "" or "s") }
-  local unknown = false
+  local sites, order = {}, {}
   for _, b in ipairs(live) do
-    local pool = b.pool and (" from p%d on %s"):format(b.pool, stream_name(b.stream)) or ""
-    out[#out + 1] = ("  b%d %s %s%s, allocated at %s"):format(b.buffer, fmt(b.size), b.kind, pool,
-                                                            b.src or "?")
-    unknown = unknown or not b.src
+    local key = b.src or "?"
+    local site = sites[key]
+    if not site then
+      site = { src = b.src, bufs = {}, bytes = 0 }
+      sites[key], order[#order + 1] = site, site
+    end
+    site.bufs[#site.bufs + 1], site.bytes = b, site.bytes + b.size
   end
-  if n > #live then out[#out + 1] = ("  ... and %d more (poolsh.leaks() lists them)"):format(n - #live) end
+  local entries = {}     -- one per line to print: a buffer, or a site's group
+  for _, site in ipairs(order) do
+    if #site.bufs > M.leak_group then
+      entries[#entries + 1] = { site = site, first = site.bufs[1].buffer }
+    else
+      for _, b in ipairs(site.bufs) do entries[#entries + 1] = { b = b, first = b.buffer } end
+    end
+  end
+  table.sort(entries, function(a, b) return a.first < b.first end)
+  local out = { ("poolsh: %d buffer%s still live at exit (freed now):"):format(n, n == 1 and "" or "s") }
+  local unknown, shown = false, 0
+  for i = 1, math.min(#entries, M.show_max) do
+    local e = entries[i]
+    if e.b then
+      fit(out, { ("  %s, allocated at %s"):format(leak_line(e.b), e.b.src or "?") }, width)
+      shown = shown + 1
+    else
+      local site = e.site
+      fit(out, { ("  %d buffers (%s) allocated at %s, the oldest %s"):format(#site.bufs,
+        fmt(site.bytes), site.src or "?", name("buffer", site.bufs[1].buffer)) }, width)
+      shown = shown + #site.bufs
+    end
+    unknown = unknown or not (e.b or e.site).src
+  end
+  if n > shown then out[#out + 1] = ("  ... and %d more (poolsh.leaks() lists them)"):format(n - shown) end
   if unknown then
     out[#out + 1] = "  (allocation sites are known while recording or with poolsh.sources(true))"
   end

@@ -76,19 +76,23 @@ end
 
 local binary = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
 
---- "4.00 MiB": bytes in binary units, two decimals (plain bytes below 1 KiB).
+--- "4.00 MiB": bytes in binary units, two decimals (plain bytes below
+-- 1 KiB). Bytes are whole: a float with a fraction (1.5), inf or nan
+-- raises rather than print "1.50 B".
 function M.fmt(bytes)
   if type(bytes) ~= "number" then
     error("bad argument #1 to 'fmt' (number expected, got " .. type(bytes) .. ")", 2)
   end
-  local sign = bytes < 0 and "-" or ""
-  local v, u = math.abs(bytes), 1
-  while v >= 1024 and u < #binary do v, u = v / 1024, u + 1 end
-  if u == 1 then
-    return v == math.floor(v) and string.format("%s%d B", sign, math.tointeger(v))
-                               or string.format("%s%.2f B", sign, v)
+  local n = math.tointeger(bytes)
+  if not n and bytes == math.floor(bytes) and bytes - bytes == 0 then n = bytes end  -- beyond 2^63
+  if not n then
+    error(("bad argument #1 to 'fmt' (bytes must be a whole number, got %s)"):format(bytes), 2)
   end
-  return string.format("%s%.2f %s", sign, v, binary[u])
+  local sign = n < 0 and "-" or ""
+  local v, u = n == math.mininteger and -(n + 0.0) or math.abs(n), 1
+  if v < 1024 then return ("%s%d B"):format(sign, v) end
+  while v >= 1024 and u < #binary do v, u = v / 1024, u + 1 end
+  return ("%s%.2f %s"):format(sign, v, binary[u])
 end
 
 --- "1.50 ms", "200 us": a duration in ms, formatted.

@@ -6,6 +6,10 @@ local live = poolsh.live
 
 local function joined(lines) return table.concat(lines, "\n") end
 
+-- The views fit poolsh.live.width columns: 80 here, whatever $COLUMNS says.
+before_each(function() live.width = 80 end)
+after_each(function() live.width = nil end)
+
 describe("the live view", function()
   before_each(function() live.color = false end)
   after_each(function() poolsh.watch(false) end)
@@ -84,15 +88,15 @@ describe("poolsh.show and poolsh.map", function()
 
   it("show and the leak report list at most show_max buffers and pending frees", function()
     local s, p = poolsh.stream(), poolsh.pool { release_threshold = "max" }
-    local was = live.show_max
-    live.show_max = 3
+    local was, group = live.show_max, live.leak_group
+    live.show_max, live.leak_group = 3, math.huge     -- one line per buffer, not per site
     local bufs = {}
     for i = 1, 9 do bufs[i] = p:alloc("1 MiB", s) end
     poolsh.spin(s, "50 ms")
     for i = 1, 4 do bufs[i]:free() end
     local out = joined(live.show_lines())
     local leaks = live.leak_lines()
-    live.show_max = was
+    live.show_max, live.leak_group = was, group
     assert.matches("... and 2 more buffers (poolsh.leaks() lists them)", out, 1, true)
     assert.matches("... and 1 more pending frees", out, 1, true)
     assert.matches("b" .. bufs[5].id .. "%s+1%.00 MiB", out)            -- oldest first
@@ -165,10 +169,12 @@ describe("poolsh.show and poolsh.map", function()
     local s, p = poolsh.stream(), poolsh.pool { release_threshold = "max" }
     local gran = poolsh.live.granularity()
     local a = p:alloc(gran + gran // 4, s)          -- spills into a second chunk
-    local bar = live.map_lines(p, 64)[2]
-    assert.matches("^  %[#+|#+%.+%]", bar)
+    local lines = live.map_lines(p, 64)
+    local bar = lines[2]
+    assert.matches("^  %[#+|#+%.+%]$", bar)
     local _, marks = bar:gsub("|", "")
-    assert.equal(2, marks)                          -- one in the bar, one in the legend
+    assert.equal(1, marks)
+    assert.equal("  # live  = pending  . free  | chunk", lines[3])   -- no room beside the bar in 80
     a:free(); s:sync(); p:destroy()
   end)
 
@@ -196,7 +202,7 @@ describe("at exit", function()
   it("reports leaks oldest first, also when the run is traced", function()
     local file = os.tmpname() .. ".json"
     local _, err, code = H.poolsh_cmd("--backend=sim --trace " .. H.quote(file) ..
-      " -e 'local s = poolsh.stream(); local p = poolsh.pool{} " ..
+      " -e 'poolsh.live.leak_group = 100; local s = poolsh.stream(); local p = poolsh.pool{} " ..
       "for i = 1, 5 do local x = p:alloc(i, s) if i % 2 == 0 then x:free() end end " ..
       "kept = {p:alloc(10, s), p:alloc(11, s)}'")
     os.remove(file)

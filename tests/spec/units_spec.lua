@@ -127,11 +127,14 @@ describe("poolsh.fmt", function()
     assert.matches("number expected", select(2, pcall(poolsh.fmt, "4 MiB")))
   end)
 
-  it("accepts a float byte count without raising", function()
-    -- sizes are integers, but stats arithmetic can give floats (x / 2)
-    assert.equal("512 B", poolsh.fmt(1024 / 2))
-    local ok, s = pcall(poolsh.fmt, 1.5)
-    assert.is_true(ok, s)
+  it("takes whole floats and refuses a fraction, inf and nan: bytes are integers", function()
+    assert.equal("512 B", poolsh.fmt(1024 / 2))     -- stats arithmetic can give whole floats
+    assert.equal("-8.00 EiB", poolsh.fmt(math.mininteger))
+    for _, x in ipairs { 1.5, -0.25, math.huge, 0 / 0 } do
+      local ok, e = pcall(poolsh.fmt, x)
+      assert.is_false(ok, tostring(x))
+      assert.equal(("bad argument #1 to 'fmt' (bytes must be a whole number, got %s)"):format(x), e)
+    end
   end)
 end)
 

@@ -52,8 +52,8 @@ describe("at scale (" .. N .. " blocks)", function()
     for i = 1, 100 do more[i] = p:alloc(SIZE, s) end
     local lines = poolsh.live.lines()
     poolsh.watch(false)
-    assert.is_true(#lines <= 66)
-    assert.matches("(100 allocations; the last 64:)", table.concat(lines, "\n"), 1, true)
+    assert.is_true(#lines <= 10)
+    assert.matches("100 allocations", table.concat(lines, "\n"), 1, true)   -- summarised
     local shown = poolsh.live.show_lines()
     assert.is_true(#shown < 2 * poolsh.live.show_max + 20)
     assert.matches(("... and %d more buffers"):format(N - half + 100 - poolsh.live.show_max),

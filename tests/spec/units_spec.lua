@@ -138,6 +138,19 @@ describe("poolsh.fmt", function()
   end)
 end)
 
+describe("one byte format", function()
+  it("tostring of a buffer formats its size as poolsh.fmt does", function()
+    local s, p = poolsh.stream(), poolsh.pool {}
+    for _, n in ipairs { 1, 1023, 1024, 4 * 1024 * 1024 + 1, 3 * 1024 * 1024 * 1024 // 2 } do
+      local b = p:alloc(n, s)
+      assert.matches("(" .. poolsh.fmt(n) .. " pool)", tostring(b), 1, true)
+      b:free()
+    end
+    s:sync()
+    p:destroy()
+  end)
+end)
+
 describe("sizes in the C API", function()
   it("accept unit strings wherever a size is taken", function()
     local s, p = poolsh.stream(), poolsh.pool {}

@@ -269,3 +269,25 @@ describe("poolsh.reset", function()
     c:free(); poolsh.sync(); q:destroy()
   end)
 end)
+
+describe("the REPL in a terminal", function()
+  local SOCK = "poolsh-views-test"
+  local function tmux(args) return H.sh("tmux -L " .. SOCK .. " " .. args) end
+  local function screen() return (tmux("capture-pane -p -t repl")) end
+  local function wait_for(pat) return H.poll(function() return screen():match(pat) end, 5) end
+  after_each(function() tmux("kill-server") end)
+
+  it("fits the views to the terminal's width, read at each view", function()
+    tmux("kill-server")
+    local cmd = ("env -u COLUMNS POOLSH_HISTORY=/dev/null %s --backend=sim"):format(H.exe)
+    tmux("new-session -d -s repl -x 132 -y 40 " .. H.quote(cmd))
+    assert.truthy(wait_for("poolsh>"), screen())
+    tmux("send-keys -t repl -l " .. H.quote("print('cols=' .. poolsh.live.columns())"))
+    tmux("send-keys -t repl Enter")
+    assert.truthy(wait_for("cols=132"), screen())
+    tmux("resize-window -t repl -x 90 -y 40")
+    tmux("send-keys -t repl -l " .. H.quote("print('now=' .. poolsh.live.columns())"))
+    tmux("send-keys -t repl Enter")
+    assert.truthy(wait_for("now=90"), screen())
+  end)
+end)

@@ -85,6 +85,9 @@ local function cut(s, n)
   return s:sub(1, at - 1) .. "..."
 end
 
+-- A site on one line: a REPL statement's text can span several.
+local function one_line(site) return site and (site:gsub("%s+", " ")) end
+
 --- fit(out, parts, width [, indent]): appends parts to out as lines of at
 -- most width columns: parts joined by two spaces, a part that does not fit
 -- starting a line of its own after indent, a part too long for any line
@@ -404,7 +407,7 @@ function M.show_lines()
   for _, b in ipairs(live) do
     brow[#brow + 1] = { name("buffer", b.buffer), fmt(b.size), b.kind,
                         b.pool and ("%s on %s"):format(name("pool", b.pool), name("stream", b.stream)) or "",
-                        ("0x%x"):format(b.addr), b.src or "" }
+                        ("0x%x"):format(b.addr), one_line(b.src) or "" }
   end
   append(out, rows({ "buffer", "size", "kind", "pool", "addr", "allocated at" }, brow, width))
   more(out, nlive - #live, "buffers", "poolsh.leaks()")
@@ -523,6 +526,7 @@ end
 
 -- ---- allocation sites ---------------------------------------------------------
 
+
 local sites_mt = {}
 
 --- sites() -> per allocation site {site, count, live_bytes, peak_bytes,
@@ -542,7 +546,8 @@ function M.sites_lines(list)
   local r = {}
   for i = 1, math.min(#list, M.show_max) do
     local s = list[i]
-    r[i] = { tostring(s.count), fmt(s.peak_bytes), fmt(s.total_bytes), fmt(s.live_bytes), s.site }
+    r[i] = { tostring(s.count), fmt(s.peak_bytes), fmt(s.total_bytes), fmt(s.live_bytes),
+             one_line(s.site) }
   end
   local out = rows({ "ncalls", "memory_peak", "memory_total", "live", "site" }, r)
   if #list == 0 then out[1] = "  no allocation sites known (poolsh.sources(true) or a trace records them)" end
@@ -684,10 +689,10 @@ function M.leak_lines()
   if n == 0 then return {} end
   local sites, order = {}, {}
   for _, b in ipairs(live) do
-    local key = b.src or "?"
+    local key = one_line(b.src) or "?"
     local site = sites[key]
     if not site then
-      site = { src = b.src, bufs = {}, bytes = 0 }
+      site = { src = one_line(b.src), bufs = {}, bytes = 0 }
       sites[key], order[#order + 1] = site, site
     end
     site.bufs[#site.bufs + 1], site.bytes = b, site.bytes + b.size
@@ -706,7 +711,7 @@ function M.leak_lines()
   for i = 1, math.min(#entries, M.show_max) do
     local e = entries[i]
     if e.b then
-      fit(out, { ("  %s, allocated at %s"):format(leak_line(e.b), e.b.src or "?") }, width)
+      fit(out, { ("  %s, allocated at %s"):format(leak_line(e.b), one_line(e.b.src) or "?") }, width)
       shown = shown + 1
     else
       local site = e.site

@@ -147,6 +147,12 @@ typedef struct ps_backend {
    * (on the sim, no clock moves and no work lands). May be NULL. */
   int (*stream_peek)(void *ctx, ps_stream *s, int *idle);
   int (*stream_wait)(void *ctx, ps_stream *s, ps_event *e);
+  /* For observers, changing nothing like stream_peek: when the last op
+   * queued on s was queued by the host, starts and ends on the device, in
+   * ms on now()'s clock (PS_OK), or PS_ERR_NOT_READY when not known. May
+   * be NULL (cuda: never known). */
+  int (*stream_last_span)(void *ctx, ps_stream *s, double *queued_ms, double *start_ms,
+                          double *end_ms);
 
   /* Events. */
   int (*event_create)(void *ctx, int timing, ps_event **out);

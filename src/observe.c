@@ -245,6 +245,7 @@ static ps_rec *record(lua_State *L, ps_ctx *c, const ps_what *w, int flags) {
   }
   if (w->other) r->other = w->other->id;
   r->dur = w->dur;
+  ps_trace_span(c, r);
   return r;
 }
 

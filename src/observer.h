@@ -96,12 +96,15 @@ typedef struct ps_rec {
     uint64_t tick;            /* or the backend's ticks until settled (trace.c) */
   };
   double dur;                 /* ms of device work, or 0 when unknown */
+  double start;               /* ms: when device work started, NAN when unknown */
+  uint8_t estimated;          /* dur is the call's request, not measured */
   uint64_t addr, size, reserved, used, pending, value;
 } ps_rec;
 
 /* trace.c: the recorder (docs/trace.md). */
 enum { PS_REC_COLLECTED = 1, PS_REC_NOSRC = 2 };
 ps_rec *ps_trace_rec(lua_State *L, ps_ctx *c, ps_op op, int flags);
+void ps_trace_span(ps_ctx *c, ps_rec *r);
 void ps_trace_pool(lua_State *L, ps_ctx *c, ps_seen_pool *p, int64_t used_delta, int grows);
 void ps_trace_sync_begin(ps_ctx *c);
 void ps_trace_sync_end(lua_State *L, ps_ctx *c);

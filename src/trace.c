@@ -11,8 +11,10 @@
 #include "observer.h"
 
 struct ps_trace {
-  ps_rec *v;
-  size_t n, cap;
+  ps_rec *v;                    /* a ring: record i is v[(head + i) % cap] */
+  size_t n, cap, head;
+  size_t max;                   /* keep the newest max records, 0: all */
+  uint64_t dropped;             /* older records overwritten since the last clear */
   int ticking;                  /* records are stamped with the backend's ticks */
   size_t settled;               /* records before this one have t in ms */
   uint64_t anchor_tick;         /* both clocks, read together when last settled */
@@ -21,6 +23,12 @@ struct ps_trace {
   size_t nsrc, capsrc;
   int32_t last_src;             /* the last name found: compared first */
 };
+
+/* Record i (0: the oldest kept). */
+static ps_rec *at(const ps_trace *tr, size_t i) {
+  size_t k = tr->head + i;
+  return &tr->v[k < tr->cap ? k : k - tr->cap];
+}
 
 /* ---- sources ------------------------------------------------------------ */
 
@@ -86,11 +94,12 @@ static void settle(ps_ctx *c, ps_trace *tr) {
   double ms0 = tr->anchor_ms;
   anchor(c, tr);
   double per = tr->anchor_tick > tick0 ? (tr->anchor_ms - ms0) / (double)(tr->anchor_tick - tick0) : 0;
-  double last = tr->settled ? tr->v[tr->settled - 1].t : ms0;
+  double last = tr->settled ? at(tr, tr->settled - 1)->t : ms0;
   for (size_t i = tr->settled; i < tr->n; i++) {
-    uint64_t k = tr->v[i].tick;
+    ps_rec *r = at(tr, i);
+    uint64_t k = r->tick;
     double t = k <= tick0 ? ms0 : k >= tr->anchor_tick ? tr->anchor_ms : ms0 + (double)(k - tick0) * per;
-    tr->v[i].t = last = t > last ? t : last;
+    r->t = last = t > last ? t : last;
   }
   tr->settled = tr->n;
 }
@@ -110,16 +119,40 @@ const char *ps_source_name(ps_ctx *c, int32_t src) {
 /* ---- recording ---------------------------------------------------------- */
 
 
-/* The next record, NULL when out of memory. The pointer is valid until
- * the next append. */
+/* The next record, NULL when out of memory. With a cap, the oldest record
+ * makes room once max are kept. The pointer is valid until the next
+ * append. The array grows only while head is 0 (before the ring turns). */
 static ps_rec *append(ps_trace *tr) {
+  if (tr->max && tr->n == tr->max) {
+    ps_rec *r = &tr->v[tr->head];
+    tr->head = tr->head + 1 < tr->cap ? tr->head + 1 : 0;
+    tr->dropped++;
+    if (tr->settled) tr->settled--;
+    return r;
+  }
   if (tr->n == tr->cap) {
     size_t cap = tr->cap ? tr->cap * 2 : 1024;
+    if (tr->max && cap > tr->max) cap = tr->max;
     ps_rec *v = realloc(tr->v, cap * sizeof *v);
     if (!v) return NULL;
     tr->v = v, tr->cap = cap;
   }
-  return &tr->v[tr->n++];
+  return at(tr, tr->n++);
+}
+
+/* Keeps the newest max records (0: all) from now on, in a fresh array
+ * whose ring starts at 0. 0 when out of memory (nothing changed). */
+static int set_max(ps_trace *tr, size_t max) {
+  if (max == tr->max) return 1;
+  size_t keep = max && tr->n > max ? max : tr->n, cap = keep ? keep : 0;
+  ps_rec *v = cap ? malloc(cap * sizeof *v) : NULL;
+  if (cap && !v) return 0;
+  for (size_t i = 0; i < keep; i++) v[i] = *at(tr, tr->n - keep + i);
+  tr->dropped += tr->n - keep;
+  tr->settled = tr->settled > tr->n - keep ? tr->settled - (tr->n - keep) : 0;
+  free(tr->v);
+  tr->v = v, tr->cap = cap, tr->n = keep, tr->head = 0, tr->max = max;
+  return 1;
 }
 
 static void stamp(ps_ctx *c, const ps_trace *tr, ps_rec *r) {
@@ -141,7 +174,7 @@ ps_rec *ps_trace_rec(lua_State *L, ps_ctx *c, ps_op op, int flags) {
     .op = (uint8_t)op, .gc = (uint8_t)(flags & PS_REC_COLLECTED),
     .stream = -1, .pool = -1, .buffer = -1, .other = -1, .src = src, .line = line,
     .addr = PS_UNSET, .size = PS_UNSET, .reserved = PS_UNSET, .used = PS_UNSET,
-    .pending = PS_UNSET, .value = PS_UNSET
+    .pending = PS_UNSET, .value = PS_UNSET, .start = NAN
   };
   stamp(c, tr, r);
   return r;
@@ -169,22 +202,26 @@ void ps_trace_pool(lua_State *L, ps_ctx *c, ps_seen_pool *p, int64_t used_delta,
   ps_trace *tr = c->obs->trace;
   if (!c->obs->tracing || !tr->n) return;
   if (!p->followed || !p->h) {                   /* destroyed: no counters to read */
-    tr->v[tr->n - 1].pool = p->id;
+    at(tr, tr->n - 1)->pool = p->id;
     return;
   }
   if (p->last_used == PS_UNSET || p->last_reserved == PS_UNSET) pool_baseline(c, p);
   else p->last_used += (uint64_t)used_delta;
   uint64_t reserved = grows ? pool_attr(c, p, PS_ATTR_RESERVED_CURRENT) : p->last_reserved;
-  ps_rec *r = &tr->v[tr->n - 1];
+  ps_rec *r = at(tr, tr->n - 1);
   r->pool = p->id;
+  if (r->op == PS_OP_POOL_CREATE) {            /* the Pool's struct precedes p */
+    const ps_poolud *ud = (const ps_poolud *)(const void *)p - 1;
+    r->kind = (uint8_t)((ud->props.location == PS_LOCATION_HOST) | (ud->is_default ? 2 : 0));
+  }
   r->reserved = reserved;
   r->used = p->last_used;
   r->pending = p->pending_bytes;
   if (reserved != PS_UNSET && p->last_reserved != PS_UNSET && reserved > p->last_reserved) {
     uint64_t grew = reserved - p->last_reserved;
+    int32_t src = r->src, line = r->line;
     ps_rec *g = ps_trace_rec(L, c, PS_OP_RESERVE, PS_REC_NOSRC);
-    if (g) g->pool = p->id, g->size = grew, g->reserved = reserved,
-           g->src = tr->v[tr->n - 2].src, g->line = tr->v[tr->n - 2].line;
+    if (g) g->pool = p->id, g->size = grew, g->reserved = reserved, g->src = src, g->line = line;
   }
   if (reserved != PS_UNSET) p->last_reserved = reserved;
 }
@@ -200,25 +237,53 @@ void ps_trace_sync_begin(ps_ctx *c) {
 void ps_trace_sync_end(lua_State *L, ps_ctx *c) {
   ps_trace *tr = c->obs->trace;
   if (!c->obs->tracing || !tr->n) return;
-  size_t cause = tr->n - 1;
+  const ps_rec why = *at(tr, tr->n - 1);        /* a copy: appends may overwrite it */
   for (ps_seen_pool *p = c->obs->pools; p; p = p->next) {
     uint64_t now = pool_attr(c, p, PS_ATTR_RESERVED_CURRENT);
     if (now != PS_UNSET && p->last_reserved != PS_UNSET && now < p->last_reserved) {
       ps_rec *r = ps_trace_rec(L, c, PS_OP_RELEASE, PS_REC_NOSRC);
       if (!r) return;
-      const ps_rec *why = &tr->v[cause];
       r->pool = p->id;
       r->size = p->last_reserved - now;
       r->reserved = now;
-      r->kind = why->op;                     /* the cause: its op and its object */
-      r->other = why->op == PS_OP_STREAM_SYNC || why->op == PS_OP_STREAM_DESTROY ? why->stream
-               : why->op == PS_OP_EVENT_SYNC ? why->other
-               : why->op == PS_OP_TRIM || why->op == PS_OP_DEVICE_SYNC ? why->pool
-               : why->buffer;             /* verify, read, write, a cudaFree */
-      r->src = why->src, r->line = why->line;
+      r->kind = why.op;                      /* the cause: its op and its object */
+      r->other = why.op == PS_OP_STREAM_SYNC || why.op == PS_OP_STREAM_DESTROY ? why.stream
+               : why.op == PS_OP_EVENT_SYNC ? why.other
+               : why.op == PS_OP_TRIM || why.op == PS_OP_DEVICE_SYNC ? why.pool
+               : why.buffer;              /* verify, read, write, a cudaFree */
+      r->src = why.src, r->line = why.line;
     }
     if (now != PS_UNSET) p->last_reserved = now;
     p->last_used = pool_attr(c, p, PS_ATTR_USED_CURRENT);
+  }
+}
+
+/* ---- device work ------------------------------------------------------- */
+
+static int is_work(int op) {
+  return op == PS_OP_COPY || op == PS_OP_FILL || op == PS_OP_TOUCH || op == PS_OP_VERIFY ||
+         op == PS_OP_SPIN;
+}
+
+/* Device work r (its stream set) just queued: its start and duration on
+ * its stream, asked of the backend with a query that changes nothing.
+ * A copy the host waited for (pageable memory) is stamped when it was
+ * called. Where the backend cannot tell, a spin keeps the time it asked
+ * for, from the call's time, marked estimated; other work stays unknown. */
+void ps_trace_span(ps_ctx *c, ps_rec *r) {
+  const ps_trace *tr = c->obs->trace;
+  if (!is_work(r->op) || r->stream < 0 || (r->op == PS_OP_COPY && r->size == 0)) return;
+  const ps_seen_stream *ss = r->stream ? ps_stream_by_id(c, r->stream) : NULL;
+  double q, a, b;
+  if (c->be->stream_last_span && (ss || !r->stream) &&
+      c->be->stream_last_span(c->b, ss ? ss->h : NULL, &q, &a, &b) == PS_OK && b >= a) {
+    r->start = a, r->dur = b - a, r->estimated = 0;
+    if (r->op == PS_OP_COPY && !tr->ticking && r->t >= b && q < r->t) {
+      double before = tr->n > 1 ? at(tr, tr->n - 2)->t : q;
+      r->t = q > before ? q : before;
+    }
+  } else if (r->dur > 0) {
+    r->estimated = 1;                  /* start: the call's time, when read */
   }
 }
 
@@ -239,11 +304,18 @@ void ps_trace_free(ps_trace *tr) {
   free(tr);
 }
 
-/* poolsh.trace.start(): records from now on (keeps what was recorded).
+/* poolsh.trace.start([max_events]): records from now on (keeps what was
+ * recorded); with max_events > 0, only the newest that many (0: all).
  * Each live pool's counters become the baseline for reserve events. */
 static int trace_start(lua_State *L) {
   ps_ctx *c = ps_context(L);
   ps_trace *tr = trace_of(L);
+  if (!lua_isnoneornil(L, 1)) {
+    lua_Integer max = luaL_checkinteger(L, 1);
+    luaL_argcheck(L, max >= 0, 1, "max_events must be a non-negative integer");
+    settle(c, tr);
+    if (!set_max(tr, (size_t)max)) return luaL_error(L, "poolsh.trace: out of memory");
+  }
   if (!c->obs->tracing) {
     settle(c, tr);
     tr->ticking = c->be->ticks && c->be->ticks(c->b) != 0;
@@ -264,7 +336,8 @@ static int trace_stop(lua_State *L) {
 static int trace_clear(lua_State *L) {
   ps_trace *tr = trace_of(L);
   settle(ps_context(L), tr);
-  tr->n = tr->settled = 0;
+  tr->n = tr->settled = tr->head = 0;
+  tr->dropped = 0;
   return 0;
 }
 
@@ -273,9 +346,12 @@ static int trace_recording(lua_State *L) {
   return 1;
 }
 
+/* -> records kept, records dropped (overwritten by max_events). */
 static int trace_count(lua_State *L) {
-  lua_pushinteger(L, (lua_Integer)trace_of(L)->n);
-  return 1;
+  ps_trace *tr = trace_of(L);
+  lua_pushinteger(L, (lua_Integer)tr->n);
+  lua_pushinteger(L, (lua_Integer)tr->dropped);
+  return 2;
 }
 
 static void set_int(lua_State *L, const char *k, int64_t v) {
@@ -291,9 +367,9 @@ static void set_u64(lua_State *L, const char *k, uint64_t v) {
 
 /* Pushes record i as a table (docs/trace.md). */
 static void push_rec(lua_State *L, const ps_trace *tr, size_t i) {
-  const ps_rec *r = &tr->v[i];
+  const ps_rec *r = at(tr, i);
   lua_createtable(L, 0, 12);
-  set_int(L, "seq", (int64_t)i + 1);
+  set_int(L, "seq", (int64_t)(tr->dropped + i + 1));
   lua_pushnumber(L, r->t);
   lua_setfield(L, -2, "t");
   lua_pushstring(L, ps_op_names[r->op]);
@@ -310,9 +386,17 @@ static void push_rec(lua_State *L, const ps_trace *tr, size_t i) {
   set_u64(L, "reserved", r->reserved);
   set_u64(L, "used", r->used);
   set_u64(L, "pending", r->pending);
-  if (r->dur > 0) {
+  if (r->start == r->start || r->estimated) {
+    lua_pushnumber(L, r->start == r->start ? r->start : r->t);
+    lua_setfield(L, -2, "start");
+  }
+  if (r->dur > 0 || r->start == r->start) {
     lua_pushnumber(L, r->dur);
     lua_setfield(L, -2, "dur");
+  }
+  if (r->estimated) {
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, "dur_estimated");
   }
   switch (r->op) {
     case PS_OP_ALLOC: case PS_OP_FREE: case PS_OP_ALLOC_FAILED:
@@ -334,6 +418,12 @@ static void push_rec(lua_State *L, const ps_trace *tr, size_t i) {
       break;
     case PS_OP_RECORD: case PS_OP_WAIT: case PS_OP_EVENT_SYNC:
       if (r->other >= 0) set_int(L, "event", r->other);
+      break;
+    case PS_OP_POOL_CREATE:
+      lua_pushstring(L, r->kind & 1 ? "host" : "device");
+      lua_setfield(L, -2, "location");
+      lua_pushboolean(L, r->kind & 2);
+      lua_setfield(L, -2, "default");
       break;
     case PS_OP_RELEASE:
       lua_pushstring(L, ps_op_names[r->kind]);      /* poolsh/trace.lua words it */
@@ -409,6 +499,8 @@ void ps_trace_buffer(lua_State *L, ps_ctx *c, ps_op op, const ps_bufferud *b, in
   r->src = src, r->line = line;
   r->addr = b->addr, r->size = b->size;
   r->dur = 0;
+  r->start = NAN;
+  r->estimated = 0;
   r->value = PS_UNSET;
   stamp(c, tr, r);
   int64_t delta = op == PS_OP_ALLOC ? (int64_t)b->size : -(int64_t)b->size;

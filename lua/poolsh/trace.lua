@@ -1,19 +1,33 @@
 --- poolsh.trace: recording every operation as an event (docs/trace.md)
 -- and saving the record in the formats people already open.
 local core = require "poolsh.core"
+local naming = require "poolsh.naming"
 
 local trace = {}
 
---- trace.start(): records every operation from now on.
-trace.start = core.trace_start
+--- trace.start([opts]): records every operation from now on.
+-- opts.max_events = N keeps only the newest N events (a ring); without it
+-- (or 0) every event is kept.
+function trace.start(opts)
+  if opts ~= nil and type(opts) ~= "table" then
+    error("poolsh.trace.start: options table expected ({max_events = N}), got " .. type(opts), 2)
+  end
+  local max = opts and opts.max_events
+  if max ~= nil and (math.type(max) ~= "integer" or max < 0) then
+    error("poolsh.trace.start: max_events must be a non-negative integer, got " .. tostring(max), 2)
+  end
+  core.trace_start(max or 0)
+end
 --- trace.stop(): stops recording; what was recorded stays.
 trace.stop = core.trace_stop
 --- trace.clear(): forgets what was recorded.
 trace.clear = core.trace_clear
 --- trace.recording() -> boolean.
 trace.recording = core.trace_recording
---- trace.count() -> how many events are recorded.
-trace.count = core.trace_count
+--- trace.count() -> how many events are kept.
+function trace.count() return (core.trace_count()) end
+--- trace.dropped() -> how many older events max_events let go since the last clear.
+function trace.dropped() return select(2, core.trace_count()) end
 
 -- How a release's cause reads, by the cause's op: the call a user wrote.
 local cause_call = {
@@ -25,50 +39,91 @@ local cause_call = {
   stream_destroy = "s%d:destroy()", device_sync = "poolsh.sync()",
 }
 
---- trace.events([from [, to]]) -> array of event tables, oldest first.
-function trace.events(from, to)
-  local events = core.trace_events(from, to)
+local function worded(events)
   for _, e in ipairs(events) do
     if e.cause_op then
-      local call = cause_call[e.cause_op] or "poolsh.sync()"
-      e.cause = type(call) == "function" and call(e.cause_id) or call:format(e.cause_id)
+      e.cause = trace.cause(e.cause_op, e.cause_id)
       e.cause_op, e.cause_id = nil, nil
     end
   end
   return events
 end
 
+--- trace.cause(op, id) -> how a release's cause reads ("s1:sync()"); the
+-- live view's release lines use it too.
+function trace.cause(op, id)
+  local call = cause_call[op] or "poolsh.sync()"
+  return type(call) == "function" and call(id) or call:format(id)
+end
+
+--- trace.events([from [, to]]) -> array of event tables, oldest first.
+function trace.events(from, to)
+  return worded(core.trace_events(from, to))
+end
+
+--- Events read from C this many at a time by trace.each.
+trace.batch = 8192
+
+--- trace.each(fn): calls fn(event, i) for every event kept, oldest first,
+-- reading them in batches so that only one batch is in memory at a time.
+function trace.each(fn)
+  local n, i = core.trace_count(), 0
+  for from = 1, n, trace.batch do
+    for _, e in ipairs(trace.events(from, math.min(n, from + trace.batch - 1))) do
+      i = i + 1
+      fn(e, i)
+    end
+  end
+end
+
+-- Calls fn(ev) for each event of events (an array), or of the record.
+local function walk(events, fn)
+  if events then
+    for _, e in ipairs(events) do fn(e) end
+  else
+    trace.each(fn)
+  end
+end
+
 --- trace.meta([events]) -> {backend, device, pools, streams}: what the
--- events refer to, for the exporters.
+-- events refer to, for the exporters. A pool's location and whether it
+-- is the default pool come from its pool_create event, else from the live
+-- Pool; names from poolsh.naming.
 function trace.meta(events)
-  events = events or trace.events()
   local dev = core.device()
   local meta = {
     backend = core.backend(),
     device = { index = dev.index, name = dev.name, total = dev.total },
-    pools = {}, streams = { [0] = { id = 0, name = "default" } },
+    pools = {}, streams = { [0] = { id = 0, name = naming.of("stream", 0) } },
   }
-  for _, e in ipairs(events) do
-    if e.pool and not meta.pools[e.pool] then
-      meta.pools[e.pool] = { id = e.pool, name = "p" .. e.pool, device = dev.index,
-                             location = "device", default = false }
+  local live = {}
+  for _, p in ipairs((core.objects())) do live[p.id] = p end
+  walk(events, function(e)
+    local id = e.pool
+    if id and (not meta.pools[id] or e.op == "pool_create") then
+      local p = live[id]
+      local loc, default = e.location, e.default
+      if loc == nil then loc = p and p.location or "device" end
+      if default == nil then default = p and p.default or false end
+      meta.pools[id] = { id = id, name = naming.of("pool", id), device = dev.index,
+                         location = loc, default = default }
     end
     if e.stream and not meta.streams[e.stream] then
-      meta.streams[e.stream] = { id = e.stream, name = "s" .. e.stream }
+      meta.streams[e.stream] = { id = e.stream, name = naming.of("stream", e.stream) }
     end
-  end
+  end)
   return meta
 end
 
 --- trace.save(path) -> path: writes the record; the extension picks the
 -- format: .json (Chrome trace events), .csv (RMM log), .pickle (PyTorch
--- memory snapshot), .html (a self-contained report).
+-- memory snapshot), .html (a self-contained report). The events are read
+-- in batches and the file written as it goes.
 function trace.save(path)
   if type(path) ~= "string" then
     error("poolsh.trace.save: path expected (a string ending in .json, .csv, .pickle or .html)", 2)
   end
-  local events = trace.events()
-  return require("poolsh.export").save(path, events, trace.meta(events))
+  return require("poolsh.export").save(path, trace.each, trace.meta())
 end
 
 return trace

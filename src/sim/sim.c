@@ -26,6 +26,7 @@ static int sim_open(const ps_config *cfg, void **ctx) {
   if (cfg && cfg->sim_memory) c->prof.memory = (double)cfg->sim_memory;
   if (cfg) c->interrupted = cfg->interrupted, c->interrupted_ud = cfg->interrupted_ud;
   c->legacy.blocking = 1;
+  c->legacy.span_start = -1;
   sim_faults_init(&c->faults);
   int st = sim_pools_init(c);
   if (st != PS_OK) { free(c); return st; }
@@ -387,6 +388,8 @@ static int sim_option_names(void *ctx, const char **names, int max) {
 }
 
 int sim_stream_peek(void *ctx, ps_stream *s, int *idle);   /* sim_peek.c */
+int sim_stream_last_span(void *ctx, ps_stream *s, double *queued_ms, double *start_ms,
+                         double *end_ms);
 
 /* ---- the ops table ---- */
 
@@ -407,6 +410,7 @@ const ps_backend ps_backend_sim = {
   .error_name = sim_error_name, .error_string = sim_error_string,
   SIM_FAULT_OPS(SLOT)
   .stream_peek = sim_stream_peek,
+  .stream_last_span = sim_stream_last_span,
   .now = sim_now,
   .option_get = sim_option_get, .option_set = sim_option_set,
   .option_names = sim_option_names,

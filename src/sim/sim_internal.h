@@ -121,6 +121,9 @@ struct ps_stream {
   sim_vclock clock;        /* what this stream knows of others */
   size_t slot;             /* index in ctx->streams */
   int touched;             /* in ctx->touched: tail may have grown */
+  int64_t span_queued;     /* ns: when the host queued the last op, */
+  int64_t span_start;      /* when it starts and ends; span_start < 0: */
+  int64_t span_end;        /* none yet */
 };
 
 struct ps_event {

@@ -342,8 +342,9 @@ int sim_enqueue_fits(sim_ctx *c, ps_stream *s, int64_t dur) {
 /* Enqueues an op of dur ns on s (resolved): it starts when s, the legacy
  * rules and the host allow, takes the next position on s; returns its end. */
 int64_t sim_enqueue(sim_ctx *c, ps_stream *s, int64_t dur) {
-  int64_t end = start_time(c, s) + (dur > 0 ? dur : 0);
+  int64_t start = start_time(c, s), end = start + (dur > 0 ? dur : 0);
   touch(c, s);
+  s->span_queued = c->host_now, s->span_start = start, s->span_end = end;
   s->tail = end;
   s->seq++;
   sim_vc_raise(&s->clock, s->id, s->seq);
@@ -448,6 +449,7 @@ int sim_stream_create(void *ctx, int priority, int blocking, ps_stream **out) {
   s->id = id;
   s->priority = priority > 0 ? 0 : priority < -5 ? -5 : priority;
   s->blocking = blocking != 0;
+  s->span_start = -1;
   s->slot = c->nstreams;
   c->streams[c->nstreams++] = s;
   *out = s;

@@ -1099,8 +1099,47 @@ static void test_close_live(void) {
   B->close(c);
 }
 
+/* stream_last_span: the last op's queue time, start and end, asked
+ * without moving the clock; an event wait delays the start. */
+static void test_last_span(void) {
+  void *c = open_sim(0);
+  classic(c);
+  ps_stream *s1 = NULL, *s2 = NULL;
+  ps_event *e = NULL;
+  OK(B->stream_create(c, 0, 0, &s1));
+  OK(B->stream_create(c, 0, 0, &s2));
+  OK(B->event_create(c, 0, &e));
+  double q = -1, a = -1, b = -1;
+  CHECK(B->stream_last_span(c, s1, &q, &a, &b) == PS_ERR_NOT_READY);
+  CHECK(B->stream_last_span(c, NULL, &q, &a, &b) == PS_ERR_NOT_READY);
+  CHECK(B->stream_last_span(c, s1, NULL, &a, &b) == PS_ERR_INVALID_VALUE);
+  OK(B->spin(c, s1, 5));
+  double now = B->now(c);
+  OK(B->stream_last_span(c, s1, &q, &a, &b));
+  NEAR(B->now(c), now);                        /* the query moves no clock */
+  NEAR(q, 0.002);                              /* queued after the call's 2 us */
+  NEAR(a, 0.002);
+  NEAR(b, 5.002);
+  OK(B->event_record(c, e, s1));
+  OK(B->stream_wait(c, s2, e));
+  ps_addr d = 0;
+  OK(B->malloc_device(c, 3000, &d));
+  OK(B->fill(c, d, 3000, 1, s2));              /* 3 us launch + 1 ns */
+  OK(B->stream_last_span(c, s2, &q, &a, &b));
+  CHECK(q < a);                                /* queued while s1 spun */
+  NEAR(a, 5.002);                              /* after the spin it waited for */
+  NEAR(b, 5.002 + 0.003001);
+  NEAR(B->now(c), q);
+  OK(B->free_device(c, d));
+  OK(B->event_destroy(c, e));
+  OK(B->stream_destroy(c, s1));
+  OK(B->stream_destroy(c, s2));
+  B->close(c);
+}
+
 int main(void) {
   test_clock();
+  test_last_span();
   test_legacy();
   test_contents();
   test_clobber();

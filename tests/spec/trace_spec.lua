@@ -256,6 +256,175 @@ describe("poolsh.trace", function()
     assert.is_true(find(events, "alloc", 2).reused)
     assert.equal("stream order", find(events, "alloc", 2).rule)
   end)
+  
+  describe("device work's start and duration", function()
+    it("gives copies, fills, touches, verifies and spins the model's span #sim_only", function()
+      if not H.is_sim() then return pending("sim only: cuda estimates (docs/trace.md)") end
+      local s = poolsh.stream()
+      local p = poolsh.pool {}
+      local a, b
+      local events = recorded(function()
+        a, b = p:alloc("8 MiB", s), p:alloc("8 MiB", s)
+        poolsh.fill(a, 1); poolsh.touch(a); poolsh.copy(b, a); poolsh.verify(b, 1)
+        poolsh.spin(s, 1.5)
+      end)
+      local last = -1
+      for _, op in ipairs { "fill", "touch", "copy", "verify", "spin" } do
+        local e = find(events, op)
+        assert.is_number(e.start, op)
+        assert.is_true(e.dur > 0, op)
+        assert.is_nil(e.dur_estimated, op)
+        assert.is_true(e.start >= last - 1e-9, op .. ": stream order")
+        if op ~= "verify" then   -- a verify's t is when the host's wait for it ended
+          assert.is_true(e.start >= e.t - 1e-9, op .. ": starts after its call")
+        end
+        last = e.start + e.dur
+      end
+      -- a fill of 8 MiB at the profile's bandwidth, plus the launch latency
+      local prof = poolsh.sim.profile()
+      local want = (prof.launch_ns + 8 * MiB / prof.bw_fill) / 1e6
+      assert.near(want, find(events, "fill").dur, 1e-6)
+      assert.near(1.5, find(events, "spin").dur, 1e-9)
+      a:free(); b:free(); s:sync(); p:destroy(); s:destroy()
+    end)
+
+    it("starts a stream's work after the event it waits on #sim_only", function()
+      if not H.is_sim() then return pending("sim only: cuda estimates (docs/trace.md)") end
+      local s1, s2 = poolsh.stream(), poolsh.stream()
+      local p = poolsh.pool {}
+      local b = p:alloc("1 MiB", s2)
+      local events = recorded(function()
+        poolsh.spin(s1, 5)
+        s2:wait(s1:record())
+        poolsh.fill(b, 7)
+      end)
+      local spin, fill = find(events, "spin"), find(events, "fill")
+      assert.is_true(fill.t < spin.start + spin.dur, "called while the spin runs")
+      assert.near(spin.start + spin.dur, fill.start, 1e-9)
+      b:free(); s2:sync(); s1:sync(); p:destroy(); s1:destroy(); s2:destroy()
+    end)
+
+    it("stamps a pageable copy when it was called, with its duration #sim_only", function()
+      if not H.is_sim() then return pending("sim only: cuda estimates (docs/trace.md)") end
+      local s = poolsh.stream()
+      local p = poolsh.pool {}
+      local d, h = p:alloc("64 MiB", s), poolsh.pageable("64 MiB")
+      local before
+      local events = recorded(function()
+        before = poolsh.now()
+        poolsh.copy(h, d, { stream = s })
+      end)
+      local cp = find(events, "copy")
+      assert.is_true(cp.t <= before + 0.01, "the call's time, not its end")
+      assert.is_true(cp.dur > 1, "64 MiB through pageable memory takes ms")
+      assert.near(poolsh.now(), cp.start + cp.dur, 1e-6)
+      d:free(); h:free(); s:sync(); p:destroy(); s:destroy()
+    end)
+
+    it("asks the model without moving its clock #sim_only", function()
+      if not H.is_sim() then return pending("sim only: a virtual clock") end
+      local script = "local s = poolsh.stream(); local p = poolsh.pool {}; "
+        .. "local b = p:alloc(4 << 20, s); poolsh.fill(b, 1); poolsh.spin(s, 1); poolsh.touch(b); "
+        .. "poolsh.verify(b, 1); poolsh.copy(b, b, {bytes = 4096, dst_offset = 8192}); "
+        .. "b:free(); s:sync(); print(poolsh.now())"
+      local function now(trace)
+        local out, err, code = H.poolsh_cmd("--backend=sim -e " .. H.quote(
+          (trace and "poolsh.trace.start(); " or "") .. script))
+        assert.equal(0, code, err)
+        return out
+      end
+      assert.equal(now(false), now(true))
+    end)
+
+    it("marks a spin's duration as estimated where the backend cannot tell #cuda_only", function()
+      if H.is_sim() then return pending("cuda only") end
+      local s = poolsh.stream()
+      local events = recorded(function() poolsh.spin(s, 1) end)
+      local e = find(events, "spin")
+      assert.is_true(e.dur_estimated)
+      assert.equal(1.0, e.dur)
+      assert.equal(e.t, e.start)
+      s:sync(); s:destroy()
+    end)
+  end)
+
+  describe("max_events", function()
+    it("keeps the newest N events and counts the others", function()
+      local s = poolsh.stream()
+      poolsh.trace.clear()
+      poolsh.trace.start { max_events = 5 }
+      for _ = 1, 12 do s:sync() end
+      poolsh.trace.stop()
+      assert.equal(5, poolsh.trace.count())
+      assert.equal(7, poolsh.trace.dropped())
+      local seqs = {}
+      for _, e in ipairs(poolsh.trace.events()) do seqs[#seqs + 1] = e.seq end
+      assert.same({ 8, 9, 10, 11, 12 }, seqs)
+      -- start() keeps everything again, from what is there
+      poolsh.trace.start()
+      for _ = 1, 3 do s:sync() end
+      poolsh.trace.stop()
+      assert.equal(8, poolsh.trace.count())
+      assert.equal(15, poolsh.trace.events()[8].seq)
+      poolsh.trace.clear()
+      assert.equal(0, poolsh.trace.dropped())
+      s:destroy()
+    end)
+
+    it("keeps a pool's reserve and release records whole when the ring turns", function()
+      local s = poolsh.stream()
+      local p = poolsh.pool { release_threshold = 0 }
+      poolsh.trace.clear()
+      poolsh.trace.start { max_events = 3 }
+      p:alloc("8 MiB", s):free()
+      s:sync()
+      poolsh.trace.stop()
+      local evs = poolsh.trace.events()
+      assert.equal(3, #evs)
+      local rel = find(evs, "release")
+      assert.equal(("s%d:sync()"):format(s.id), rel.cause)
+      assert.is_true(rel.size >= 8 * MiB)
+      assert.equal(0, rel.reserved)
+      poolsh.trace.start { max_events = 1 }
+      p:alloc("8 MiB", s):free()
+      poolsh.trace.stop()
+      assert.equal(1, poolsh.trace.count())
+      p:destroy(); s:destroy()
+    end)
+
+    it("refuses a bad max_events", function()
+      assert.has_error(function() poolsh.trace.start { max_events = -1 } end,
+        "poolsh.trace.start: max_events must be a non-negative integer, got -1")
+      assert.has_error(function() poolsh.trace.start { max_events = 1.5 } end,
+        "poolsh.trace.start: max_events must be a non-negative integer, got 1.5")
+      assert.has_error(function() poolsh.trace.start(5) end,
+        "poolsh.trace.start: options table expected ({max_events = N}), got number")
+    end)
+  end)
+
+  describe("meta", function()
+    it("tells host pools and the default pool apart", function()
+      local s = poolsh.stream()
+      local early = poolsh.pool { location = "host" }
+      local events = recorded(function()
+        local h = poolsh.pool { location = "host" }
+        local d = poolsh.default_pool()
+        local dev = poolsh.pool {}
+        for _, p in ipairs { early, h, d, dev } do p:alloc(4096, s):free() end
+        s:sync()
+      end)
+      local meta = poolsh.trace.meta(events)
+      local create = find(events, "pool_create")
+      assert.equal("host", create.location)
+      assert.is_false(create.default)
+      local by = {}
+      for _, p in pairs(meta.pools) do by[#by + 1] = p.location .. (p.default and "*" or "") end
+      table.sort(by)
+      assert.same({ "device", "device*", "host", "host" }, by)
+      assert.same(meta, poolsh.trace.meta())      -- read from C in batches, the same
+      early:destroy(); s:destroy()
+    end)
+  end)
 end)
 
 -- The pools' counters in events stay right across every call that can make
@@ -401,5 +570,5 @@ describe("recorded pool counters" .. mode.name, function()
       assert(ok, err)
       s:sync(); p:destroy()
     end)
-  end)
+end)
 end

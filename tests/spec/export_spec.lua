@@ -220,6 +220,38 @@ describe("poolsh.export", function()
       assert.equal("bar", seen.mystery.args.foo)
     end)
 
+    it("draws device work from its recorded start for its duration", function()
+      local evs = {
+        { seq = 1, t = 1.0, op = "spin", stream = 1, start = 1.0, dur = 5.0 },
+        -- called at 1.1, after a wait on an event: starts when the spin ends
+        { seq = 2, t = 1.1, op = "fill", stream = 2, buffer = 1, start = 6.0, dur = 0.25 },
+        -- a pageable copy: its call at 7, its own start and duration
+        { seq = 3, t = 7.0, op = "copy", stream = 2, dst = 1, src_buffer = 2, start = 7.0, dur = 4.5 },
+        -- cuda: a spin's requested time from the call, marked
+        { seq = 4, t = 12.0, op = "spin", stream = 3, start = 12.0, dur = 1.0, dur_estimated = true },
+      }
+      local doc = decode(evs, meta)
+      local slices = {}
+      for _, e in ipairs(doc.traceEvents) do
+        if e.ph == "X" then slices[e.name .. "@" .. math.tointeger(e.tid)] = e end
+      end
+      local fill = slices["fill b1@3"]
+      assert.near(6000, fill.ts, 1e-6)
+      assert.near(250, fill.dur, 1e-6)
+      local cp = slices["copy b2 -> b1@3"]
+      assert.near(7000, cp.ts, 1e-6)
+      assert.near(4500, cp.dur, 1e-6)
+      assert.is_true(slices["spin@4"].args.dur_estimated)
+    end)
+
+    it("is the same whether events come as an array or in batches", function()
+      local evs = events()
+      local function each(fn) for _, e in ipairs(evs) do fn(e) end end
+      for _, ext in ipairs { "json", "csv", "pickle", "html" } do
+        assert.equal(export.to_string(ext, evs, meta), export.to_string(ext, each, meta), ext)
+      end
+    end)
+
     it("writes an empty trace as an empty array", function()
       local text = export.to_string("json", {}, nil)
       assert.truthy(text:find('"traceEvents":[', 1, true))
@@ -535,7 +567,43 @@ print(json.dumps({"width": w, "height": h, "counts": counts}))
       assert.truthy(dom:find("<td>demo.lua:13</td>", 1, true))
       assert.truthy(dom:find("0x7f0000800000", 1, true))
       assert.truthy(dom:find(#evs .. " events", 1, true))
-      assert.truthy(dom:find('class="series-reserved"', 1, true))
+      assert.truthy(dom:find('class="pool-chart"', 1, true))
+      assert.truthy(dom:find('id="lanes"', 1, true))
+    end)
+
+    -- A trace of n alloc/free pairs on two streams, with kernels.
+    local function big(n)
+      local evs, t = {}, 0
+      for i = 1, n do
+        t = t + 0.001
+        local s = 1 + i % 2
+        evs[#evs + 1] = { seq = 3 * i - 2, t = t, op = "alloc", stream = s, pool = 1, buffer = i,
+          addr = BASE + (i % 64) * MiB, size = MiB, reserved = 64 * MiB, used = (i % 64) * MiB, pending = 0 }
+        evs[#evs + 1] = { seq = 3 * i - 1, t = t, op = "fill", stream = s, buffer = i, start = t, dur = 0.0008 }
+        evs[#evs + 1] = { seq = 3 * i, t = t, op = "free", stream = s, pool = 1, buffer = i,
+          addr = BASE + (i % 64) * MiB, size = MiB, reserved = 64 * MiB, used = (i % 64) * MiB,
+          pending = (i % 7) * MiB }
+      end
+      return evs
+    end
+
+    it("renders 150,000 events, pages the table and zooms", function()
+      local page = tmp("big.html")
+      export.save(page, big(50000), { backend = "sim", pools = { [1] = { name = "p1" } } })
+      local shot = tmp("big.png")
+      chromium("--screenshot=" .. shot, page)
+      local script = put("count.py", COUNT)
+      local out, ok = sh("python3 " .. script .. " " .. shot .. " '" .. cjson.encode(html.colours) .. "'")
+      assert.is_true(ok, "could not decode the screenshot")
+      local got = cjson.decode(out)
+      assert.is_true(got.counts.reserved > 1000, "reserved: " .. got.counts.reserved)
+      assert.is_true(got.counts.used > 1000, "used: " .. got.counts.used)
+      assert.is_true(got.counts.kernel > 1000, "kernel: " .. got.counts.kernel)
+      local dom = chromium("--dump-dom", page)
+      assert.equal(html.page_rows, select(2, dom:gsub('<tr class="ev">', "")))
+      assert.truthy(dom:find("events 1 to " .. html.page_rows .. " of 150000 events", 1, true))
+      assert.truthy(dom:find('id="zoom-in"', 1, true))
+      assert.truthy(dom:find(" ms</span>", 1, true))   -- the range shown
     end)
 
     it("is self-contained and renders an empty trace", function()

@@ -3,7 +3,7 @@
 -- kernels and copies as slices and allocs, frees, syncs as instants; a lane
 -- per pool for its own events; a counter per pool ("p1 memory") with
 -- reserved, used and pending bytes. ts are microseconds (event.t * 1000);
--- a slice starts when its stream's earlier work has ended (util.starts).
+-- a slice is drawn from the event's start for its dur (util.slicer).
 local util = require "poolsh.export.util"
 
 local M = {}
@@ -36,36 +36,34 @@ local function args_of(ev)
   return args
 end
 
-local function event_of(ev, ts, start)
-  local out = { name = util.label(ev), cat = tostring(ev.op), pid = PID, tid = lane(ev),
-    ts = ts, args = args_of(ev) }
-  if util.slice_ops[ev.op] then
-    out.ph, out.ts = "X", start * 1000
-    out.dur = (type(ev.dur) == "number" and ev.dur == ev.dur and ev.dur >= 0)
-      and ev.dur * 1000 or M.default_dur_us
-  else
-    out.ph, out.s = "i", "t"
+local quote, number = util.quote, util.number
+
+-- One trace event's JSON: a slice for device work (start and dur in ms),
+-- else a thread instant at t.
+local function event_json(ev, t, start, dur)
+  local head = string.format('{"name":%s,"cat":%s,"pid":%d,"tid":%d,', quote(util.label(ev)),
+    quote(tostring(ev.op)), PID, lane(ev))
+  local tail = ',"args":' .. util.json(args_of(ev)) .. "}"
+  if start then
+    return head .. '"ph":"X","ts":' .. number(start * 1000) .. ',"dur":' .. number(dur * 1000) .. tail
   end
-  return out
+  return head .. '"ph":"i","s":"t","ts":' .. number(t * 1000) .. tail
+end
+
+local function counter_json(meta, pool, t, st)
+  return string.format('{"ph":"C","name":%s,"cat":"memory","pid":%d,"tid":%d,"ts":%s,'
+    .. '"args":{"pending":%d,"reserved":%d,"used":%d}}', quote(util.pool_name(meta, pool) .. " memory"),
+    PID, POOL_TID + (math.tointeger(pool) or 0), number(t * 1000), st.pending, st.reserved, st.used)
 end
 
 local function meta_event(name, tid, args)
   return { ph = "M", name = name, pid = PID, tid = tid, ts = 0, args = args }
 end
 
--- Names the process and every lane the events use, in a stable order.
-local function lane_names(events, meta)
-  local used = {}
+-- Names the process and every lane used (used: tid -> name), in a stable order.
+local function lane_names(used, meta)
   for id in pairs(meta.streams or {}) do
     if math.type(id) == "integer" then used[stream_tid(id)] = util.stream_name(meta, id) end
-  end
-  for _, ev in ipairs(events) do
-    local tid = lane(ev)
-    if not used[tid] then
-      if tid == HOST_TID then used[tid] = "host"
-      elseif tid >= POOL_TID then used[tid] = util.pool_name(meta, ev.pool) .. " (pool)"
-      else used[tid] = util.stream_name(meta, ev.stream) end
-    end
   end
   local dev = meta.device or {}
   local out = {
@@ -92,34 +90,37 @@ local function meta_json(meta)
     pools = pools, streams = streams }
 end
 
---- The trace as a Lua table ready for JSON.
-function M.build(events, meta)
+--- Writes the trace's JSON with out(string), one event at a time, in the
+-- recorded order (viewers sort by ts); the lanes' names come last.
+function M.write(out, each, meta)
   meta = meta or {}
-  local ts = util.times(events)
-  local starts = util.starts(events, ts, M.default_dur_us / 1000)
-  local body = {}
-  for i, ev in ipairs(events) do
-    local e = event_of(ev, ts[i] * 1000, starts[i])
-    body[#body + 1] = { ts = e.ts, order = #body, ev = e }
+  local clock, slice, counter = util.clock(), util.slicer(M.default_dur_us / 1000), util.counter()
+  local used, first = {}, true
+  out('{"displayTimeUnit":"ms","metadata":' .. util.json(meta_json(meta)) .. ',"traceEvents":[')
+  local function put(s)
+    if first then first = false else s = "," .. s end
+    out(s)
   end
-  util.each_counter(events, function(_, pool, st, i)
-    body[#body + 1] = { ts = ts[i] * 1000, order = #body,
-      ev = { ph = "C", name = util.pool_name(meta, pool) .. " memory", cat = "memory",
-        pid = PID, tid = POOL_TID + (math.tointeger(pool) or 0), ts = ts[i] * 1000, args = st } }
+  each(function(ev)
+    local t = clock(ev)
+    local start, dur = slice(ev, t)
+    put(event_json(ev, t, start, dur))
+    local tid = lane(ev)
+    if not used[tid] then
+      if tid == HOST_TID then used[tid] = "host"
+      elseif tid >= POOL_TID then used[tid] = util.pool_name(meta, ev.pool) .. " (pool)"
+      else used[tid] = util.stream_name(meta, ev.stream) end
+    end
+    local st = counter(ev)
+    if st then put(counter_json(meta, ev.pool, t, st)) end
   end)
-  -- Viewers want time order; ties keep the recorded order.
-  table.sort(body, function(a, b)
-    if a.ts ~= b.ts then return a.ts < b.ts end
-    return a.order < b.order
-  end)
-  local trace = util.array(lane_names(events, meta))
-  for _, b in ipairs(body) do trace[#trace + 1] = b.ev end
-  return { traceEvents = trace, displayTimeUnit = "ms", metadata = meta_json(meta) }
+  for _, m in ipairs(lane_names(used, meta)) do put(util.json(m)) end
+  out("]}")
 end
 
 --- The JSON text.
 function M.encode(events, meta)
-  return util.json(M.build(events, meta))
+  return require("poolsh.export").to_string("json", events, meta)
 end
 
 return M

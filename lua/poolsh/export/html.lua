@@ -1,7 +1,10 @@
---- One self-contained HTML page (no network: inline CSS, JS and SVG) that
--- shows a trace: per pool, reserved, used and pending over time; a lane per
--- stream with kernels, copies, allocs and frees; and a table of the events
--- with their source locations. The data travels as JSON in a <script>.
+--- One self-contained HTML page (no network: inline CSS and JS) that shows
+-- a trace: per pool, reserved, used and pending over time; a lane per
+-- stream with device work drawn from its start for its duration, allocs and
+-- frees as ticks; zoom (wheel, buttons) and pan (drag) over time; and a
+-- paged table of the events with their source locations. The events travel
+-- as JSON rows in a <script>, written one row at a time; the page draws on
+-- canvases, a pixel column at a time, so 10^6 events render.
 local util = require "poolsh.export.util"
 
 local M = {}
@@ -12,56 +15,41 @@ M.colours = {
   kernel = "#2ca02c", copy = "#9467bd", alloc = "#17becf", free = "#8c564b",
 }
 
---- The table shows at most this many events (the charts show all).
-M.max_rows = 10000
+--- Rows of the event table per page.
+M.page_rows = 200
 
--- An event with scalar fields only, its address in hex.
-local function plain(ev, t)
-  local out = {}
-  for k, v in pairs(ev) do
-    local ty = type(v)
-    if type(k) == "string" and (ty == "string" or ty == "number" or ty == "boolean") then
-      out[k] = v
-    end
+local quote, number = util.quote, util.number
+
+-- The fields the table's details column lists.
+local details = { "rule", "kind", "reused_from", "cause", "event", "dst", "src_buffer",
+  "name", "value", "location", "default", "dur_estimated", "collected" }
+
+local function num(v) return type(v) == "number" and number(v) or "null" end
+local function str(v) return v ~= nil and quote(tostring(v)) or "null" end
+
+-- One event as a JSON array: seq, t, op, stream, pool, start, dur, label,
+-- src, buffer, addr, size, reserved, used, pending, details.
+local function row(ev, t, start, dur)
+  local d = {}
+  for _, k in ipairs(details) do
+    if ev[k] ~= nil then d[#d + 1] = k .. "=" .. tostring(ev[k]) end
   end
-  out.t = t
-  if math.type(ev.addr) then out.addr = util.hex(ev.addr) end
-  out.op = tostring(ev.op)
-  out.label = util.label(ev)
-  return out
+  return table.concat({ "[", num(ev.seq), ",", number(t), ",", str(ev.op), ",", num(ev.stream), ",",
+    num(ev.pool), ",", num(start), ",", num(dur), ",", quote(util.label(ev)), ",", str(ev.src), ",",
+    num(ev.buffer), ",", str(util.hex(ev.addr)), ",", num(ev.size), ",", num(ev.reserved), ",",
+    num(ev.used), ",", num(ev.pending), ",", str(#d > 0 and table.concat(d, " ") or nil), "]" })
 end
 
---- The data the page's script reads.
-function M.data(events, meta)
-  meta = meta or {}
-  local ts = util.times(events)
-  local evs = util.array()
-  local starts = util.starts(events, ts, 0)
-  for i, ev in ipairs(events) do
-    evs[i] = plain(ev, ts[i])
-    evs[i].start = starts[i]
-  end
-  local pools, order = {}, util.array()
-  util.each_counter(events, function(_, pool, st, i)
-    local name = util.pool_name(meta, pool)
-    if not pools[name] then
-      pools[name] = util.array()
-      order[#order + 1] = name
-    end
-    local s = pools[name]
-    s[#s + 1] = util.array { ts[i], st.reserved, st.used, st.pending }
-  end)
-  local streams = {}
+-- The page's header data: title, lane and pool names, colours.
+local function header(meta)
+  local streams, pools = {}, {}
   for id in pairs(meta.streams or {}) do streams[tostring(id)] = util.stream_name(meta, id) end
-  for _, ev in ipairs(events) do
-    if math.type(ev.stream) then streams[tostring(ev.stream)] = util.stream_name(meta, ev.stream) end
-  end
+  for id in pairs(meta.pools or {}) do pools[tostring(id)] = util.pool_name(meta, id) end
   local dev = meta.device or {}
   return {
     title = string.format("poolsh trace (%s%s)", tostring(meta.backend or "?"),
       dev.name and (", " .. tostring(dev.name)) or ""),
-    events = evs, pools = pools, pool_order = order, streams = streams,
-    colours = M.colours, max_rows = M.max_rows,
+    streams = streams, pools = pools, colours = M.colours, page_rows = M.page_rows,
   }
 end
 
@@ -71,8 +59,8 @@ h1 { font-size: 18px; margin: 0 0 8px; }
 h2 { font-size: 14px; margin: 14px 0 4px; }
 .legend span { margin-right: 14px; }
 .legend i { display: inline-block; width: 14px; height: 3px; vertical-align: middle; margin-right: 4px; }
-svg { display: block; background: #fafafa; border: 1px solid #ddd; }
-svg text { font: 11px sans-serif; fill: #555; }
+canvas { display: block; background: #fafafa; border: 1px solid #ddd; cursor: grab; }
+.controls button { margin-right: 6px; }
 table { border-collapse: collapse; margin-top: 6px; }
 th, td { border-bottom: 1px solid #eee; padding: 2px 8px; text-align: left; white-space: nowrap; }
 th { background: #f0f0f0; position: sticky; top: 0; }
@@ -80,122 +68,232 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .note { color: #777; }
 ]]
 
--- Draws everything from the embedded data; plain DOM and SVG, no library.
+-- Draws everything from the embedded data; plain DOM and canvas, no library.
 local SCRIPT = [==[
 (function () {
   "use strict";
   var D = JSON.parse(document.getElementById("poolsh-data").textContent);
-  var C = D.colours, NS = "http://www.w3.org/2000/svg";
-  var W = 1100, PAD = 70;
+  var R = JSON.parse(document.getElementById("poolsh-rows").textContent);
+  var C = D.colours, W = 1100, PAD = 80, RIGHT = 10;
+  var SEQ = 0, T = 1, OP = 2, ST = 3, PO = 4, START = 5, DUR = 6, LABEL = 7, SRC = 8,
+      BUF = 9, ADDR = 10, SIZE = 11, RES = 12, USED = 13, PEND = 14, DET = 15;
   document.getElementById("title").textContent = D.title;
 
-  function el(tag, attrs, parent) {
-    var e = document.createElementNS(NS, tag);
-    for (var k in attrs) e.setAttribute(k, attrs[k]);
-    if (parent) parent.appendChild(e);
-    return e;
-  }
   function bytes(n) {
     var u = ["B", "KiB", "MiB", "GiB", "TiB"], i = 0;
     while (Math.abs(n) >= 1024 && i < u.length - 1) { n /= 1024; i++; }
     return (i ? n.toFixed(1) : String(n)) + " " + u[i];
   }
 
-  var ev = D.events, t0 = 0, t1 = 1;
-  if (ev.length) {
-    t0 = ev[0].t; t1 = ev[0].t;
-    ev.forEach(function (e) {
-      t0 = Math.min(t0, e.t);
-      t1 = Math.max(t1, (e.start !== undefined ? e.start : e.t) + (typeof e.dur === "number" ? e.dur : 0));
-    });
-    if (t1 <= t0) t1 = t0 + 1;
+  // The whole time range, in loops (no Math.max.apply: it overflows the stack).
+  var t0 = Infinity, t1 = -Infinity, i, r;
+  for (i = 0; i < R.length; i++) {
+    r = R[i];
+    if (r[T] < t0) t0 = r[T];
+    var end = (r[START] !== null ? r[START] : r[T]) + (r[DUR] !== null ? r[DUR] : 0);
+    if (end > t1) t1 = end;
+    if (r[T] > t1) t1 = r[T];
   }
-  function x(t) { return PAD + (t - t0) / (t1 - t0) * (W - PAD - 10); }
+  if (!R.length) { t0 = 0; t1 = 1; }
+  if (t1 <= t0) t1 = t0 + 1;
+  var view = { a: t0, b: t1 };
 
-  function axis(svg, h) {
-    el("line", { x1: PAD, y1: h - 18, x2: W - 10, y2: h - 18, stroke: "#999" }, svg);
-    for (var i = 0; i <= 4; i++) {
-      var t = t0 + (t1 - t0) * i / 4;
-      el("text", { x: x(t), y: h - 4, "text-anchor": i === 0 ? "start" : i === 4 ? "end" : "middle" }, svg).textContent = t.toFixed(3) + " ms";
+  // Per pool, its counters after each event that moves them: [t, reserved, used, pending].
+  var pools = {}, order = [];
+  for (i = 0; i < R.length; i++) {
+    r = R[i];
+    if (r[PO] === null) continue;
+    var k = String(r[PO]), p = pools[k];
+    if (!p) { p = pools[k] = { last: [0, 0, 0], pts: [] }; order.push(k); }
+    var moved = false;
+    [RES, USED, PEND].forEach(function (f, j) { if (r[f] !== null) { p.last[j] = r[f]; moved = true; } });
+    if (r[OP] === "free_completed" && r[PEND] === null && r[SIZE] !== null) {
+      p.last[2] = Math.max(0, p.last[2] - r[SIZE]); moved = true;
+    }
+    if (moved) p.pts.push([r[T], p.last[0], p.last[1], p.last[2]]);
+  }
+
+  var lanes = {}, laneIds = [];
+  Object.keys(D.streams).forEach(function (id) { lanes[id] = D.streams[id]; });
+  for (i = 0; i < R.length; i++) {
+    if (R[i][ST] !== null && lanes[String(R[i][ST])] === undefined) lanes[String(R[i][ST])] = "s" + R[i][ST];
+  }
+  laneIds = Object.keys(lanes).sort(function (a, b) { return a - b; });
+
+  function x(t) { return PAD + (t - view.a) / (view.b - view.a) * (W - PAD - RIGHT); }
+  function tAt(px) { return view.a + (px - PAD) / (W - PAD - RIGHT) * (view.b - view.a); }
+
+  function canvas(parent, h, cls) {
+    var c = document.createElement("canvas");
+    c.width = W; c.height = h; c.className = cls;
+    parent.appendChild(c);
+    return c;
+  }
+
+  // A time axis with "nice" ticks and labels in ms.
+  function axis(g, h) {
+    g.fillStyle = "#999"; g.fillRect(PAD, h - 18, W - PAD - RIGHT, 1);
+    var span = view.b - view.a, step = Math.pow(10, Math.floor(Math.log10(span / 6)));
+    if (span / step > 12) step *= 5; else if (span / step > 6) step *= 2;
+    g.fillStyle = "#555"; g.font = "11px sans-serif"; g.textAlign = "center";
+    for (var t = Math.ceil(view.a / step) * step; t <= view.b; t += step) {
+      var px = Math.round(x(t));
+      g.fillRect(px, h - 18, 1, 4);
+      var digits = Math.max(0, Math.min(6, -Math.floor(Math.log10(step))));
+      g.fillText(t.toFixed(digits) + " ms", px, h - 4);
     }
   }
 
-  // One chart per pool: step lines for reserved, used and pending.
-  var charts = document.getElementById("pools");
-  if (!D.pool_order.length) charts.textContent = "No pool counters in this trace.";
-  D.pool_order.forEach(function (name) {
-    var rows = D.pools[name], H = 170, top = 10, bottom = H - 24, max = 1;
-    rows.forEach(function (r) { max = Math.max(max, r[1], r[2], r[3]); });
-    function y(v) { return bottom - v / max * (bottom - top); }
+  var charts = [], H = 170, LH = 28;
+  var poolsDiv = document.getElementById("pools");
+  if (!order.length) poolsDiv.textContent = "No pool counters in this trace.";
+  order.forEach(function (k) {
+    var p = pools[k], max = 1, peak = 0;
+    p.pts.forEach(function (q) { max = Math.max(max, q[1], q[2], q[3]); peak = Math.max(peak, q[1]); });
     var h2 = document.createElement("h2");
-    h2.textContent = name + " (peak reserved " + bytes(Math.max.apply(null, rows.map(function (r) { return r[1]; }))) + ")";
-    charts.appendChild(h2);
-    var svg = el("svg", { width: W, height: H, "class": "pool-chart", "data-pool": name }, charts);
-    el("text", { x: 4, y: top + 8 }, svg).textContent = bytes(max);
-    el("text", { x: 4, y: bottom }, svg).textContent = "0";
+    h2.textContent = (D.pools[k] || "p" + k) + " (peak reserved " + bytes(peak) + ")";
+    poolsDiv.appendChild(h2);
+    var c = canvas(poolsDiv, H, "pool-chart");
+    c.setAttribute("data-pool", D.pools[k] || "p" + k);
+    charts.push({ c: c, p: p, max: max });
+  });
+  document.getElementById("streams").appendChild(document.createElement("div"));
+  var lanesCanvas = canvas(document.getElementById("streams"), laneIds.length * LH + 24, "lanes");
+  lanesCanvas.id = "lanes";
+
+  // Step lines, one pixel column at a time: each column draws the range
+  // its points span, so a million points cost one pass.
+  function drawChart(ch) {
+    var g = ch.c.getContext("2d"), top = 10, bottom = H - 24;
+    g.clearRect(0, 0, W, H);
+    function y(v) { return Math.round(bottom - v / ch.max * (bottom - top)); }
+    g.fillStyle = "#555"; g.font = "11px sans-serif"; g.textAlign = "left";
+    g.fillText(bytes(ch.max), 4, top + 8); g.fillText("0 B", 4, bottom);
     [["reserved", 1], ["used", 2], ["pending", 3]].forEach(function (f) {
-      var pts = [], prev = 0;
-      rows.forEach(function (r) {
-        pts.push(x(r[0]) + "," + y(prev)); pts.push(x(r[0]) + "," + y(r[f[1]])); prev = r[f[1]];
-      });
-      pts.push(x(t1) + "," + y(prev));
-      el("polyline", { points: pts.join(" "), fill: "none", stroke: C[f[0]], "stroke-width": 3,
-        "shape-rendering": "crispEdges", "class": "series-" + f[0] }, svg);
-    });
-    axis(svg, H);
-  });
-
-  // One lane per stream: kernels and copies as bars, allocs and frees as ticks.
-  var ids = Object.keys(D.streams).sort(function (a, b) { return a - b; });
-  var LH = 28, lanes = el("svg", { width: W, height: ids.length * LH + 24, id: "lanes" });
-  document.getElementById("streams").appendChild(lanes);
-  ids.forEach(function (id, i) {
-    var y0 = i * LH + 4;
-    el("text", { x: 4, y: y0 + 16 }, lanes).textContent = D.streams[id];
-    el("line", { x1: PAD, y1: y0 + LH - 2, x2: W - 10, y2: y0 + LH - 2, stroke: "#e5e5e5" }, lanes);
-    ev.forEach(function (e) {
-      if (String(e.stream) !== id) return;
-      var kind = { fill: "kernel", touch: "kernel", verify: "kernel", spin: "kernel", copy: "copy",
-        alloc: "alloc", free: "free", free_completed: "free" }[e.op];
-      if (!kind) return;
-      var r;
-      if (kind === "kernel" || kind === "copy") {
-        var s = e.start, w = Math.max(3, x(s + (typeof e.dur === "number" ? e.dur : 0)) - x(s));
-        r = el("rect", { x: x(s), y: y0 + 3, width: w, height: LH - 10, fill: C[kind],
-          "shape-rendering": "crispEdges" }, lanes);
-      } else {
-        r = el("rect", { x: x(e.t) - 1, y: y0 + (kind === "alloc" ? 1 : 11), width: 3, height: 10,
-          fill: C[kind], "shape-rendering": "crispEdges" }, lanes);
+      g.fillStyle = C[f[0]];
+      var pts = ch.p.pts, j = 0, yp = y(0);
+      while (j < pts.length && pts[j][0] < view.a) yp = y(pts[j++][f[1]]);
+      var col = PAD, lo = yp, hi = yp;
+      for (; j < pts.length && pts[j][0] <= view.b; j++) {
+        var px = Math.round(x(pts[j][0]));
+        if (px > col) {
+          g.fillRect(col, lo - 1, 3, hi - lo + 3);
+          g.fillRect(col, yp - 1, px - col, 3);
+          col = px; lo = hi = yp;
+        }
+        yp = y(pts[j][f[1]]);
+        lo = Math.min(lo, yp); hi = Math.max(hi, yp);
       }
-      el("title", {}, r).textContent = e.label + (e.src ? " @ " + e.src : "");
+      g.fillRect(col, lo - 1, 3, hi - lo + 3);
+      g.fillRect(col, yp - 1, W - RIGHT - col, 3);
     });
-  });
-  axis(lanes, ids.length * LH + 24);
-
-  // The events, with their source locations.
-  var body = document.getElementById("events");
-  var n = Math.min(ev.length, D.max_rows);
-  for (var i = 0; i < n; i++) {
-    var e = ev[i], tr = document.createElement("tr");
-    tr.className = "ev";
-    var details = [];
-    ["rule", "kind", "reused_from", "cause", "event", "dst", "src_buffer", "dur", "name", "value"]
-      .forEach(function (k) { if (e[k] !== undefined) details.push(k + "=" + e[k]); });
-    [e.seq, e.t.toFixed(4), e.op, e.src, e.stream, e.pool, e.buffer !== undefined ? "b" + e.buffer : "",
-     e.addr, e.size !== undefined ? bytes(e.size) : "",
-     e.reserved !== undefined ? bytes(e.reserved) : "", e.used !== undefined ? bytes(e.used) : "",
-     e.pending !== undefined ? bytes(e.pending) : "", details.join(" ")]
-      .forEach(function (v, j) {
-        var td = document.createElement("td");
-        td.textContent = v === undefined || v === null ? "" : String(v);
-        if (j === 0 || j === 1 || (j >= 8 && j <= 11)) td.className = "num";
-        tr.appendChild(td);
-      });
-    body.appendChild(tr);
+    axis(g, H);
   }
-  document.getElementById("count").textContent = ev.length > n
-    ? "showing the first " + n + " of " + ev.length + " events"
-    : ev.length + " events";
+
+  // Device work as bars from start for dur, allocs as ticks above them and
+  // frees below; anything narrower than a pixel still shows.
+  function drawLanes() {
+    var g = lanesCanvas.getContext("2d"), h = lanesCanvas.height, lane = {};
+    g.clearRect(0, 0, W, h);
+    g.font = "11px sans-serif"; g.textAlign = "left";
+    laneIds.forEach(function (id, j) {
+      lane[id] = j * LH + 4;
+      g.fillStyle = "#555"; g.fillText(lanes[id], 4, j * LH + 20);
+      g.fillStyle = "#e5e5e5"; g.fillRect(PAD, j * LH + LH + 2, W - PAD - RIGHT, 1);
+    });
+    var kinds = { fill: "kernel", touch: "kernel", verify: "kernel", spin: "kernel", copy: "copy",
+      alloc: "alloc", free: "free", free_completed: "free" };
+    for (var j = 0; j < R.length; j++) {
+      var e = R[j], kind = kinds[e[OP]];
+      if (!kind || e[ST] === null) continue;
+      var y0 = lane[String(e[ST])];
+      if (kind === "kernel" || kind === "copy") {
+        var s = e[START] !== null ? e[START] : e[T], d = e[DUR] !== null ? e[DUR] : 0;
+        if (s + d < view.a || s > view.b) continue;
+        var xa = Math.max(PAD, Math.round(x(s))), xb = Math.min(W - RIGHT, Math.round(x(s + d)));
+        g.fillStyle = C[kind]; g.fillRect(xa, y0 + 5, Math.max(3, xb - xa), 12);
+      } else {
+        if (e[T] < view.a || e[T] > view.b) continue;
+        g.fillStyle = C[kind];
+        g.fillRect(Math.round(x(e[T])) - 1, y0 + (kind === "alloc" ? 0 : 18), 3, 4);
+      }
+    }
+    axis(g, h);
+  }
+
+  function draw() {
+    charts.forEach(drawChart);
+    drawLanes();
+    document.getElementById("range").textContent =
+      view.a.toFixed(4) + " ms to " + view.b.toFixed(4) + " ms";
+  }
+
+  // Zoom around a time by a factor; pan by a time; never past the trace.
+  function zoom(at, f) {
+    var span = Math.max((view.b - view.a) * f, (t1 - t0) * 1e-9);
+    view.a = at - (at - view.a) * span / (view.b - view.a);
+    view.b = view.a + span;
+    clamp();
+  }
+  function clamp() {
+    var span = Math.min(view.b - view.a, t1 - t0);
+    if (view.a < t0) view.a = t0;
+    if (view.a + span > t1) view.a = t1 - span;
+    view.b = view.a + span;
+  }
+  document.getElementById("zoom-in").onclick = function () { zoom((view.a + view.b) / 2, 0.5); draw(); };
+  document.getElementById("zoom-out").onclick = function () { zoom((view.a + view.b) / 2, 2); draw(); };
+  document.getElementById("zoom-reset").onclick = function () { view.a = t0; view.b = t1; draw(); };
+  var drag = null;
+  charts.map(function (ch) { return ch.c; }).concat([lanesCanvas]).forEach(function (c) {
+    c.addEventListener("wheel", function (ev) {
+      ev.preventDefault();
+      zoom(tAt(ev.offsetX), ev.deltaY < 0 ? 0.8 : 1.25); draw();
+    });
+    c.addEventListener("mousedown", function (ev) { drag = { x: ev.clientX, a: view.a, b: view.b }; });
+  });
+  window.addEventListener("mousemove", function (ev) {
+    if (!drag) return;
+    var dt = (ev.clientX - drag.x) / (W - PAD - RIGHT) * (drag.b - drag.a);
+    view.a = drag.a - dt; view.b = drag.b - dt; clamp(); draw();
+  });
+  window.addEventListener("mouseup", function () { drag = null; });
+
+  // The events, a page at a time, with their source locations.
+  var page = 0, pages = Math.max(1, Math.ceil(R.length / D.page_rows));
+  function showPage() {
+    var body = document.getElementById("events");
+    body.textContent = "";
+    var first = page * D.page_rows, last = Math.min(R.length, first + D.page_rows);
+    for (var j = first; j < last; j++) {
+      var e = R[j], tr = document.createElement("tr");
+      tr.className = "ev";
+      [e[SEQ], e[T].toFixed(4), e[OP], e[SRC], e[ST], e[PO], e[BUF] !== null ? "b" + e[BUF] : "",
+       e[START] !== null ? e[START].toFixed(4) : "", e[DUR] !== null ? e[DUR].toFixed(4) : "",
+       e[ADDR], e[SIZE] !== null ? bytes(e[SIZE]) : "",
+       e[RES] !== null ? bytes(e[RES]) : "", e[USED] !== null ? bytes(e[USED]) : "",
+       e[PEND] !== null ? bytes(e[PEND]) : "", e[DET]]
+        .forEach(function (v, c) {
+          var td = document.createElement("td");
+          td.textContent = v === undefined || v === null ? "" : String(v);
+          if (c <= 1 || (c >= 7 && c <= 13)) td.className = "num";
+          tr.appendChild(td);
+        });
+      body.appendChild(tr);
+    }
+    document.getElementById("count").textContent = R.length > D.page_rows
+      ? "events " + (first + 1) + " to " + last + " of " + R.length + " events (page " + (page + 1) + " of " + pages + ")"
+      : R.length + " events";
+  }
+  document.getElementById("prev").onclick = function () { if (page > 0) { page--; showPage(); } };
+  document.getElementById("next").onclick = function () { if (page < pages - 1) { page++; showPage(); } };
+  document.getElementById("page").onchange = function (ev) {
+    var n = parseInt(ev.target.value, 10);
+    if (n >= 1 && n <= pages) { page = n - 1; showPage(); }
+  };
+
+  draw();
+  showPage();
 })();
 ]==]
 
@@ -207,21 +305,41 @@ local function legend()
   return '<div class="legend">' .. table.concat(parts) .. "</div>"
 end
 
---- The page.
-function M.encode(events, meta)
-  return table.concat {
+--- Writes the page with out(string), the events one row at a time.
+function M.write(out, each, meta)
+  meta = meta or {}
+  out(table.concat {
     '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n',
     "<title>poolsh trace</title>\n<style>", STYLE, "</style>\n</head>\n<body>\n",
     '<h1 id="title">poolsh trace</h1>\n', legend(), "\n",
+    '<div class="controls"><button id="zoom-in">zoom in</button><button id="zoom-out">zoom out</button>',
+    '<button id="zoom-reset">whole trace</button> <span class="note">wheel: zoom, drag: pan;',
+    ' showing <span id="range"></span></span></div>\n',
     '<div id="pools"></div>\n<h2>Streams</h2>\n<div id="streams"></div>\n',
     '<h2>Events <span class="note" id="count"></span></h2>\n',
+    '<div class="controls"><button id="prev">previous page</button><button id="next">next page</button>',
+    ' page <input id="page" size="6"></div>\n',
     "<table>\n<thead><tr><th>seq</th><th>t (ms)</th><th>op</th><th>src</th><th>stream</th><th>pool</th>",
-    "<th>buffer</th><th>addr</th><th>size</th><th>reserved</th><th>used</th><th>pending</th>",
-    "<th>details</th></tr></thead>\n",
+    "<th>buffer</th><th>start (ms)</th><th>dur (ms)</th><th>addr</th><th>size</th><th>reserved</th>",
+    "<th>used</th><th>pending</th><th>details</th></tr></thead>\n",
     '<tbody id="events"></tbody>\n</table>\n',
-    '<script type="application/json" id="poolsh-data">', util.json(M.data(events, meta)), "</script>\n",
-    "<script>", SCRIPT, "</script>\n</body>\n</html>\n",
-  }
+    '<script type="application/json" id="poolsh-data">', util.json(header(meta)), "</script>\n",
+    '<script type="application/json" id="poolsh-rows">[',
+  })
+  local clock, slice, first = util.clock(), util.slicer(0), true
+  each(function(ev)
+    local t = clock(ev)
+    local start, dur = slice(ev, t)
+    local s = row(ev, t, start, dur)
+    if first then first = false else s = "," .. s end
+    out(s)
+  end)
+  out("]</script>\n<script>" .. SCRIPT .. "</script>\n</body>\n</html>\n")
+end
+
+--- The page.
+function M.encode(events, meta)
+  return require("poolsh.export").to_string("html", events, meta)
 end
 
 return M

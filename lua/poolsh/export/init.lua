@@ -1,6 +1,9 @@
 --- Trace exporters: write poolsh's recorded events (docs/trace.md) in
 -- formats that other tools open. See docs/export.md.
 --   export.save("run.json", poolsh.trace.events(), poolsh.trace.meta())
+-- Events are an array, or a function each(fn) that calls fn(event) for
+-- every event in order (poolsh.trace.each reads them from C in batches);
+-- a writer may walk them more than once. Files are written in chunks.
 local M = {}
 
 -- Extension -> the module that writes it.
@@ -19,19 +22,26 @@ local function supported()
   return "." .. table.concat(M.formats, ", .")
 end
 
+-- events as a function each(fn) that skips what is not a table.
 local function check_events(events, meta)
   if events == nil then events = {} end
-  if type(events) ~= "table" then
+  if type(events) ~= "table" and type(events) ~= "function" then
     error("poolsh.export: events must be a table (an array of events), got " .. type(events), 3)
   end
   if meta ~= nil and type(meta) ~= "table" then
     error("poolsh.export: meta must be a table or nil, got " .. type(meta), 3)
   end
-  local clean = {}
-  for _, ev in ipairs(events) do
-    if type(ev) == "table" then clean[#clean + 1] = ev end
+  local source = events
+  local function each(fn)
+    if type(source) == "function" then
+      source(function(ev) if type(ev) == "table" then fn(ev) end end)
+    else
+      for _, ev in ipairs(source) do
+        if type(ev) == "table" then fn(ev) end
+      end
+    end
   end
-  return clean, meta or {}
+  return each, meta or {}
 end
 
 --- The file's contents for format ("json", "csv", "pickle", "html", or
@@ -43,8 +53,11 @@ function M.to_string(format, events, meta)
     error(string.format("poolsh.export: unknown format '%s' (supported: %s)",
       tostring(format), table.concat(M.formats, ", ")), 2)
   end
-  events, meta = check_events(events, meta)
-  return require(mod).encode(events, meta)
+  local each
+  each, meta = check_events(events, meta)
+  local out, text = require("poolsh.export.util").collector()
+  require(mod).write(out, each, meta)
+  return text()
 end
 
 --- Writes events to path in the format its extension names; returns path.
@@ -60,17 +73,19 @@ function M.save(path, events, meta)
     error(string.format("poolsh.export.save: unsupported extension '%s' in '%s' (supported: %s)",
       ext and ("." .. ext) or "(none)", path, supported()), 2)
   end
-  events, meta = check_events(events, meta)
-  local data = require(modules[name]).encode(events, meta)
+  local each
+  each, meta = check_events(events, meta)
   local f, err = io.open(path, "wb")
   if not f then
     error(string.format("poolsh.export.save: cannot open '%s' for writing: %s", path, err), 2)
   end
-  local ok, werr = f:write(data)
+  local out = require("poolsh.export.util").writer(f, path)
+  local ok, werr = pcall(function()
+    require(modules[name]).write(out, each, meta)
+    out()
+  end)
   f:close()
-  if not ok then
-    error(string.format("poolsh.export.save: cannot write '%s': %s", path, werr), 2)
-  end
+  if not ok then error(werr, 2) end
   return path
 end
 

@@ -49,14 +49,14 @@ end
 
 local function int(n, out)
   if n >= 0 and n < 0x100 then
-    out[#out + 1] = BININT1 .. string.char(n)
+    out(BININT1 .. string.char(n))
   elseif n >= 0 and n < 0x10000 then
-    out[#out + 1] = BININT2 .. string.pack("<I2", n)
+    out(BININT2 .. string.pack("<I2", n))
   elseif n >= -0x80000000 and n < 0x80000000 then
-    out[#out + 1] = BININT .. string.pack("<i4", n)
+    out(BININT .. string.pack("<i4", n))
   else
     local b = long_bytes(n)
-    out[#out + 1] = LONG1 .. string.char(#b) .. b
+    out(LONG1 .. string.char(#b) .. b)
   end
 end
 
@@ -92,22 +92,22 @@ local value
 local function batched(items, per, op, out, depth)
   local n = #items
   for first = 1, n, BATCH * per do
-    out[#out + 1] = MARK
+    out(MARK)
     for i = first, math.min(n, first + BATCH * per - 1) do value(items[i], out, depth) end
-    out[#out + 1] = op
+    out(op)
   end
 end
 
 local function table_value(t, out, depth)
-  if t == M.None then out[#out + 1] = NONE; return end
+  if t == M.None then out(NONE); return end
   if depth > 100 then error("poolsh.pickle: table nested too deeply (a cycle?)", 0) end
   if is_list(t) then
-    out[#out + 1] = EMPTY_LIST
+    out(EMPTY_LIST)
     local items = {}
     for i = 1, #t do items[i] = t[i] == nil and M.None or t[i] end
     batched(items, 1, APPENDS, out, depth + 1)
   else
-    out[#out + 1] = EMPTY_DICT
+    out(EMPTY_DICT)
     local items = {}
     for _, k in ipairs(sorted_keys(t)) do
       items[#items + 1] = k
@@ -119,23 +119,29 @@ end
 
 function value(v, out, depth)
   local ty = type(v)
-  if v == nil then out[#out + 1] = NONE
-  elseif ty == "boolean" then out[#out + 1] = v and NEWTRUE or NEWFALSE
+  if v == nil then out(NONE)
+  elseif ty == "boolean" then out(v and NEWTRUE or NEWFALSE)
   elseif math.type(v) == "integer" then int(v, out)
-  elseif ty == "number" then out[#out + 1] = BINFLOAT .. string.pack(">d", v)
+  elseif ty == "number" then out(BINFLOAT .. string.pack(">d", v))
   elseif ty == "string" then
     if not utf8.len(v) then error("poolsh.pickle: string is not valid UTF-8", 0) end
-    out[#out + 1] = BINUNICODE .. string.pack("<I4", #v) .. v
+    out(BINUNICODE .. string.pack("<I4", #v) .. v)
   elseif ty == "table" then table_value(v, out, depth)
   else error("poolsh.pickle: cannot pickle a " .. ty, 0) end
 end
 
+--- Writes the pickle (protocol 2) of v with out(string), piece by piece.
+function M.dump(v, out)
+  out(PROTO .. "\x02")
+  value(v, out, 0)
+  out(STOP)
+end
+
 --- The pickle bytes (protocol 2) of v.
 function M.dumps(v)
-  local out = { PROTO .. "\x02" }
-  value(v, out, 0)
-  out[#out + 1] = STOP
-  return table.concat(out)
+  local buf = {}
+  M.dump(v, function(s) buf[#buf + 1] = s end)
+  return table.concat(buf)
 end
 
 return M

@@ -48,9 +48,9 @@ end
 
 -- Per pool: the regions reserve events give, and the span of the buffers
 -- outside all of them (nil when none), at least the pool's peak reserved.
-local function prepass(events)
+local function prepass(each)
   local reserved, hull, peak = {}, {}, {}
-  for _, ev in ipairs(events) do
+  each(function(ev)
     if ev.pool ~= nil and math.type(ev.reserved) then
       peak[ev.pool] = math.max(peak[ev.pool] or 0, ev.reserved)
     end
@@ -59,8 +59,8 @@ local function prepass(events)
       list[#list + 1] = { addr = ev.addr, size = ev.size }
       reserved[ev.pool] = list
     end
-  end
-  for _, ev in ipairs(events) do
+  end)
+  each(function(ev)
     if ev.op == "alloc" and ev.pool ~= nil and math.type(ev.addr) and math.type(ev.size) then
       local covered = false
       for _, r in ipairs(reserved[ev.pool] or {}) do
@@ -75,7 +75,7 @@ local function prepass(events)
         end
       end
     end
-  end
+  end)
   for pool, h in pairs(hull) do
     if not reserved[pool] then h.hi = math.max(h.hi, h.lo + (peak[pool] or 0)) end
   end
@@ -86,9 +86,9 @@ end
 local Replay = {}
 Replay.__index = Replay
 
-local function new_replay(events, meta)
+local function new_replay(each, meta)
   local dev = meta.device or {}
-  local hull, reserved = prepass(events)
+  local hull, reserved = prepass(each)
   return setmetatable({ trace = L(), pools = {}, buffers = {}, order = 0,
     hull = hull, reserved = reserved, total = math.tointeger(dev.total) }, Replay)
 end
@@ -245,10 +245,10 @@ function Replay:oom(ev, t)
   e.device_free = self.total and math.max(0, self.total - self:reserved_total()) or 0
 end
 
-function Replay:run(events)
-  local ts = util.times(events)
-  for i, ev in ipairs(events) do
-    local op, t = ev.op, ts[i]
+function Replay:run(each)
+  local clock = util.clock()
+  each(function(ev)
+    local op, t = ev.op, clock(ev)
     if is_host(ev) then -- luacheck: ignore 542
       -- Host memory is not the device's: PyTorch's snapshot has no place for it.
     elseif op == "reserve" and ev.pool ~= nil and math.type(ev.addr) and math.type(ev.size) then
@@ -261,7 +261,7 @@ function Replay:run(events)
     elseif (op == "release" or op == "pool_destroy") and ev.pool ~= nil then self:release(ev, t)
     elseif op == "alloc_failed" then self:oom(ev, t)
     end
-  end
+  end)
 end
 
 -- A region's blocks: live buffers by address, the gaps as inactive blocks.
@@ -305,28 +305,36 @@ function Replay:segments(device, meta)
       if b.state ~= "inactive" then active = active + b.size end
     end
     local pool_name = type(x.pool) == "string" and "cudaMalloc" or util.pool_name(meta, x.pool)
+    local info = type(x.pool) ~= "string" and meta.pools and meta.pools[x.pool] or {}
     segs[#segs + 1] = { device = device, address = x.r.addr, total_size = x.r.size,
       allocated_size = allocated, active_size = active, requested_size = allocated,
       stream = int(x.r.stream), segment_type = "large", is_expandable = false,
-      frames = L(), blocks = blocks, poolsh_pool = pool_name }
+      frames = L(), blocks = blocks, poolsh_pool = pool_name,
+      poolsh_location = info.location or "device", poolsh_default = info.default == true }
   end
   return segs
 end
 
---- The snapshot as Lua tables (lists marked for pickle).
-function M.build(events, meta)
+--- The snapshot as Lua tables (lists marked for pickle), from each(fn)
+-- that walks the events (twice).
+function M.build(each, meta)
   meta = meta or {}
   local device = math.tointeger(meta.device and meta.device.index) or 0
-  local replay = new_replay(events, meta)
-  replay:run(events)
+  local replay = new_replay(each, meta)
+  replay:run(each)
   local traces = L()
   for i = 0, device do traces[i + 1] = i == device and replay.trace or L() end
   return { segments = replay:segments(device, meta), device_traces = traces }
 end
 
+--- Writes the pickle with out(string).
+function M.write(out, each, meta)
+  pickle.dump(M.build(each, meta), out)
+end
+
 --- The pickle bytes.
 function M.encode(events, meta)
-  return pickle.dumps(M.build(events, meta))
+  return require("poolsh.export").to_string("pickle", events, meta)
 end
 
 return M

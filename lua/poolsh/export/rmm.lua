@@ -36,13 +36,19 @@ function M.row(ev, ms)
     integer(ev.size), integer(ev.stream))
 end
 
---- The CSV text for events (header first; "\n" line ends).
+--- Writes the CSV with out(string): header first, "\n" line ends.
+function M.write(out, each)
+  local clock = util.clock()
+  out(M.header .. "\n")
+  each(function(ev)
+    local row = M.row(ev, clock(ev))
+    if row then out(row .. "\n") end
+  end)
+end
+
+--- The CSV text for events.
 function M.encode(events)
-  local lines, ts = { M.header }, util.times(events)
-  for i, ev in ipairs(events) do
-    lines[#lines + 1] = M.row(ev, ts[i])
-  end
-  return table.concat(lines, "\n") .. "\n"
+  return require("poolsh.export").to_string("csv", events)
 end
 
 return M

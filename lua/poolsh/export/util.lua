@@ -85,6 +85,8 @@ function encode_value(v, out, depth)
   else out[#out + 1] = "null" end
 end
 
+M.quote, M.number = quote, number
+
 --- v as JSON text: integers exact, keys sorted, nil/functions as null.
 function M.json(v)
   local out = {}
@@ -140,20 +142,29 @@ function M.label(ev)
   return op
 end
 
---- When each slice starts, by index: device work on a stream runs in
--- stream order, so a slice starts at the later of its call time and the end
--- of the stream's previous slice (waits on events are not modelled).
-function M.starts(events, ts, default_ms)
-  local starts, busy = {}, {}
-  for i, ev in ipairs(events) do
-    if M.slice_ops[ev.op] then
-      local s = ev.stream or "?"
-      local start = math.max(ts[i], busy[s] or ts[i])
-      local dur = (type(ev.dur) == "number" and ev.dur == ev.dur and ev.dur >= 0) and ev.dur
-        or default_ms
-      starts[i], busy[s] = start, start + dur
-    end
+local function real(v) return type(v) == "number" and v == v and v >= 0 end
+
+--- A function(ev, t) -> start, dur (ms) of a slice (device work), nil for
+-- other events. The recorder gives device work its start and dur (the sim
+-- always; docs/trace.md); an event without them starts at the later of its
+-- call time t and the end of its stream's previous slice, and lasts dur or
+-- default_ms.
+function M.slicer(default_ms)
+  local busy = {}
+  return function(ev, t)
+    if not M.slice_ops[ev.op] then return nil end
+    local s = ev.stream or "?"
+    local start = real(ev.start) and ev.start or math.max(t, busy[s] or t)
+    local dur = real(ev.dur) and ev.dur or default_ms
+    busy[s] = math.max(busy[s] or start, start + dur)
+    return start, dur
   end
+end
+
+--- When each slice starts, by index (M.slicer over an array).
+function M.starts(events, ts, default_ms)
+  local starts, slice = {}, M.slicer(default_ms)
+  for i, ev in ipairs(events) do starts[i] = slice(ev, ts[i]) end
   return starts
 end
 
@@ -168,38 +179,80 @@ local counter_fields = { "reserved", "used", "pending" }
 -- value, except that free_completed without counters takes its size off
 -- pending (the recorder says the queued free finished).
 function M.each_counter(events, fn)
-  local states = {}
+  local counter = M.counter()
   for i, ev in ipairs(events) do
-    local pool = ev.pool
-    if pool ~= nil then
-      local st = states[pool]
-      if not st then
-        st = { reserved = 0, used = 0, pending = 0 }
-        states[pool] = st
-      end
-      local moved = false
-      for _, f in ipairs(counter_fields) do
-        if math.type(ev[f]) then st[f] = ev[f]; moved = true end
-      end
-      if ev.op == "free_completed" and ev.pending == nil and math.type(ev.size) then
-        st.pending = math.max(0, st.pending - ev.size)
-        moved = true
-      end
-      if moved then
-        fn(ev, pool, { reserved = st.reserved, used = st.used, pending = st.pending }, i)
-      end
-    end
+    local st = counter(ev)
+    if st then fn(ev, ev.pool, st, i) end
   end
 end
 
---- Milliseconds of an event; events without t take the previous one's.
-function M.times(events)
-  local ts, last = {}, 0
-  for i, ev in ipairs(events) do
-    if type(ev.t) == "number" and ev.t == ev.t then last = ev.t end
-    ts[i] = last
+--- A function(ev) -> {reserved=, used=, pending=} after ev when ev moves
+-- its pool's counters, else nil (M.each_counter, one event at a time).
+function M.counter()
+  local states = {}
+  return function(ev)
+    local pool = ev.pool
+    if pool == nil then return nil end
+    local st = states[pool]
+    if not st then
+      st = { reserved = 0, used = 0, pending = 0 }
+      states[pool] = st
+    end
+    local moved = false
+    for _, f in ipairs(counter_fields) do
+      if math.type(ev[f]) then st[f] = ev[f]; moved = true end
+    end
+    if ev.op == "free_completed" and ev.pending == nil and math.type(ev.size) then
+      st.pending = math.max(0, st.pending - ev.size)
+      moved = true
+    end
+    if moved then return { reserved = st.reserved, used = st.used, pending = st.pending } end
   end
+end
+
+--- A function(ev) -> ev's ms; events without t take the previous one's.
+function M.clock()
+  local last = 0
+  return function(ev)
+    if type(ev.t) == "number" and ev.t == ev.t then last = ev.t end
+    return last
+  end
+end
+
+--- Milliseconds of each event, by index (M.clock over an array).
+function M.times(events)
+  local ts, clock = {}, M.clock()
+  for i, ev in ipairs(events) do ts[i] = clock(ev) end
   return ts
+end
+
+---------------------------------------------------------------------------
+-- Writing.
+
+--- A writer for f: out(s) queues s and writes the queue to f once it holds
+-- a MiB; out() writes what is queued. Raises naming path when f:write fails.
+function M.writer(f, path)
+  local buf, n, size = {}, 0, 0
+  local function flush()
+    if n == 0 then return end
+    local ok, err = f:write(table.concat(buf, "", 1, n))
+    if not ok then error(string.format("poolsh.export.save: cannot write '%s': %s", path, err), 0) end
+    buf, n, size = {}, 0, 0
+  end
+  return function(s)
+    if s == nil then return flush() end
+    n = n + 1
+    buf[n] = s
+    size = size + #s
+    if size >= 1048576 then flush() end
+  end
+end
+
+--- A writer that keeps everything: out(s) appends, text() -> the string.
+function M.collector()
+  local buf, n = {}, 0
+  return function(s) if s then n = n + 1; buf[n] = s end end,
+         function() return table.concat(buf, "", 1, n) end
 end
 
 return M

@@ -250,6 +250,13 @@ describe("poolsh.export", function()
       for _, ext in ipairs { "json", "csv", "pickle", "html" } do
         assert.equal(export.to_string(ext, evs, meta), export.to_string(ext, each, meta), ext)
       end
+      -- the pickle written entry by entry is the pickle of the whole snapshot
+      local whole = require("poolsh.export.pickle").dumps(require("poolsh.export.pytorch").build(each, meta))
+      assert.equal(whole, export.to_string("pickle", evs, meta))
+      local deep = { index = 2, name = "third" }
+      local m2 = setmetatable({ device = deep }, { __index = meta })
+      whole = require("poolsh.export.pickle").dumps(require("poolsh.export.pytorch").build(each, m2))
+      assert.equal(whole, export.to_string("pickle", evs, m2))
     end)
 
     it("writes an empty trace as an empty array", function()

@@ -23,27 +23,42 @@ local function lane(ev)
   return HOST_TID
 end
 
--- Every field but t and op, addresses as hex strings.
-local function args_of(ev)
-  local args = {}
-  for k, v in pairs(ev) do
-    if k ~= "t" and k ~= "op" and type(k) == "string" then
-      local ty = type(v)
-      if k == "addr" then args.addr = util.hex(v) or v
-      elseif ty == "string" or ty == "number" or ty == "boolean" then args[k] = v end
-    end
-  end
-  return args
+local quote, number = util.quote, util.number
+
+local function scalar(v)
+  local ty = type(v)
+  if ty == "string" then return quote(v) end
+  if ty == "number" then return number(v) end
+  if ty == "boolean" then return tostring(v) end
 end
 
-local quote, number = util.quote, util.number
+-- Every field but t and op as a JSON object, keys sorted, the address as a
+-- hex string.
+local function args_json(ev)
+  local keys, n = {}, 0
+  for k, v in pairs(ev) do
+    local ty = type(v)
+    if type(k) == "string" and k ~= "t" and k ~= "op"
+        and (ty == "string" or ty == "number" or ty == "boolean") then
+      n = n + 1
+      keys[n] = k
+    end
+  end
+  table.sort(keys)
+  for i = 1, n do
+    local k = keys[i]
+    local v = ev[k]
+    keys[i] = quote(k) .. ":" .. (k == "addr" and math.type(v) == "integer" and quote(util.hex(v)) or scalar(v))
+  end
+  return "{" .. table.concat(keys, ",") .. "}"
+end
 
 -- One trace event's JSON: a slice for device work (start and dur in ms),
 -- else a thread instant at t.
 local function event_json(ev, t, start, dur)
   local head = string.format('{"name":%s,"cat":%s,"pid":%d,"tid":%d,', quote(util.label(ev)),
     quote(tostring(ev.op)), PID, lane(ev))
-  local tail = ',"args":' .. util.json(args_of(ev)) .. "}"
+  local tail = ',"args":' .. args_json(ev) .. "}"
   if start then
     return head .. '"ph":"X","ts":' .. number(start * 1000) .. ',"dur":' .. number(dur * 1000) .. tail
   end

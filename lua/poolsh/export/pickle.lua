@@ -69,14 +69,16 @@ end
 
 -- Keys in a stable order: numbers first (ascending), then strings.
 local function sorted_keys(t)
-  local keys = {}
+  local keys, strings = {}, true
   for k in pairs(t) do
     local ty = type(k)
     if ty ~= "string" and ty ~= "number" and ty ~= "boolean" then
       error("poolsh.pickle: dict keys must be strings, numbers or booleans, got " .. ty, 0)
     end
     keys[#keys + 1] = k
+    strings = strings and ty == "string"
   end
+  if strings then table.sort(keys) return keys end
   table.sort(keys, function(a, b)
     local ta, tb = type(a), type(b)
     if ta ~= tb then return ta < tb end
@@ -129,6 +131,14 @@ function value(v, out, depth)
   elseif ty == "table" then table_value(v, out, depth)
   else error("poolsh.pickle: cannot pickle a " .. ty, 0) end
 end
+
+--- Writes the pickle of v (no header) with out(string), for a writer that
+-- builds a container piece by piece with M.op.
+function M.value(v, out) value(v, out, 0) end
+
+--- The opcodes such a writer needs, and the batch size of APPENDS.
+M.op = { header = PROTO .. "\x02", stop = STOP, empty_dict = EMPTY_DICT, empty_list = EMPTY_LIST,
+  mark = MARK, appends = APPENDS, setitems = SETITEMS, batch = BATCH }
 
 --- Writes the pickle (protocol 2) of v with out(string), piece by piece.
 function M.dump(v, out)

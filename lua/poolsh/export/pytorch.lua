@@ -89,14 +89,15 @@ Replay.__index = Replay
 local function new_replay(each, meta)
   local dev = meta.device or {}
   local hull, reserved = prepass(each)
-  return setmetatable({ trace = L(), pools = {}, buffers = {}, order = 0,
+  return setmetatable({ pools = {}, buffers = {}, order = 0,
     hull = hull, reserved = reserved, total = math.tointeger(dev.total) }, Replay)
 end
 
-function Replay:entry(action, addr, size, stream, frames, t)
-  self.trace[#self.trace + 1] = { action = action, addr = int(addr), size = int(size),
-    stream = int(stream), frames = frames or L(), time_us = math.floor(t * 1000 + 0.5) }
-  return self.trace[#self.trace]
+-- A trace entry, handed to self.emit (which writes it, or keeps it).
+function Replay:entry(action, addr, size, stream, frames, t, device_free)
+  self.emit { action = action, addr = action ~= "oom" and int(addr) or nil, size = int(size),
+    stream = int(stream), frames = frames or L(), time_us = math.floor(t * 1000 + 0.5),
+    device_free = device_free }
 end
 
 function Replay:pool(id)
@@ -240,9 +241,8 @@ function Replay:reserved_total()
 end
 
 function Replay:oom(ev, t)
-  local e = self:entry("oom", 0, ev.size, ev.stream, M.frames(ev.src, ev.op), t)
-  e.addr = nil
-  e.device_free = self.total and math.max(0, self.total - self:reserved_total()) or 0
+  self:entry("oom", nil, ev.size, ev.stream, M.frames(ev.src, ev.op), t,
+    self.total and math.max(0, self.total - self:reserved_total()) or 0)
 end
 
 function Replay:run(each)
@@ -320,16 +320,37 @@ end
 function M.build(each, meta)
   meta = meta or {}
   local device = math.tointeger(meta.device and meta.device.index) or 0
-  local replay = new_replay(each, meta)
+  local replay, trace = new_replay(each, meta), L()
+  replay.emit = function(e) trace[#trace + 1] = e end
   replay:run(each)
   local traces = L()
-  for i = 0, device do traces[i + 1] = i == device and replay.trace or L() end
+  for i = 0, device do traces[i + 1] = i == device and trace or L() end
   return { segments = replay:segments(device, meta), device_traces = traces }
 end
 
---- Writes the pickle with out(string).
+--- Writes the pickle with out(string): the same bytes as pickling
+-- M.build's tables, with each trace entry written as the replay makes it
+-- (device_traces comes before segments in a dict's sorted keys).
 function M.write(out, each, meta)
-  pickle.dump(M.build(each, meta), out)
+  meta = meta or {}
+  local op = pickle.op
+  local device = math.tointeger(meta.device and meta.device.index) or 0
+  local replay, n = new_replay(each, meta), 0
+  out(op.header .. op.empty_dict .. op.mark)
+  pickle.value("device_traces", out)
+  out(op.empty_list .. op.mark)
+  for _ = 1, device do out(op.empty_list) end
+  out(op.empty_list)
+  replay.emit = function(e)
+    if n % op.batch == 0 then out(n > 0 and op.appends .. op.mark or op.mark) end
+    pickle.value(e, out)
+    n = n + 1
+  end
+  replay:run(each)
+  out((n > 0 and op.appends or "") .. op.appends)
+  pickle.value("segments", out)
+  pickle.value(replay:segments(device, meta), out)
+  out(op.setitems .. op.stop)
 end
 
 --- The pickle bytes.

@@ -20,6 +20,7 @@ local escapes = {
 
 -- A JSON string literal; "</" becomes "<\/" so it is safe inside <script>.
 local function quote(s)
+  if not s:find('[%c"\\<]') then return '"' .. s .. '"' end
   s = s:gsub('[%c"\\]', function(c)
     return escapes[c] or string.format("\\u%04x", c:byte())
   end)
@@ -28,7 +29,7 @@ end
 
 -- The shortest decimal that reads back as the same double.
 local function number(n)
-  if math.type(n) == "integer" then return string.format("%d", n) end
+  if math.type(n) == "integer" then return tostring(n) end
   if n ~= n or n == math.huge or n == -math.huge then return "null" end
   for digits = 15, 17 do
     local s = string.format("%." .. digits .. "g", n)

@@ -252,7 +252,8 @@ local function release_parts()
     local cause = require("poolsh.trace").cause(r.cause_op, r.cause_id)
     local key = cause .. "\0" .. threshold(r.threshold)
     if not t.by[key] then
-      t.by[key] = { cause = cause, threshold = threshold(r.threshold), size = 0, n = 0 }
+      t.by[key] = { cause = cause, op = r.cause_op, threshold = threshold(r.threshold), size = 0,
+                    n = 0 }
       t.order[#t.order + 1] = key
     end
     local g = t.by[key]
@@ -266,7 +267,8 @@ local function release_parts()
       -- the size is the reserved delta when one cause released
       local size = #t.order > 1 and fmt(g.size) .. " " or ""
       local times = g.n > 1 and (" (%d releases)"):format(g.n) or ""
-      parts[id][#parts[id] + 1] = ("%s released %sdown to threshold %s%s"):format(
+      local to = g.op == "trim" and "%s kept" or "threshold %s"   -- p:trim(keep)
+      parts[id][#parts[id] + 1] = ("%s released %sdown to " .. to .. "%s"):format(
         g.cause, size, g.threshold, times)
     end
   end
@@ -283,7 +285,8 @@ function M.lines()
   local released = release_parts()
   for id, s in pairs(now) do
     local was = last[id] or { reserved = 0, used = 0, pending = 0 }
-    if s.reserved ~= was.reserved or s.used ~= was.used or s.pending ~= was.pending then
+    if s.reserved ~= was.reserved or s.used ~= was.used or s.pending ~= was.pending
+       or released[id] then
       local parts = { paint("bold", s.name),
         "reserved " .. fmt(s.reserved) .. delta(s.reserved - was.reserved),
         "used " .. fmt(s.used) .. delta(s.used - was.used),
@@ -323,8 +326,9 @@ local function pad(s, n) return s .. string.rep(" ", n - vlen(s)) end
 
 --- rows(header, list [, width]) -> a table's lines, fitted to width
 -- columns: when the columns do not fit side by side they are printed in
--- blocks, each repeating the first column; a cell too wide for any line
--- is cut with "...". No lines for no rows.
+-- blocks, each repeating the first column; the last column is cut with
+-- "..." instead when 16 columns are left for it, as is a cell too wide
+-- for any line. No lines for no rows.
 function M.rows(header, list, width)
   width = width or M.columns()
   local out = {}
@@ -336,7 +340,9 @@ function M.rows(header, list, width)
   end
   local blocks, cur, used = {}, { 1 }, 2 + w[1]
   for i = 2, #header do
-    if used + 2 + w[i] > width and #cur > 1 then
+    -- a last column with 16 columns left is cut rather than moved
+    local cut_last = i == #header and width - used - 2 >= 16
+    if used + 2 + w[i] > width and #cur > 1 and not cut_last then
       blocks[#blocks + 1], cur, used = cur, { 1 }, 2 + w[1]
     end
     cur[#cur + 1], used = i, used + 2 + w[i]

@@ -4,12 +4,16 @@
  * completion are Lua (poolsh.repl); this file reads lines, runs chunks and
  * turns Ctrl-C into an interruption of the running statement.
  */
+#include <errno.h>
 #include <limits.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/select.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lua.h"
@@ -31,9 +35,17 @@
 
 static const char *progname = "poolsh";
 
-/* The one state of this process, for the SIGINT handler and completion. */
+/* The one state of this process, for the signal handlers and completion. */
 static lua_State *globalL = NULL;
 static volatile sig_atomic_t *interrupt_flag = NULL;
+/* Lua code runs under docall: a signal stops it through a hook. */
+static volatile sig_atomic_t running = 0;
+/* Ctrl-C at the prompt: the line being typed is dropped. */
+static volatile sig_atomic_t prompt_interrupt = 0;
+/* SIGTERM or SIGHUP: the run ends through the normal exit path. */
+static volatile sig_atomic_t end_signal = 0;
+/* Errors at the REPL print their message only (POOLSH_TRACEBACK=1: all). */
+static int brief_errors = 0;
 
 /* ---- the allocator ---------------------------------------------------- */
 
@@ -157,7 +169,9 @@ static int report(lua_State *L, int status) {
   return status;
 }
 
-/* Message handler: adds a traceback to the error. */
+/* Message handler: adds a traceback to the error. At the REPL
+ * (brief_errors) the traceback goes to poolsh.repl.last_traceback instead,
+ * for poolsh.repl.traceback(), and the message stays alone. */
 static int msghandler(lua_State *L) {
   const char *msg = lua_tostring(L, 1);
   if (msg == NULL) {
@@ -165,6 +179,13 @@ static int msghandler(lua_State *L) {
     msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
   }
   luaL_traceback(L, L, msg, 1);
+  if (!brief_errors) return 1;
+  if (lua_getfield(L, LUA_REGISTRYINDEX, "poolsh.repl") == LUA_TTABLE) {   /* [msg, tb, repl] */
+    lua_pushliteral(L, "last_traceback");
+    lua_pushvalue(L, -3);
+    lua_rawset(L, -3);
+  }
+  lua_pushstring(L, msg);
   return 1;
 }
 
@@ -184,15 +205,46 @@ static void laction(int sig) {
   lua_sethook(globalL, lstop, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
 }
 
+/* Raises at every instruction, so a pcall in the script cannot keep it
+ * running: the run is ending. */
+static void lend(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  luaL_error(L, "%s", end_signal == SIGHUP ? "hangup: the terminal closed" : "terminated");
+}
+
+/* SIGTERM, SIGHUP: stops what runs (Lua code, poolsh's waits) or the
+ * prompt, so that poolsh ends through its exit path (the leak report,
+ * --trace saved). A second one ends the process at once. */
+static void on_end_signal(int sig) {
+  signal(sig, SIG_DFL);
+  end_signal = sig;
+  if (interrupt_flag) *interrupt_flag = 1;
+  if (running) lua_sethook(globalL, lend, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+}
+
+/* Installs handler for sig, interrupting system calls (no SA_RESTART). */
+static void set_handler(int sig, void (*handler)(int)) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = handler;
+  sigemptyset(&sa.sa_mask);
+  sigaction(sig, &sa, NULL);
+}
+
 /* Runs the function on the stack with narg arguments, interruptibly. */
 static int docall(lua_State *L, int narg, int nres) {
   int base = lua_gettop(L) - narg;
   lua_pushcfunction(L, msghandler);
   lua_insert(L, base);
-  if (interrupt_flag) *interrupt_flag = 0;
+  if (interrupt_flag) *interrupt_flag = end_signal != 0;
+  struct sigaction old;
+  sigaction(SIGINT, NULL, &old);
   signal(SIGINT, laction);
+  running = 1;
+  if (end_signal) lua_sethook(L, lend, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
   int status = lua_pcall(L, narg, nres, base);
-  signal(SIGINT, SIG_DFL);
+  running = 0;
+  sigaction(SIGINT, &old, NULL);
   lua_sethook(L, NULL, 0, 0);
   if (interrupt_flag) *interrupt_flag = 0;
   lua_remove(L, base);
@@ -294,6 +346,7 @@ static void init_editing(int use_env) {
   if (h && *h) snprintf(history_path, sizeof history_path, "%s", h);
   else if (home) snprintf(history_path, sizeof history_path, "%s/.poolsh_history", home);
   rl_readline_name = "poolsh";
+  rl_catch_signals = 0;   /* the host handles them: before the library starts */
   rl_attempted_completion_function = complete;
   rl_basic_word_break_characters = " \t\n\"\\'`@$><=;|&{(,+-*/%^~#[]";
   using_history();
@@ -301,8 +354,67 @@ static void init_editing(int use_env) {
   if (history_path[0]) read_history(history_path);
 }
 
+static char *line_read;
+static int line_done;
+
+static void on_line(char *line) {
+  line_read = line;
+  line_done = 1;
+  rl_callback_handler_remove();
+}
+
+/* Drops the line being typed and gives the terminal back; after Ctrl-C,
+ * shows ^C (raw mode: the terminal did not echo it) and ends the line. */
+static void abandon_line(void) {
+  if (prompt_interrupt) {
+    fputs("^C", stdout);   /* before readline's cleanup returns the cursor */
+    fflush(stdout);
+  }
+#if defined(POOLSH_READLINE)
+  rl_free_line_state();
+  rl_callback_sigcleanup();
+  rl_cleanup_after_signal();
+  rl_replace_line("", 0);
+#endif
+  rl_callback_handler_remove();
+  if (prompt_interrupt) {
+    fputc('\n', stdout);
+    fflush(stdout);
+  }
+}
+
+/* Reads a line through the library's callback interface, waiting in
+ * pselect so that a signal (Ctrl-C, SIGTERM, SIGHUP) ends the wait without
+ * a race: NULL at end of input or when a signal came. Input that is not a
+ * terminal is read as before, with readline(). */
 static char *read_line(const char *prompt) {
-  return readline(prompt);
+  if (!isatty(fileno(rl_instream ? rl_instream : stdin)))
+    return end_signal ? NULL : readline(prompt);
+  sigset_t block, old;
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT);
+  sigaddset(&block, SIGTERM);
+  sigaddset(&block, SIGHUP);
+  sigprocmask(SIG_BLOCK, &block, &old);
+  line_read = NULL;
+  line_done = 0;
+  rl_callback_handler_install(prompt, on_line);
+  while (!line_done) {
+    if (prompt_interrupt || end_signal) { abandon_line(); break; }
+    int fd = fileno(rl_instream ? rl_instream : stdin);
+    fd_set in;
+    FD_ZERO(&in);
+    FD_SET(fd, &in);
+    int r = pselect(fd + 1, &in, NULL, NULL, NULL, &old), n = 0;
+    if (r > 0 && (ioctl(fd, FIONREAD, &n) != 0 || n == 0)) {   /* hung up, or end */
+      r = -1;
+      errno = EIO;
+    }
+    if (r > 0) rl_callback_read_char();
+    else if (r < 0 && errno != EINTR) { abandon_line(); break; }
+  }
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  return line_read;
 }
 
 static void save_line(const char *line) {
@@ -313,12 +425,15 @@ static void save_line(const char *line) {
 #else
 static void init_editing(int use_env) { (void)use_env; }
 
+/* NULL at end of input, or when a signal interrupted the read. */
 static char *read_line(const char *prompt) {
   char *line = NULL;
   size_t cap = 0;
   fputs(prompt, stdout);
   fflush(stdout);
-  if (getline(&line, &cap, stdin) < 0) {
+  if (prompt_interrupt || end_signal || getline(&line, &cap, stdin) < 0) {
+    if (prompt_interrupt) fputc('\n', stdout);   /* after the ^C the terminal echoed */
+    clearerr(stdin);
     free(line);
     return NULL;
   }
@@ -329,7 +444,11 @@ static char *read_line(const char *prompt) {
 static void save_line(const char *line) { (void)line; }
 #endif
 
-/* Reads a line and pushes it; 0 at end of input. */
+/* loadline's results besides a load status. */
+#define LINE_END (-1)       /* end of input, or SIGTERM/SIGHUP */
+#define LINE_DROPPED (-2)   /* Ctrl-C: the statement typed so far is dropped */
+
+/* Reads a line and pushes it; 0 at end of input or on a signal. */
 static int pushline(lua_State *L, int first) {
   char *b = read_line(first ? PROMPT : PROMPT2);
   if (b == NULL) return 0;
@@ -366,19 +485,26 @@ static int multiline(lua_State *L) {
     size_t len;
     const char *line = lua_tolstring(L, 1, &len);
     int status = luaL_loadbuffer(L, line, len, "=stdin");
-    if (!incomplete(L, status) || !pushline(L, 0)) return status;
+    if (!incomplete(L, status)) return status;
+    if (!pushline(L, 0)) return prompt_interrupt ? LINE_DROPPED : LINE_END;
     lua_pushliteral(L, "\n");
     lua_insert(L, -2);
     lua_concat(L, 3);
   }
 }
 
-/* Reads a whole statement; leaves its compiled chunk on the stack. */
+/* Reads a whole statement; leaves its compiled chunk on the stack, or
+ * returns LINE_END or LINE_DROPPED. */
 static int loadline(lua_State *L) {
   lua_settop(L, 0);
-  if (!pushline(L, 1)) return -1;
+  prompt_interrupt = 0;
+  if (!pushline(L, 1)) return prompt_interrupt ? LINE_DROPPED : LINE_END;
   int status = addreturn(L);
   if (status != LUA_OK) status = multiline(L);
+  if (status == LINE_END || status == LINE_DROPPED) {
+    lua_settop(L, 0);
+    return status;
+  }
   save_line(lua_tostring(L, 1));
   lua_remove(L, 1);
   return status;
@@ -402,25 +528,50 @@ static void print_results(lua_State *L) {
   }
 }
 
+static void on_prompt_sigint(int sig) {
+  (void)sig;
+  prompt_interrupt = 1;
+}
+
+/* Errors print their message alone unless POOLSH_TRACEBACK=1; the REPL
+ * keeps poolsh.repl in the registry for the message handler. */
+static void init_errors(lua_State *L, int use_env) {
+  const char *tb = use_env ? getenv("POOLSH_TRACEBACK") : NULL;
+  brief_errors = !(tb && strcmp(tb, "1") == 0);
+  lua_getglobal(L, "poolsh");
+  if (lua_type(L, -1) == LUA_TTABLE) lua_getfield(L, -1, "repl");
+  else lua_pushnil(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, "poolsh.repl");
+  lua_pop(L, 1);
+}
+
+/* The REPL: Ctrl-C at the prompt drops what was typed of the statement
+ * and prompts again; while a statement runs it interrupts it (docall). */
 static void doREPL(lua_State *L, int use_env) {
   const char *oldprogname = progname;
   progname = NULL;
   init_editing(use_env);
+  init_errors(L, use_env);
   lua_pushboolean(L, isatty(1));
   lua_setglobal(L, "_POOLSH_TTY");
   dostring(L, "poolsh.live.color = _POOLSH_TTY; _POOLSH_TTY = nil; poolsh.watch(true)",
            "=(poolsh)");
+  set_handler(SIGINT, on_prompt_sigint);
   int status;
-  while ((status = loadline(L)) != -1) {
+  while (!end_signal && (status = loadline(L)) != LINE_END) {
+    if (status == LINE_DROPPED) continue;
     if (status == LUA_OK) status = docall(L, 0, LUA_MULTRET);
     if (status == LUA_OK) print_results(L);
     else report(L, status);
     lua_getglobal(L, "poolsh");
-    if (lua_type(L, -1) == LUA_TTABLE && lua_getfield(L, -1, "repl") == LUA_TTABLE &&
+    if (!end_signal && lua_type(L, -1) == LUA_TTABLE &&
+        lua_getfield(L, -1, "repl") == LUA_TTABLE &&
         lua_getfield(L, -1, "after") == LUA_TFUNCTION)
       lua_pcall(L, 0, 0, 0);
     lua_settop(L, 0);
   }
+  signal(SIGINT, SIG_DFL);
+  brief_errors = 0;
   lua_settop(L, 0);
   fputc('\n', stdout);
   fflush(stdout);
@@ -434,7 +585,6 @@ typedef struct options {
   int script;                 /* index of the script in argv, 0 if none */
   int command;                /* index of a command's name in argv, 0 if none */
   int status;                 /* a command's exit status */
-  int loaded;                 /* poolsh loaded, its device open: exit reports may run */
   const char *backend, *device, *sim_memory, *trace, *profile;
 } options;
 
@@ -701,17 +851,26 @@ static int run_command(lua_State *L, const char *name, options *o) {
   return report(L, status);
 }
 
-/* --trace FILE: saves what was recorded, whatever way the run ended. */
+/* --trace FILE: saves what was recorded, whatever way the run ended, and
+ * says where in one line; a failure is said in one line too. */
 static int save_trace(lua_State *L, const char *path) {
   static const char code[] =
-    "local path = ... local t = poolsh and poolsh.trace "
-    "if t then t.stop() t.save(path) end";
+    "local prog, path = ... local t = poolsh and poolsh.trace "
+    "if not t then return true end "
+    "t.stop() "
+    "local ok, e = pcall(t.save, path) "
+    "if not ok then io.stderr:write(prog, ': --trace: ', tostring(e), '\\n') return false end "
+    "local n = t.count() "
+    "io.stderr:write(('poolsh: trace saved to %s (%d event%s)\\n'):format(path, n, n == 1 and '' or 's')) "
+    "return true";
   int status = luaL_loadbuffer(L, code, sizeof code - 1, "=(--trace)");
   if (status == LUA_OK) {
+    lua_pushstring(L, progname);
     lua_pushstring(L, path);
-    status = docall(L, 1, 0);
+    status = lua_pcall(L, 2, 1, 0);
+    if (status == LUA_OK && !lua_toboolean(L, -1)) status = LUA_ERRRUN;
+    else report(L, status);
   }
-  report(L, status);
   lua_settop(L, 0);
   return status;
 }
@@ -724,6 +883,76 @@ static void leak_report(lua_State *L) {
       lua_getfield(L, -1, "report_leaks") == LUA_TFUNCTION)
     report(L, lua_pcall(L, 0, 0, 0));
   lua_settop(L, 0);
+}
+
+/* The --trace file and whether poolsh loaded (exit reports may run). */
+static const char *trace_path = NULL;
+static int poolsh_loaded = 0;
+
+/* The one exit path, whatever ended the run (the end of the script or
+ * the REPL, an error, os.exit, SIGTERM, SIGHUP): the leak report, then
+ * --trace saved. Runs once; 0 when saving failed. */
+static int finish(lua_State *L) {
+  static int done = 0;
+  if (done || !poolsh_loaded) return 1;
+  done = 1;
+  running = 0;
+  lua_sethook(L, NULL, 0, 0);
+  if (interrupt_flag) *interrupt_flag = 0;
+  leak_report(L);   /* first: saving the trace runs the collector */
+  return !trace_path || save_trace(L, trace_path) == LUA_OK;
+}
+
+/* os.exit([code [, close]]) in the host: ends through finish() and always
+ * closes the state, so finalizers run before the device context goes. */
+static int host_exit(lua_State *L) {
+  int status;
+  if (lua_isboolean(L, 1)) status = lua_toboolean(L, 1) ? EXIT_SUCCESS : EXIT_FAILURE;
+  else status = (int)luaL_optinteger(L, 1, EXIT_SUCCESS);
+  if (!finish(L) && status == EXIT_SUCCESS) status = EXIT_FAILURE;
+  interrupt_flag = NULL;
+  lua_close(L);
+  exit(status);
+  return 0;
+}
+
+/* --trace FILE, checked before anything runs: an extension
+ * poolsh.export.save knows, in a directory that exists and is writable.
+ * Returns 1 when fine; else says why in one line. */
+static int check_trace_path(lua_State *L, const char *path) {
+  static const char code[] =
+    "local path = ... local ext = path:match('%.([%w_]+)$') "
+    "local formats = require('poolsh.export').formats "
+    "for _, f in ipairs(formats) do if ext and ext:lower() == f then return nil end end "
+    "return ('unsupported extension %s (supported: .%s)')"
+    "  :format(ext and (\"'.\" .. ext .. \"'\") or 'none', table.concat(formats, ', .'))";
+  char why[PATH_MAX + 64] = "";
+  int status = luaL_loadbuffer(L, code, sizeof code - 1, "=(--trace)");
+  if (status == LUA_OK) {
+    lua_pushstring(L, path);
+    status = docall(L, 1, 1);
+  }
+  if (status != LUA_OK) return report(L, status) == LUA_OK;
+  if (lua_isstring(L, -1)) snprintf(why, sizeof why, "%s", lua_tostring(L, -1));
+  lua_pop(L, 1);
+  if (!why[0]) {
+    char dir[PATH_MAX];
+    struct stat st;
+    const char *slash = strrchr(path, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == path) snprintf(dir, sizeof dir, "/");
+    else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+      snprintf(why, sizeof why, "no directory %s", dir);
+    else if (access(dir, W_OK | X_OK) != 0)
+      snprintf(why, sizeof why, "directory %s is not writable", dir);
+    else if (stat(path, &st) == 0 && (S_ISDIR(st.st_mode) || access(path, W_OK) != 0))
+      snprintf(why, sizeof why, "%s cannot be written", path);
+  }
+  if (!why[0]) return 1;
+  fprintf(stderr, "%s: --trace %s: %s\n", progname, path, why);
+  fflush(stderr);
+  return 0;
 }
 
 /* The protected main: everything that can raise runs here. Leaves true
@@ -753,13 +982,21 @@ static int pmain(lua_State *L) {
     return 1;
   }
   add_lua_dir(L, !o->no_env);
+  lua_getglobal(L, "os");
+  lua_pushcfunction(L, host_exit);
+  lua_setfield(L, -2, "exit");
+  lua_pop(L, 1);
   if (o->script && is_command(L, argv[o->script])) {
     o->command = o->script, o->script = 0;
     if (!command_args(L, argc, argv, o)) { lua_pushboolean(L, 0); return 1; }
     lua_setfield(L, LUA_REGISTRYINDEX, "poolsh.command_args");
   }
+  if (o->trace && !check_trace_path(L, o->trace)) return 1;
   if (!load_poolsh(L, o)) return 1;
-  o->loaded = 1;
+  poolsh_loaded = 1;
+  trace_path = o->trace;
+  set_handler(SIGTERM, on_end_signal);
+  set_handler(SIGHUP, on_end_signal);
   if (o->trace && dostring(L, "poolsh.trace.start()", "=(poolsh)") != LUA_OK) return 1;
   if (!o->no_env && handle_luainit(L) != LUA_OK) return 1;
   if (!runargs(L, argv, o->script ? o->script : argc)) return 1;
@@ -803,11 +1040,14 @@ int main(int argc, char **argv) {
   int ok = lua_toboolean(L, -1);
   report(L, status);
   lua_settop(L, 0);
-  if (o.loaded) leak_report(L);   /* first: saving the trace runs the collector */
-  if (o.trace && o.loaded && save_trace(L, o.trace) != LUA_OK) ok = 0;
+  if (!finish(L)) ok = 0;
   interrupt_flag = NULL;
   lua_close(L);   /* every finalizer runs before the device context goes */
   small_heap_release(&heap);
+  if (end_signal) {   /* die of it, as the sender expects */
+    signal(end_signal, SIG_DFL);
+    raise(end_signal);
+  }
   if (ok && status == LUA_OK && o.command) return o.status;
   return (ok && status == LUA_OK) ? EXIT_SUCCESS : EXIT_FAILURE;
 }

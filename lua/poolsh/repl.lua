@@ -60,14 +60,29 @@ end
 --- after(): runs after each REPL statement: the live view.
 function M.after() require("poolsh.live").after() end
 
--- Names a value offers for completion: table keys, or a poolsh object's
--- methods and fields (mt.methods and mt.fields, the lists the C side
--- binds).
+--- traceback(): prints the full traceback of the last error typed at
+-- the prompt (the host keeps it in M.last_traceback; the prompt shows
+-- only the message).
+function M.traceback()
+  io.stdout:write(M.last_traceback or "no error yet", "\n")
+end
+
+-- poolsh's own plumbing, not offered after "poolsh.": benchmarks of the
+-- binding, start-up configuration and the C core.
+local HIDDEN = {
+  bench_c = true, bench_fill = true, bench_floor = true, bench_heap = true,
+  configure = true, set_parsers = true, core = true,
+}
+
+-- Names a value offers for completion: table keys (less poolsh's
+-- HIDDEN ones), or a poolsh object's methods and fields (mt.methods and
+-- mt.fields, the lists the C side binds).
 local function members(v, methods_only)
   local names = {}
+  local hidden = v == poolsh and HIDDEN or {}
   if type(v) == "table" then
     for k, x in pairs(v) do
-      if is_identifier(k) and (not methods_only or type(x) == "function") then
+      if is_identifier(k) and not hidden[k] and (not methods_only or type(x) == "function") then
         names[#names + 1] = k
       end
     end

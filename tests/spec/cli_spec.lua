@@ -238,6 +238,84 @@ describe("poolsh (the executable)", function()
   end)
 end)
 
+describe("--trace", function()
+  local function tmp(ext)
+    local base = os.tmpname()
+    os.remove(base)
+    return base .. ext
+  end
+  local function escape(s) return (s:gsub("%p", "%%%0")) end
+
+  it("an unknown extension is refused at start, in one line, before anything runs", function()
+    local path = tmp(".txt")
+    local out, err, code = run("--backend=sim --trace " .. q(path) .. " -e " .. q("print('ran')"))
+    assert.equal(1, code)
+    assert.equal("", out)
+    assert.matches("^[^\n]*: %-%-trace " .. escape(path) .. ": unsupported extension '%.txt' "
+                   .. "%(supported: %.json, %.csv, %.pickle, %.html%)\n$", err)
+    assert.is_nil(io.open(path))
+    local _, err2, code2 = run("--backend=sim --trace= -e " .. q("print('ran')"))
+    assert.equal(1, code2)
+    assert.matches("unsupported extension none", err2)
+  end)
+
+  it("a directory that does not exist is refused at start", function()
+    local out, err, code = run("--backend=sim --trace /no/such/dir/run.json -e " .. q("print('ran')"))
+    assert.equal(1, code)
+    assert.equal("", out)
+    assert.matches("^[^\n]*: %-%-trace /no/such/dir/run%.json: no directory /no/such/dir\n$", err)
+  end)
+
+  it("says where it saved, with the number of events", function()
+    local path = tmp(".csv")
+    local _, err, code = run("--backend=sim --trace " .. q(path) .. " -e "
+      .. q("local b <close> = poolsh.pool{}:alloc(64)"))
+    assert.equal(0, code)
+    assert.matches("^poolsh: trace saved to " .. escape(path) .. " %(%d+ events%)\n$", err)
+    assert.matches("alloc", H.slurp(path))
+    os.remove(path)
+  end)
+
+  it("os.exit(n) saves the trace, prints the leak report and exits n", function()
+    local path = tmp(".json")
+    local _, err, code = run("--backend=sim --trace " .. q(path) .. " -e "
+      .. q("b = poolsh.pool{}:alloc(64) os.exit(3)"))
+    assert.equal(3, code)
+    assert.matches("1 buffer still live at exit", err)
+    assert.matches("trace saved to " .. escape(path), err)
+    assert.is_table(require("cjson").decode(H.slurp(path)))
+    os.remove(path)
+    local _, _, c2 = run("--backend=sim -e " .. q("os.exit(false)"))
+    assert.equal(1, c2)
+    local out3, _, c3 = run("--backend=sim -e " .. q("io.write('x') os.exit(true, true)"))
+    assert.equal(0, c3)
+    assert.equal("x", out3)
+  end)
+
+  it("an error in a script still saves the trace, after the traceback", function()
+    local path = tmp(".json")
+    local _, err, code = run("--backend=sim --trace " .. q(path) .. " -e "
+      .. q("b = poolsh.pool{}:alloc(64) error('boom')"))
+    assert.equal(1, code)
+    assert.matches("boom\nstack traceback:", err)
+    assert.matches("trace saved to " .. escape(path), err)
+    os.remove(path)
+  end)
+
+  it("SIGTERM ends a running script (pcall cannot keep it) and saves the trace", function()
+    local path = tmp(".json")
+    local script = "b = poolsh.pool{}:alloc(64) while true do pcall(function() while true do end end) end"
+    local out, err = H.sh(("(%s --backend=sim --trace %s -e %s & pid=$!; sleep 1; kill -TERM $pid; "
+      .. "wait $pid; echo $?)"):format(H.exe, q(path), q(script)))
+    assert.equal("143\n", out)   -- it dies of the signal, after saving
+    assert.matches("terminated", err)
+    assert.matches("1 buffer still live at exit", err)
+    assert.matches("trace saved to " .. escape(path), err)
+    assert.is_table(require("cjson").decode(H.slurp(path)))
+    os.remove(path)
+  end)
+end)
+
 describe("start-up failures", function()
   local function once(err, what)
     local _, n = err:gsub(what:gsub("%p", "%%%0"), "")

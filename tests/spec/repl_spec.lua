@@ -26,13 +26,59 @@ local function line(text)
   H.poll(function() return prompts() > n end, 5)
 end
 
-local function start(backend)
+local function start(backend, env)
   tmux("kill-server")
-  local cmd = ("env POOLSH_HISTORY=%s %s --backend=%s"):format(hist, H.exe, backend or "sim")
+  local cmd = ("env POOLSH_HISTORY=%s %s %s --backend=%s"):format(hist, env or "", H.exe,
+                                                                  backend or "sim")
   tmux("new-session -d -s repl -x 200 -y 50 " .. H.quote(cmd))
   assert.truthy(wait_for("poolsh>"), "no prompt: " .. screen())
 end
 local function stop() tmux("kill-server") end
+
+-- Starts poolsh with more arguments, its stderr in run.err; exec'd, so
+-- that the pid written to run.pid is poolsh's; else its exit status goes
+-- to run.rc.
+local function start_run(args, run, exec)
+  tmux("kill-server")
+  local cmd = ("env POOLSH_HISTORY=%s %s --backend=sim %s 2>%s"):format(hist, H.exe, args, run.err)
+  if exec then cmd = ("echo $$ >%s; exec %s"):format(run.pid, cmd)
+  else cmd = ("%s; echo $? >%s"):format(cmd, run.rc) end
+  tmux("new-session -d -s repl -x 200 -y 50 " .. H.quote(cmd))
+  assert.truthy(wait_for("poolsh>"), "no prompt: " .. screen())
+end
+
+local function tmp_paths()
+  local base = os.tmpname()
+  os.remove(base)
+  return { err = base .. ".err", pid = base .. ".pid", rc = base .. ".rc", trace = base .. ".json",
+           clean = function()
+             for _, ext in ipairs { ".err", ".pid", ".rc", ".json" } do os.remove(base .. ext) end
+           end }
+end
+
+local function read_file(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+-- Waits until what poolsh said on stderr tells the trace is saved.
+local function saved(run)
+  return H.poll(function()
+    local err = read_file(run.err) or ""
+    return err:match("trace saved to") and err
+  end, 5) or read_file(run.err) or ""
+end
+
+-- The trace file parses as JSON with events in it.
+local function assert_trace(run)
+  local text = assert(read_file(run.trace), "no trace file " .. run.trace)
+  local doc = require("cjson").decode(text)
+  assert.is_table(doc)
+  assert.matches('"alloc"', text)
+end
 
 describe("the REPL", function()
   after_each(stop)
@@ -137,6 +183,119 @@ describe("the REPL", function()
     assert.truthy(wait_for("after spin"), screen())
   end)
 
+  it("Ctrl-C at the prompt drops the line typed so far, and the state survives", function()
+    start()
+    line("keep = 'kept'")
+    send("C-c")                                   -- on an empty line
+    assert.truthy(wait_for("poolsh> %^C\npoolsh> $") or wait_for("%^C\npoolsh>"), screen())
+    send("print('half")                           -- on a half-typed line
+    send("C-c")
+    assert.truthy(wait_for("print%('half%^C\npoolsh>"), screen())
+    send("for i = 1, 2 do", "Enter")              -- on a continuation line
+    assert.truthy(wait_for("%.%.%.>"), screen())
+    send("C-c")
+    assert.truthy(wait_for("%.%.%.> %^C\npoolsh>"), screen())
+    send("print('still ' .. keep)", "Enter")
+    assert.truthy(wait_for("\nstill kept\n"), screen())
+    assert.is_nil(screen():match("half\n"))       -- the dropped line never ran
+  end)
+
+  it("Ctrl-D on an empty line exits and saves --trace, saying where", function()
+    local run = tmp_paths()
+    start_run("--trace " .. run.trace, run)
+    line("b = poolsh.pool{}:alloc(64)")
+    send("C-d")
+    local err = saved(run)
+    assert.truthy(H.poll(function() return read_file(run.rc) end, 5), "poolsh did not end")
+    assert.equal("0\n", read_file(run.rc))
+    assert.matches("poolsh: trace saved to " .. run.trace:gsub("%p", "%%%0") .. " %(%d+ events%)", err)
+    assert.matches("1 buffer still live at exit", err)
+    assert_trace(run)
+    run.clean()
+  end)
+
+  for _, how in ipairs { "SIGTERM", "SIGHUP" } do
+    it(how .. " at the prompt saves --trace and prints the leak report", function()
+      local run = tmp_paths()
+      start_run("--trace " .. run.trace, run, true)
+      line("b = poolsh.pool{}:alloc(64)")
+      local pid = assert(read_file(run.pid)):match("%d+")
+      H.sh("kill -" .. how:sub(4) .. " " .. pid)
+      local err = saved(run)
+      assert.matches("1 buffer still live at exit", err)
+      assert.matches("trace saved to", err)
+      assert_trace(run)
+      run.clean()
+    end)
+  end
+
+  it("SIGHUP of a closed terminal (tmux kill-session) saves --trace", function()
+    local run = tmp_paths()
+    start_run("--trace " .. run.trace, run)
+    line("b = poolsh.pool{}:alloc(64)")
+    tmux("kill-session -t repl")
+    local err = saved(run)
+    assert.matches("1 buffer still live at exit", err)
+    assert_trace(run)
+    run.clean()
+  end)
+
+  it("SIGTERM while a statement runs (even under pcall) saves --trace", function()
+    local run = tmp_paths()
+    start_run("--trace " .. run.trace, run, true)
+    send("b = poolsh.pool{}:alloc(64); while true do pcall(function() while true do end end) end",
+         "Enter")
+    H.rsleep(0.5)
+    H.sh("kill -TERM " .. assert(read_file(run.pid)):match("%d+"))
+    local err = saved(run)
+    assert.matches("terminated", err)
+    assert.matches("1 buffer still live at exit", err)
+    assert_trace(run)
+    run.clean()
+  end)
+
+  it("os.exit(3) at the prompt saves --trace and exits 3", function()
+    local run = tmp_paths()
+    start_run("--trace " .. run.trace, run)
+    send("b = poolsh.pool{}:alloc(64); os.exit(3)", "Enter")
+    local err = saved(run)
+    assert.truthy(H.poll(function() return read_file(run.rc) end, 5), "poolsh did not end")
+    assert.equal("3\n", read_file(run.rc))
+    assert.matches("1 buffer still live at exit", err)
+    assert_trace(run)
+    run.clean()
+  end)
+
+  it("an error at the prompt is its message; poolsh.repl.traceback() has the rest", function()
+    start()
+    line("poolsh.size('12 parsecs')")
+    assert.truthy(wait_for("invalid size '12 parsecs'"), screen())
+    local sc = screen()
+    assert.is_nil(sc:find("stack traceback", 1, true), sc)
+    assert.is_nil(sc:find("poolsh/", 1, true), sc)
+    send("poolsh.repl.traceback()", "Enter")
+    assert.truthy(wait_for("stack traceback:"), screen())
+    assert.matches("poolsh/init%.lua:%d+: in function 'poolsh%.size'", screen())
+  end)
+
+  it("POOLSH_TRACEBACK=1 prints the traceback with the error", function()
+    start("sim", "POOLSH_TRACEBACK=1")
+    line("poolsh.size('12 parsecs')")
+    assert.truthy(wait_for("stack traceback:"), screen())
+    assert.matches("poolsh/init%.lua:%d+: in function 'poolsh%.size'", screen())
+  end)
+
+  it("does not complete poolsh's internals after poolsh.", function()
+    start()
+    send("poolsh.", "Tab", "Tab")
+    assert.truthy(wait_for("poolsh%.default_stream"), screen())
+    local sc = screen()
+    for _, name in ipairs { "bench_c", "bench_floor", "bench_fill", "bench_heap", "set_parsers",
+                            "configure", "core" } do
+      assert.is_nil(sc:match("poolsh%." .. name .. "%f[^%w_]"), name .. " offered:\n" .. sc)
+    end
+  end)
+
   it("Ctrl-C interrupts a long device wait #cuda_only", function()
     if H.backend() ~= "cuda" then pending("cuda only") return end
     start("cuda")
@@ -177,5 +336,20 @@ describe("completion's names", function()
     end
     assert.same({ "b.reuse_rule", "b.reused", "b.reused_from" }, complete("b.reuse", env))
     env.e:destroy(); p:destroy(); s:destroy()
+  end)
+
+  it("leave out poolsh's internals, which stay callable", function()
+    local env = { poolsh = poolsh }
+    local got = {}
+    for _, w in ipairs(complete("poolsh.", env)) do got[w] = true end
+    assert.is_true(got["poolsh.pool"] and got["poolsh.stream"] and got["poolsh.trace"])
+    for _, name in ipairs { "bench_c", "bench_floor", "bench_fill", "bench_heap", "set_parsers",
+                            "configure", "core" } do
+      assert.is_nil(got["poolsh." .. name], name)
+      assert.is_not_nil(poolsh[name], name)
+    end
+    assert.same({}, complete("poolsh.bench", env))
+    -- other tables keep such names
+    assert.same({ "t.core" }, complete("t.co", { t = { core = 1 } }))
   end)
 end)

@@ -2,7 +2,8 @@
 -- errors, completion, history, Ctrl-C.
 local H = require "helpers"
 
-local SOCK = "poolsh-test"
+-- a tmux server of this run's own, so that runs side by side do not meet
+local SOCK = ("poolsh-test-%d-%d"):format(os.time(), math.random(1e6))
 local hist = "/tmp/poolsh-test-history-" .. tostring(os.time()) .. "-" .. math.random(1e6)
 
 local function tmux(args) return H.sh("tmux -L " .. SOCK .. " " .. args) end

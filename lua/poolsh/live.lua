@@ -326,9 +326,10 @@ local function pad(s, n) return s .. string.rep(" ", n - vlen(s)) end
 
 --- rows(header, list [, width]) -> a table's lines, fitted to width
 -- columns: when the columns do not fit side by side they are printed in
--- blocks, each repeating the first column; the last column is cut with
--- "..." instead when 16 columns are left for it, as is a cell too wide
--- for any line. No lines for no rows.
+-- blocks, each repeating the first column; the last column stays when 16
+-- columns are left for it, its cells folded at their spaces under
+-- themselves; what is still too wide is cut with "...". No lines for no
+-- rows.
 function M.rows(header, list, width)
   width = width or M.columns()
   local out = {}
@@ -351,11 +352,17 @@ function M.rows(header, list, width)
   for _, b in ipairs(blocks) do
     local function line(r)
       local cells = {}
-      for k, i in ipairs(b) do
-        cells[k] = k < #b and pad(r[i] or "", w[i]) or r[i] or ""
+      for k = 1, #b - 1 do cells[k] = pad(r[b[k]] or "", w[b[k]]) end
+      local lead = "  " .. table.concat(cells, "  ") .. (#b > 1 and "  " or "")
+      local last = r[b[#b]] or ""
+      if vlen(lead) + vlen(last) <= width or width - vlen(lead) < 16 then
+        out[#out + 1] = cut((lead .. last):gsub("%s+$", ""), width)
+      else   -- the last cell folded at its spaces, under itself
+        local folded = fit({}, { last }, width - vlen(lead), "")
+        for k, l in ipairs(folded) do
+          out[#out + 1] = cut(((k == 1 and lead or (" "):rep(vlen(lead))) .. l):gsub("%s+$", ""), width)
+        end
       end
-      local l = ("  " .. table.concat(cells, "  ")):gsub("%s+$", "")
-      out[#out + 1] = cut(l, width)
     end
     line(header)
     for _, r in ipairs(list) do line(r) end

@@ -624,8 +624,11 @@ local TRIGGERS = {
 
   -- the poolsh host
   ["<progname>: '--trace' needs a value"] = cli("--trace"),
-  ["./build/poolsh: (--trace):1: poolsh.export.save: unsupported extension '.txt' in 'leak.txt' (supported: .json, .csv, .pickle, .html)"] =
-    cli("--trace leak.txt -e ''"),
+  ["poolsh: --trace run.txt: unsupported extension '.txt' (supported: .json, .csv, .pickle, .html)"] =
+    cli("--trace run.txt -e ''"),
+  ["poolsh: --trace /no/dir/run.json: no directory /no/dir"] = cli("--trace /no/dir/run.json -e ''"),
+  ["poolsh: trace saved to /tmp/leak.json (<n> events)"] =
+    cli("--backend=sim --trace /tmp/leak.json -e " .. H.quote("local b <close> = poolsh.pool{}:alloc(64)")),
   ["poolsh: 1 buffer still live at exit (freed now):"] = LEAK,
   ["poolsh: 2 buffers still live at exit (freed now):"] = LEAK2,
   ["poolsh golden: unknown scenario 'x' (poolsh golden list shows them)"] = cli("golden run x"),

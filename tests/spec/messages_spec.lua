@@ -631,6 +631,16 @@ local TRIGGERS = {
     cli("--backend=sim --trace /tmp/leak.json -e " .. H.quote("local b <close> = poolsh.pool{}:alloc(64)")),
   ["poolsh: 1 buffer still live at exit (freed now):"] = LEAK,
   ["poolsh: 2 buffers still live at exit (freed now):"] = LEAK2,
+  ["poolsh: 100001 buffers still live at exit (freed now):"] = cli("-e " .. H.quote(
+    "local p = poolsh.pool{} keep = {} for i = 1, 100001 do keep[i] = p:alloc(16) end")),
+  ["bad argument #1 to 'fmt' (bytes must be a whole number, got 1.5)"] = function() poolsh.fmt(1.5) end,
+  ["bad argument #1 to 'peak' (function expected, got <type>)"] = function() poolsh.peak(1) end,
+  ["poolsh.live.width must be nil or an integer >= 40, got <v>"] = function()
+    poolsh.live.width = 20
+    local _, e = pcall(poolsh.live.columns)
+    poolsh.live.width = nil
+    error(e, 0)
+  end,
   ["poolsh golden: unknown scenario 'x' (poolsh golden list shows them)"] = cli("golden run x"),
   ["interrupted!"] = cli("-e " .. H.quote("local f = io.popen('kill -INT $PPID'); f:close()")),
 }

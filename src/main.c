@@ -372,7 +372,9 @@ static void abandon_line(void) {
   }
 #if defined(POOLSH_READLINE)
   rl_free_line_state();
+#if RL_READLINE_VERSION >= 0x0700
   rl_callback_sigcleanup();
+#endif
   rl_cleanup_after_signal();
   rl_replace_line("", 0);
 #endif

@@ -1,8 +1,9 @@
 /*
  * main.c: the poolsh host, a lua.c-compatible command line with poolsh
  * preloaded: poolsh [options] [script [args]]. The REPL's printing and
- * completion are Lua (poolsh.repl); this file reads lines, runs chunks and
- * turns Ctrl-C into an interruption of the running statement.
+ * completion are Lua (poolsh.repl); this file reads lines, runs chunks,
+ * turns Ctrl-C into an interruption of the running statement (or of the
+ * line being typed) and ends every run through one exit path (finish).
  */
 #include <errno.h>
 #include <limits.h>

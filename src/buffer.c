@@ -86,6 +86,7 @@ static int buffer_gc(lua_State *L) {
     ps_obs_free(L, c, b, b->kind != PS_KIND_POOL ? NULL : own_stream(L, b), 1);
   else {
     char msg[200];
+    ps_obs_lost(c, b);                  /* the collector takes it anyway */
     snprintf(msg, sizeof msg, "poolsh: freeing buffer b%d: %s: %s", b->id,
              c->be->error_name(st), c->be->error_string(st));
     lua_warning(L, msg, 0);
@@ -217,7 +218,7 @@ static int buffer_len(lua_State *L) {
 /* A Buffer's fields: mt.fields in Lua, buffer_index here. */
 static const char *const buffer_fields[] = {
   "size", "addr", "kind", "pool", "stream", "live", "id", "name", "registered", "reused",
-  "reused_from", "reuse_rule", NULL
+  "reused_from", "reuse_rule", "why_fresh", NULL
 };
 
 static int buffer_index(lua_State *L) {
@@ -239,6 +240,7 @@ static int buffer_index(lua_State *L) {
     case 9: lua_pushboolean(L, from >= 0); break;
     case 10: if (from >= 0) lua_pushinteger(L, from); else lua_pushnil(L); break;
     case 11: lua_pushstring(L, ps_rule_names[rule]); break;   /* nil when fresh */
+    case 12: ps_obs_push_why_fresh(L, b); break;
     default: lua_pushnil(L); break;              /* other keys read nil */
   }
   return 1;

@@ -140,7 +140,7 @@ int ps_nextid(lua_State *L, int kind) {
  * Never returns. */
 int ps_fail(lua_State *L, int status, const char *fmt, ...) {
   ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
-  char what[256];
+  char what[2048];   /* out of memory adds lines that explain it */
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(what, sizeof what, fmt, ap);
@@ -162,7 +162,7 @@ int ps_fail(lua_State *L, int status, const char *fmt, ...) {
 /* Raises like ps_fail when status is not PS_OK; returns 0 otherwise. */
 int ps_check(lua_State *L, int status, const char *fmt, ...) {
   if (status == PS_OK) return 0;
-  char what[256];
+  char what[2048];   /* out of memory adds lines that explain it */
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(what, sizeof what, fmt, ap);
@@ -361,15 +361,15 @@ void *ps_checkud(lua_State *L, int arg, int uv, const char *tname) {
 
 /* Pushes a new closed object of type uv: a zeroed userdata of
  * ps_udsize[uv] bytes with nuv user values, tagged, with its metatable.
- * Pools and streams also go into
- * the registry of objects (weakly), which the views list. */
+ * Pools, streams and events also go into the registry of objects
+ * (weakly): the views list it, poolsh.core.reset() ends them. */
 void *ps_newobject(lua_State *L, int uv, int nuv) {
   void *o = lua_newuserdatauv(L, ps_udsize[uv], nuv);
   memset(o, 0, ps_udsize[uv]);
   *(uint32_t *)o = PS_TAG | (uint32_t)uv;
   lua_getiuservalue(L, PS_UP_CTX, uv);
   lua_setmetatable(L, -2);
-  if (uv == PS_UV_POOL || uv == PS_UV_STREAM) {
+  if (uv == PS_UV_POOL || uv == PS_UV_STREAM || uv == PS_UV_EVENT) {
     lua_getiuservalue(L, PS_UP_CTX, PS_UV_OBJECTS);   /* [o, objects] */
     lua_pushvalue(L, -2);
     lua_pushboolean(L, 1);
@@ -475,8 +475,89 @@ static int core_backend_reason(lua_State *L) {
   return 1;
 }
 
+/* ---- reset ---------------------------------------------------------------- */
+
+static void buffer_dead(const ps_bufferud *b) {
+  ((ps_bufferud *)b)->live = 0;        /* its finalizer does nothing now */
+}
+
+/* Ends every Pool, Stream and Event in the registry of objects but the
+ * default stream (the legacy stream, which no backend makes): they read
+ * as destroyed and their finalizers do nothing. */
+static void end_objects(lua_State *L) {
+  lua_getiuservalue(L, PS_UP_CTX, PS_UV_OBJECTS);
+  lua_pushnil(L);
+  while (lua_next(L, -2)) {                          /* [objects, k, v] */
+    lua_pop(L, 1);
+    ps_poolud *p = (ps_poolud *)ps_toud(L, -1, PS_UV_POOL);
+    ps_streamud *s = (ps_streamud *)ps_toud(L, -1, PS_UV_STREAM);
+    ps_eventud *e = (ps_eventud *)ps_toud(L, -1, PS_UV_EVENT);
+    if (p) p->live = 0, p->h = NULL;
+    if (s && s->id != 0) s->live = 0, s->h = NULL;
+    if (e) e->live = 0, e->h = NULL;
+  }
+  lua_pop(L, 1);
+}
+
+/* Fresh registry of objects and defaults, keeping the device's name and
+ * the default stream, which the layer follows again. */
+static void new_tables(lua_State *L) {
+  lua_newtable(L);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_setiuservalue(L, PS_UP_CTX, PS_UV_OBJECTS);
+  lua_getiuservalue(L, PS_UP_CTX, PS_UV_DEFAULTS);   /* [old] */
+  lua_createtable(L, 0, 2);
+  lua_newtable(L);
+  lua_setfield(L, -2, "pools");
+  lua_getfield(L, -2, "device_name");
+  lua_setfield(L, -2, "device_name");
+  lua_getfield(L, -2, "stream");                      /* [old, new, s] */
+  ps_streamud *s = (ps_streamud *)lua_touserdata(L, -1);
+  lua_getiuservalue(L, PS_UP_CTX, PS_UV_OBJECTS);
+  lua_pushvalue(L, -2);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+  lua_setfield(L, -2, "stream");
+  lua_setiuservalue(L, PS_UP_CTX, PS_UV_DEFAULTS);
+  lua_pop(L, 1);
+  if (s) ps_obs_stream_created(L, (ps_ctx *)lua_touserdata(L, PS_UP_CTX), s);
+}
+
+/* poolsh.core.reset(): frees and destroys everything poolsh made: every
+ * Buffer, Pool, Stream and Event reads as freed or destroyed, the
+ * backend is closed and opened again (the sim keeps its options), ids
+ * start at 1, the observation layer forgets all (recording stops). */
+static int core_reset(lua_State *L) {
+  ps_ctx *c = ps_context(L);
+  const ps_backend *be = c->be;
+  const char *names[128];
+  double values[128];
+  int n = be->option_names ? be->option_names(c->b, names, 128) : 0;
+  if (n > 128) n = 128;
+  for (int i = 0; i < n; i++)
+    if (be->option_get(c->b, names[i], &values[i]) != PS_OK) names[i] = NULL;
+  end_objects(L);
+  ps_obs_reset(L, c, buffer_dead);
+  ps_free_deferred(L, c);
+  c->ndeferred = 0;
+  be->close(c->b);
+  c->b = NULL;
+  c->be = NULL;
+  memset(c->next_id, 0, sizeof c->next_id);
+  new_tables(L);
+  c = ps_context(L);                                 /* opens it again */
+  for (int i = 0; i < n; i++)
+    if (names[i]) c->be->option_set(c->b, names[i], values[i]);
+  return 0;
+}
+
 static const luaL_Reg core_funcs[] = {
   {"configure", core_configure},
+  {"reset", core_reset},
   {"set_parsers", core_set_parsers},
   {"backend", core_backend},
   {"backend_reason", core_backend_reason},
@@ -524,7 +605,7 @@ int luaopen_poolsh_core(lua_State *L) {
   static const lua_CFunction opens[] = {
     poolsh_open_stream, poolsh_open_event, poolsh_open_pool,
     poolsh_open_buffer, poolsh_open_device, poolsh_open_bench, poolsh_open_trace,
-    poolsh_open_inspect, poolsh_open_names, poolsh_open_naming, NULL
+    poolsh_open_inspect, poolsh_open_names, poolsh_open_naming, poolsh_open_sites, NULL
   };
   if (lua_getfield(L, LUA_REGISTRYINDEX, PS_CONTEXT) == LUA_TNIL) new_context(L);
   lua_pop(L, 1);

@@ -3,6 +3,7 @@
  * read: the live pools and streams, a pool's blocks, the live buffers
  * (the leak report) and the allocations since the last look.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,21 +118,154 @@ static int insp_recent(lua_State *L) {
       lua_pushstring(L, ps_rule_names[r->rule]);
       lua_setfield(L, -2, "rule");
     }
+    if (r->why) {
+      ps_push_why(L, ps_context(L), r->why, r->why_slot, r->buffer, r->pool, r->stream);
+      lua_setfield(L, -2, "why_fresh");
+    }
     lua_rawseti(L, -2, (lua_Integer)(i - from + 1));
   }
   lua_pushinteger(L, (lua_Integer)c->nrecent);
   return 2;
 }
 
-/* poolsh.core.sources([on]) -> whether allocation sites are remembered
- * (for the leak report) when not recording; sets it when given. */
-static int insp_sources(lua_State *L) {
-  ps_obs *o = ps_context(L)->obs;
-  if (!lua_isnoneornil(L, 1)) {
-    luaL_checktype(L, 1, LUA_TBOOLEAN);
-    o->sources = lua_toboolean(L, 1);
+static void set_int(lua_State *L, const char *k, uint64_t v) {
+  lua_pushinteger(L, (lua_Integer)v);
+  lua_setfield(L, -2, k);
+}
+
+/* Pushes counts n as counts() shows them, with peak_live. */
+static void push_counts(lua_State *L, const ps_counts *n, uint64_t peak) {
+  uint64_t allocs = n->fresh;
+  for (int i = 1; i < PS_RULE_UNKNOWN; i++) allocs += n->reuses[i];
+  lua_createtable(L, 0, 8);
+  set_int(L, "allocs", allocs);
+  set_int(L, "fresh", n->fresh);
+  set_int(L, "growths", n->growths);
+  set_int(L, "ooms", n->ooms);
+  set_int(L, "retries", n->retries);
+  set_int(L, "peak_live", peak);
+  lua_createtable(L, 0, PS_RULE_UNKNOWN);
+  for (int i = 1; i < PS_RULE_UNKNOWN; i++) set_int(L, ps_rule_names[i], n->reuses[i]);
+  lua_setfield(L, -2, "reuses");
+  lua_newtable(L);
+  for (int i = 0; i < PS_OP_COUNT; i++)
+    if (n->releases[i]) set_int(L, ps_op_names[i], n->releases[i]);
+  lua_setfield(L, -2, "releases");
+}
+
+/* The peak of pool p's live bytes (total: of the sum, p NULL) since
+ * poolsh started: the innermost scope's, or a higher one saved by
+ * peak_push. */
+static uint64_t peak_of(const ps_obs *o, const ps_seen_pool *p) {
+  uint64_t peak = p ? p->scope_peak : o->scope_total_peak;
+  for (size_t i = 0; i < o->nscopes; i++) {
+    const struct ps_scope *sc = &o->scopes[i];
+    if (!p && sc->total > peak) peak = sc->total;
+    for (size_t k = 0; p && k < sc->n; k++)
+      if (sc->pools[k].pool == p->id && sc->pools[k].peak > peak) peak = sc->pools[k].peak;
   }
-  lua_pushboolean(L, o->sources);
+  return peak;
+}
+
+/* poolsh.core.counts() -> {pools = {[id] = counts}, total = counts}:
+ * each live pool's allocations, reuses by rule, fresh allocations,
+ * growths, releases by cause, out-of-memory errors, retries and peak
+ * live bytes; total adds destroyed pools' (its peak_live: the peak of
+ * the sum). */
+static int insp_counts(lua_State *L) {
+  ps_obs *o = ps_context(L)->obs;
+  ps_counts all = o->gone;
+  lua_createtable(L, 0, 2);
+  lua_newtable(L);
+  for (ps_seen_pool *p = o->pools; p; p = p->next) {
+    push_counts(L, &p->n, peak_of(o, p));
+    lua_rawseti(L, -2, p->id);
+    all.fresh += p->n.fresh, all.growths += p->n.growths;
+    all.ooms += p->n.ooms, all.retries += p->n.retries;
+    for (int i = 0; i < PS_RULE_UNKNOWN; i++) all.reuses[i] += p->n.reuses[i];
+    for (int i = 0; i < PS_OP_COUNT; i++) all.releases[i] += p->n.releases[i];
+  }
+  lua_setfield(L, -2, "pools");
+  push_counts(L, &all, peak_of(o, NULL));
+  lua_setfield(L, -2, "total");
+  return 1;
+}
+
+/* poolsh.core.releases(since) -> the releases numbered after since (at
+ * most the last 64): {pool, size, reserved, cause_op, cause_id,
+ * threshold}, and the number of the latest. */
+static int insp_releases(lua_State *L) {
+  ps_obs *o = ps_context(L)->obs;
+  lua_Integer since = luaL_optinteger(L, 1, 0);
+  uint64_t from = since < 0 ? 0 : (uint64_t)since;
+  if (o->nreleases > PS_RING && from < o->nreleases - PS_RING) from = o->nreleases - PS_RING;
+  lua_newtable(L);
+  for (uint64_t i = from; i < o->nreleases; i++) {
+    const struct ps_release *r = &o->releases[i % PS_RING];
+    lua_createtable(L, 0, 6);
+    set_int(L, "pool", (uint64_t)r->pool);
+    set_int(L, "size", r->size);
+    set_int(L, "reserved", r->reserved);
+    lua_pushstring(L, ps_op_names[r->cause_op]);
+    lua_setfield(L, -2, "cause_op");
+    if (r->cause_id >= 0) set_int(L, "cause_id", (uint64_t)r->cause_id);
+    if (r->threshold == UINT64_MAX) lua_pushnumber(L, (lua_Number)HUGE_VAL);
+    else lua_pushinteger(L, (lua_Integer)r->threshold);
+    lua_setfield(L, -2, "threshold");
+    lua_rawseti(L, -2, (lua_Integer)(i - from + 1));
+  }
+  lua_pushinteger(L, (lua_Integer)o->nreleases);
+  return 2;
+}
+
+/* poolsh.core.peak_push(): a new peak scope begins, its peaks the live
+ * bytes now. */
+static int insp_peak_push(lua_State *L) {
+  ps_obs *o = ps_context(L)->obs;
+  size_t np = 0;
+  for (ps_seen_pool *p = o->pools; p; p = p->next) np++;
+  if (o->nscopes == o->capscopes) {
+    size_t cap = o->capscopes ? o->capscopes * 2 : 4;
+    struct ps_scope *v = realloc(o->scopes, cap * sizeof *v);
+    if (!v) return luaL_error(L, "poolsh.core.peak_push: out of memory");
+    o->scopes = v, o->capscopes = cap;
+  }
+  struct ps_scope *sc = &o->scopes[o->nscopes];
+  sc->pools = np ? malloc(np * sizeof *sc->pools) : NULL;
+  if (np && !sc->pools) return luaL_error(L, "poolsh.core.peak_push: out of memory");
+  sc->n = 0;
+  sc->total = o->scope_total_peak;
+  o->scope_total_peak = o->live_total;
+  for (ps_seen_pool *p = o->pools; p; p = p->next) {
+    sc->pools[sc->n].pool = p->id;
+    sc->pools[sc->n++].peak = p->scope_peak;
+    p->scope_peak = p->live_bytes;
+  }
+  o->nscopes++;
+  return 0;
+}
+
+/* poolsh.core.peak_pop() -> {pools = {[id] = peak}, total = peak}: the
+ * peaks of the innermost scope, which ends (its enclosing scope's peaks
+ * take them in). Raises when no scope is open. */
+static int insp_peak_pop(lua_State *L) {
+  ps_obs *o = ps_context(L)->obs;
+  if (o->nscopes == 0) return luaL_error(L, "poolsh.core.peak_pop: no peak scope (peak_push first)");
+  lua_createtable(L, 0, 2);
+  lua_newtable(L);
+  for (ps_seen_pool *p = o->pools; p; p = p->next) {
+    lua_pushinteger(L, (lua_Integer)p->scope_peak);
+    lua_rawseti(L, -2, p->id);
+  }
+  lua_setfield(L, -2, "pools");
+  set_int(L, "total", o->scope_total_peak);
+  struct ps_scope *sc = &o->scopes[--o->nscopes];
+  if (sc->total > o->scope_total_peak) o->scope_total_peak = sc->total;
+  for (size_t k = 0; k < sc->n; k++)
+    for (ps_seen_pool *p = o->pools; p; p = p->next)
+      if (p->id == sc->pools[k].pool && sc->pools[k].peak > p->scope_peak)
+        p->scope_peak = sc->pools[k].peak;
+  free(sc->pools);
   return 1;
 }
 
@@ -154,7 +288,8 @@ static int insp_stream_state(lua_State *L) {
 static const luaL_Reg insp_funcs[] = {
   {"objects", insp_objects}, {"blocks", insp_blocks}, {"live", insp_live},
   {"pending", insp_pending},
-  {"recent", insp_recent}, {"sources", insp_sources}, {"stream_state", insp_stream_state},
+  {"recent", insp_recent}, {"stream_state", insp_stream_state}, {"counts", insp_counts},
+  {"releases", insp_releases}, {"peak_push", insp_peak_push}, {"peak_pop", insp_peak_pop},
   {NULL, NULL}
 };
 

@@ -35,7 +35,8 @@ typedef struct ps_block {
   uint64_t size, pos;          /* pos: the free's position on its stream */
   int32_t buffer, pool, stream;   /* pool -1: not pool memory */
   int32_t prev, next;          /* in its list: live, its queue, done, or free slots */
-  int32_t src, line;           /* where it was allocated, src -1: unknown */
+  int32_t site;                /* where it was allocated (sites.c), -1: unknown */
+  const ps_bufferud *ud;       /* live: its Buffer (poolsh.core.reset ends it), or NULL */
   int32_t q;                   /* pending: its queue */
   uint32_t waits;              /* the context's host waits when it was freed */
   uint8_t state, kind;
@@ -459,6 +460,8 @@ static void detach(ps_ctx *c, ps_ledger *l, int32_t s, ps_seen_pool *p) {
   case BLOCK_DONE:
     list_unlink(l, &l->done, s);
     l->ndone--;
+    if (!p || p->id != b->pool) p = b->pool >= 0 ? pool_by_id(c, b->pool) : NULL;
+    if (p) p->done_bytes -= b->size;
     if (find(l, l->dones, b->pool, b->addr)) l->dones = erase(l, l->dones, b->pool, b->addr);
     break;
   }
@@ -631,6 +634,169 @@ static ps_reuse_rule infer(ps_ctx *c, const ps_block *b, const ps_seen_stream *s
   return PS_RULE_INTERNAL_DEP;
 }
 
+/* ---- why an allocation took fresh memory ---------------------------------------- */
+
+#define WHY_SCAN 64            /* freed blocks looked at, newest first */
+
+/* A pool setting (follow, opportunistic), 1 when it cannot be read. */
+static int setting_on(ps_ctx *c, const ps_seen_pool *p, ps_pool_attr a) {
+  uint64_t v = 1;
+  if (p->h && c->be->pool_get(c->b, p->h, a, &v) != PS_OK) v = 1;
+  return v != 0;
+}
+
+/* Why the freed block k (of the allocating pool p, at least as large as
+ * the request) was not handed to an allocation on s: the first rule that
+ * would have allowed it and why it did not apply. PS_WHY_PLACED (and the
+ * rule in *rule) when one did apply. */
+static ps_why_code why_block(ps_ctx *c, const ps_block *k, const ps_seen_pool *p,
+                             const ps_seen_stream *s, uint8_t *rule) {
+  if (k->stream == s->id) return *rule = PS_RULE_STREAM_ORDER, PS_WHY_PLACED;
+  ps_seen_stream *f = ps_stream_by_id(c, k->stream);
+  if (!f || f->synced >= k->pos) return *rule = PS_RULE_HOST_SYNC, PS_WHY_PLACED;
+  int waited = 0;
+  for (int i = 0; i < PS_KNOWS; i++)
+    if (s->knows[i].pos && s->knows[i].stream == k->stream) waited = s->knows[i].pos >= k->pos ? 2 : 1;
+  if (waited == 2) {
+    if (setting_on(c, p, PS_ATTR_FOLLOW_EVENT_DEPS)) return *rule = PS_RULE_EVENT_DEP, PS_WHY_PLACED;
+    return PS_WHY_NOT_FOLLOWED;
+  }
+  int idle = 0;
+  int complete = k->state == BLOCK_DONE || f->done >= k->pos ||
+                 (f->followed && c->be->stream_peek &&
+                  c->be->stream_peek(c->b, f->h, &idle) == PS_OK && idle);
+  if (complete) {
+    if (setting_on(c, p, PS_ATTR_OPPORTUNISTIC)) return *rule = PS_RULE_OPPORTUNISTIC, PS_WHY_PLACED;
+    return PS_WHY_OPPORTUNISTIC_OFF;
+  }
+  return waited ? PS_WHY_EVENT_BEFORE : PS_WHY_OTHER_STREAM;
+}
+
+/* The reason why_fresh found so far: its code and details. */
+typedef struct why_acc { ps_why_code code; ps_why w; uint64_t largest; } why_acc;
+
+/* Looks at block k for why_fresh: keeps the first reason a rule explains
+ * (PLACED only when no other is found) and the largest block seen. */
+static void why_look(ps_ctx *c, const ps_block *k, const ps_seen_pool *p, const ps_seen_stream *s,
+                     uint64_t size, why_acc *a) {
+  if (k->pool != p->id) return;
+  if (k->size > a->largest) a->largest = k->size;
+  if (k->size < size || (a->code && a->code != PS_WHY_PLACED)) return;
+  uint8_t rule = 0;
+  ps_why_code code = why_block(c, k, p, s, &rule);
+  if (a->code == PS_WHY_PLACED && code == PS_WHY_PLACED) return;
+  a->code = code;
+  a->w = (ps_why){ 0, k->buffer, k->stream, rule };
+}
+
+/* An allocation of size on s from p took fresh memory while p had at
+ * least size bytes freed: says why in sb, its details in the ring of
+ * whys (docs/explain.md). Looks at the newest WHY_SCAN freed blocks,
+ * pending ones first. */
+static void why_fresh(ps_ctx *c, ps_ledger *l, const ps_seen_pool *p, const ps_seen_stream *s,
+                      ps_seen_buffer *sb, int32_t id, uint64_t size) {
+  ps_obs *o = c->obs;
+  why_acc a = { 0 };
+  int seen = 0;
+  for (size_t i = 0; i < l->nact && seen < WHY_SCAN; i++)
+    for (int32_t k = l->q[l->act[i]].list.tail; k >= 0 && seen < WHY_SCAN; k = l->v[k].prev, seen++)
+      why_look(c, &l->v[k], p, s, size, &a);
+  for (int32_t k = l->done.tail; k >= 0 && seen < WHY_SCAN; k = l->v[k].prev, seen++)
+    why_look(c, &l->v[k], p, s, size, &a);
+  if (!a.code && seen < WHY_SCAN) a.code = PS_WHY_FRAGMENTED, a.w = (ps_why){ 0, -1, -1, a.largest };
+  if (!a.code || (!o->whys && (o->whys = malloc(PS_WHYS * sizeof *o->whys)) == NULL)) return;
+  size_t slot = o->nwhys++ % PS_WHYS;
+  a.w.owner = id;
+  o->whys[slot] = a.w;
+  sb->why_code = (uint8_t)a.code;
+  sb->why_slot = (uint16_t)slot;
+}
+
+/* Pushes the words for a why of code (details in slot of the ring of
+ * whys while owner still holds it, else the words without names); pool
+ * and stream: the allocation's. Pushes nil for no why. */
+void ps_push_why(lua_State *L, ps_ctx *c, int code, int slot, int32_t owner, int32_t pool,
+                 int32_t stream) {
+  static const char *const bare[PS_WHY_COUNT] = {
+    NULL,
+    "a freed block large enough is pending on another stream, with no event dependency on it",
+    "the stream waited on an event recorded before the free of a block large enough",
+    "the stream waited on an event recorded after a free, but the pool does not follow event "
+    "dependencies",
+    "a free of a block large enough completed, but opportunistic reuse is off",
+    "no freed block is large enough",
+    "a freed block large enough was reusable, but the pool placed the allocation elsewhere",
+  };
+  if (code <= 0 || code >= PS_WHY_COUNT) {
+    lua_pushnil(L);
+    return;
+  }
+  const ps_why *w = c->obs->whys ? &c->obs->whys[slot % PS_WHYS] : NULL;
+  if (!w || w->owner != owner) {
+    lua_pushstring(L, bare[code]);
+    return;
+  }
+  ps_why d = *w;                       /* pushing names may run finalizers */
+  char sz[32];
+  int top = lua_gettop(L);
+  switch (code) {
+    case PS_WHY_OTHER_STREAM:
+      ps_pushname(L, PS_ID_BUFFER, d.buffer), ps_pushname(L, PS_ID_STREAM, d.stream);
+      ps_pushname(L, PS_ID_STREAM, stream);
+      lua_pushfstring(L, "%s's free is pending on %s, and %s has no event dependency on it",
+                      lua_tostring(L, top + 1), lua_tostring(L, top + 2), lua_tostring(L, top + 3));
+      break;
+    case PS_WHY_EVENT_BEFORE:
+      ps_pushname(L, PS_ID_STREAM, stream), ps_pushname(L, PS_ID_STREAM, d.stream);
+      ps_pushname(L, PS_ID_BUFFER, d.buffer);
+      lua_pushfstring(L, "%s waited on an event recorded on %s before %s's free",
+                      lua_tostring(L, top + 1), lua_tostring(L, top + 2), lua_tostring(L, top + 3));
+      break;
+    case PS_WHY_NOT_FOLLOWED:
+      ps_pushname(L, PS_ID_STREAM, stream), ps_pushname(L, PS_ID_STREAM, d.stream);
+      ps_pushname(L, PS_ID_BUFFER, d.buffer), ps_pushname(L, PS_ID_POOL, pool);
+      lua_pushfstring(L, "%s waited on an event recorded on %s after %s's free, but %s does "
+                      "not follow event dependencies", lua_tostring(L, top + 1),
+                      lua_tostring(L, top + 2), lua_tostring(L, top + 3), lua_tostring(L, top + 4));
+      break;
+    case PS_WHY_OPPORTUNISTIC_OFF:
+      ps_pushname(L, PS_ID_BUFFER, d.buffer), ps_pushname(L, PS_ID_STREAM, d.stream);
+      ps_pushname(L, PS_ID_POOL, pool);
+      lua_pushfstring(L, "%s's free on %s completed, but opportunistic reuse is off in %s",
+                      lua_tostring(L, top + 1), lua_tostring(L, top + 2), lua_tostring(L, top + 3));
+      break;
+    case PS_WHY_FRAGMENTED:
+      lua_pushfstring(L, "no freed block is large enough: the largest is %s",
+                      ps_fmtsize(sz, sizeof sz, d.bytes));
+      break;
+    default:                           /* PS_WHY_PLACED */
+      ps_pushname(L, PS_ID_BUFFER, d.buffer);
+      lua_pushfstring(L, "%s's block was reusable (%s), but the pool placed the allocation "
+                      "elsewhere", lua_tostring(L, top + 1),
+                      d.bytes < PS_RULE_UNKNOWN && ps_rule_names[d.bytes] ? ps_rule_names[d.bytes] : "?");
+      break;
+  }
+  if (lua_gettop(L) > top + 1) {
+    lua_replace(L, top + 1);
+    lua_settop(L, top + 1);
+  }
+}
+
+/* Calls each(ud, stream, bytes, done) for every freed block of pool p:
+ * pending ones (stream: where the free was queued) and done ones. For
+ * out-of-memory messages: O(freed blocks). */
+void ps_ledger_pending_by_stream(ps_ctx *c, const ps_seen_pool *p,
+                                 void (*each)(void *ud, int32_t stream, uint64_t bytes, int done),
+                                 void *ud) {
+  ps_ledger *l = c->obs->ledger;
+  if (!l) return;
+  for (size_t i = 0; i < l->nact; i++)
+    for (int32_t k = l->q[l->act[i]].list.head; k >= 0; k = l->v[k].next)
+      if (l->v[k].pool == p->id) each(ud, l->v[k].stream, l->v[k].size, 0);
+  for (int32_t k = l->done.head; k >= 0; k = l->v[k].next)
+    if (l->v[k].pool == p->id) each(ud, l->v[k].stream, l->v[k].size, 1);
+}
+
 /* ---- what the bindings call ---------------------------------------------- */
 
 /* Buffer b was allocated from pool p on stream s, at s's position now;
@@ -642,11 +808,13 @@ int ps_ledger_alloc(lua_State *L, ps_ctx *c, ps_seen_pool *p, ps_seen_stream *s,
                     const ps_bufferud *b, ps_reuse_rule said) {
   ps_ledger *l = ledger_of(c);
   ps_seen_buffer *sb = ps_seen_buffer_of(b);
+  ps_obs *o = c->obs;
   int fits = 0;
   sb->reused_from = 0;
-  sb->reuse_rule = said == PS_RULE_UNKNOWN ? PS_RULE_NONE : said;
+  sb->reuse_rule = (uint8_t)(said == PS_RULE_UNKNOWN ? PS_RULE_NONE : said);
   int fresh = said == PS_RULE_NONE;   /* the sim says so */
-  p->live_bytes += b->size;
+  if ((p->live_bytes += b->size) > p->scope_peak) p->scope_peak = p->live_bytes;
+  if ((o->live_total += b->size) > o->scope_total_peak) o->scope_total_peak = o->live_total;
   if (b->addr < p->lo || p->lo == 0) p->lo = b->addr;
   if (!l || ((l->used + 1) * 4 > l->mapcap * 3 && !map_grow(l))) return 0;
   size_t i = map_find(l, b->addr);
@@ -666,14 +834,14 @@ int ps_ledger_alloc(lua_State *L, ps_ctx *c, ps_seen_pool *p, ps_seen_stream *s,
     l->map[i] = slot;
     l->used++;
   }
-  l->v[slot] = (ps_block){ b->addr, b->size, 0, b->id, p->id, s->id, -1, -1, -1, 0, -1, 0,
-                           BLOCK_FREE_SLOT, PS_KIND_POOL, 0 };
+  l->v[slot] = (ps_block){ .addr = b->addr, .size = b->size, .buffer = b->id, .pool = p->id,
+                           .stream = s->id, .prev = -1, .next = -1, .site = -1, .q = -1,
+                           .ud = b, .state = BLOCK_FREE_SLOT, .kind = PS_KIND_POOL };
   make_live(l, slot, p->edges);
-  if (c->obs->sources || c->obs->tracing) {
-    ps_block *nb = &l->v[slot];
-    ps_where(L, c, &nb->src, &nb->line);
-    sb->src = nb->src, sb->line = nb->line;
+  if (o->sources || o->tracing) {
+    l->v[slot].site = ps_site_alloc(L, c, b->size, &sb->src, &sb->line);
   }
+  if (!sb->reused_from && p->pending_bytes + p->done_bytes >= b->size) why_fresh(c, l, p, s, sb, b->id, b->size);
   return fits;
 }
 
@@ -687,11 +855,14 @@ void ps_ledger_track(lua_State *L, ps_ctx *c, const ps_bufferud *b) {
   if ((slot = slot_new(l)) < 0) return;
   l->map[i] = slot;
   l->used++;
-  l->v[slot] = (ps_block){ b->addr, b->size, 0, b->id, -1, -1, -1, -1, -1, 0, -1, 0,
-                           BLOCK_FREE_SLOT, (uint8_t)b->kind, 0 };
+  l->v[slot] = (ps_block){ .addr = b->addr, .size = b->size, .buffer = b->id, .pool = -1,
+                           .stream = -1, .prev = -1, .next = -1, .site = -1, .q = -1,
+                           .ud = b, .state = BLOCK_FREE_SLOT, .kind = (uint8_t)b->kind };
   make_live(l, slot, 0);
-  if (c->obs->sources || c->obs->tracing) ps_where(L, c, &l->v[slot].src, &l->v[slot].line);
-  ps_seen_buffer_of(b)->src = l->v[slot].src, ps_seen_buffer_of(b)->line = l->v[slot].line;
+  if (c->obs->sources || c->obs->tracing) {
+    ps_seen_buffer *sb = ps_seen_buffer_of(b);
+    l->v[slot].site = ps_site_alloc(L, c, b->size, &sb->src, &sb->line);
+  }
 }
 
 /* A buffer of another kind was freed (synchronously: nothing pends). */
@@ -699,14 +870,16 @@ void ps_ledger_untrack(ps_ctx *c, const ps_bufferud *b) {
   ps_ledger *l = c->obs->ledger;
   if (!l || !l->mapcap) return;
   int32_t slot = l->map[map_find(l, b->addr)];
-  if (slot >= 0 && l->v[slot].buffer == b->id) slot_drop(c, l, slot);
+  if (slot < 0 || l->v[slot].buffer != b->id) return;
+  ps_site_free(c, l->v[slot].site, l->v[slot].size);
+  slot_drop(c, l, slot);
 }
 
 /* A block as push_live and push_pending show it. */
 typedef struct ps_row {
   ps_addr addr;
   uint64_t size;
-  int32_t buffer, pool, stream, src, line;
+  int32_t buffer, pool, stream, site;
   uint8_t kind;
 } ps_row;
 
@@ -726,7 +899,7 @@ static ps_row *rows_room(lua_State *L, ps_ledger *l, lua_Integer max, int pendin
 }
 
 static size_t row_of(ps_row *v, size_t k, const ps_block *b) {
-  v[k] = (ps_row){ b->addr, b->size, b->buffer, b->pool, b->stream, b->src, b->line, b->kind };
+  v[k] = (ps_row){ b->addr, b->size, b->buffer, b->pool, b->stream, b->site, b->kind };
   return k + 1;
 }
 
@@ -758,8 +931,8 @@ lua_Integer ps_ledger_push_live(lua_State *L, ps_ctx *c, lua_Integer max) {
       lua_pushinteger(L, b->stream);
       lua_setfield(L, -2, "stream");
     }
-    if (b->src >= 0) {
-      lua_pushfstring(L, "%s:%d", ps_source_name(c, b->src), (int)b->line);
+    if (b->site >= 0) {
+      ps_push_site(L, c, b->site);
       lua_setfield(L, -2, "src");
     }
     lua_rawseti(L, -2, (lua_Integer)k + 1);
@@ -801,14 +974,32 @@ lua_Integer ps_ledger_push_pending(lua_State *L, ps_ctx *c, lua_Integer max) {
   return all;
 }
 
+/* Calls each(ud) for the struct of every live Buffer the ledger holds. */
+void ps_ledger_each_live(ps_ctx *c, void (*each)(const ps_bufferud *b)) {
+  ps_ledger *l = c->obs->ledger;
+  for (int32_t s = l ? l->live.head : -1; s >= 0; s = l->v[s].next)
+    if (l->v[s].ud) each(l->v[s].ud);
+}
+
+/* Live Buffer b is going away without a free (its finalizer's failed):
+ * its struct is forgotten. */
+void ps_ledger_lost(ps_ctx *c, const ps_bufferud *b) {
+  ps_ledger *l = c->obs->ledger;
+  if (!l || !l->mapcap) return;
+  int32_t slot = l->map[map_find(l, b->addr)];
+  if (slot >= 0 && l->v[slot].ud == b) l->v[slot].ud = NULL;
+}
+
 /* Buffer b's free was queued on stream s (NULL: on no stream), at s's
  * position now. */
 void ps_ledger_free(ps_ctx *c, ps_seen_pool *p, ps_seen_stream *s, const ps_bufferud *b) {
   ps_ledger *l = c->obs->ledger;
-  if (p) p->live_bytes -= b->size;
+  p->live_bytes -= b->size;
+  c->obs->live_total -= b->size;
   if (!l || !l->mapcap) return;
   int32_t slot = l->map[map_find(l, b->addr)];
   if (slot < 0 || l->v[slot].state != BLOCK_LIVE || l->v[slot].buffer != b->id) return;
+  ps_site_free(c, l->v[slot].site, b->size);
   int32_t q = queue_of(l, s);
   if (q < 0) return;                   /* out of memory: it stays live to poolsh */
   list_unlink(l, &l->live, slot);
@@ -835,6 +1026,8 @@ static void complete(lua_State *L, ps_ctx *c, ps_ledger *l, int32_t s) {
   if (b->pool >= 0) {
     int32_t n = node_new(l, b->pool, b->addr, 0, s);
     if (n) l->dones = insert(l, l->dones, n);
+    ps_seen_pool *p = pool_by_id(c, b->pool);
+    if (p) p->done_bytes += b->size;
   }
   if (c->obs->tracing) {
     ps_block k = *b;          /* recording may run finalizers that touch the ledger */

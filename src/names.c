@@ -22,7 +22,7 @@ const char *const ps_op_names[PS_OP_COUNT] = {
   "alloc", "alloc_failed", "free", "free_completed", "reserve", "release", "copy",
   "fill", "touch", "verify", "spin", "record", "wait", "stream_sync", "event_sync",
   "device_sync", "trim", "set", "pool_create", "pool_destroy", "stream_create",
-  "stream_destroy", "read", "write"
+  "stream_destroy", "read", "write", "alloc_retry"
 };
 
 /* Sets t[name] = array of names[0..n) (n < 0: up to the first NULL). */

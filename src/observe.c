@@ -23,14 +23,43 @@ const size_t ps_udsize[PS_UV_COUNT + 1] = {
 void ps_obs_open(lua_State *L, ps_ctx *c) {
   if (!c->obs && (c->obs = calloc(1, sizeof *c->obs)) == NULL)
     luaL_error(L, "poolsh: out of memory");
+  c->obs->site_depth = 1;
+}
+
+/* Frees what the layer holds; keeps the struct. */
+static void obs_free_parts(ps_obs *o) {
+  ps_trace_free(o->trace);
+  ps_ledger_free_all(o->ledger);
+  ps_sites_free(o->sites);
+  for (size_t i = 0; i < o->nscopes; i++) free(o->scopes[i].pools);
+  free(o->scopes);
 }
 
 void ps_obs_close(ps_ctx *c) {
   if (!c->obs) return;
-  ps_trace_free(c->obs->trace);
-  ps_ledger_free_all(c->obs->ledger);
+  obs_free_parts(c->obs);
+  free(c->obs->whys);
   free(c->obs);
   c->obs = NULL;
+}
+
+/* Forgets every object and record; keeps whether sources are remembered
+ * and how deep. Recording stops (the recorder is emptied). */
+void ps_obs_lost(ps_ctx *c, const ps_bufferud *b) {
+  ps_ledger_lost(c, b);
+}
+
+void ps_obs_reset(lua_State *L, ps_ctx *c, void (*dead)(const ps_bufferud *b)) {
+  ps_obs *o = c->obs;
+  ps_ledger_each_live(c, dead);
+  int sources = o->sources, depth = o->site_depth;
+  for (ps_seen_pool *p = o->pools; p; p = p->next) p->followed = 0, p->h = NULL;
+  for (ps_seen_stream *s = o->streams; s; s = s->next) s->followed = 0;
+  obs_free_parts(o);
+  free(o->whys);
+  memset(o, 0, sizeof *o);
+  o->sources = sources, o->site_depth = depth;
+  (void)L;
 }
 
 /* ---- positions ----------------------------------------------------------- */
@@ -93,6 +122,13 @@ static void unfollow_stream(ps_ctx *c, ps_seen_stream *ss) {
   ps_ledger_stream_followed(c, ss, 0);
 }
 
+/* Pool p's reserved bytes now, or PS_UNSET. */
+static uint64_t reserved_of(ps_ctx *c, const ps_seen_pool *p) {
+  uint64_t v = PS_UNSET;
+  if (!p->h || c->be->pool_get(c->b, p->h, PS_ATTR_RESERVED_CURRENT, &v) != PS_OK) v = PS_UNSET;
+  return v;
+}
+
 void ps_obs_pool_created(lua_State *L, ps_ctx *c, ps_poolud *p) {
   ps_seen_pool *sp = ps_seen_pool_of(p);
   ps_obs *o = c->obs;
@@ -101,6 +137,8 @@ void ps_obs_pool_created(lua_State *L, ps_ctx *c, ps_poolud *p) {
   sp->h = p->h;
   sp->followed = 1;
   sp->last_reserved = sp->last_used = PS_UNSET;
+  sp->seen_reserved = reserved_of(c, sp);
+  sp->wait_reserved = PS_UNSET;
   sp->next = o->pools;
   o->pools = sp;
   ps_ledger_pool_followed(c, sp, 1);
@@ -108,6 +146,14 @@ void ps_obs_pool_created(lua_State *L, ps_ctx *c, ps_poolud *p) {
     ps_trace_rec(L, c, PS_OP_POOL_CREATE, 0);
     ps_trace_pool(L, c, sp, 0, 1);
   }
+}
+
+/* Adds the counts b to a. */
+static void add_counts(ps_counts *a, const ps_counts *b) {
+  a->fresh += b->fresh, a->growths += b->growths;
+  a->ooms += b->ooms, a->retries += b->retries;
+  for (int i = 0; i < PS_RULE_UNKNOWN; i++) a->reuses[i] += b->reuses[i];
+  for (int i = 0; i < PS_OP_COUNT; i++) a->releases[i] += b->releases[i];
 }
 
 /* Reported before the backend destroys p, while its counters can still be
@@ -124,6 +170,7 @@ void ps_obs_pool_destroying(lua_State *L, ps_ctx *c, ps_poolud *p, int collected
       *pp = sp->next;
       break;
     }
+  add_counts(&c->obs->gone, &sp->n);
   sp->followed = 0;
   sp->h = NULL;
   sp->last_used = sp->last_reserved = PS_UNSET;
@@ -142,6 +189,8 @@ void ps_obs_pool_set(lua_State *L, ps_ctx *c, const ps_what *w) {
 
 /* ---- buffers --------------------------------------------------------------- */
 
+static void count_releases(ps_ctx *c, const ps_what *w);
+
 /* Into the live view's ring of recent allocations. */
 static void remember(ps_ctx *c, const ps_bufferud *b, int32_t pool, int32_t stream) {
   ps_obs *o = c->obs;
@@ -149,8 +198,20 @@ static void remember(ps_ctx *c, const ps_bufferud *b, int32_t pool, int32_t stre
   struct ps_recent *r = &o->recent[o->nrecent++ % (sizeof o->recent / sizeof o->recent[0])];
   r->buffer = b->id, r->pool = pool, r->stream = stream;
   r->reused_from = sb->reused_from ? sb->reused_from : -1;
-  r->rule = (uint8_t)sb->reuse_rule, r->kind = (uint8_t)b->kind;
+  r->rule = sb->reuse_rule, r->kind = (uint8_t)b->kind;
   r->size = b->size;
+  r->why = sb->why_code, r->why_slot = sb->why_slot;
+}
+
+/* Counts a pool allocation: reused or fresh, and whether the pool grew
+ * (reserved is read only when the ledger says it may have: not fits). */
+static void count_alloc(ps_ctx *c, ps_seen_pool *sp, const ps_seen_buffer *sb, int fits) {
+  if (sb->reused_from) sp->n.reuses[sb->reuse_rule]++;   /* a rule below PS_RULE_UNKNOWN */
+  else sp->n.fresh++;
+  if (fits) return;
+  uint64_t r = reserved_of(c, sp);
+  if (r != PS_UNSET && sp->seen_reserved != PS_UNSET && r > sp->seen_reserved) sp->n.growths++;
+  if (r != PS_UNSET) sp->seen_reserved = r;
 }
 
 /* The hot path of a traced or untraced alloc+free loop: one call from
@@ -170,15 +231,203 @@ void ps_obs_alloc(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_poolud *p,
   ps_seen_stream *ss = ps_seen_stream_of(s);
   advance(ss);
   int fits = ps_ledger_alloc(L, c, sp, ss, b, said);
+  count_alloc(c, sp, ps_seen_buffer_of(b), fits);
   remember(c, b, p->id, s->id);
   if (o->tracing) ps_trace_buffer(L, c, PS_OP_ALLOC, b, s->id, sp, 0, !fits);
 }
 
-void ps_obs_alloc_failed(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, uint64_t size) {
+/* ---- out of memory, explained ------------------------------------------------- */
+
+#define OOM_STREAMS 8          /* streams named in the pending line */
+
+typedef struct oom_acc {
+  int32_t stream;              /* the allocating stream */
+  int n;                       /* streams holding freed memory */
+  struct { int32_t stream; uint64_t pending, done; } v[OOM_STREAMS];
+  uint64_t more;               /* bytes on streams beyond v */
+} oom_acc;
+
+static void oom_each(void *ud, int32_t stream, uint64_t bytes, int done) {
+  oom_acc *a = ud;
+  int i = 0;
+  while (i < a->n && a->v[i].stream != stream) i++;
+  if (i == a->n) {
+    if (a->n == OOM_STREAMS) {
+      a->more += bytes;
+      return;
+    }
+    a->v[a->n++].stream = stream;
+    a->v[i].pending = a->v[i].done = 0;
+  }
+  if (done) a->v[i].done += bytes;
+  else a->v[i].pending += bytes;
+}
+
+static void add_size(luaL_Buffer *b, uint64_t bytes) {
+  char sz[32];
+  luaL_addstring(b, ps_fmtsize(sz, sizeof sz, bytes));
+}
+
+static void add_name(lua_State *L, luaL_Buffer *b, int kind, int32_t id) {
+  ps_pushname(L, kind, id);
+  luaL_addvalue(b);
+}
+
+static uint64_t pool_setting(ps_ctx *c, const ps_poolud *p, ps_pool_attr a) {
+  uint64_t v = 0;
+  if (!p->h || c->be->pool_get(c->b, p->h, a, &v) != PS_OK) v = 0;
+  return v;
+}
+
+/* The line saying what would have let the allocation on s use the freed
+ * memory of other streams (docs/errors.md). */
+static void oom_advice(lua_State *L, luaL_Buffer *b, ps_ctx *c, const ps_poolud *p,
+                       const oom_acc *a, uint64_t size) {
+  uint64_t other = 0, own = 0;
+  int32_t first = -1;
+  for (int i = 0; i < a->n; i++) {
+    if (a->v[i].stream == a->stream) own += a->v[i].pending + a->v[i].done;
+    else {
+      other += a->v[i].pending + a->v[i].done;
+      if (first < 0) first = a->v[i].stream;
+    }
+  }
+  other += a->more;
+  luaL_addstring(b, "\n  ");
+  if (other + own == 0) {
+    luaL_addstring(b, "no freed memory to reuse: free buffers");
+    luaL_addstring(b, p->props.max_size ? " or raise max_size" : "");
+    return;
+  }
+  if (other == 0 || pool_setting(c, p, PS_ATTR_INTERNAL_DEPS)) {
+    luaL_addstring(b, "the freed memory (");
+    add_size(b, other + own);
+    luaL_addstring(b, ") was usable but holds no free extent of ");
+    add_size(b, size);
+    luaL_addstring(b, ": synchronising would not help");
+    return;
+  }
+  add_size(b, other);
+  luaL_addstring(b, " freed on other streams was not usable from ");
+  add_name(L, b, PS_ID_STREAM, a->stream);
+  luaL_addstring(b, ": with internal_dependencies on, ");
+  add_name(L, b, PS_ID_POOL, p->id);
+  luaL_addstring(b, " would have made ");
+  add_name(L, b, PS_ID_STREAM, a->stream);
+  luaL_addstring(b, " wait for them; so would ");
+  add_name(L, b, PS_ID_STREAM, first);
+  luaL_addstring(b, ":sync() before the allocation");
+  if (pool_setting(c, p, PS_ATTR_FOLLOW_EVENT_DEPS)) {
+    luaL_addstring(b, ", or ");
+    add_name(L, b, PS_ID_STREAM, a->stream);
+    luaL_addstring(b, ":wait(e) on an event e recorded on ");
+    add_name(L, b, PS_ID_STREAM, first);
+    luaL_addstring(b, " after the frees");
+  }
+}
+
+/* Pushes the lines that follow an out-of-memory error's first line: the
+ * pool's counters and freed memory per stream, its max_size as the
+ * driver rounds it, the device's free memory, what the collection before
+ * the retry freed, and what would have let it use the freed memory. */
+static void push_oom(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, uint64_t size) {
+  ps_obs *o = c->obs;
+  ps_seen_pool *sp = ps_seen_pool_of(p);
+  oom_acc a = { .stream = s->id };
+  ps_ledger_pending_by_stream(c, sp, oom_each, &a);
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  luaL_addstring(&b, "\n  ");
+  add_name(L, &b, PS_ID_POOL, p->id);
+  luaL_addstring(&b, ": reserved ");
+  add_size(&b, pool_setting(c, p, PS_ATTR_RESERVED_CURRENT));
+  luaL_addstring(&b, ", used ");
+  add_size(&b, pool_setting(c, p, PS_ATTR_USED_CURRENT));
+  luaL_addstring(&b, ", pending ");
+  add_size(&b, sp->pending_bytes);
+  for (int i = 0; i < a.n; i++) {
+    luaL_addstring(&b, i ? ", " : " (");
+    add_name(L, &b, PS_ID_STREAM, a.v[i].stream);
+    luaL_addstring(&b, " ");
+    add_size(&b, a.v[i].pending);
+    if (a.v[i].done) {
+      luaL_addstring(&b, " + ");
+      add_size(&b, a.v[i].done);
+      luaL_addstring(&b, " completed");
+    }
+    if (i == a.n - 1) luaL_addstring(&b, a.more ? ", ...)" : ")");
+  }
+  luaL_addstring(&b, "\n  ");
+  if (p->props.max_size) {
+    double g = 32.0 * 1024 * 1024;         /* the driver's granularity (calibration.md E7) */
+    if (c->be->option_get) c->be->option_get(c->b, "pool_granularity", &g);
+    uint64_t gran = g >= 1 ? (uint64_t)g : 1, max = p->props.max_size;
+    uint64_t rounded = max + (gran - max % gran) % gran;
+    luaL_addstring(&b, "max_size ");
+    add_size(&b, rounded);
+    if (rounded != max) {
+      luaL_addstring(&b, " (");
+      add_size(&b, max);
+      luaL_addstring(&b, " rounded up)");
+    }
+  } else {
+    luaL_addstring(&b, "no max_size");
+  }
+  ps_device_info d;
+  if (p->props.location == PS_LOCATION_DEVICE &&
+      c->be->device_info(c->b, p->props.device, &d) == PS_OK) {
+    luaL_addstring(&b, "; device ");
+    lua_pushfstring(L, "%d", p->props.device);
+    luaL_addvalue(&b);
+    luaL_addstring(&b, ": ");
+    add_size(&b, d.free);
+    luaL_addstring(&b, " free of ");
+    add_size(&b, d.total);
+  }
+  luaL_addstring(&b, "\n  collecting garbage before the retry freed ");
+  add_size(&b, o->retry_freed);
+  luaL_addstring(&b, " of pool buffers (");
+  add_size(&b, o->retry_pool_freed);
+  luaL_addstring(&b, " of ");
+  add_name(L, &b, PS_ID_POOL, p->id);
+  luaL_addstring(&b, ")");
+  oom_advice(L, &b, c, p, &a, size);
+  luaL_pushresult(&b);
+}
+
+void ps_obs_alloc_failed(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, uint64_t size,
+                         int status) {
+  ps_seen_pool *sp = ps_seen_pool_of(p);
   ps_rec *r = c->obs->tracing ? ps_trace_rec(L, c, PS_OP_ALLOC_FAILED, 0) : NULL;
+  if (r) {
+    r->stream = s->id, r->size = size;
+    ps_trace_pool(L, c, sp, 0, 1);
+  }
+  if (status != PS_ERR_MEMORY_ALLOCATION) {
+    lua_pushliteral(L, "");
+    return;
+  }
+  sp->n.ooms++;
+  push_oom(L, c, p, s, size);
+}
+
+void ps_obs_retry_begin(ps_ctx *c, ps_poolud *p) {
+  c->obs->retry_mark = c->obs->live_total;
+  c->obs->retry_pool_mark = ps_seen_pool_of(p)->live_bytes;
+}
+
+/* The collection's frees went through ps_obs_free: what it freed is the
+ * drop in live bytes (of every pool, and of p). */
+void ps_obs_retried(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, uint64_t size) {
+  ps_obs *o = c->obs;
+  ps_seen_pool *sp = ps_seen_pool_of(p);
+  o->retry_freed = o->retry_mark > o->live_total ? o->retry_mark - o->live_total : 0;
+  o->retry_pool_freed = o->retry_pool_mark > sp->live_bytes ? o->retry_pool_mark - sp->live_bytes : 0;
+  sp->n.retries++;
+  ps_rec *r = o->tracing ? ps_trace_rec(L, c, PS_OP_ALLOC_RETRY, 0) : NULL;
   if (!r) return;
-  r->stream = s->id, r->size = size;
-  ps_trace_pool(L, c, ps_seen_pool_of(p), 0, 1);
+  r->stream = s->id, r->size = size, r->value = o->retry_freed;
+  ps_trace_pool(L, c, sp, 0, 1);
 }
 
 /* A cudaFree waits for the device, where a pool may give memory back (the
@@ -192,7 +441,10 @@ void ps_obs_free(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_streamud *s, 
       ps_trace_buffer(L, c, PS_OP_FREE, b, -1, NULL, collected, 0);
       if (waited) ps_trace_sync_end(L, c);
     }
-    if (waited) ps_ledger_released(c);
+    if (waited) {
+      count_releases(c, &(ps_what){ .op = PS_OP_FREE, .buffer = b });
+      ps_ledger_released(c);
+    }
     return;
   }
   ps_seen_pool *sp = ps_seen_pool_of(b->pool);
@@ -202,10 +454,16 @@ void ps_obs_free(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_streamud *s, 
   if (o->tracing) ps_trace_buffer(L, c, PS_OP_FREE, b, s ? s->id : 0, sp, collected, 0);
 }
 
+void ps_obs_push_why_fresh(lua_State *L, const ps_bufferud *b) {
+  const ps_seen_buffer *sb = ps_seen_buffer_of(b);
+  ps_push_why(L, ps_context(L), sb->why_code, sb->why_slot, b->id, b->pool ? b->pool->id : -1,
+              b->stream ? b->stream->id : -1);
+}
+
 void ps_obs_reuse(const ps_bufferud *b, int32_t *from, ps_reuse_rule *rule) {
   const ps_seen_buffer *sb = ps_seen_buffer_of(b);
   *from = sb->reused_from ? sb->reused_from : -1;
-  *rule = sb->reused_from ? sb->reuse_rule : PS_RULE_NONE;
+  *rule = sb->reused_from ? (ps_reuse_rule)sb->reuse_rule : PS_RULE_NONE;
 }
 
 static void set_count(lua_State *L, const char *k, uint64_t v) {
@@ -263,8 +521,41 @@ void ps_obs_enqueued(lua_State *L, ps_ctx *c, const ps_what *w) {
   if (c->obs->tracing) record(L, c, w, 0);
 }
 
+/* Every followed pool's reserved bytes are read before and after each
+ * host wait (never on alloc or free): a drop is a release. */
 void ps_obs_wait_begin(ps_ctx *c) {
+  for (ps_seen_pool *p = c->obs->pools; p; p = p->next) p->wait_reserved = reserved_of(c, p);
   if (c->obs->tracing) ps_trace_sync_begin(c);
+}
+
+/* The id of the object a release's cause names (docs/trace.md's
+ * cause_id): a stream, an event, a pool or a buffer; -1 for none. */
+static int32_t cause_id(const ps_what *w) {
+  switch (w->op) {
+    case PS_OP_STREAM_SYNC: case PS_OP_STREAM_DESTROY: return w->stream ? w->stream->id : -1;
+    case PS_OP_EVENT_SYNC: return w->event ? w->event->id : -1;
+    case PS_OP_TRIM: return w->pool ? w->pool->id : -1;
+    case PS_OP_DEVICE_SYNC: return -1;
+    default: return w->buffer ? w->buffer->id : -1;   /* verify, read, write, a cudaFree */
+  }
+}
+
+/* After a host wait caused by w: each pool that holds less than when the
+ * wait began gave memory back; counted and remembered in the ring. */
+static void count_releases(ps_ctx *c, const ps_what *w) {
+  ps_obs *o = c->obs;
+  for (ps_seen_pool *p = o->pools; p; p = p->next) {
+    uint64_t before = p->wait_reserved, now = reserved_of(c, p);
+    p->wait_reserved = PS_UNSET;
+    if (now != PS_UNSET) p->seen_reserved = now;
+    if (before == PS_UNSET || now == PS_UNSET || now >= before) continue;
+    p->n.releases[w->op]++;
+    struct ps_release *r = &o->releases[o->nreleases++ % PS_RING];
+    uint64_t threshold = 0;
+    if (c->be->pool_get(c->b, p->h, PS_ATTR_RELEASE_THRESHOLD, &threshold) != PS_OK) threshold = PS_UNSET;
+    *r = (struct ps_release){ .pool = p->id, .cause_id = cause_id(w), .cause_op = (uint8_t)w->op,
+                              .size = before - now, .reserved = now, .threshold = threshold };
+  }
 }
 
 /* Host synchronisation of stream s (NULL: every stream) up to upto (for
@@ -297,6 +588,7 @@ void ps_obs_waited(lua_State *L, ps_ctx *c, const ps_what *w) {
     if (r && w->op == PS_OP_TRIM) r->pool = w->pool->id, r->size = w->size;
     ps_trace_sync_end(L, c);
   }
+  count_releases(c, w);
   if (ss || w->op == PS_OP_DEVICE_SYNC) synced(c, ss, upto);
   if (learn) ps_ledger_learn(L, c);
   ps_ledger_released(c);

@@ -14,7 +14,7 @@ typedef enum {
   PS_OP_RELEASE, PS_OP_COPY, PS_OP_FILL, PS_OP_TOUCH, PS_OP_VERIFY, PS_OP_SPIN,
   PS_OP_RECORD, PS_OP_WAIT, PS_OP_STREAM_SYNC, PS_OP_EVENT_SYNC, PS_OP_DEVICE_SYNC,
   PS_OP_TRIM, PS_OP_SET, PS_OP_POOL_CREATE, PS_OP_POOL_DESTROY, PS_OP_STREAM_CREATE,
-  PS_OP_STREAM_DESTROY, PS_OP_READ, PS_OP_WRITE, PS_OP_COUNT
+  PS_OP_STREAM_DESTROY, PS_OP_READ, PS_OP_WRITE, PS_OP_ALLOC_RETRY, PS_OP_COUNT
 } ps_op;
 
 extern const char *const ps_op_names[PS_OP_COUNT];
@@ -48,11 +48,17 @@ void ps_obs_pool_created(lua_State *L, ps_ctx *c, ps_poolud *p);
 void ps_obs_pool_destroying(lua_State *L, ps_ctx *c, ps_poolud *p, int collected);
 
 /* Buffers: an allocation (pool and stream NULL for the other kinds; said:
- * the backend's word on reuse), one that failed, and a free (queued on
+ * the backend's word on reuse), one that failed (pushes the lines that
+ * explain it, docs/errors.md: "" unless out of memory), and a free (queued on
  * stream s for pool memory; NULL for the other kinds). */
 void ps_obs_alloc(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_poolud *p,
                   ps_streamud *s, ps_reuse_rule said);
-void ps_obs_alloc_failed(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, uint64_t size);
+void ps_obs_alloc_failed(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, uint64_t size,
+                         int status);
+/* An out-of-memory retry of p:alloc: begun before the collection, ended
+ * after the second try (whatever its status). */
+void ps_obs_retry_begin(ps_ctx *c, ps_poolud *p);
+void ps_obs_retried(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, uint64_t size);
 void ps_obs_free(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_streamud *s, int collected);
 
 /* Work queued on a stream: copy, fill, touch, spin, record, wait. */
@@ -80,6 +86,14 @@ void ps_obs_reuse(const ps_bufferud *b, int32_t *from, ps_reuse_rule *rule);
 void ps_obs_pool_view(lua_State *L, ps_ctx *c, const ps_poolud *p, uint64_t reserved,
                       int estimates);
 
+/* Pushes b's why_fresh (nil when it reused, or nothing explains it). */
+void ps_obs_push_why_fresh(lua_State *L, const ps_bufferud *b);
+/* poolsh.core.reset(): each live Buffer is passed to dead (which ends
+ * it), then the layer forgets everything. A Buffer that the collector
+ * takes while still live (its finalizer's free failed) is lost. */
+void ps_obs_reset(lua_State *L, ps_ctx *c, void (*dead)(const ps_bufferud *b));
+void ps_obs_lost(ps_ctx *c, const ps_bufferud *b);
+
 /* A Buffer's record is zeroed with it (buffer.c's hot path): 0 reads as
  * "not reused". */
 #define PS_SEEN_BUFFER_BYTES 16
@@ -90,5 +104,6 @@ extern const size_t ps_udsize[];
 
 int poolsh_open_trace(lua_State *L);
 int poolsh_open_inspect(lua_State *L);
+int poolsh_open_sites(lua_State *L);
 
 #endif

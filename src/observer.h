@@ -29,6 +29,14 @@ typedef struct ps_seen_stream {
   struct ps_seen_stream *next;
 } ps_seen_stream;
 
+/* What happened to a pool, for poolsh.core.counts() (allocations: fresh
+ * and the reuses). */
+typedef struct ps_counts {
+  uint64_t fresh, growths, ooms, retries;
+  uint64_t reuses[PS_RULE_UNKNOWN];     /* by rule; [0] unused */
+  uint64_t releases[PS_OP_COUNT];       /* by the op that caused it */
+} ps_counts;
+
 typedef struct ps_seen_pool {
   int32_t id;
   int followed;
@@ -39,6 +47,11 @@ typedef struct ps_seen_pool {
   uint64_t pending_count;
   ps_addr lo;                /* lowest block address seen: the arena's base */
   int edges;                 /* ledger: its blocks' edges are kept (free space asked) */
+  uint64_t done_bytes;       /* ledger: bytes of its done blocks */
+  uint64_t seen_reserved;    /* counts: reserved bytes last read, PS_UNSET: unknown */
+  uint64_t wait_reserved;    /* counts: reserved bytes when the host wait began */
+  uint64_t scope_peak;       /* peak of live_bytes in the innermost peak scope */
+  ps_counts n;
   struct ps_seen_pool *next;
 } ps_seen_pool;
 
@@ -47,10 +60,35 @@ typedef struct ps_seen_event {
   uint64_t rec_pos;          /* and that stream's position (0: never) */
 } ps_seen_event;
 
+/* Why an allocation took fresh memory although freed memory of its pool
+ * was there (docs/explain.md); the words are ps_push_why's. */
+typedef enum {
+  PS_WHY_NONE = 0,
+  PS_WHY_OTHER_STREAM,       /* pending on another stream, no event dependency */
+  PS_WHY_EVENT_BEFORE,       /* the stream waited on an event recorded before the free */
+  PS_WHY_NOT_FOLLOWED,       /* it waited on one after it; follow_event_dependencies off */
+  PS_WHY_OPPORTUNISTIC_OFF,  /* the free completed; opportunistic off */
+  PS_WHY_FRAGMENTED,         /* freed enough in all, no block large enough */
+  PS_WHY_PLACED,             /* a rule allowed it; the pool placed it elsewhere */
+  PS_WHY_COUNT
+} ps_why_code;
+
+/* A why's details, in the layer's ring of PS_WHYS (a Buffer's record
+ * keeps only its code and slot, so the hot path's record stays small). */
+typedef struct ps_why {
+  int32_t owner;             /* the fresh buffer it explains (the slot's owner) */
+  int32_t buffer, stream;    /* the freed block's buffer and where it was freed */
+  uint64_t bytes;            /* FRAGMENTED: the largest freed block; PLACED: the rule */
+} ps_why;
+
+#define PS_WHYS 4096
+
 typedef struct ps_seen_buffer {
   int32_t reused_from;       /* the buffer whose memory this reuses, or 0 (ids start at 1) */
   int32_t src, line;         /* where it was allocated, src -1: unknown */
-  ps_reuse_rule reuse_rule;
+  uint8_t reuse_rule;        /* ps_reuse_rule */
+  uint8_t why_code;          /* ps_why_code: fresh, and why not reused */
+  uint16_t why_slot;         /* its details in the ring of whys */
 } ps_seen_buffer;
 
 static inline ps_seen_stream *ps_seen_stream_of(const ps_streamud *s) {
@@ -66,18 +104,44 @@ static inline ps_seen_buffer *ps_seen_buffer_of(const ps_bufferud *b) {
   return (ps_seen_buffer *)(void *)(b + 1);
 }
 
+typedef struct ps_sites ps_sites;
+
+#define PS_RING 64
+
 /* The layer's state, one per context. */
 struct ps_obs {
   ps_trace *trace;           /* the recorder, NULL until first used */
   int tracing;               /* recording now */
   int sources;               /* remember where each buffer was allocated */
+  int site_depth;            /* Lua frames per allocation site (sites.c) */
   uint32_t waits;            /* host waits that could release pool memory */
   struct ps_recent {         /* the last allocations, for the REPL's live view */
     int32_t buffer, pool, stream, reused_from;
-    uint8_t rule, kind;
+    uint8_t rule, kind, why;
+    uint16_t why_slot;
     uint64_t size;
-  } recent[64];
+  } recent[PS_RING];
+  ps_why *whys;              /* ring of PS_WHYS, made on first use */
+  uint64_t nwhys;
   uint64_t nrecent;          /* allocations so far (recent is a ring) */
+  struct ps_release {        /* the last releases: memory pools gave back at host waits */
+    int32_t pool, cause_id;
+    uint8_t cause_op;
+    uint64_t size, reserved, threshold;
+  } releases[PS_RING];
+  uint64_t nreleases;
+  ps_counts gone;            /* the counts of destroyed pools */
+  uint64_t live_total;       /* live bytes of every pool */
+  uint64_t scope_total_peak; /* its peak in the innermost peak scope */
+  struct ps_scope {          /* poolsh.core.peak_push(): the enclosing scope's peaks */
+    uint64_t total;
+    size_t n;
+    struct { int32_t pool; uint64_t peak; } *pools;
+  } *scopes;
+  size_t nscopes, capscopes;
+  uint64_t retry_mark, retry_pool_mark;     /* live bytes (all, the pool's) at a retry */
+  uint64_t retry_freed, retry_pool_freed;   /* what its collection freed */
+  ps_sites *sites;           /* allocation sites (sites.c) */
   ps_seen_pool *pools;       /* the live pools and streams, newest first */
   ps_seen_stream *streams;
   ps_ledger *ledger;         /* the blocks poolsh allocated */
@@ -114,6 +178,12 @@ void ps_trace_buffer(lua_State *L, ps_ctx *c, ps_op op, const ps_bufferud *b, in
 void ps_where(lua_State *L, ps_ctx *c, int32_t *src, int32_t *line);
 const char *ps_source_name(ps_ctx *c, int32_t src);
 
+/* sites.c: allocation sites (Lua frames or the REPL's statement). */
+int32_t ps_site_alloc(lua_State *L, ps_ctx *c, uint64_t size, int32_t *src, int32_t *line);
+void ps_site_free(ps_ctx *c, int32_t site, uint64_t size);
+void ps_push_site(lua_State *L, ps_ctx *c, int32_t site);
+void ps_sites_free(ps_sites *s);
+
 /* ledger.c: blocks, pending frees, reuse (docs/explain.md). */
 typedef struct ps_span {
   ps_addr addr;
@@ -138,5 +208,12 @@ void ps_ledger_free_space(ps_ctx *c, ps_seen_pool *p, uint64_t reserved, uint64_
 lua_Integer ps_ledger_push_live(lua_State *L, ps_ctx *c, lua_Integer max);
 lua_Integer ps_ledger_push_pending(lua_State *L, ps_ctx *c, lua_Integer max);
 void ps_ledger_free_all(ps_ledger *l);
+void ps_ledger_each_live(ps_ctx *c, void (*each)(const ps_bufferud *b));
+void ps_ledger_lost(ps_ctx *c, const ps_bufferud *b);
+void ps_ledger_pending_by_stream(ps_ctx *c, const ps_seen_pool *p,
+                                 void (*each)(void *ud, int32_t stream, uint64_t bytes, int done),
+                                 void *ud);
+void ps_push_why(lua_State *L, ps_ctx *c, int code, int slot, int32_t owner, int32_t pool,
+                 int32_t stream);
 
 #endif

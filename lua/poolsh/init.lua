@@ -53,7 +53,7 @@ for _, k in ipairs { "trace_start", "trace_stop", "trace_clear", "trace_events",
                      "trace_recording", "trace_count", "objects", "blocks", "live", "pending",
                      "recent", "stream_state", "device_name", "names", "shown_max",
                      "object_name", "object_names",
-                     "releases", "counts", "peak_push", "peak_pop" } do
+                     "releases", "counts", "peak_push", "peak_pop", "statement" } do
   poolsh[k] = nil
 end
 poolsh.core = core

@@ -75,9 +75,14 @@ local function objects()
   b1:free(s)
   local b2 = p:alloc(1024, s)                       -- reuses b1's memory: stream order
   local m = poolsh.malloc(16)
-  local objs = { Stream = { s }, Event = { e }, Pool = { p }, Buffer = { b2, m } }
+  local s2, x = poolsh.stream(), p:alloc(1024, s)
+  poolsh.spin(s, "10 ms")
+  x:free()
+  local b3 = p:alloc(1024, s2)                      -- fresh: x's free pends on s (why_fresh)
+  local objs = { Stream = { s }, Event = { e }, Pool = { p }, Buffer = { b2, m, b3 } }
   return objs, function()
-    b2:free(); m:free(); s:sync(); p:destroy(); e:destroy(); s:destroy()
+    b2:free(); m:free(); b3:free(); poolsh.sync(); p:destroy(); e:destroy(); s:destroy()
+    s2:destroy()
   end
 end
 

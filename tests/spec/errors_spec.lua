@@ -152,6 +152,46 @@ describe("errors", function()
     q:destroy()
   end)
 
+  it("out of memory explains itself on the lines after the first", function()
+    local s2 = poolsh.stream()
+    local q = poolsh.pool { max_size = "20 MiB", internal_dependencies = false }
+    local a = q:alloc("32 MiB", s)
+    poolsh.spin(s, "50 ms")
+    a:free()                                   -- pending on s, which s2 may not use
+    local err = H.err(q.alloc, q, "32 MiB", s2)
+    local lines = {}
+    for l in err:gmatch("[^\n]+") do lines[#lines + 1] = l end
+    assert.equal(("cudaErrorMemoryAllocation: out of memory allocating 32.00 MiB from pool p%d "
+                  .. "on stream s%d"):format(q.id, s2.id), lines[1])
+    assert.equal(("  p%d: reserved 32.00 MiB, used 0 B, pending 32.00 MiB (s%d 32.00 MiB)")
+                 :format(q.id, s.id), lines[2])
+    assert.matches("^  max_size 32.00 MiB %(20.00 MiB rounded up%); device 0: .+ free of ", lines[3])
+    assert.equal(("  collecting garbage before the retry freed 0 B of pool buffers (0 B of p%d)")
+                 :format(q.id), lines[4])
+    assert.matches("32.00 MiB freed on other streams was not usable from s" .. s2.id
+                   .. ": with internal_dependencies on, p" .. q.id .. " would have made s"
+                   .. s2.id .. " wait for them; so would s" .. s.id .. ":sync%(%) before the "
+                   .. "allocation, or s" .. s2.id .. ":wait%(e%)", lines[5], 1, false)
+    poolsh.sync(); q:destroy(); s2:destroy()
+  end)
+
+  it("the retry is recorded and says what the collection freed", function()
+    H.drops_buffers("the collection on out-of-memory is what frees the unreachable buffer")
+    local q = poolsh.pool { max_size = "64 MiB" }
+    do local _ = q:alloc("64 MiB", s) end
+    poolsh.trace.clear(); poolsh.trace.start()
+    local b = q:alloc("64 MiB", s)
+    poolsh.trace.stop()
+    local retry
+    for _, e in ipairs(poolsh.trace.events()) do if e.op == "alloc_retry" then retry = e end end
+    poolsh.trace.clear()
+    assert.is_table(retry)
+    assert.equal(q.id, retry.pool)
+    assert.equal(64 * MiB, retry.size)
+    assert.equal(1, poolsh.core.counts().pools[q.id].retries)
+    b:free(); s:sync(); q:destroy()
+  end)
+
   it("plain allocations also GC and retry on OOM", function()
     H.drops_buffers("the collection on out-of-memory is what frees the unreachable buffer")
     local total = poolsh.device().total

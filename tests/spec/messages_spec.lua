@@ -311,6 +311,17 @@ local TRIGGERS = {
   ["attempt to use a destroyed poolsh.Pool (p<n>)"] = dead_pool,
   ["attempt to use a freed poolsh.Buffer (b1)"] = freed_buffer,
   ["attempt to use a freed poolsh.Buffer (b<n>)"] = freed_buffer,
+  ["bad argument #2 to 'sources' (depth must be from 1 to 16)"] =
+    function() poolsh.core.sources(true, 17) end,
+  ["poolsh.core.peak_pop: no peak scope (peak_push first)"] = function() poolsh.core.peak_pop() end,
+  ["cudaErrorMemoryAllocation: out of memory allocating 32.00 MiB from pool p1 on stream s2"] =
+    function(s)
+      local s2 <close> = poolsh.stream()
+      local q <close> = poolsh.pool{ max_size = "20 MiB", internal_dependencies = false }
+      local a = q:alloc("32 MiB", s)
+      poolsh.spin(s, "10 ms"); a:free()
+      q:alloc("32 MiB", s2)
+    end,
   ["poolsh.Buffer expected, got ..."] = function(s, p)
     local b <close> = p:alloc(16, s)
     getmetatable(b).__close(1)

@@ -1,0 +1,98 @@
+-- poolsh.core.counts(), releases() and the peak scopes: what the
+-- observation layer counts for poolsh.summary().
+local poolsh = require "poolsh"
+local H = require "helpers"
+local MiB = H.MiB
+local core = poolsh.core
+
+-- The counts of pool p now.
+local function counts(p) return core.counts().pools[p.id] end
+
+describe("poolsh.core.counts", function()
+  it("counts allocations, reuses by rule, fresh ones and growths", function()
+    local s, p = poolsh.stream(), poolsh.pool { release_threshold = "max" }
+    local a = p:alloc("4 MiB", s)              -- fresh, grows the pool
+    a:free()
+    local b = p:alloc("4 MiB", s)              -- stream order
+    local c = p:alloc("40 MiB", s)             -- fresh, grows again
+    local n = counts(p)
+    assert.equal(3, n.allocs)
+    assert.equal(2, n.fresh)
+    assert.equal(1, n.reuses["stream order"])
+    assert.equal(0, n.reuses["host synchronisation"])
+    assert.equal(2, n.growths)
+    assert.equal(44 * MiB, n.peak_live)
+    assert.equal(0, n.ooms)
+    assert.equal(0, n.retries)
+    b:free(); c:free(); s:sync(); p:destroy()
+  end)
+
+  it("counts releases by the op that caused them, with their threshold", function()
+    local s, p = poolsh.stream(), poolsh.pool { release_threshold = 0 }
+    local _, before = core.releases(math.maxinteger)
+    p:alloc("4 MiB", s):free()
+    s:sync()                                   -- threshold 0: all of it goes back
+    assert.equal(1, counts(p).releases.stream_sync)
+    local list, latest = core.releases(before)
+    assert.equal(before + 1, latest)
+    assert.equal(1, #list)
+    local r = list[1]
+    assert.equal(p.id, r.pool)
+    assert.equal(32 * MiB, r.size)
+    assert.equal(0, r.reserved)
+    assert.equal("stream_sync", r.cause_op)
+    assert.equal(s.id, r.cause_id)
+    assert.equal(0, r.threshold)
+    assert.same({}, (core.releases(latest)))
+    p:destroy()
+  end)
+
+  it("total adds every pool's counts, destroyed ones too; its peak is the sum's", function()
+    local s = poolsh.stream()
+    local before = core.counts().total
+    local p, q = poolsh.pool {}, poolsh.pool {}
+    local a, b = p:alloc("2 MiB", s), q:alloc("3 MiB", s)
+    a:free(); b:free(); s:sync()
+    p:destroy(); q:destroy()
+    local total = core.counts().total
+    assert.equal(before.allocs + 2, total.allocs)
+    assert.equal(before.fresh + 2, total.fresh)
+    assert.equal(before.releases.stream_sync + 2, total.releases.stream_sync)
+    assert.is_true(total.peak_live >= 5 * MiB)
+  end)
+
+  it("counts an out-of-memory error and its retry", function()
+    local s, p = poolsh.stream(), poolsh.pool { max_size = "32 MiB" }
+    assert.matches("^cudaErrorMemoryAllocation", H.err(p.alloc, p, "64 MiB", s))
+    local n = counts(p)
+    assert.equal(1, n.ooms)
+    assert.equal(1, n.retries)
+    assert.equal(0, n.allocs)
+    p:destroy()
+  end)
+end)
+
+describe("peak scopes", function()
+  it("peak_pop gives the peak live bytes inside the scope, per pool and in total", function()
+    local s, p = poolsh.stream(), poolsh.pool { release_threshold = "max" }
+    local big = p:alloc("8 MiB", s)
+    big:free()
+    core.peak_push()
+    local a = p:alloc("1 MiB", s)
+    local b = p:alloc("2 MiB", s)
+    a:free(); b:free()
+    core.peak_push()                           -- nested: its own peak
+    local c = p:alloc("1 MiB", s); c:free()
+    local inner = core.peak_pop()
+    assert.equal(1 * MiB, inner.pools[p.id])
+    local outer = core.peak_pop()
+    assert.equal(3 * MiB, outer.pools[p.id])
+    assert.equal(3 * MiB, outer.total)
+    assert.is_true(counts(p).peak_live >= 8 * MiB)   -- the session's peak is kept
+    s:sync(); p:destroy()
+  end)
+
+  it("pop without push raises", function()
+    assert.matches("no peak scope", H.err(core.peak_pop))
+  end)
+end)

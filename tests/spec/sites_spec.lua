@@ -1,0 +1,83 @@
+-- Allocation sites: Lua frames up to a depth, or the REPL's statement,
+-- with per-site counts (poolsh.core.sites()).
+local poolsh = require "poolsh"
+local H = require "helpers"
+local core = poolsh.core
+local KiB = H.KiB
+
+-- The entry of sites() whose text matches pattern.
+local function site(pattern)
+  for _, x in ipairs(core.sites()) do
+    if x.site:match(pattern) then return x end
+  end
+end
+
+local here = debug.getinfo(1, "S").short_src
+
+describe("allocation sites", function()
+  local s, p
+  before_each(function() s, p = poolsh.stream(), poolsh.pool { release_threshold = "max" } end)
+  after_each(function()
+    core.sources(true, 1)
+    core.statement(nil)
+    s:sync(); p:destroy(); s:destroy()
+  end)
+
+  local function helper(n) return p:alloc(n, s) end
+
+  it("count, live, peak and total bytes per site", function()
+    local line = debug.getinfo(1, "l").currentline + 2
+    local bs = {}
+    for i = 1, 3 do bs[i] = p:alloc(i * KiB, s) end
+    local x = site(("^%s:%d$"):format(here:gsub("%p", "%%%0"), line))
+    assert.is_table(x)
+    assert.equal(3, x.count)
+    assert.equal(6 * KiB, x.live_bytes)
+    assert.equal(6 * KiB, x.peak_bytes)
+    assert.equal(6 * KiB, x.total_bytes)
+    bs[1]:free()
+    x = site(("^%s:%d$"):format(here:gsub("%p", "%%%0"), line))
+    assert.equal(5 * KiB, x.live_bytes)
+    assert.equal(6 * KiB, x.peak_bytes)
+    bs[2]:free(); bs[3]:free()
+  end)
+
+  it("depth 1 names the helper's line; depth 2 tells its callers apart", function()
+    assert.same({ true, 2 }, { core.sources(true, 2) })
+    local la = debug.getinfo(1, "l").currentline; local a = helper(100)
+    local lb = debug.getinfo(1, "l").currentline; local b = helper(200)
+    local hl = debug.getinfo(helper, "S").linedefined
+    local name = here:gsub("%p", "%%%0")
+    local xa = site(("^%s:%d < %s:%d$"):format(name, hl, name, la))
+    local xb = site(("^%s:%d < %s:%d$"):format(name, hl, name, lb))
+    assert.is_table(xa)
+    assert.is_table(xb)
+    assert.are_not.equal(xa.site, xb.site)
+    core.sources(true, 1)
+    local c = helper(300)
+    assert.is_table(site(("^%s:%d$"):format(name, hl)))
+    a:free(); b:free(); c:free()
+  end)
+
+  it("the REPL's statement is the site of what its chunk allocates", function()
+    core.statement("x = p:alloc(4096, s)")
+    local chunk = assert(load("local p, s = ... return p:alloc(4096, s)", "=stdin"))
+    local b = chunk(p, s)
+    core.statement(nil)
+    local x = site("^x = p:alloc%(4096, s%)$")
+    assert.is_table(x)
+    assert.equal(4096, x.live_bytes)
+    local live = core.live()
+    local found
+    for _, l in ipairs(live) do if l.buffer == b.id then found = l.src end end
+    assert.equal("x = p:alloc(4096, s)", found)
+    b:free()
+  end)
+
+  it("refuses a bad depth or statement", function()
+    assert.matches("depth must be from 1 to 16", H.err(core.sources, true, 0))
+    assert.matches("depth must be from 1 to 16", H.err(core.sources, true, 17))
+    assert.matches("boolean expected", H.err(core.sources, 1))
+    assert.matches("string expected", H.err(core.statement, {}))
+  end)
+end)

@@ -2,6 +2,7 @@
 -- map(pool) and the leak report at exit (docs/live.md).
 local core = require "poolsh.core"
 local units = require "poolsh.units"
+local trace = require "poolsh.trace"
 
 local M = {}
 
@@ -249,11 +250,12 @@ local function release_parts()
   for _, r in ipairs(list) do
     local t = by_pool[r.pool] or { order = {}, by = {} }
     by_pool[r.pool] = t
-    local cause = require("poolsh.trace").cause(r.cause_op, r.cause_id)
-    local key = cause .. "\0" .. threshold(r.threshold)
+    local cause = trace.cause(r.cause_op, r.cause_id)
+    -- a trim releases down to what it keeps, not to the threshold
+    local to = r.cause_op ~= "trim" and threshold(r.threshold) or nil
+    local key = cause .. "\0" .. (to or "")
     if not t.by[key] then
-      t.by[key] = { cause = cause, op = r.cause_op, threshold = threshold(r.threshold), size = 0,
-                    n = 0 }
+      t.by[key] = { cause = cause, to = to, size = 0, n = 0 }
       t.order[#t.order + 1] = key
     end
     local g = t.by[key]
@@ -264,12 +266,12 @@ local function release_parts()
     parts[id] = {}
     for _, key in ipairs(t.order) do
       local g = t.by[key]
-      -- the size is the reserved delta when one cause released
-      local size = #t.order > 1 and fmt(g.size) .. " " or ""
-      local times = g.n > 1 and (" (%d releases)"):format(g.n) or ""
-      local to = g.op == "trim" and "%s kept" or "threshold %s"   -- p:trim(keep)
-      parts[id][#parts[id] + 1] = ("%s released %sdown to " .. to .. "%s"):format(
-        g.cause, size, g.threshold, times)
+      local text = g.cause .. " released"
+      -- the size is the reserved delta when one cause released to a threshold
+      if #t.order > 1 or not g.to then text = text .. " " .. fmt(g.size) end
+      if g.to then text = text .. " down to threshold " .. g.to end
+      if g.n > 1 then text = text .. (" (%d releases)"):format(g.n) end
+      parts[id][#parts[id] + 1] = text
     end
   end
   return parts

@@ -209,6 +209,29 @@ describe("releases on the live lines", function()
   end)
 end)
 
+describe("releases of several causes in one statement", function()
+  it("give each cause its bytes, count repeats, and a trim no threshold", function()
+    if not core.releases then return pending("waiting for core.releases") end
+    local s = poolsh.stream()
+    local p = poolsh.pool { release_threshold = "max" }
+    poolsh.watch(true)
+    for _ = 1, 2 do
+      local a = p:alloc("40 MiB", s); a:free(); s:sync(); p:trim(0)
+    end
+    local lines = joined(live.lines())
+    assert.matches("\n    " .. p.name .. ":trim() released 128.00 MiB (2 releases)\n", lines, 1, true)
+    p.release_threshold = 0
+    local a = p:alloc("40 MiB", s); a:free(); s:sync()
+    p.release_threshold = "max"
+    a = p:alloc("40 MiB", s); a:free(); s:sync(); p:trim(0)
+    lines = joined(live.lines())
+    assert.matches(("^%s  reserved 0 B  used 0 B  pending 0 B\n"):format(p.name), lines)
+    assert.matches(("\n    %s:sync() released 64.00 MiB down to threshold 0 B\n    %s:trim() released 64.00 MiB\n")
+                   :format(s.name, p.name), lines, 1, true)
+    p:destroy()
+  end)
+end)
+
 describe("why memory was fresh", function()
   it("is said on the allocation's live line", function()
     local s1, s2 = poolsh.stream(), poolsh.stream()

@@ -32,26 +32,42 @@ local function scalar(v)
   if ty == "boolean" then return tostring(v) end
 end
 
--- Every field but t and op as a JSON object, keys sorted, the address as a
--- hex string.
+local key_json = setmetatable({}, { __index = function(t, k)
+  local v = quote(k) .. ":"
+  t[k] = v
+  return v
+end })
+
+local mtype, find, format = math.type, string.find, string.format
+
+-- Every field but t and op as a JSON object, in the order the event holds
+-- them, the address as a hex string. (The hot loop of a large export.)
 local function args_json(ev)
-  local keys, n = {}, 0
+  local parts, n = { "{" }, 1
   for k, v in pairs(ev) do
-    local ty = type(v)
-    if type(k) == "string" and k ~= "t" and k ~= "op"
-        and (ty == "string" or ty == "number" or ty == "boolean") then
-      n = n + 1
-      keys[n] = k
+    if k ~= "t" and k ~= "op" and type(k) == "string" then
+      local ty, text = type(v), nil
+      if ty == "number" then
+        if mtype(v) ~= "integer" then text = number(v)
+        elseif k == "addr" then text = format('"0x%x"', v)
+        else text = tostring(v) end
+      elseif ty == "string" then
+        text = find(v, '[%c"\\<]') and quote(v) or '"' .. v .. '"'
+      elseif ty == "boolean" then
+        text = v and "true" or "false"
+      end
+      if text then
+        parts[n + 1], parts[n + 2], parts[n + 3] = n > 1 and "," or "", key_json[k], text
+        n = n + 3
+      end
     end
   end
-  table.sort(keys)
-  for i = 1, n do
-    local k = keys[i]
-    local v = ev[k]
-    keys[i] = quote(k) .. ":" .. (k == "addr" and math.type(v) == "integer" and quote(util.hex(v)) or scalar(v))
-  end
-  return "{" .. table.concat(keys, ",") .. "}"
+  parts[n + 1] = "}"
+  return table.concat(parts)
 end
+
+-- Microseconds, to the nanosecond.
+local function us(ms) return string.format("%.3f", ms * 1000) end
 
 -- One trace event's JSON: a slice for device work (start and dur in ms),
 -- else a thread instant at t.
@@ -60,15 +76,15 @@ local function event_json(ev, t, start, dur)
     quote(tostring(ev.op)), PID, lane(ev))
   local tail = ',"args":' .. args_json(ev) .. "}"
   if start then
-    return head .. '"ph":"X","ts":' .. number(start * 1000) .. ',"dur":' .. number(dur * 1000) .. tail
+    return head .. '"ph":"X","ts":' .. us(start) .. ',"dur":' .. us(dur) .. tail
   end
-  return head .. '"ph":"i","s":"t","ts":' .. number(t * 1000) .. tail
+  return head .. '"ph":"i","s":"t","ts":' .. us(t) .. tail
 end
 
 local function counter_json(meta, pool, t, st)
   return string.format('{"ph":"C","name":%s,"cat":"memory","pid":%d,"tid":%d,"ts":%s,'
     .. '"args":{"pending":%d,"reserved":%d,"used":%d}}', quote(util.pool_name(meta, pool) .. " memory"),
-    PID, POOL_TID + (math.tointeger(pool) or 0), number(t * 1000), st.pending, st.reserved, st.used)
+    PID, POOL_TID + (math.tointeger(pool) or 0), us(t), st.pending, st.reserved, st.used)
 end
 
 local function meta_event(name, tid, args)

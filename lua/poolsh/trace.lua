@@ -85,7 +85,7 @@ local function walk(events, fn)
   end
 end
 
---- trace.meta([events]) -> {backend, device, pools, streams}: what the
+--- trace.meta([events]) -> {backend, device, pools, streams, names}: what the
 -- events refer to, for the exporters. A pool's location and whether it
 -- is the default pool come from its pool_create event, else from the live
 -- Pool; names from poolsh.naming.
@@ -95,6 +95,7 @@ function trace.meta(events)
     backend = core.backend(),
     device = { index = dev.index, name = dev.name, total = dev.total },
     pools = {}, streams = { [0] = { id = 0, name = naming.of("stream", 0) } },
+    names = naming.all(),
   }
   local live = {}
   for _, p in ipairs((core.objects())) do live[p.id] = p end

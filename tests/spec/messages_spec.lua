@@ -630,6 +630,12 @@ local TRIGGERS = {
   ["poolsh.trace: out of memory"] = pend("the trace's own allocation failing: needs malloc to fail"),
   ["poolsh.trace.save: path expected (a string ending in .json, .csv, .pickle or .html)"] =
     function() poolsh.trace.save() end,
+  ["poolsh.trace.start: max_events must be a non-negative integer, got -1"] =
+    function() poolsh.trace.start { max_events = -1 } end,
+  ["poolsh.trace.start: max_events must be a non-negative integer, got <v>"] =
+    function() poolsh.trace.start { max_events = 0.5 } end,
+  ["poolsh.trace.start: options table expected ({max_events = N}), got <type>"] =
+    function() poolsh.trace.start(3) end,
   ["poolsh.watch: boolean expected, got <type>"] = function() poolsh.watch(1) end,
   ["bad argument #1 to 'map' (poolsh.Pool expected, got <type>)"] = function() poolsh.map(1) end,
 

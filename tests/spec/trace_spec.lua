@@ -403,6 +403,33 @@ describe("poolsh.trace", function()
   end)
 
   describe("meta", function()
+    it("names objects as poolsh.naming does, in meta and in the exports", function()
+      local s = poolsh.stream { name = "copies" }
+      local p = poolsh.pool { name = "weights" }
+      local b
+      local events = recorded(function()
+        b = p:alloc(4096, s)
+        b.name = "w0"
+        poolsh.fill(b, 1)
+        b:free(); s:sync()
+      end)
+      local meta = poolsh.trace.meta(events)
+      assert.equal("copies", meta.streams[s.id].name)
+      assert.equal("weights", meta.pools[p.id].name)
+      assert.equal("default", meta.streams[0].name)
+      assert.equal("w0", meta.names.buffer[b.id])
+      local doc = require("cjson").decode(require("poolsh.export").to_string("json", events, meta))
+      local lanes, fill = {}, nil
+      for _, e in ipairs(doc.traceEvents) do
+        if e.name == "thread_name" then lanes[e.args.name] = true end
+        if e.ph == "X" then fill = e end
+      end
+      assert.is_true(lanes.copies)
+      assert.is_true(lanes["weights (pool)"] or false)
+      assert.equal("fill w0", fill.name)
+      p:destroy(); s:destroy()
+    end)
+
     it("tells host pools and the default pool apart", function()
       local s = poolsh.stream()
       local early = poolsh.pool { location = "host" }

@@ -71,8 +71,8 @@ local function us(ms) return string.format("%.3f", ms * 1000) end
 
 -- One trace event's JSON: a slice for device work (start and dur in ms),
 -- else a thread instant at t.
-local function event_json(ev, t, start, dur)
-  local head = string.format('{"name":%s,"cat":%s,"pid":%d,"tid":%d,', quote(util.label(ev)),
+local function event_json(ev, t, start, dur, meta)
+  local head = string.format('{"name":%s,"cat":%s,"pid":%d,"tid":%d,', quote(util.label(ev, meta)),
     quote(tostring(ev.op)), PID, lane(ev))
   local tail = ',"args":' .. args_json(ev) .. "}"
   if start then
@@ -135,7 +135,7 @@ function M.write(out, each, meta)
   each(function(ev)
     local t = clock(ev)
     local start, dur = slice(ev, t)
-    put(event_json(ev, t, start, dur))
+    put(event_json(ev, t, start, dur, meta))
     local tid = lane(ev)
     if not used[tid] then
       if tid == HOST_TID then used[tid] = "host"

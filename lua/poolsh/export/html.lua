@@ -29,13 +29,13 @@ local function str(v) return v ~= nil and quote(tostring(v)) or "null" end
 
 -- One event as a JSON array: seq, t, op, stream, pool, start, dur, label,
 -- src, buffer, addr, size, reserved, used, pending, details.
-local function row(ev, t, start, dur)
+local function row(ev, t, start, dur, meta)
   local d = {}
   for _, k in ipairs(details) do
     if ev[k] ~= nil then d[#d + 1] = k .. "=" .. tostring(ev[k]) end
   end
   return table.concat({ "[", num(ev.seq), ",", number(t), ",", str(ev.op), ",", num(ev.stream), ",",
-    num(ev.pool), ",", num(start), ",", num(dur), ",", quote(util.label(ev)), ",", str(ev.src), ",",
+    num(ev.pool), ",", num(start), ",", num(dur), ",", quote(util.label(ev, meta)), ",", str(ev.src), ",",
     num(ev.buffer), ",", str(util.hex(ev.addr)), ",", num(ev.size), ",", num(ev.reserved), ",",
     num(ev.used), ",", num(ev.pending), ",", str(#d > 0 and table.concat(d, " ") or nil), "]" })
 end
@@ -330,7 +330,7 @@ function M.write(out, each, meta)
   each(function(ev)
     local t = clock(ev)
     local start, dur = slice(ev, t)
-    local s = row(ev, t, start, dur)
+    local s = row(ev, t, start, dur, meta)
     if first then first = false else s = "," .. s end
     out(s)
   end)

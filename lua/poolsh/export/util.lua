@@ -128,17 +128,23 @@ end
 --- Device work that occupies a stream for `dur`: drawn as slices.
 M.slice_ops = { fill = true, touch = true, verify = true, spin = true, copy = true }
 
---- A short label for an event: "alloc b7", "copy b2 -> b5", "wait e3".
-function M.label(ev)
+--- A short label for an event: "alloc b7", "copy b2 -> b5", "wait e3";
+-- objects named in meta.names (poolsh.naming.all()) by their names.
+function M.label(ev, meta)
+  local names = meta and meta.names or {}
+  local function obj(kind, letter, id)
+    local n = names[kind] and names[kind][id]
+    return n or (letter .. tostring(id))
+  end
   local op = tostring(ev.op)
   if op == "copy" and (ev.dst or ev.src_buffer) then
-    return string.format("copy b%s -> b%s", tostring(ev.src_buffer), tostring(ev.dst))
+    return string.format("copy %s -> %s", obj("buffer", "b", ev.src_buffer), obj("buffer", "b", ev.dst))
   elseif ev.buffer then
-    return op .. " b" .. tostring(ev.buffer)
+    return op .. " " .. obj("buffer", "b", ev.buffer)
   elseif ev.event and (op == "record" or op == "wait" or op == "event_sync") then
-    return op .. " e" .. tostring(ev.event)
+    return op .. " " .. obj("event", "e", ev.event)
   elseif ev.pool and not ev.stream then
-    return op .. " p" .. tostring(ev.pool)
+    return op .. " " .. obj("pool", "p", ev.pool)
   end
   return op
 end

@@ -227,7 +227,8 @@ local function alloc_summary(out, n, allocs, counts, width)
         in_pools = in_pools + made
       end
     end
-    if n > in_pools then out[#out + 1] = ("    not pool memory: %d"):format(n - in_pools) end
+    -- host and device memory, and pools destroyed since (their counts go)
+    if n > in_pools then out[#out + 1] = ("    not in a live pool: %d"):format(n - in_pools) end
     out[#out + 1] = paint("dim", ("  the last %d:"):format(math.min(#allocs, M.examples)))
   end
   for i = math.max(1, #allocs - M.examples + 1), #allocs do alloc_line(out, allocs[i], width) end
@@ -587,7 +588,7 @@ local function counted(c)
   return t
 end
 
---- summary() -> {pools = {[id] = row}, total = row}: per pool and in all,
+--- summary() -> {pools = {[id] = row}, total = row}: per live pool and in all,
 -- reserved, used and pending now and at their peak, and the counts of
 -- allocations, reuses by rule, growths, releases by cause, out-of-memory
 -- errors and retries; tostring() of it is the report.
@@ -596,10 +597,9 @@ function M.summary()
   local t = { pools = {}, total = counted(counts.total) }
   local total = t.total
   total.reserved, total.reserved_peak, total.used, total.pending = 0, 0, 0, 0
-  for id, c in pairs(counts.pools) do t.pools[id] = counted(c) end
   for _, p in ipairs((M.objects())) do
     local st = p:stats { estimates = false }
-    local row = t.pools[p.id] or counted()
+    local row = counted(counts.pools[p.id])
     t.pools[p.id] = row
     row.reserved, row.reserved_peak = st.reserved, st.reserved_high
     row.used, row.used_peak, row.pending = st.used, st.used_high, st.pending
@@ -617,8 +617,6 @@ local function sum(t)
   return n
 end
 
-local function opt(n) return n and fmt(n) or "-" end
-
 --- summary_lines(summary) -> the report poolsh.summary() prints.
 function M.summary_lines(t)
   local width = M.columns()
@@ -631,8 +629,8 @@ function M.summary_lines(t)
   order[#order + 1] = t.total
   local mem, cnt = {}, {}
   for _, r in ipairs(order) do
-    mem[#mem + 1] = { r.name, opt(r.reserved), opt(r.reserved_peak), opt(r.used), opt(r.used_peak),
-                      opt(r.pending) }
+    mem[#mem + 1] = { r.name, fmt(r.reserved), fmt(r.reserved_peak), fmt(r.used), fmt(r.used_peak),
+                      fmt(r.pending) }
     cnt[#cnt + 1] = { r.name, tostring(r.allocs), tostring(sum(r.reuses)), tostring(r.growths),
                       tostring(sum(r.releases)), tostring(r.ooms), tostring(r.retries) }
   end
@@ -647,9 +645,6 @@ function M.summary_lines(t)
   for _, r in ipairs(order) do
     if next(r.releases) then fit(out, { ("  %s releases: %s"):format(r.name, by_count(r.releases)) }, width) end
   end
-  local gone = false
-  for _, r in ipairs(order) do gone = gone or r.reserved == nil end
-  if gone then out[#out + 1] = paint("dim", "  (-: a destroyed pool, whose counts stay)") end
   if #ids > 1 then out[#out + 1] = paint("dim", "  (total reserved peak: the sum of the pools' peaks)") end
   return out
 end

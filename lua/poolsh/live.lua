@@ -138,10 +138,8 @@ local function snapshot()
   return snap
 end
 
--- Per pool, its allocations and reuses by rule so far (core.counts), or
--- nil while the core has no counts.
+-- Per live pool, its allocations and reuses by rule so far (core.counts).
 local function pool_counts()
-  if not core.counts then return nil end
   local t = {}
   for id, c in pairs(core.counts().pools) do
     local reuses = {}
@@ -155,8 +153,8 @@ end
 local function start_from_now()
   last = snapshot()
   last_alloc = select(2, core.recent(math.maxinteger))
-  last_release = core.releases and select(2, core.releases(math.maxinteger)) or 0
-  last_counts = pool_counts() or {}
+  last_release = select(2, core.releases(math.maxinteger))
+  last_counts = pool_counts()
 end
 
 --- watch([on]) -> whether the REPL prints what changed after each
@@ -206,31 +204,27 @@ end
 -- The summary of n allocations: per pool how many, fresh and by rule
 -- (from the counts' change since the last statement), then the last few.
 local function alloc_summary(out, n, allocs, counts, width)
-  if not counts then
-    out[#out + 1] = paint("dim", ("  (%d allocations; the last %d:)"):format(n, math.min(#allocs, M.examples)))
-  else
-    out[#out + 1] = ("  %d allocations:"):format(n)
-    local ids, in_pools = {}, 0
-    for id in pairs(counts) do ids[#ids + 1] = id end
-    table.sort(ids)
-    for _, id in ipairs(ids) do
-      local now, was = counts[id], last_counts[id] or { allocs = 0, reuses = {} }
-      local made = now.allocs - was.allocs
-      if made > 0 then
-        local rules, reused = {}, 0
-        for rule, k in pairs(now.reuses) do
-          rules[rule] = k - (was.reuses[rule] or 0)
-          reused = reused + rules[rule]
-        end
-        rules["fresh memory"] = made - reused
-        fit(out, { ("    %s: %d (%s)"):format(name("pool", id), made, by_count(rules)) }, width, "      ")
-        in_pools = in_pools + made
+  out[#out + 1] = ("  %d allocations:"):format(n)
+  local ids, in_pools = {}, 0
+  for id in pairs(counts) do ids[#ids + 1] = id end
+  table.sort(ids)
+  for _, id in ipairs(ids) do
+    local now, was = counts[id], last_counts[id] or { allocs = 0, reuses = {} }
+    local made = now.allocs - was.allocs
+    if made > 0 then
+      local rules, reused = {}, 0
+      for rule, k in pairs(now.reuses) do
+        rules[rule] = k - (was.reuses[rule] or 0)
+        reused = reused + rules[rule]
       end
+      rules["fresh memory"] = made - reused
+      fit(out, { ("    %s: %d (%s)"):format(name("pool", id), made, by_count(rules)) }, width, "      ")
+      in_pools = in_pools + made
     end
-    -- host and device memory, and pools destroyed since (their counts go)
-    if n > in_pools then out[#out + 1] = ("    not in a live pool: %d"):format(n - in_pools) end
-    out[#out + 1] = paint("dim", ("  the last %d:"):format(math.min(#allocs, M.examples)))
   end
+  -- host and device memory, and pools destroyed since (their counts go)
+  if n > in_pools then out[#out + 1] = ("    not in a live pool: %d"):format(n - in_pools) end
+  out[#out + 1] = paint("dim", ("  the last %d:"):format(math.min(#allocs, M.examples)))
   for i = math.max(1, #allocs - M.examples + 1), #allocs do alloc_line(out, allocs[i], width) end
 end
 
@@ -244,7 +238,6 @@ end
 -- Per pool id, what the releases since the last statement say: their
 -- causes as written (trace.cause) and the threshold they released to.
 local function release_parts()
-  if not core.releases then return {} end
   local list, n = core.releases(last_release)
   last_release = n
   local by_pool = {}
@@ -313,7 +306,7 @@ function M.lines()
   else
     for _, a in ipairs(allocs) do alloc_line(out, a, width) end
   end
-  last, last_alloc, last_counts = now, n, counts or {}
+  last, last_alloc, last_counts = now, n, counts
   return out
 end
 

@@ -11,7 +11,6 @@ after_each(function() live.width = nil end)
 
 describe("poolsh.summary", function()
   it("counts allocations, reuses by rule, growths and releases by cause, with peaks", function()
-    if not core.counts then return pending("waiting for core.counts") end
     local s = poolsh.stream()
     local p = poolsh.pool { release_threshold = 0 }
     local a = p:alloc("8 MiB", s)                  -- fresh: the first chunk
@@ -50,14 +49,12 @@ describe("poolsh.summary", function()
   end)
 
   it("prints as its report where the REPL prints a value", function()
-    if not core.counts then return pending("waiting for core.counts") end
     local t = poolsh.summary()
     assert.equal(tostring(t), poolsh.repl.repr(t))
     assert.matches("^memory", tostring(t))
   end)
 
   it("counts an out-of-memory error and its retry", function()
-    if not core.counts then return pending("waiting for core.counts") end
     local p = poolsh.pool { max_size = "64 MiB" }
     local before = (core.counts().pools[p.id] or {}).ooms or 0
     assert.matches("out of memory", H.err(p.alloc, p, "128 MiB"))
@@ -70,7 +67,6 @@ end)
 
 describe("poolsh.peak", function()
   it("gives the peak live bytes per pool and in all while fn ran, then fn's results", function()
-    if not core.peak_push then return pending("waiting for core.peak_push") end
     local s = poolsh.stream()
     local p = poolsh.pool { release_threshold = "max" }
     local outside = p:alloc("1 MiB", s)
@@ -92,7 +88,6 @@ describe("poolsh.peak", function()
   end)
 
   it("raises fn's error after closing its scope, and refuses what is not a function", function()
-    if not core.peak_push then return pending("waiting for core.peak_push") end
     local ok, e = pcall(poolsh.peak, function() error("boom", 0) end)
     assert.is_false(ok)
     assert.equal("boom", e)

@@ -72,7 +72,8 @@ describe("the views' width", function()
     local c = p:alloc("4 MiB", s)
     poolsh.spin(s, "50 ms")
     b:free()
-    local narrow = { live.lines(), live.show_lines(), live.map_lines(p) }
+    local narrow = { live.lines(), live.show_lines(), live.map_lines(p), live.leak_lines(),
+                     live.sites_lines(poolsh.sites()), live.summary_lines(poolsh.summary()) }
     for _, lines in ipairs(narrow) do assert.is_true(widest(lines) <= 80, joined(lines)) end
     live.width = 160
     local map = live.map_lines(p)

@@ -236,9 +236,11 @@ local function threshold(t)
 end
 
 -- Per pool id, what the releases since the last statement say: their
--- causes as written (trace.cause) and the threshold they released to.
+-- causes as written (trace.cause) and the threshold they released to;
+-- and how many releases were before the core's ring (not listed).
 local function release_parts()
   local list, n = core.releases(last_release)
+  local missed = n - last_release - #list
   last_release = n
   local by_pool = {}
   for _, r in ipairs(list) do
@@ -268,7 +270,7 @@ local function release_parts()
       parts[id][#parts[id] + 1] = text
     end
   end
-  return parts
+  return parts, missed
 end
 
 --- lines() -> the lines the live view prints for what changed since the
@@ -278,7 +280,7 @@ function M.lines()
   local width = M.columns()
   local pools = {}
   local now = snapshot()
-  local released = release_parts()
+  local released, missed = release_parts()
   for id, s in pairs(now) do
     local was = last[id] or { reserved = 0, used = 0, pending = 0 }
     if s.reserved ~= was.reserved or s.used ~= was.used or s.pending ~= was.pending
@@ -298,6 +300,10 @@ function M.lines()
   local out = {}
   for _, p in ipairs(pools) do
     for _, l in ipairs(p[2]) do out[#out + 1] = l end
+  end
+  if missed > 0 then
+    out[#out + 1] = paint("dim", ("  (and %d earlier releases, not listed: poolsh.summary() counts them)")
+                                 :format(missed))
   end
   local allocs, n = core.recent(last_alloc)
   local counts = pool_counts()

@@ -230,6 +230,21 @@ describe("releases of several causes in one statement", function()
   end)
 end)
 
+describe("more releases in one statement than the core's ring holds", function()
+  it("are counted on a line of their own", function()
+    local s = poolsh.stream()
+    local p = poolsh.pool { release_threshold = 0 }
+    poolsh.watch(true)
+    for _ = 1, 70 do
+      local a = p:alloc("1 MiB", s); a:free(); s:sync()
+    end
+    local lines = joined(live.lines())
+    p:destroy()
+    assert.matches(s.name .. ":sync() released down to threshold 0 B (64 releases)", lines, 1, true)
+    assert.matches("\n  (and 6 earlier releases, not listed: poolsh.summary() counts them)\n", lines, 1, true)
+  end)
+end)
+
 describe("why memory was fresh", function()
   it("is said on the allocation's live line", function()
     local s1, s2 = poolsh.stream(), poolsh.stream()

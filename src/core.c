@@ -43,11 +43,9 @@ static const ps_backend *choose_backend(lua_State *L, ps_ctx *c) {
   return &ps_backend_sim;
 }
 
-/* Returns the open context, opening the backend on first use. Raises if
- * the backend cannot be opened or the context was closed. */
-ps_ctx *ps_context(lua_State *L) {
-  ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
-  if (c->b) return c;
+/* Opens context c (ps_context's slow path). Raises if the backend
+ * cannot be opened or the context was closed. */
+ps_ctx *ps_context_open(lua_State *L, ps_ctx *c) {
   if (c->be) luaL_error(L, "poolsh: the device context is closed");
   if (c->device < 0) {
     lua_pushstring(L, getenv("POOLSH_DEVICE"));

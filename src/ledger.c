@@ -839,7 +839,8 @@ int ps_ledger_alloc(lua_State *L, ps_ctx *c, ps_seen_pool *p, ps_seen_stream *s,
                            .ud = b, .state = BLOCK_FREE_SLOT, .kind = PS_KIND_POOL };
   make_live(l, slot, p->edges);
   if (o->sources || o->tracing) {
-    l->v[slot].site = ps_site_alloc(L, c, b->size, &sb->src, &sb->line);
+    ps_where(L, c, &sb->src, &sb->line);
+    l->v[slot].site = ps_site_alloc(L, c, b->size, sb->src, sb->line);
   }
   if (!sb->reused_from && p->pending_bytes + p->done_bytes >= b->size) why_fresh(c, l, p, s, sb, b->id, b->size);
   return fits;
@@ -861,7 +862,8 @@ void ps_ledger_track(lua_State *L, ps_ctx *c, const ps_bufferud *b) {
   make_live(l, slot, 0);
   if (c->obs->sources || c->obs->tracing) {
     ps_seen_buffer *sb = ps_seen_buffer_of(b);
-    l->v[slot].site = ps_site_alloc(L, c, b->size, &sb->src, &sb->line);
+    ps_where(L, c, &sb->src, &sb->line);
+    l->v[slot].site = ps_site_alloc(L, c, b->size, sb->src, sb->line);
   }
 }
 

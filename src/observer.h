@@ -179,7 +179,7 @@ void ps_where(lua_State *L, ps_ctx *c, int32_t *src, int32_t *line);
 const char *ps_source_name(ps_ctx *c, int32_t src);
 
 /* sites.c: allocation sites (Lua frames or the REPL's statement). */
-int32_t ps_site_alloc(lua_State *L, ps_ctx *c, uint64_t size, int32_t *src, int32_t *line);
+int32_t ps_site_alloc(lua_State *L, ps_ctx *c, uint64_t size, int32_t src, int32_t line);
 void ps_site_free(ps_ctx *c, int32_t site, uint64_t size);
 void ps_push_site(lua_State *L, ps_ctx *c, int32_t site);
 void ps_sites_free(ps_sites *s);

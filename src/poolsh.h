@@ -111,7 +111,13 @@ extern const char *const ps_rule_names[];      /* by ps_reuse_rule; NULL: none *
 int poolsh_open_names(lua_State *L);
 
 /* core.c */
-ps_ctx *ps_context(lua_State *L);
+ps_ctx *ps_context_open(lua_State *L, ps_ctx *c);
+/* The open context, opening the backend on first use (ps_context_open
+ * raises when it cannot). Inline: every binding calls it. */
+static inline ps_ctx *ps_context(lua_State *L) {
+  ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
+  return c->b ? c : ps_context_open(L, c);
+}
 /* fmt is C's printf format (not lua_pushfstring's). */
 int ps_fail(lua_State *L, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

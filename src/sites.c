@@ -8,7 +8,7 @@
  *
  * The innermost frame is ps_where's (trace.c): the one the recorder and
  * the ledger already take, so depth 1 costs one table look-up more, and
- * nothing when the site is the last one found.
+ * two comparisons when the site is the last one found.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -137,22 +137,32 @@ static int32_t count(ps_sites *s, int32_t site, uint64_t size) {
   return site;
 }
 
+/* Kept out of line: its lua_Debug would enlarge the fast path's frame. */
 static int32_t capture_deep(lua_State *L, ps_ctx *c, ps_sites *s, int32_t src, int32_t line);
 
-/* The site of the running allocation of size bytes, counted there; -1
- * when unknown. *src and *line get the innermost frame as ps_where gives
- * it (for the recorder). */
-int32_t ps_site_alloc(lua_State *L, ps_ctx *c, uint64_t size, int32_t *src, int32_t *line) {
-  ps_where(L, c, src, line);
-  ps_sites *s = c->obs->sites ? c->obs->sites : sites_of(c);
-  if (!s || *src < 0) return -1;
-  if (c->obs->site_depth > 1 || s->stmt >= 0) return count(s, capture_deep(L, c, s, *src, *line), size);
-  if (*src != s->last_src || *line != s->last_line || s->last_site < 0) {
-    int32_t f[2] = { *src, *line };
-    s->last_site = intern(s, f, 1);
-    s->last_src = *src, s->last_line = *line;
-  }
+/* The slow path of ps_site_alloc: a depth above 1, a statement, or a
+ * site other than the last one. */
+static int32_t __attribute__((noinline)) site_slow(lua_State *L, ps_ctx *c, int32_t src,
+                                                   int32_t line, uint64_t size) {
+  ps_sites *s = sites_of(c);
+  if (!s || src < 0) return -1;
+  if (c->obs->site_depth > 1 || s->stmt >= 0) return count(s, capture_deep(L, c, s, src, line), size);
+  int32_t f[2] = { src, line };
+  s->last_site = intern(s, f, 1);
+  s->last_src = src, s->last_line = line;
   return count(s, s->last_site, size);
+}
+
+/* The site of the running allocation of size bytes, counted there; -1
+ * when unknown. (src, line) is its innermost frame as ps_where gives it.
+ * At depth 1 with no statement, the last site found costs two
+ * comparisons. */
+int32_t ps_site_alloc(lua_State *L, ps_ctx *c, uint64_t size, int32_t src, int32_t line) {
+  ps_sites *s = c->obs->sites;
+  if (s && src == s->last_src && line == s->last_line && s->last_site >= 0 &&
+      c->obs->site_depth == 1 && s->stmt < 0)
+    return count(s, s->last_site, size);
+  return site_slow(L, c, src, line, size);
 }
 
 /* The site of frames up to the depth asked, the REPL's statement in

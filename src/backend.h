@@ -170,6 +170,10 @@ typedef struct ps_backend {
   int (*pool_set)(void *ctx, ps_pool *p, ps_pool_attr a, uint64_t v);
   int (*pool_get)(void *ctx, ps_pool *p, ps_pool_attr a, uint64_t *v);
   int (*pool_trim)(void *ctx, ps_pool *p, uint64_t keep);
+  /* For observers, changing nothing: where p last mapped memory, the
+   * address of its first new chunk and the bytes mapped (PS_OK), or
+   * PS_ERR_NOT_READY when not known. May be NULL (cuda: never known). */
+  int (*pool_last_map)(void *ctx, ps_pool *p, ps_addr *addr, uint64_t *size);
   /* note may be NULL. */
   int (*pool_alloc)(void *ctx, ps_pool *p, uint64_t size, ps_stream *s,
                     ps_addr *out, ps_alloc_note *note);

@@ -221,7 +221,12 @@ void ps_trace_pool(lua_State *L, ps_ctx *c, ps_seen_pool *p, int64_t used_delta,
     uint64_t grew = reserved - p->last_reserved;
     int32_t src = r->src, line = r->line;
     ps_rec *g = ps_trace_rec(L, c, PS_OP_RESERVE, PS_REC_NOSRC);
+    ps_addr at = 0;
+    uint64_t mapped = 0;
     if (g) g->pool = p->id, g->size = grew, g->reserved = reserved, g->src = src, g->line = line;
+    if (g && c->be->pool_last_map && c->be->pool_last_map(c->b, p->h, &at, &mapped) == PS_OK &&
+        mapped == grew)
+      g->addr = at;                              /* where the new memory lies */
   }
   if (reserved != PS_UNSET) p->last_reserved = reserved;
 }

@@ -390,6 +390,7 @@ static int sim_option_names(void *ctx, const char **names, int max) {
 int sim_stream_peek(void *ctx, ps_stream *s, int *idle);   /* sim_peek.c */
 int sim_stream_last_span(void *ctx, ps_stream *s, double *queued_ms, double *start_ms,
                          double *end_ms);
+int sim_pool_last_map(void *ctx, ps_pool *p, ps_addr *addr, uint64_t *size);   /* sim_pool.c */
 
 /* ---- the ops table ---- */
 
@@ -411,6 +412,7 @@ const ps_backend ps_backend_sim = {
   SIM_FAULT_OPS(SLOT)
   .stream_peek = sim_stream_peek,
   .stream_last_span = sim_stream_last_span,
+  .pool_last_map = sim_pool_last_map,
   .now = sim_now,
   .option_get = sim_option_get, .option_set = sim_option_set,
   .option_names = sim_option_names,

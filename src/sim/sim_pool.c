@@ -92,6 +92,7 @@ struct ps_pool {
   uint64_t extent;            /* bytes records cover: up to the end of the
                                  highest mapped chunk */
   uint64_t gran;              /* chunk size while extent > 0 */
+  uint64_t map_off, map_size; /* the last mapping: its first chunk's offset, bytes */
   size_t idx;                 /* in c->pools.v */
   size_t over;                /* in c->pools.over + 1; 0: not there */
   rec **pages;                /* the slab: pages of PAGE_RECS, page 0 grows */
@@ -664,8 +665,11 @@ static int extend(sim_ctx *c, ps_pool *p, uint64_t to, uint64_t g) {
  * reserved_high, as measured). */
 static int map_range(sim_ctx *c, ps_pool *p, uint64_t off, uint64_t end) {
   uint64_t g = pgran(c, p), have = p->extent / g, last = sim_round_up(end, g) / g, add = 0;
+  uint64_t first = UINT64_MAX;
   if (end < off || last * g < end) return 0;
-  for (uint64_t k = off / g; k < last && k < have; k++) add += is_mapped(p, k) ? 0 : g;
+  for (uint64_t k = off / g; k < last && k < have; k++)
+    if (!is_mapped(p, k)) add += g, first = first < k ? first : k;
+  if (last > have && first == UINT64_MAX) first = off / g > have ? off / g : have;
   if (last > have) add += (last - (off / g > have ? off / g : have)) * g;
   if (add == 0) return 1;
   sim_space sp = pool_space(p);
@@ -685,6 +689,7 @@ static int map_range(sim_ctx *c, ps_pool *p, uint64_t off, uint64_t end) {
       set_mapped(p, k, 1);
     }
   p->reserved += add;
+  p->map_off = first * g, p->map_size = add;
   if (p->reserved > p->reserved_high) p->reserved_high = p->reserved;
   sim_host_cost(c, c->prof.map_ns + (double)add / GIB_D * c->prof.map_ns_per_gib);
   over_update(c, p);
@@ -1086,6 +1091,17 @@ int sim_pool_get(void *ctx, ps_pool *p, ps_pool_attr a, uint64_t *v) {
   case PS_ATTR_USED_HIGH: *v = p->used_high; return PS_OK;
   default: return PS_ERR_INVALID_VALUE;
   }
+}
+
+/* The pool's last mapping: the address of its first newly mapped chunk
+ * and the bytes mapped; PS_ERR_NOT_READY before any. Changes nothing. */
+int sim_pool_last_map(void *ctx, ps_pool *p, ps_addr *addr, uint64_t *size) {
+  sim_ctx *c = ctx;
+  if (!live_pool(c, p) || !addr || !size) return PS_ERR_INVALID_VALUE;
+  if (!p->arena || !p->map_size) return PS_ERR_NOT_READY;
+  *addr = p->arena->base + p->map_off;
+  *size = p->map_size;
+  return PS_OK;
 }
 
 /* cudaMemPoolTrimTo: gives back retired free chunks from the top while

@@ -1137,8 +1137,32 @@ static void test_last_span(void) {
   B->close(c);
 }
 
+/* pool_last_map: where the last growth mapped, and how much. */
+static void test_last_map(void) {
+  void *c = open_sim(0);
+  ps_pool *p = new_pool(c, 0, 0);
+  ps_addr at = 0, a = 0, b = 0;
+  uint64_t n = 0;
+  CHECK(B->pool_last_map(c, p, &at, &n) == PS_ERR_NOT_READY);
+  OK(B->pool_alloc(c, p, 40 * MiB, NULL, &a, NULL));
+  uint64_t first = attr(c, p, PS_ATTR_RESERVED_CURRENT);
+  OK(B->pool_last_map(c, p, &at, &n));
+  CHECK(at == a && n == first);
+  OK(B->pool_alloc(c, p, 40 * MiB, NULL, &b, NULL));
+  OK(B->pool_last_map(c, p, &at, &n));
+  CHECK(n == attr(c, p, PS_ATTR_RESERVED_CURRENT) - first);
+  CHECK(at == a + first && b < at && b + 40 * MiB > at);   /* b spans both mappings */
+  CHECK(attr(c, p, PS_ATTR_RESERVED_CURRENT) == first + n);   /* asking changed nothing */
+  OK(B->pool_free(c, a, NULL));
+  OK(B->pool_free(c, b, NULL));
+  OK(B->stream_sync(c, NULL));
+  OK(B->pool_destroy(c, p));
+  B->close(c);
+}
+
 int main(void) {
   test_clock();
+  test_last_map();
   test_last_span();
   test_legacy();
   test_contents();

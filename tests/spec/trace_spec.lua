@@ -402,6 +402,57 @@ describe("poolsh.trace", function()
     end)
   end)
 
+  describe("reservations", function()
+    it("say where the new memory lies, and the pickle's segments follow them #sim_only", function()
+      if not H.is_sim() then return pending("sim only: cuda does not say where a pool maps") end
+      local s = poolsh.stream()
+      local p = poolsh.pool { release_threshold = 0 }
+      local events = recorded(function()
+        local a = p:alloc("40 MiB", s)
+        local b = p:alloc("40 MiB", s)
+        a:free(); b:free()
+        s:sync()
+      end)
+      local reserves, allocs = {}, {}
+      for _, e in ipairs(events) do
+        if e.op == "reserve" then reserves[#reserves + 1] = e end
+        if e.op == "alloc" then allocs[#allocs + 1] = e end
+      end
+      assert.equal(2, #reserves)
+      for i, r in ipairs(reserves) do
+        assert.is_number(r.addr)
+        local a = allocs[i]
+        assert.is_true(a.addr + a.size > r.addr and a.addr < r.addr + r.size, "alloc " .. i .. " in it")
+      end
+      local function each(fn) for _, e in ipairs(events) do fn(e) end end
+      local snap = require("poolsh.export.pytorch").build(each, poolsh.trace.meta(events))
+      local segs, frees, done = {}, 0, {}
+      for _, t in ipairs(snap.device_traces[1]) do
+        if t.action == "segment_alloc" then segs[#segs + 1] = t end
+        if t.action == "free_completed" then done[t.addr] = true end
+        if t.action == "segment_free" then
+          frees = frees + 1
+          for _, a in ipairs(allocs) do
+            if a.addr >= t.addr and a.addr < t.addr + t.size then
+              assert.is_true(done[a.addr], "a segment is freed only after its blocks completed")
+            end
+          end
+        end
+      end
+      local n = 0
+      for _ in pairs(done) do n = n + 1 end
+      assert.equal(2, n)
+      assert.equal(2, #segs)
+      for i, r in ipairs(reserves) do
+        assert.equal(r.addr, segs[i].addr)
+        assert.equal(r.size, segs[i].size)
+        assert.is_true(segs[i].time_us <= math.floor(r.t * 1000 + 0.5))   -- at the alloc that caused it
+      end
+      assert.equal(2, frees)
+      p:destroy(); s:destroy()
+    end)
+  end)
+
   describe("meta", function()
     it("names objects as poolsh.naming does, in meta and in the exports", function()
       local s = poolsh.stream { name = "copies" }

@@ -12,7 +12,7 @@
 -- cudaMalloc'd regions; a poolsh pool's reserve events give its regions.
 -- Release events carry no address, so a release frees the newest regions
 -- without live blocks until its size is covered (all of them when the pool's
--- reserved drops to 0). A reserve recorded just after the alloc that caused
+-- reserved drops to 0), completing the queued frees inside first. A reserve recorded just after the alloc that caused
 -- it opens its region at that alloc. Allocations outside every reserved
 -- region (reserve events without addresses) get one derived region per pool:
 -- the span of those buffers, at least the pool's peak reserved. A buffer whose address is reused before its
@@ -64,7 +64,7 @@ local function prepass(each)
     if ev.op == "alloc" and ev.pool ~= nil and math.type(ev.addr) and math.type(ev.size) then
       local covered = false
       for _, r in ipairs(reserved[ev.pool] or {}) do
-        if inside(ev.addr, ev.size, r) then covered = true; break end
+        if overlaps(ev.addr, ev.size, r.addr, r.size) then covered = true; break end
       end
       if not covered then
         local h = hull[ev.pool]
@@ -89,7 +89,7 @@ Replay.__index = Replay
 local function new_replay(each, meta)
   local dev = meta.device or {}
   local hull, reserved = prepass(each)
-  return setmetatable({ pools = {}, buffers = {}, order = 0,
+  return setmetatable({ pools = {}, buffers = {}, completed = {}, order = 0,
     hull = hull, reserved = reserved, total = math.tointeger(dev.total) }, Replay)
 end
 
@@ -122,11 +122,27 @@ function Replay:drop_region(pool, i, t)
   return r.size
 end
 
+-- Whether a live buffer (allocated, not freed) lies in region r.
 function Replay:region_busy(pool, r)
   for _, b in pairs(self.buffers) do
-    if b.pool == pool and overlaps(b.addr, b.size, r.addr, r.size) then return true end
+    if b.pool == pool and b.state == "active_allocated" and overlaps(b.addr, b.size, r.addr, r.size) then
+      return true
+    end
   end
   return false
+end
+
+-- Completes the queued frees in region r: the pool gives it back, which
+-- proves them done (their own free_completed, recorded after the release
+-- that the same sync caused, is then skipped).
+function Replay:complete_in(pool, r, t)
+  for key, b in pairs(self.buffers) do
+    if b.pool == pool and b.state == "active_pending_free" and overlaps(b.addr, b.size, r.addr, r.size) then
+      self:entry("free_completed", b.addr, b.size, b.stream, nil, t)
+      self.buffers[key] = nil
+      self.completed[key] = true
+    end
+  end
 end
 
 function Replay:opened(pool, addr, size)
@@ -148,12 +164,17 @@ end
 -- derived one.
 function Replay:ensure_region(ev, t)
   if self:covered(ev.pool, ev.addr, ev.size) then return end
+  -- the reserved regions it lies in (a block may span two mappings)
+  local found = false
   for _, r in ipairs(self.reserved[ev.pool] or {}) do
-    if inside(ev.addr, ev.size, r) then
-      self:add_region(ev.pool, r.addr, r.size, ev.stream, t)
-      return
+    if overlaps(ev.addr, ev.size, r.addr, r.size) then
+      found = true
+      if not self:opened(ev.pool, r.addr, r.size) then
+        self:add_region(ev.pool, r.addr, r.size, ev.stream, t)
+      end
     end
   end
+  if found then return end
   local h = self.hull[ev.pool]
   if h and ev.addr >= h.lo and ev.addr + ev.size <= h.hi then
     self:add_region(ev.pool, h.lo, h.hi - h.lo, ev.stream, t)
@@ -212,6 +233,7 @@ end
 
 function Replay:free_completed(ev, t)
   local key, b = self:find(ev)
+  if key ~= nil and self.completed[key] then self.completed[key] = nil; return end
   if b and b.state ~= "active_pending_free" then return end
   if b then self.buffers[key] = nil end
   self:entry("free_completed", ev.addr or (b and b.addr), ev.size or (b and b.size),
@@ -227,6 +249,7 @@ function Replay:release(ev, t)
   for i = #regions, 1, -1 do
     if not all and freed >= want then break end
     if all or not self:region_busy(ev.pool, regions[i]) then
+      self:complete_in(ev.pool, regions[i], t)
       freed = freed + self:drop_region(ev.pool, i, t)
     end
   end

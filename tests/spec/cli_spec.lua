@@ -343,3 +343,12 @@ describe("start-up failures", function()
     once(err, first:match("%d+: (.*)$") or first:match(": (.*)$"))
   end)
 end)
+
+describe("the REPL's statements", function()
+  it("name the allocations they make: sites and the leak report quote the statement", function()
+    local out, err = run("-i --backend=sim", nil,
+      "p = poolsh.pool{}\nb = p:alloc(64)\nprint('site', poolsh.core.live()[1].src)\n")
+    assert.matches("site\tb = p:alloc(64)\n", out, 1, true)
+    assert.matches("allocated at b = p:alloc(64)", out .. err, 1, true)
+  end)
+end)

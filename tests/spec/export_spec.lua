@@ -611,6 +611,11 @@ print(json.dumps({"width": w, "height": h, "counts": counts}))
       assert.truthy(dom:find("events 1 to " .. html.page_rows .. " of 150000 events", 1, true))
       assert.truthy(dom:find('id="zoom-in"', 1, true))
       assert.truthy(dom:find(" ms</span>", 1, true))   -- the range shown
+      -- a range named in the link is what the charts show, kept inside the trace
+      dom = chromium("--dump-dom", page .. "#t=10,20")
+      assert.truthy(dom:find("10.0000 ms to 20.0000 ms", 1, true))
+      dom = chromium("--dump-dom", page .. "#t=45,60")
+      assert.truthy(dom:find("35.0008 ms to 50.0008 ms", 1, true))
     end)
 
     it("is self-contained and renders an empty trace", function()

@@ -292,6 +292,9 @@ local SCRIPT = [==[
     if (n >= 1 && n <= pages) { page = n - 1; showPage(); }
   };
 
+  // A link can name a range: page.html#t=10,20 shows 10 ms to 20 ms.
+  var m = /^#t=([-\d.e]+),([-\d.e]+)$/.exec(location.hash);
+  if (m && +m[2] > +m[1]) { view.a = +m[1]; view.b = +m[2]; clamp(); }
   draw();
   showPage();
 })();

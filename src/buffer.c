@@ -46,7 +46,7 @@ ps_stream *ps_bufferstream(lua_State *L, int arg) {
 /* Frees b once, on stream s for pool memory; others synchronously, but
  * a finalizer (deferred) leaves cudaMalloc'd memory to ps_free_deferred.
  * Returns the backend's status; b stays live on failure. */
-static int buffer_release(ps_ctx *c, ps_bufferud *b, ps_stream *s, int deferred) {
+int ps_buffer_release(ps_ctx *c, ps_bufferud *b, ps_stream *s, int deferred) {
   if (!b->live) return PS_OK;
   int st = PS_OK;
   switch (b->kind) {
@@ -81,7 +81,7 @@ static int buffer_gc(lua_State *L) {
   ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
   if (b == NULL) return luaL_typeerror(L, 1, PS_BUFFER);    /* called by hand */
   if (!b->live || !c->b) return 0;
-  int st = buffer_release(c, b, ps_bufferstream(L, 1), 1);
+  int st = ps_buffer_release(c, b, ps_bufferstream(L, 1), 1);
   if (st == PS_OK)
     ps_obs_free(L, c, b, b->kind != PS_KIND_POOL ? NULL : own_stream(L, b), 1);
   else {
@@ -127,7 +127,7 @@ static int buffer_free(lua_State *L) {
                         b->id, su->id);
   }
   if (b->kind == PS_KIND_MALLOC) ps_wait_begin(L, c);     /* cudaFree waits */
-  int st = buffer_release(c, b, su ? su->h : NULL, 0);
+  int st = ps_buffer_release(c, b, su ? su->h : NULL, 0);
   if (st != PS_OK && su) {
     char n[16];
     ps_fail(L, st, "(freeing buffer b%d on stream %s)", b->id, ps_streamname(n, sizeof n, su));

@@ -475,8 +475,13 @@ static int core_backend_reason(lua_State *L) {
 
 /* ---- reset ---------------------------------------------------------------- */
 
-static void buffer_dead(const ps_bufferud *b) {
-  ((ps_bufferud *)b)->live = 0;        /* its finalizer does nothing now */
+/* Frees live Buffer b's memory (pool memory on the legacy stream) and
+ * ends it: its finalizer does nothing now. Whatever the backend says:
+ * closing the backend next frees what it still holds on the sim; on cuda
+ * the device's default pool and cudaMalloc'd memory outlive the close. */
+static void buffer_dead(ps_ctx *c, const ps_bufferud *b) {
+  ps_bufferud *m = (ps_bufferud *)b;
+  if (ps_buffer_release(c, m, NULL, 0) != PS_OK) m->live = 0;
 }
 
 /* Ends every Pool, Stream and Event in the registry of objects but the
@@ -542,6 +547,7 @@ static int core_reset(lua_State *L) {
   ps_obs_reset(L, c, buffer_dead);
   ps_free_deferred(L, c);
   c->ndeferred = 0;
+  (void)be->device_sync(c->b);     /* the frees complete before pools go */
   be->close(c->b);
   c->b = NULL;
   c->be = NULL;

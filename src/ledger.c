@@ -977,10 +977,10 @@ lua_Integer ps_ledger_push_pending(lua_State *L, ps_ctx *c, lua_Integer max) {
 }
 
 /* Calls each(ud) for the struct of every live Buffer the ledger holds. */
-void ps_ledger_each_live(ps_ctx *c, void (*each)(const ps_bufferud *b)) {
+void ps_ledger_each_live(ps_ctx *c, void (*each)(ps_ctx *c, const ps_bufferud *b)) {
   ps_ledger *l = c->obs->ledger;
   for (int32_t s = l ? l->live.head : -1; s >= 0; s = l->v[s].next)
-    if (l->v[s].ud) each(l->v[s].ud);
+    if (l->v[s].ud) each(c, l->v[s].ud);
 }
 
 /* Live Buffer b is going away without a free (its finalizer's failed):

@@ -49,7 +49,7 @@ void ps_obs_lost(ps_ctx *c, const ps_bufferud *b) {
   ps_ledger_lost(c, b);
 }
 
-void ps_obs_reset(lua_State *L, ps_ctx *c, void (*dead)(const ps_bufferud *b)) {
+void ps_obs_reset(lua_State *L, ps_ctx *c, void (*dead)(ps_ctx *c, const ps_bufferud *b)) {
   ps_obs *o = c->obs;
   ps_ledger_each_live(c, dead);
   int sources = o->sources, depth = o->site_depth;

@@ -91,7 +91,7 @@ void ps_obs_push_why_fresh(lua_State *L, const ps_bufferud *b);
 /* poolsh.core.reset(): each live Buffer is passed to dead (which ends
  * it), then the layer forgets everything. A Buffer that the collector
  * takes while still live (its finalizer's free failed) is lost. */
-void ps_obs_reset(lua_State *L, ps_ctx *c, void (*dead)(const ps_bufferud *b));
+void ps_obs_reset(lua_State *L, ps_ctx *c, void (*dead)(ps_ctx *c, const ps_bufferud *b));
 void ps_obs_lost(ps_ctx *c, const ps_bufferud *b);
 
 /* A Buffer's record is zeroed with it (buffer.c's hot path): 0 reads as

@@ -208,7 +208,7 @@ void ps_ledger_free_space(ps_ctx *c, ps_seen_pool *p, uint64_t reserved, uint64_
 lua_Integer ps_ledger_push_live(lua_State *L, ps_ctx *c, lua_Integer max);
 lua_Integer ps_ledger_push_pending(lua_State *L, ps_ctx *c, lua_Integer max);
 void ps_ledger_free_all(ps_ledger *l);
-void ps_ledger_each_live(ps_ctx *c, void (*each)(const ps_bufferud *b));
+void ps_ledger_each_live(ps_ctx *c, void (*each)(ps_ctx *c, const ps_bufferud *b));
 void ps_ledger_lost(ps_ctx *c, const ps_bufferud *b);
 void ps_ledger_pending_by_stream(ps_ctx *c, const ps_seen_pool *p,
                                  void (*each)(void *ud, int32_t stream, uint64_t bytes, int done),

@@ -170,6 +170,7 @@ ps_poolud *ps_checkpool(lua_State *L, int arg);
 ps_bufferud *ps_checkbuffer(lua_State *L, int arg);
 ps_bufferud *ps_newbuffer(lua_State *L, ps_ctx *c, ps_kind kind, uint64_t size);
 ps_stream *ps_bufferstream(lua_State *L, int arg);
+int ps_buffer_release(ps_ctx *c, ps_bufferud *b, ps_stream *s, int deferred);
 
 int poolsh_open_stream(lua_State *L);
 int poolsh_open_event(lua_State *L);

@@ -94,8 +94,10 @@ poolsh.peak = poolsh.live.peak
 --- poolsh.reset(): frees and destroys everything poolsh made (the core
 -- reopens the device context), then forgets what the live view saw.
 function poolsh.reset()
-  core.reset()
+  local recording = poolsh.trace.recording()
+  core.reset()                         -- stops recording, with everything else
   poolsh.live.reset()
+  if recording then poolsh.trace.start() end   -- a --trace run records on
 end
 
 poolsh.repl = require "poolsh.repl"

@@ -313,6 +313,19 @@ describe("poolsh.reset", function()
     assert.matches("b1 1 B from p1 on default: fresh memory", lines, 1, true)
     c:free(); poolsh.sync(); q:destroy()
   end)
+
+  it("keeps recording when it was (a --trace run records what follows)", function()
+    poolsh.trace.start()
+    poolsh.reset()
+    assert.is_true(poolsh.trace.recording())
+    local p = poolsh.pool {}
+    local b = p:alloc(64)
+    b:free()
+    local ops = {}
+    for _, e in ipairs(poolsh.trace.events()) do ops[#ops + 1] = e.op end
+    assert.same({ "pool_create", "alloc", "reserve", "free" }, ops)
+    poolsh.trace.stop(); poolsh.trace.clear(); poolsh.sync(); p:destroy()
+  end)
 end)
 
 describe("the REPL in a terminal", function()

@@ -878,9 +878,9 @@ static int save_trace(lua_State *L, const char *path) {
     "local prog, path = ... local t = poolsh and poolsh.trace "
     "if not t then return true end "
     "t.stop() "
-    "local ok, e = pcall(t.save, path) "
+    "local ok, e, n = pcall(t.save, path) "
     "if not ok then io.stderr:write(prog, ': --trace: ', tostring(e), '\\n') return false end "
-    "local n = t.count() "
+    "n = n or t.count() "
     "io.stderr:write(('poolsh: trace saved to %s (%d event%s)\\n'):format(path, n, n == 1 and '' or 's')) "
     "return true";
   int status = luaL_loadbuffer(L, code, sizeof code - 1, "=(--trace)");
@@ -1017,7 +1017,11 @@ static int pmain(lua_State *L) {
   trace_path = o->trace;
   set_handler(SIGTERM, on_end_signal);
   set_handler(SIGHUP, on_end_signal);
-  if (o->trace && dostring(L, "poolsh.trace.start()", "=(poolsh)") != LUA_OK) return 1;
+  if (o->trace) {             /* streams to a line format's file */
+    int st = luaL_loadbuffer(L, "poolsh.trace.record_to(...)", 27, "=(poolsh)");
+    if (st == LUA_OK) lua_pushstring(L, o->trace), st = docall(L, 1, 0);
+    if (report(L, st) != LUA_OK) return 1;
+  }
   if (!o->no_env && handle_luainit(L) != LUA_OK) return 1;
   if (!runargs(L, argv, o->script ? o->script : argc)) return 1;
   if (o->script && handle_script(L, argv[o->script]) != LUA_OK) return 1;

@@ -2,9 +2,13 @@
  * trace.c: the event recorder. While recording, every operation poolsh
  * performs appends a fixed-size record (ps_rec) to an array in C; Lua sees
  * the records as tables only when it asks (poolsh.trace.events()). The
- * fields follow docs/trace.md.
+ * fields follow docs/trace.md. When streaming (a line format, CSV), the
+ * records are written to the file as rows every batch records, and dropped.
  */
+#include <errno.h>
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +26,12 @@ struct ps_trace {
   char **srcs;                  /* interned short source names */
   size_t nsrc, capsrc;
   int32_t last_src;             /* the last name found: compared first */
+  FILE *out;                    /* streaming: rows go here every batch records */
+  char *out_path;
+  size_t batch;
+  uint64_t written;             /* records written to out (and dropped) */
+  int out_err;                  /* errno of a failed write: streaming stopped */
+  double prev_t;                /* t of the last record written, NAN: none */
 };
 
 /* Record i (0: the oldest kept). */
@@ -69,7 +79,8 @@ static void where(lua_State *L, ps_trace *tr, int32_t *src, int32_t *line) {
 
 static ps_trace *trace_new(ps_ctx *c) {
   ps_obs *o = c->obs;
-  if (!o->trace && (o->trace = calloc(1, sizeof *o->trace)) != NULL) o->trace->last_src = -1;
+  if (!o->trace && (o->trace = calloc(1, sizeof *o->trace)) != NULL)
+    o->trace->last_src = -1, o->trace->prev_t = NAN;
   return o->trace;
 }
 
@@ -116,13 +127,50 @@ const char *ps_source_name(ps_ctx *c, int32_t src) {
   return tr && src >= 0 && (size_t)src < tr->nsrc ? tr->srcs[src] : "?";
 }
 
+/* ---- streaming ------------------------------------------------------------ */
+
+/* r as a row of RMM's CSV, the columns of lua/poolsh/export/rmm.lua's
+ * header, formatted as its M.row does; 0 when r is not a row. */
+static int csv_row(FILE *f, const ps_rec *r) {
+  const char *action = r->op == PS_OP_ALLOC ? "allocate" : r->op == PS_OP_FREE ? "free"
+                     : r->op == PS_OP_ALLOC_FAILED ? "allocate failure" : NULL;
+  if (!action) return 0;
+  double x = floor(r->t * 1000.0 + 0.5);
+  uint64_t us = x > 0 ? (uint64_t)x : 0, s = us / 1000000;
+  uint64_t addr = r->op != PS_OP_ALLOC_FAILED && r->addr != PS_UNSET ? r->addr : 0;
+  int64_t size = r->size != PS_UNSET ? (int64_t)r->size : 0;
+  return fprintf(f, "1,%02" PRIu64 ":%02" PRIu64 ":%02" PRIu64 ".%06" PRIu64 ",%s,0x%" PRIx64
+                 ",%" PRId64 ",%d\n", s / 3600, s / 60 % 60, s % 60, us % 1000000, action,
+                 addr, size, r->stream >= 0 ? (int)r->stream : 0);
+}
+
+/* Writes the records kept (settled first) as rows, and drops them. A
+ * failed write keeps them all and stops streaming; the error is said when
+ * the stream closes. */
+static void spill(ps_ctx *c, ps_trace *tr) {
+  if (!tr->out || !tr->n) return;
+  settle(c, tr);
+  errno = 0;
+  for (size_t i = 0; i < tr->n; i++) csv_row(tr->out, at(tr, i));
+  if (fflush(tr->out) != 0 || ferror(tr->out)) {
+    tr->out_err = errno ? errno : EIO;
+    fclose(tr->out);
+    tr->out = NULL;
+    return;
+  }
+  tr->prev_t = at(tr, tr->n - 1)->t;
+  tr->written += tr->n;
+  tr->n = tr->settled = tr->head = 0;
+}
+
 /* ---- recording ---------------------------------------------------------- */
 
 
 /* The next record, NULL when out of memory. With a cap, the oldest record
  * makes room once max are kept. The pointer is valid until the next
  * append. The array grows only while head is 0 (before the ring turns). */
-static ps_rec *append(ps_trace *tr) {
+static ps_rec *append(ps_ctx *c, ps_trace *tr) {
+  if (tr->out && tr->n >= tr->batch) spill(c, tr);
   if (tr->max && tr->n == tr->max) {
     ps_rec *r = &tr->v[tr->head];
     tr->head = tr->head + 1 < tr->cap ? tr->head + 1 : 0;
@@ -168,7 +216,7 @@ ps_rec *ps_trace_rec(lua_State *L, ps_ctx *c, ps_op op, int flags) {
   int32_t src = -1, line = 0;
   if (!c->obs->tracing) return NULL;
   if (!flags) where(L, tr, &src, &line);
-  ps_rec *r = append(tr);
+  ps_rec *r = append(c, tr);
   if (!r) return NULL;
   *r = (ps_rec){
     .op = (uint8_t)op, .gc = (uint8_t)(flags & PS_REC_COLLECTED),
@@ -284,7 +332,7 @@ void ps_trace_span(ps_ctx *c, ps_rec *r) {
       c->be->stream_last_span(c->b, ss ? ss->h : NULL, &q, &a, &b) == PS_OK && b >= a) {
     r->start = a, r->dur = b - a, r->estimated = 0;
     if (r->op == PS_OP_COPY && !tr->ticking && r->t >= b && q < r->t) {
-      double before = tr->n > 1 ? at(tr, tr->n - 2)->t : q;
+      double before = tr->n > 1 ? at(tr, tr->n - 2)->t : tr->prev_t == tr->prev_t ? tr->prev_t : q;
       r->t = q > before ? q : before;
     }
   } else if (r->dur > 0) {
@@ -306,18 +354,84 @@ void ps_trace_free(ps_trace *tr) {
   for (size_t i = 0; i < tr->nsrc; i++) free(tr->srcs[i]);
   free(tr->srcs);
   free(tr->v);
+  if (tr->out) fclose(tr->out);
+  free(tr->out_path);
   free(tr);
 }
 
-/* poolsh.trace.start([max_events]): records from now on (keeps what was
- * recorded); with max_events > 0, only the newest that many (0: all).
+/* From now on, writes header and then the records as rows to path every
+ * batch records (arguments from 2 on). The path streamed to already: sets
+ * the batch size. */
+static int stream_open(lua_State *L, ps_trace *tr) {
+  const char *path = luaL_checkstring(L, 2), *header = luaL_checkstring(L, 3);
+  lua_Integer batch = luaL_checkinteger(L, 4);
+  luaL_argcheck(L, batch > 0, 4, "batch must be a positive integer");
+  if (tr->out && strcmp(tr->out_path, path) == 0) return tr->batch = (size_t)batch, 0;
+  if (tr->out || tr->out_path) return luaL_error(L, "poolsh.trace: already streaming to '%s'", tr->out_path);
+  if (tr->max) return luaL_error(L, "poolsh.trace: stream_to cannot be combined with max_events");
+  char *copy = strdup(path);
+  FILE *f = copy ? fopen(path, "wb") : NULL;
+  if (!f) {
+    int e = errno;
+    free(copy);
+    return luaL_error(L, "poolsh.trace: cannot open '%s' for writing: %s", path, strerror(e));
+  }
+  if (fprintf(f, "%s\n", header) < 0 || fflush(f) != 0) {
+    int e = errno;
+    fclose(f);
+    free(copy);
+    return luaL_error(L, "poolsh.trace: cannot write '%s': %s", path, strerror(e));
+  }
+  tr->out = f, tr->out_path = copy, tr->batch = (size_t)batch, tr->out_err = 0;
+  return 0;
+}
+
+/* poolsh.core.trace_save() -> events written since the last clear: writes
+ * what is kept to the file streamed to and closes it (nothing when not
+ * streaming). Raises when a write failed; what was not written stays. */
+static int trace_save(lua_State *L) {
+  ps_trace *tr = trace_of(L);
+  if (!tr->out_path) return lua_pushinteger(L, 0), 1;
+  spill(ps_context(L), tr);
+  if (tr->out && fclose(tr->out) != 0 && !tr->out_err) tr->out_err = errno ? errno : EIO;
+  tr->out = NULL;
+  if (tr->out_err) {
+    lua_pushfstring(L, "poolsh.trace: writing '%s' failed after %I events: %s; the %I events "
+                    "not written are kept (poolsh.trace.save them to another file)",
+                    tr->out_path, (lua_Integer)tr->written, strerror(tr->out_err), (lua_Integer)tr->n);
+  }
+  free(tr->out_path);
+  tr->out_path = NULL;
+  if (tr->out_err) return lua_error(L);
+  lua_pushinteger(L, (lua_Integer)tr->written);
+  return 1;
+}
+
+/* -> the path streamed to (nil: none), events written, the batch size,
+ * the error of a failed write (nil: none). */
+static int trace_streaming(lua_State *L) {
+  ps_trace *tr = trace_of(L);
+  if (tr->out_path) lua_pushstring(L, tr->out_path);
+  else lua_pushnil(L);
+  lua_pushinteger(L, (lua_Integer)tr->written);
+  lua_pushinteger(L, (lua_Integer)tr->batch);
+  if (tr->out_err) lua_pushstring(L, strerror(tr->out_err));
+  else lua_pushnil(L);
+  return 4;
+}
+
+/* poolsh.trace.start([max_events [, path, header, batch]]): records from
+ * now on (keeps what was recorded); with max_events > 0, only the newest
+ * that many (0: all); with a path, streaming to it (stream_open).
  * Each live pool's counters become the baseline for reserve events. */
 static int trace_start(lua_State *L) {
   ps_ctx *c = ps_context(L);
   ps_trace *tr = trace_of(L);
+  if (!lua_isnoneornil(L, 2)) stream_open(L, tr);
   if (!lua_isnoneornil(L, 1)) {
     lua_Integer max = luaL_checkinteger(L, 1);
     luaL_argcheck(L, max >= 0, 1, "max_events must be a non-negative integer");
+    if (max && tr->out_path) return luaL_error(L, "poolsh.trace: max_events cannot be combined with stream_to");
     settle(c, tr);
     if (!set_max(tr, (size_t)max)) return luaL_error(L, "poolsh.trace: out of memory");
   }
@@ -342,7 +456,8 @@ static int trace_clear(lua_State *L) {
   ps_trace *tr = trace_of(L);
   settle(ps_context(L), tr);
   tr->n = tr->settled = tr->head = 0;
-  tr->dropped = 0;
+  tr->dropped = tr->written = 0;
+  tr->prev_t = NAN;
   return 0;
 }
 
@@ -374,7 +489,7 @@ static void set_u64(lua_State *L, const char *k, uint64_t v) {
 static void push_rec(lua_State *L, const ps_trace *tr, size_t i) {
   const ps_rec *r = at(tr, i);
   lua_createtable(L, 0, 12);
-  set_int(L, "seq", (int64_t)(tr->dropped + i + 1));
+  set_int(L, "seq", (int64_t)(tr->dropped + tr->written + i + 1));
   lua_pushnumber(L, r->t);
   lua_setfield(L, -2, "t");
   lua_pushstring(L, ps_op_names[r->op]);
@@ -468,6 +583,7 @@ static int trace_events(lua_State *L) {
 }
 
 static const luaL_Reg trace_funcs[] = {
+  {"trace_save", trace_save}, {"trace_streaming", trace_streaming},
   {"trace_start", trace_start}, {"trace_stop", trace_stop}, {"trace_clear", trace_clear},
   {"trace_events", trace_events}, {"trace_recording", trace_recording},
   {"trace_count", trace_count}, {NULL, NULL}
@@ -491,7 +607,7 @@ void ps_trace_buffer(lua_State *L, ps_ctx *c, ps_op op, const ps_bufferud *b, in
   int32_t src = -1, line = 0;
   if (op == PS_OP_ALLOC && sb->src >= 0) src = sb->src, line = sb->line;  /* the ledger's */
   else if (!collected) where(L, tr, &src, &line);
-  ps_rec *r = append(tr);
+  ps_rec *r = append(c, tr);
   if (!r) return;
   r->op = (uint8_t)op;
   r->kind = (uint8_t)b->kind;

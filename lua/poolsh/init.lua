@@ -50,7 +50,8 @@ function poolsh.sim.profile_info() return require("poolsh.profile").info() end
 -- The core's raw views stay in poolsh.core; poolsh.trace and poolsh.live
 -- are what users call.
 for _, k in ipairs { "trace_start", "trace_stop", "trace_clear", "trace_events",
-                     "trace_recording", "trace_count", "objects", "blocks", "live", "pending",
+                     "trace_recording", "trace_count", "trace_save", "trace_streaming",
+                     "objects", "blocks", "live", "pending",
                      "recent", "stream_state", "device_name", "names", "shown_max",
                      "object_name", "object_names",
                      "releases", "counts", "peak_push", "peak_pop", "statement" } do

@@ -5,9 +5,34 @@ local naming = require "poolsh.naming"
 
 local trace = {}
 
+--- Events kept in memory between two writes when streaming.
+trace.stream_batch = 65536
+
+-- Closes the stream when the state closes, if nothing saved it before.
+local closer
+
+-- trace.start{stream_to = path, batch = n}'s arguments to the core after
+-- max_events: path, its header, the batch size.
+local function stream_args(path, batch)
+  local export = require "poolsh.export"
+  local header = export.line_header(path)
+  if not header then
+    local lines = {}
+    for ext in pairs(export.line_formats) do lines[#lines + 1] = "." .. ext end
+    table.sort(lines)
+    error(("poolsh.trace.start: stream_to must name a line format (%s), got '%s'")
+      :format(table.concat(lines, ", "), path), 3)
+  end
+  closer = closer or setmetatable({}, { __gc = function() pcall(core.trace_save) end })
+  return header, batch or trace.stream_batch
+end
+
 --- trace.start([opts]): records every operation from now on.
 -- opts.max_events = N keeps only the newest N events (a ring); without it
--- (or 0) every event is kept.
+-- (or 0) every event is kept. opts.stream_to = path (a .csv) writes the
+-- events to path as the run goes, opts.batch (trace.stream_batch) at a
+-- time, dropping them once written; trace.save(path) writes the rest.
+-- Naming the path streamed to again with a batch sets the batch size.
 function trace.start(opts)
   if opts ~= nil and type(opts) ~= "table" then
     error("poolsh.trace.start: options table expected ({max_events = N}), got " .. type(opts), 2)
@@ -16,7 +41,47 @@ function trace.start(opts)
   if max ~= nil and (math.type(max) ~= "integer" or max < 0) then
     error("poolsh.trace.start: max_events must be a non-negative integer, got " .. tostring(max), 2)
   end
-  core.trace_start(max or 0)
+  local path, batch = opts and opts.stream_to, opts and opts.batch
+  if path ~= nil and type(path) ~= "string" then
+    error("poolsh.trace.start: stream_to must be a path (a string), got " .. type(path), 2)
+  end
+  if batch ~= nil and (math.type(batch) ~= "integer" or batch < 1) then
+    error("poolsh.trace.start: batch must be a positive integer, got " .. tostring(batch), 2)
+  end
+  if batch ~= nil and not path then
+    error("poolsh.trace.start: batch is the size of stream_to's writes: give stream_to too", 2)
+  end
+  if path and max and max > 0 then
+    error("poolsh.trace.start: stream_to cannot be combined with max_events", 2)
+  end
+  local current = core.trace_streaming()
+  if path and current and current ~= path then
+    error(("poolsh.trace.start: already streaming to '%s'"):format(current), 2)
+  end
+  local ok, err
+  if path and (not current or batch) then
+    ok, err = pcall(core.trace_start, max or 0, path, stream_args(path, batch))
+  else
+    ok, err = pcall(core.trace_start, max or 0)
+  end
+  if not ok then error(err, 2) end
+end
+
+--- trace.record_to(path): starts recording for a save to path at the end
+-- (--trace): streaming when path's format is a line format (.csv).
+function trace.record_to(path)
+  if require("poolsh.export").line_header(path) then
+    trace.start { stream_to = path }
+  else
+    trace.start()
+  end
+end
+
+--- trace.streaming() -> the path streamed to (nil: none), events written
+-- to it so far, and the error that stopped the writes (nil: none).
+function trace.streaming()
+  local path, written, _, err = core.trace_streaming()
+  return path, written, err
 end
 --- trace.stop(): stops recording; what was recorded stays.
 trace.stop = core.trace_stop
@@ -24,7 +89,8 @@ trace.stop = core.trace_stop
 trace.clear = core.trace_clear
 --- trace.recording() -> boolean.
 trace.recording = core.trace_recording
---- trace.count() -> how many events are kept.
+--- trace.count() -> how many events are kept in memory (when streaming,
+-- those not written yet).
 function trace.count() return (core.trace_count()) end
 --- trace.dropped() -> how many older events max_events let go since the last clear.
 function trace.dropped() return select(2, core.trace_count()) end
@@ -116,15 +182,22 @@ function trace.meta(events)
   return meta
 end
 
---- trace.save(path) -> path: writes the record; the extension picks the
--- format: .json (Chrome trace events), .csv (RMM log), .pickle (PyTorch
--- memory snapshot), .html (a self-contained report). The events are read
--- in batches and the file written as it goes.
+--- trace.save(path) -> path, events saved: writes the record; the
+-- extension picks the format: .json (Chrome trace events), .csv (RMM log),
+-- .pickle (PyTorch memory snapshot), .html (a self-contained report). The
+-- events are read in batches and the file written as it goes. The path
+-- streamed to: writes the events kept and closes the file.
 function trace.save(path)
   if type(path) ~= "string" then
     error("poolsh.trace.save: path expected (a string ending in .json, .csv, .pickle or .html)", 2)
   end
-  return require("poolsh.export").save(path, trace.each, trace.meta())
+  if path == core.trace_streaming() then
+    local ok, n = pcall(core.trace_save)
+    if not ok then error(n, 2) end
+    return path, n
+  end
+  local n = core.trace_count()
+  return require("poolsh.export").save(path, trace.each, trace.meta()), n
 end
 
 return trace

@@ -18,6 +18,17 @@ local aliases = { chrome = "json", rmm = "csv", pytorch = "pickle" }
 --- The formats save() picks by extension.
 M.formats = { "json", "csv", "pickle", "html" }
 
+--- Line formats, one event a line after a header, which --trace streams to
+-- its file as the run goes (poolsh.trace.start{stream_to = path}): the
+-- extension -> the header line. src/trace.c writes the rows.
+M.line_formats = { csv = require("poolsh.export.rmm").header }
+
+--- The header of path's line format, nil when path's is not one.
+function M.line_header(path)
+  local ext = type(path) == "string" and path:match("%.([%w_]+)$")
+  return ext and M.line_formats[ext:lower()] or nil
+end
+
 local function supported()
   return "." .. table.concat(M.formats, ", .")
 end

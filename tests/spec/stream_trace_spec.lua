@@ -37,9 +37,11 @@ if arg[1] == "error" then error("the run fails") end
 if arg[1] == "exit" then os.exit(3) end
 ]])
 
--- Runs the workload in a fresh poolsh: out, err, exit code.
+-- Runs the workload in a fresh poolsh: out, err, exit code. On the sim,
+-- whose clock and addresses repeat from run to run, so that two runs'
+-- files can be compared.
 local function run(pre, args, how)
-  return H.poolsh_cmd(args .. " -e " .. q(pre) .. " " .. workload .. " " .. (how or ""))
+  return H.poolsh_cmd("--backend=sim " .. args .. " -e " .. q(pre) .. " " .. workload .. " " .. (how or ""))
 end
 
 -- The CSV of the workload saved at the end, not streamed.
@@ -47,7 +49,7 @@ local plain
 local function plain_csv()
   if not plain then
     local path = tmp("plain.csv")
-    local out, err, code = H.poolsh_cmd("-e " .. q("poolsh.trace.start()") .. " -e " ..
+    local out, err, code = H.poolsh_cmd("--backend=sim -e " .. q("poolsh.trace.start()") .. " -e " ..
       q("dofile(" .. ("%q"):format(workload) .. ") poolsh.trace.save(" .. ("%q"):format(path) .. ")"))
     assert(code == 0, out .. err)
     plain = H.slurp(path)
@@ -102,7 +104,7 @@ describe("streaming the trace", function()
 
   it("numbers events on across the writes, and reports what it wrote", function()
     local path = tmp("api.csv")
-    local out, err, code = H.poolsh_cmd("-e " .. q(([[
+    local out, err, code = H.poolsh_cmd("--backend=sim -e " .. q(([[
       poolsh.trace.start{stream_to = %q, batch = 10}
       local p, s = poolsh.pool{}, poolsh.stream()
       for _ = 1, 25 do p:alloc(4096, s):free(s) end
@@ -134,7 +136,7 @@ describe("streaming the trace", function()
       print(select(2, pcall(poolsh.trace.save, %q)))
     ]]):format(path, path))
     -- files over a few KiB cannot be written (EFBIG, the signal ignored)
-    local out, err, code = H.sh("trap '' XFSZ; ulimit -f 8; " .. H.exe .. " " .. script)
+    local out, err, code = H.sh("trap '' XFSZ; ulimit -f 8; " .. H.exe .. " --backend=sim " .. script)
     assert.equal(0, code, err)
     local written, why, kept = out:match("^(%d+)\t(.-)\t(%d+)\n")
     assert.equal("File too large", why)

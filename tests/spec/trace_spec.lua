@@ -650,3 +650,43 @@ describe("recorded pool counters" .. mode.name, function()
     end)
 end)
 end
+
+-- Streaming in this process, on any backend (on cuda: ticks settled at
+-- each write); tests/spec/stream_trace_spec.lua compares whole files.
+describe("poolsh.trace streaming", function()
+  it("writes each batch's rows, in order, holding at most a batch", function()
+    local base = os.tmpname()
+    os.remove(base)
+    local path = base .. ".csv"
+    poolsh.trace.clear()
+    poolsh.trace.start { stream_to = path, batch = 8 }
+    local s, p = H.fresh()
+    local want, most = {}, 0
+    for i = 1, 30 do
+      local b = p:alloc(4096 * i, s)
+      want[#want + 1] = ("allocate,0x%x,%d,%d"):format(b.addr, 4096 * i, s.id)
+      b:free(s)
+      want[#want + 1] = ("free,0x%x,%d,%d"):format(b.addr, 4096 * i, s.id)
+      most = math.max(most, poolsh.trace.count())
+    end
+    poolsh.trace.stop()
+    local saved, n = poolsh.trace.save(path)
+    assert.equal(path, saved)
+    assert.truthy(most <= 8)
+    assert.equal(0, poolsh.trace.count())
+    assert.truthy(n >= 60)
+    local lines = {}
+    for line in io.lines(path) do lines[#lines + 1] = line end
+    os.remove(path)
+    assert.equal(require("poolsh.export.rmm").header, table.remove(lines, 1))
+    local last = ""
+    for i, line in ipairs(lines) do
+      local t, rest = line:match("^1,([%d:.]+),(.*)$")
+      assert.equal(want[i], rest)
+      assert.truthy(t >= last, line)
+      last = t
+    end
+    assert.equal(#want, #lines)
+    s:sync(); p:destroy()
+  end)
+end)

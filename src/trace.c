@@ -550,6 +550,9 @@ static void push_rec(lua_State *L, const ps_trace *tr, size_t i) {
       lua_setfield(L, -2, "cause_op");
       set_int(L, "cause_id", r->other);
       break;
+    case PS_OP_ALLOC_RETRY:
+      set_u64(L, "freed", r->value);                /* what the collection freed */
+      break;
     case PS_OP_SET:
       lua_pushstring(L, r->kind < PS_SET_RESET_HIGH ? ps_setting_names[r->kind] : "reset_high");
       lua_setfield(L, -2, "name");

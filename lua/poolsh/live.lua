@@ -51,7 +51,7 @@ M.width = nil
 local function terminal_columns()
   local f = io.popen("stty size </dev/tty 2>/dev/null")
   if not f then return nil end
-  local out = f:read("a")
+  local out = f:read("a") or ""        -- nothing when the terminal is gone (SIGHUP)
   f:close()
   return tonumber(out:match("^%s*%d+%s+(%d+)"))
 end

@@ -40,7 +40,33 @@ local function row(ev, t, start, dur, meta)
     num(ev.used), ",", num(ev.pending), ",", str(#d > 0 and table.concat(d, " ") or nil), "]" })
 end
 
--- The page's header data: title, lane and pool names, colours.
+-- meta.notes, {{t = ms, text = ...}, ...} (narration), checked and copied.
+local function notes(meta)
+  local out = {}
+  for i, n in ipairs(meta.notes or {}) do
+    if type(n) ~= "table" or type(n.t) ~= "number" or type(n.text) ~= "string" then
+      error("poolsh.export.html: meta.notes[" .. i .. "] must be {t = ms, text = string}", 0)
+    end
+    out[i] = { t = n.t, text = n.text }
+  end
+  return out[1] and out or nil
+end
+
+local function escape(s)
+  return (s:gsub("[&<>\"]", { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;" }))
+end
+
+-- The notes as a list above the timeline; a note links to its time.
+local function notes_list(meta)
+  local items = {}
+  for _, n in ipairs(notes(meta) or {}) do
+    items[#items + 1] = ('<li><a href="#t=%s,%s">%s ms</a> %s</li>\n'):format(number(n.t), number(n.t + 1e-3),
+      number(n.t), escape(n.text))
+  end
+  return #items > 0 and ('<h2>Steps</h2>\n<ol id="notes">\n' .. table.concat(items) .. "</ol>\n") or ""
+end
+
+-- The page's header data: title, lane and pool names, colours, notes.
 local function header(meta)
   local streams, pools = {}, {}
   for id in pairs(meta.streams or {}) do streams[tostring(id)] = util.stream_name(meta, id) end
@@ -50,6 +76,7 @@ local function header(meta)
     title = string.format("poolsh trace (%s%s)", tostring(meta.backend or "?"),
       dev.name and (", " .. tostring(dev.name)) or ""),
     streams = streams, pools = pools, colours = M.colours, page_rows = M.page_rows,
+    notes = notes(meta),
   }
 end
 
@@ -218,6 +245,15 @@ local SCRIPT = [==[
         g.fillRect(Math.round(x(e[T])) - 1, y0 + (kind === "alloc" ? 0 : 18), 3, 4);
       }
     }
+    // Notes: a labelled dashed line at each note's time.
+    g.fillStyle = g.strokeStyle = "#444"; g.setLineDash([3, 3]);
+    (D.notes || []).forEach(function (n) {
+      if (n.t < view.a || n.t > view.b) return;
+      var px = Math.round(x(n.t)) + 0.5;
+      g.beginPath(); g.moveTo(px, 0); g.lineTo(px, h - 16); g.stroke();
+      g.fillText(n.text.split(" ")[0], px + 2, 10);
+    });
+    g.setLineDash([]);
     axis(g, h);
   }
 
@@ -318,7 +354,7 @@ function M.write(out, each, meta)
     '<div class="controls"><button id="zoom-in">zoom in</button><button id="zoom-out">zoom out</button>',
     '<button id="zoom-reset">whole trace</button> <span class="note">wheel: zoom, drag: pan;',
     ' showing <span id="range"></span></span></div>\n',
-    '<div id="pools"></div>\n<h2>Streams</h2>\n<div id="streams"></div>\n',
+    notes_list(meta), '<div id="pools"></div>\n<h2>Streams</h2>\n<div id="streams"></div>\n',
     '<h2>Events <span class="note" id="count"></span></h2>\n',
     '<div class="controls"><button id="prev">previous page</button><button id="next">next page</button>',
     ' page <input id="page" size="6"></div>\n',

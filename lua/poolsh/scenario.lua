@@ -1,0 +1,140 @@
+--- poolsh.scenario: runs narrated scenarios (docs/scenarios.md). A
+-- scenario is a table {name, summary, run = function(ctx)}; ctx.step(text,
+-- notice) narrates, ctx.expect states what must hold. A failed
+-- expectation raises a message with expected against observed; the run
+-- stops that scenario and reports it failed at its step.
+local poolsh = require "poolsh"
+
+local M = {}
+
+local FAIL = {}   -- metatable of a failed expectation
+FAIL.__tostring = function(f) return f.msg end
+
+local function fail(what, expected, observed)
+  error(setmetatable({ msg = ("%s: expected %s, observed %s"):format(what, expected, observed) }, FAIL), 0)
+end
+
+local function show(v)
+  if math.type(v) == "integer" and v >= 1024 then return ("%d (%s)"):format(v, poolsh.fmt(v)) end
+  if math.type(v) == "float" then return ("%.4g"):format(v) end
+  return tostring(v)
+end
+
+--- The expectations; `what` names the thing checked in the message.
+local expect = {}
+M.expect = expect
+
+function expect.equal(observed, expected, what)
+  if observed ~= expected then fail(what or "value", show(expected), show(observed)) end
+end
+
+function expect.at_least(observed, low, what)
+  if not (observed >= low) then fail(what or "value", "at least " .. show(low), show(observed)) end
+end
+
+function expect.at_most(observed, high, what)
+  if not (observed <= high) then fail(what or "value", "at most " .. show(high), show(observed)) end
+end
+
+function expect.truthy(v, what)
+  if not v then fail(what or "condition", "true", tostring(v)) end
+end
+
+--- b reused freed memory, by `rule` when given (b.reuse_rule).
+function expect.reused(b, rule)
+  local name = tostring(b.name)
+  if not b.reused then
+    fail(name .. " reused", "reused" .. (rule and (" by " .. rule) or ""),
+      "fresh memory" .. (b.why_fresh and (" (" .. b.why_fresh .. ")") or ""))
+  end
+  if rule and b.reuse_rule ~= rule then
+    fail(name .. " reuse rule", rule, tostring(b.reuse_rule) .. " (from b" .. tostring(b.reused_from) .. ")")
+  end
+end
+
+--- b took memory no freed buffer had.
+function expect.fresh(b)
+  if b.reused then
+    fail(tostring(b.name) .. " fresh", "fresh memory",
+      ("reused b%s by %s"):format(tostring(b.reused_from), tostring(b.reuse_rule)))
+  end
+end
+
+--- Each field of `want` equals the pool's p:stats() field.
+function expect.stats(p, want)
+  local st = p:stats { estimates = false }
+  local keys = {}
+  for k in pairs(want) do keys[#keys + 1] = k end
+  table.sort(keys)
+  for _, k in ipairs(keys) do
+    if st[k] == nil then error("expect.stats: unknown counter '" .. tostring(k) .. "'", 2) end
+    expect.equal(st[k], poolsh.size(want[k]), tostring(p.name) .. " " .. k)
+  end
+end
+
+--- a_ms is at least `factor` times faster than b_ms (both measured by the
+-- scenario); factor defaults to 1.
+function expect.faster(a_ms, b_ms, factor, what)
+  factor = factor or 1
+  if not (a_ms * factor <= b_ms) then
+    fail(what or "timing", ("%.4g ms at least %gx faster than %.4g ms"):format(a_ms, factor, b_ms),
+      ("ratio %.3g"):format(b_ms / math.max(a_ms, 1e-12)))
+  end
+end
+
+--- Whether err is a failed expectation.
+function M.is_failure(err) return getmetatable(err) == FAIL end
+
+--- Loads a scenario from a module name under poolsh.scenarios or a path
+-- ending in .lua; raises a one-line error for an unknown one.
+function M.load(name)
+  local chunk, err
+  if name:match("%.lua$") then
+    chunk, err = loadfile(name)
+    if not chunk then error("cannot load scenario '" .. name .. "': " .. err, 0) end
+  else
+    local path = name:match("^[%w_]+$") and package.searchpath("poolsh.scenarios." .. name, package.path)
+    if not path or name == "init" then
+      error(("unknown scenario '%s' (poolsh scenarios lists them)"):format(name), 0)
+    end
+    chunk = assert(loadfile(path))
+  end
+  local ok, sc = pcall(chunk)
+  if not ok or type(sc) ~= "table" or type(sc.run) ~= "function" then
+    error(("scenario '%s' is not a table with a run function%s"):format(name,
+      ok and "" or (": " .. tostring(sc))), 0)
+  end
+  sc.name = sc.name or name:match("([^/]+)%.lua$") or name
+  return sc
+end
+
+--- Runs sc, printing its narration with out(string). Returns a result
+-- {name, ok, step (number and text of the step that failed), err, notes
+-- = {{t = ms, text}}}.
+function M.run(sc, out)
+  local res = { name = sc.name, ok = true, notes = {} }
+  local n, current = 0, "(before the first step)"
+  local ctx = { expect = expect }
+  function ctx.step(text, notice)
+    n = n + 1
+    current = text
+    out(("%2d. %s\n"):format(n, text))
+    if notice then out("    notice: " .. notice .. "\n") end
+    res.notes[#res.notes + 1] = { t = poolsh.now(), text = ("%d. %s"):format(n, text) }
+  end
+  function ctx.say(text) out("    " .. text .. "\n") end
+  out(("== %s: %s\n"):format(sc.name, sc.summary or ""))
+  local ok, err = xpcall(sc.run, function(e)
+    if M.is_failure(e) then return e end
+    return debug.traceback(tostring(e), 2)
+  end, ctx)
+  if not ok then
+    res.ok, res.step, res.err = false, ("%d. %s"):format(n, current), tostring(err)
+    out(("FAILED at step %s\n    %s\n"):format(res.step, res.err))
+  end
+  pcall(poolsh.sync)
+  collectgarbage(); collectgarbage()
+  return res
+end
+
+return M

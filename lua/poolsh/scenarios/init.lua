@@ -1,0 +1,9 @@
+--- poolsh.scenarios: the names of the narrated scenarios, in the order
+-- `poolsh run --all` runs them; each is the module poolsh.scenarios.<name>
+-- (docs/scenarios.md).
+return {
+  "same_stream_reuse",
+  "cross_stream",
+  "threshold_cliff",
+  "reserved_vs_used",
+}

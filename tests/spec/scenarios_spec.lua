@@ -94,6 +94,24 @@ describe("poolsh run", function()
     assert.truthy(html:find('"op"', 1, true) or html:find('"alloc"', 1, true))
   end)
 
+  it("--help says how to run them", function()
+    local out, _, code = sim("run --help")
+    assert.equal(0, code)
+    assert.truthy(out:find("usage: poolsh [--backend=cuda|sim] run NAME|FILE.lua [--report FILE.html]", 1, true), out)
+    out, _, code = sim("scenarios --help")
+    assert.equal(0, code)
+    assert.truthy(out:find("usage: poolsh scenarios", 1, true), out)
+  end)
+
+  it("a scenario that raises a Lua error fails at its step with the error", function()
+    local path = os.tmpname() .. ".lua"
+    write(path, 'return { name = "boom", run = function(ctx) ctx.step("divide"); error("no way") end }')
+    local out, err, code = sim("run " .. H.quote(path))
+    os.remove(path)
+    assert.equal(1, code, err)
+    assert.truthy(out:find("FAILED at step 1. divide\n    [^\n]*no way"), out)
+  end)
+
   it("says what is wrong with names and options in one line", function()
     for args, msg in pairs {
       ["run nope"] = "poolsh run: unknown scenario 'nope' (poolsh scenarios lists them)",

@@ -64,7 +64,9 @@ local function run_all()
   local dev = poolsh.device()
   local results = {}
   for _, name in ipairs(require "poolsh.scenarios") do
-    results[#results + 1] = scenario.run(load(name), out)
+    local ok, sc = pcall(scenario.load, name)
+    results[#results + 1] = ok and scenario.run(sc, out)
+      or { name = name, ok = false, step = "0. (loading)", err = tostring(sc) }
     out("\n")
   end
   out(("backend %s, device %s, driver %s\n"):format(poolsh.backend(), dev.name, dev.driver))

@@ -679,6 +679,7 @@ local TRIGGERS = {
     error(e, 0)
   end,
   ["poolsh golden: unknown scenario 'x' (poolsh golden list shows them)"] = cli("golden run x"),
+  ["poolsh run: unknown scenario 'x' (poolsh scenarios lists them)"] = cli("run x"),
   ["interrupted!"] = cli("-e " .. H.quote("local f = io.popen('kill -INT $PPID'); f:close()")),
 }
 

@@ -134,7 +134,7 @@ static void small_heap_release(small_heap *h) {
 static void print_usage(FILE *f) {
   fprintf(f,
     "usage: %s [options] [script [args]]\n"
-    "       %s [options] COMMAND [args]   (golden, calibrate: COMMAND --help)\n"
+    "       %s [options] COMMAND [args]  (golden, calibrate, scenarios, run; --help)\n"
     "Available options are:\n"
     "  -e stat            execute string 'stat'\n"
     "  -i                 enter interactive mode after executing 'script'\n"

@@ -5,5 +5,6 @@ return {
   "same_stream_reuse",
   "cross_stream",
   "threshold_cliff",
+  "trim_high_water",
   "reserved_vs_used",
 }

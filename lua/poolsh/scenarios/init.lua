@@ -4,6 +4,7 @@
 return {
   "same_stream_reuse",
   "cross_stream",
+  "internal_deps",
   "threshold_cliff",
   "trim_high_water",
   "reserved_vs_used",

@@ -104,11 +104,8 @@ local function check_value(path, k, v, names)
   end
 end
 
--- Values quoted back in messages: cut to 64 bytes, then "...".
-local function shown(v)
-  v = tostring(v)
-  return #v > 64 and v:sub(1, 64) .. "..." or v
-end
+-- Values quoted back in messages: cut as the C side cuts them.
+local shown = require("poolsh.units").shown
 
 -- A whole number from 1 to 1e18 (the sim's limit for call numbers).
 local function whole(v)

@@ -17,8 +17,10 @@ local duration_units = {
 -- of src/poolsh.h, poolsh.core.shown_max, then "...").
 local SHOWN_MAX = require("poolsh.core").shown_max
 local function shown(s)
+  s = tostring(s)
   return #s > SHOWN_MAX and s:sub(1, SHOWN_MAX) .. "..." or s
 end
+M.shown = shown
 
 -- Splits "1.5 GiB" into 1.5 and "gib"; nil when it is not number+unit.
 local function split(s)

@@ -231,7 +231,7 @@ void ps_obs_alloc(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_poolud *p,
   ps_seen_stream *ss = ps_seen_stream_of(s);
   advance(ss);
   int fits = ps_ledger_alloc(L, c, sp, ss, b, said);
-  count_alloc(c, sp, ps_seen_buffer_of(b), fits);
+  count_alloc(c, sp, sb, fits);
   remember(c, b, p->id, s->id);
   if (o->tracing) ps_trace_buffer(L, c, PS_OP_ALLOC, b, s->id, sp, 0, !fits);
 }

@@ -134,7 +134,7 @@ static void small_heap_release(small_heap *h) {
 static void print_usage(FILE *f) {
   fprintf(f,
     "usage: %s [options] [script [args]]\n"
-    "       %s [options] COMMAND [args]  (golden, calibrate, scenarios, run; --help)\n"
+    "       %s [options] COMMAND [args]  (scenarios, run, learn, golden, calibrate; --help)\n"
     "Available options are:\n"
     "  -e stat            execute string 'stat'\n"
     "  -i                 enter interactive mode after executing 'script'\n"
@@ -147,6 +147,9 @@ static void print_usage(FILE *f) {
     "  --device=N         CUDA device index (also POOLSH_DEVICE)\n"
     "  --sim-memory=SIZE  size of the simulated device, e.g. 16GiB\n"
     "  --profile=FILE     the sim's device profile (also POOLSH_PROFILE)\n"
+    "  --limit=SIZE       cap what this process takes from the device: all\n"
+    "                     pools' reservations and poolsh.malloc (POOLSH_LIMIT)\n"
+    "  --pinned-limit=SIZE  cap pinned host memory (POOLSH_PINNED_LIMIT)\n"
     "  --trace=FILE       record the whole run; save it to FILE at exit\n"
     "                     (.json, .csv, .pickle or .html)\n"
     "  -h, --help         show this help\n"
@@ -451,9 +454,24 @@ static void save_line(const char *line) { (void)line; }
 #define LINE_END (-1)       /* end of input, or SIGTERM/SIGHUP */
 #define LINE_DROPPED (-2)   /* Ctrl-C: the statement typed so far is dropped */
 
+/* The first line's prompt: poolsh.repl.prompt when it is a string (a
+ * lesson sets its own), else PROMPT; continuation lines get PROMPT2. */
+static const char *prompt_text(lua_State *L, int first) {
+  static char custom[128];
+  const char *p = first ? PROMPT : PROMPT2;
+  int top = lua_gettop(L);
+  if (first && lua_getfield(L, LUA_REGISTRYINDEX, "poolsh.repl") == LUA_TTABLE &&
+      lua_getfield(L, -1, "prompt") == LUA_TSTRING) {
+    snprintf(custom, sizeof custom, "%s", lua_tostring(L, -1));
+    p = custom;
+  }
+  lua_settop(L, top);
+  return p;
+}
+
 /* Reads a line and pushes it; 0 at end of input or on a signal. */
 static int pushline(lua_State *L, int first) {
-  char *b = read_line(first ? PROMPT : PROMPT2);
+  char *b = read_line(prompt_text(L, first));
   if (b == NULL) return 0;
   lua_pushstring(L, b);
   free(b);
@@ -606,6 +624,7 @@ typedef struct options {
   int command;                /* index of a command's name in argv, 0 if none */
   int status;                 /* a command's exit status */
   const char *backend, *device, *sim_memory, *trace, *profile;
+  const char *limit, *pinned_limit;   /* else POOLSH_LIMIT, POOLSH_PINNED_LIMIT */
 } options;
 
 /* The options that configure the device or the run: before a script, or
@@ -616,6 +635,8 @@ static const struct { const char *name; size_t off; } GLOBAL_OPTS[] = {
   {"--sim-memory", offsetof(options, sim_memory)},
   {"--trace", offsetof(options, trace)},
   {"--profile", offsetof(options, profile)},
+  {"--limit", offsetof(options, limit)},
+  {"--pinned-limit", offsetof(options, pinned_limit)},
 };
 #define NGLOBAL_OPTS (sizeof GLOBAL_OPTS / sizeof GLOBAL_OPTS[0])
 
@@ -784,7 +805,7 @@ static int load_poolsh(lua_State *L, const options *o) {
   lua_getglobal(L, "poolsh");
   lua_getfield(L, -1, "configure");
   lua_remove(L, -2);
-  lua_createtable(L, 0, 3);
+  lua_createtable(L, 0, 5);
   const char *backend = o->backend ? o->backend : (o->no_env ? "auto" : NULL);
   if (backend) { lua_pushstring(L, backend); lua_setfield(L, -2, "backend"); }
   if (o->no_env && !o->device) { lua_pushinteger(L, 0); lua_setfield(L, -2, "device"); }
@@ -796,6 +817,11 @@ static int load_poolsh(lua_State *L, const options *o) {
     lua_setfield(L, -2, "device");
   }
   if (o->sim_memory) { lua_pushstring(L, o->sim_memory); lua_setfield(L, -2, "sim_memory"); }
+  const char *limit = o->limit ? o->limit : (o->no_env ? NULL : getenv("POOLSH_LIMIT"));
+  const char *pinned = o->pinned_limit ? o->pinned_limit
+                                       : (o->no_env ? NULL : getenv("POOLSH_PINNED_LIMIT"));
+  if (limit && *limit) { lua_pushstring(L, limit); lua_setfield(L, -2, "limit"); }
+  if (pinned && *pinned) { lua_pushstring(L, pinned); lua_setfield(L, -2, "pinned_limit"); }
   if (report(L, docall(L, 1, 0)) != LUA_OK) return 0;
   if (!set_program(L) || !load_profile(L, o)) return 0;
   /* the leak report at exit says where buffers were allocated */
@@ -850,13 +876,15 @@ static int command_args(lua_State *L, int argc, char **argv, options *o) {
 }
 
 /* Runs require("poolsh.cmd.<name>")(args) with args on the stack top;
- * its result is the exit status (nil or true: 0, false: 1). An error the
+ * its result is the exit status (nil or true: 0, false: 1), or "repl":
+ * the REPL follows (o->status -1; `poolsh learn`). An error the
  * command raises is said in one line, without a traceback: status 1. */
 static int run_command(lua_State *L, const char *name, options *o) {
   static const char code[] =
     "local prog, name, args = ... "
     "local ok, r = pcall(require('poolsh.cmd.' .. name), args) "
     "if not ok then io.stderr:write(prog, ': ', tostring(r), '\\n') return 1 end "
+    "if r == 'repl' then return -1 end "
     "if r == nil or r == true then return 0 elseif r == false then return 1 end "
     "r = math.tointeger(r) or 1 "
     "return (r >= 0 and r <= 255) and r or 1";
@@ -1029,6 +1057,7 @@ static int pmain(lua_State *L) {
     lua_getfield(L, LUA_REGISTRYINDEX, "poolsh.command_args");
     if (run_command(L, argv[o->command], o) != LUA_OK) { lua_pushboolean(L, 0); return 1; }
     lua_settop(L, 0);
+    if (o->status == -1) repl = 1, o->status = 0;
   }
   if (o->stdin_script || (repl && !o->interactive && !isatty(0))) {
     if (dochunk(L, luaL_loadfile(L, NULL)) != LUA_OK) return 1;

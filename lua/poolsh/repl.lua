@@ -57,8 +57,15 @@ function M.print(...)
   io.stdout:write(table.concat(out, "\t"), "\n")
 end
 
---- after(): runs after each REPL statement: the live view.
-function M.after() require("poolsh.live").after() end
+--- Functions after() calls after the live view (`poolsh learn` adds its
+-- check, lua/poolsh/learn.lua).
+M.hooks = {}
+
+--- after(): runs after each REPL statement: the live view, then M.hooks.
+function M.after()
+  require("poolsh.live").after()
+  for _, f in ipairs(M.hooks) do f() end
+end
 
 --- traceback(): prints the full traceback of the last error typed at
 -- the prompt (the host keeps it in M.last_traceback; the prompt shows

@@ -1,0 +1,365 @@
+--- poolsh.learn: interactive lessons in the REPL (`poolsh learn`,
+-- docs/workshop/README.md). A lesson (lua/poolsh/lessons/<name>.lua) is
+-- {name, title, summary, setup = function(env), steps = {{say, check =
+-- function(env, expect), hint, solution = "Lua code", start =
+-- function(env), done = "text"}, ...}}; a check states what must hold
+-- with the scenarios' expectations (poolsh.scenario.expect).
+local poolsh = require "poolsh"
+local core = require "poolsh.core"
+local scenario = require "poolsh.scenario"
+
+local M = {}
+
+local expect = scenario.expect
+
+-- ---- progress -----------------------------------------------------------------
+
+--- state_path() -> where progress is kept: $POOLSH_LEARN_STATE, else
+-- $XDG_STATE_HOME/poolsh/learn.json, else ~/.local/state/poolsh/learn.json.
+function M.state_path()
+  local p = os.getenv("POOLSH_LEARN_STATE")
+  if p and p ~= "" then return p end
+  local base = os.getenv("XDG_STATE_HOME")
+  if not base or base == "" then base = (os.getenv("HOME") or ".") .. "/.local/state" end
+  return base .. "/poolsh/learn.json"
+end
+
+local function warn(msg) io.stderr:write("poolsh learn: ", msg, "\n") end
+
+-- The progress table read from text, or nil and why it is not one.
+local function decode(text)
+  local ok, doc = pcall(require("cjson").decode, text)
+  if not ok then return nil, "not JSON" end
+  if type(doc) ~= "table" or type(doc.lessons) ~= "table" then return nil, "no lessons table" end
+  local lessons = {}
+  for name, l in pairs(doc.lessons) do
+    local done = type(l) == "table" and math.tointeger(l.done)
+    if type(name) ~= "string" or not done or done < 0 then
+      return nil, "bad entry for lesson " .. tostring(name)
+    end
+    lessons[name] = { done = done, finished = l.finished == true }
+  end
+  return { lessons = lessons }
+end
+
+--- load_progress() -> {lessons = {[name] = {done = steps, finished}}}.
+-- A missing file is no progress; a corrupt one gives a one-line warning
+-- and no progress.
+function M.load_progress()
+  local path = M.state_path()
+  local f = io.open(path, "rb")
+  if not f then return { lessons = {} } end
+  local text = f:read("a") or ""
+  f:close()
+  local prog, why = decode(text)
+  if not prog then
+    warn(("ignoring the progress file %s (%s); starting fresh"):format(path, why))
+    return { lessons = {} }
+  end
+  return prog
+end
+
+--- save_progress(prog) -> true, or false after a one-line warning (a
+-- progress file that cannot be written never stops a lesson).
+function M.save_progress(prog)
+  local path = M.state_path()
+  local dir = path:match("^(.*)/[^/]*$")
+  if dir and dir ~= "" then os.execute("mkdir -p '" .. dir:gsub("'", "'\\''") .. "' 2>/dev/null") end
+  local lessons = {}
+  for name, l in pairs(prog.lessons) do lessons[name] = { done = l.done, finished = l.finished } end
+  local tmp = path .. ".tmp"
+  local f = io.open(tmp, "wb")
+  local ok = f and f:write(require("cjson").encode { version = 1, lessons = lessons }, "\n")
+  if f then f:close() end
+  if not (ok and os.rename(tmp, path)) then
+    os.remove(tmp)
+    warn("cannot write the progress file " .. path)
+    return false
+  end
+  return true
+end
+
+--- reset() -> the progress file's path, after removing it.
+function M.reset()
+  local path = M.state_path()
+  os.remove(path)
+  return path
+end
+
+-- ---- lessons --------------------------------------------------------------------
+
+--- names() -> the lessons, in order (lua/poolsh/lessons/init.lua).
+function M.names() return require "poolsh.lessons" end
+
+--- find(which) -> a lesson's name from its name or number, or nil.
+function M.find(which)
+  local names = M.names()
+  local n = math.tointeger(tonumber(which))
+  if n then return names[n] end
+  for _, name in ipairs(names) do if name == which then return name end end
+end
+
+--- load(name) -> the lesson table; raises a one-line error for an unknown
+-- lesson or one that is not a lesson table.
+function M.load(name)
+  local found = M.find(name)
+  if not found then error(("unknown lesson '%s' (poolsh learn lists them)"):format(name), 0) end
+  local ok, l = pcall(require, "poolsh.lessons." .. found)
+  if not ok then error(("lesson '%s' cannot load: %s"):format(found, tostring(l)), 0) end
+  if type(l) ~= "table" or type(l.setup) ~= "function" or type(l.steps) ~= "table" or #l.steps == 0 then
+    error(("lesson '%s' is not a table with setup and steps"):format(found), 0)
+  end
+  l.name = l.name or found
+  return l
+end
+
+-- ---- a session --------------------------------------------------------------------
+
+-- Whether v is a poolsh object of type tname ("poolsh.Buffer").
+local function is(v, tname)
+  local mt = getmetatable(v)
+  return type(mt) == "table" and mt.__name == tname
+end
+
+local function type_of(v)
+  local mt = getmetatable(v)
+  return type(mt) == "table" and mt.__name or type(v)
+end
+
+-- What the learner's statement can change: allocations, releases, each
+-- pool's counters. The check nags only when this moved (print(x) moves nothing).
+local function fingerprint()
+  local parts = { select(2, core.recent(math.maxinteger)), select(2, core.releases(math.maxinteger)) }
+  local pools, streams = core.objects()
+  parts[#parts + 1] = #streams
+  for _, p in ipairs(pools) do
+    local st = p:stats { estimates = false }
+    parts[#parts + 1] = ("%d:%d:%d:%d:%d"):format(p.id, st.reserved, st.used, st.pending, st.used_high)
+  end
+  table.sort(parts, function(a, b) return tostring(a) < tostring(b) end)
+  for i, v in ipairs(parts) do parts[i] = tostring(v) end
+  return table.concat(parts, " ")
+end
+
+-- A check that is not wrong but not complete yet (the learner is half
+-- way through the step) raises a WAIT: no hint after the statement.
+local WAIT = {}
+WAIT.__tostring = function(w) return "waiting for " .. w.what end
+
+-- The env a lesson's setup, start and check get: G (the learner's
+-- globals), mark (what the step's start noted) and helpers.
+local function new_env(G)
+  local env = { G = G, mark = {} }
+  --- env.need(cond, what): the step is not done yet unless cond; what
+  -- says what it waits for. Not a wrong answer: no hint.
+  function env.need(cond, what)
+    if not cond then error(setmetatable({ what = what }, WAIT), 0) end
+  end
+  --- env.get(name, tname) -> the global `name`; the step waits until it
+  -- is a tname (live, for a Buffer).
+  function env.get(name, tname)
+    local v = G[name]
+    env.need(type_of(v) == tname, ("%s (a %s)"):format(name, tname:gsub("^poolsh%.", "")))
+    if tname == "poolsh.Buffer" then env.need(v.live, name .. " live") end
+    return v
+  end
+  function env.stats(p) return p:stats { estimates = false } end
+  --- env.counts(p) -> p's counts (poolsh.core.counts()).
+  function env.counts(p) return core.counts().pools[p.id] end
+  return env
+end
+
+local function one_line(e)
+  if scenario.is_failure(e) or getmetatable(e) == WAIT then return tostring(e) end
+  return (tostring(e):match("^[^\n]*"))
+end
+
+local Session = {}
+Session.__index = Session
+
+--- new(lesson, opts) -> a session: opts.out(string) prints (default
+-- stdout), opts.G holds the learner's globals (default _G), opts.progress
+-- (default load_progress()), opts.save (default save_progress).
+function M.new(lesson, opts)
+  opts = opts or {}
+  local G = opts.G or _G
+  local s = setmetatable({
+    lesson = lesson, G = G, env = new_env(G), step = 1, misses = 0,
+    out = opts.out or function(t) io.stdout:write(t) end,
+    progress = opts.progress or M.load_progress(), save = opts.save or M.save_progress,
+  }, Session)
+  return s
+end
+
+function Session:say(fmt, ...) self.out(fmt:format(...) .. "\n") end
+
+function Session:prompt()
+  if self.finished then return nil end
+  return ("learn %d/%d> "):format(self.step, #self.lesson.steps)
+end
+
+-- Runs f(env, expect) protected: true, or false, one line, and whether
+-- it is only waiting (env.need).
+function Session:try(f)
+  local ok, e = pcall(f, self.env, expect)
+  if ok then return true end
+  return false, one_line(e), getmetatable(e) == WAIT
+end
+
+--- show(): the current step, what to do.
+function Session:show()
+  if self.finished then
+    self:say("lesson %s is done. poolsh learn lists the lessons.", self.lesson.name)
+    return
+  end
+  local st = self.lesson.steps[self.step]
+  self:say("\n-- %s, step %d/%d --\n%s", self.lesson.title or self.lesson.name, self.step,
+    #self.lesson.steps, st.say)
+end
+
+-- Runs a step's solution in the learner's globals.
+function Session:run_solution(st)
+  local chunk, err = load(st.solution or "", "=solution", "t", self.G)
+  if not chunk then error("lesson " .. self.lesson.name .. ": bad solution: " .. err, 0) end
+  chunk()
+end
+
+function Session:begin_step()
+  self.misses = 0
+  self.env.mark = {}
+  local st = self.lesson.steps[self.step]
+  if st and st.start then
+    local ok, e = self:try(st.start)
+    if not ok then error(("lesson %s, step %d: %s"):format(self.lesson.name, self.step, e), 0) end
+  end
+end
+
+function Session:record()
+  local rec = self.progress.lessons[self.lesson.name] or {}
+  rec.done = self.finished and #self.lesson.steps or self.step - 1
+  rec.finished = rec.finished or self.finished or false
+  self.progress.lessons[self.lesson.name] = rec
+  self.save(self.progress)
+end
+
+-- The step passed: say so, move on, save.
+function Session:advance()
+  local st = self.lesson.steps[self.step]
+  self:say("\u{2713} step %d done%s", self.step, st.done and (": " .. st.done) or "")
+  if self.step == #self.lesson.steps then
+    self.finished = true
+    self:record()
+    local names, nxt = M.names(), nil
+    for i, n in ipairs(names) do if n == self.lesson.name then nxt = names[i + 1] end end
+    self:say("\n\u{2713} lesson %s done.%s", self.lesson.name,
+      nxt and (" Next: poolsh learn " .. nxt) or " That was the last lesson.")
+  else
+    self.step = self.step + 1
+    self:record()
+    self:begin_step()
+    self:show()
+  end
+end
+
+--- start(): runs the setup and, when resuming, the solutions of the steps
+-- done before; then shows the step. Raises a one-line error when the
+-- lesson's setup fails.
+function Session:start()
+  local l = self.lesson
+  local rec = self.progress.lessons[l.name]
+  local from = rec and not rec.finished and rec.done + 1 or 1
+  if from > #l.steps then from = 1 end
+  local ok, e = self:try(l.setup)
+  if not ok then error(("lesson %s: setup failed: %s"):format(l.name, e), 0) end
+  self:say("%s: %s", l.title or l.name, l.summary or "")
+  if l.intro then self:say("%s", l.intro) end
+  for i = 1, from - 1 do        -- replay what was done before, quietly
+    self.step = i
+    self:begin_step()
+    local st = l.steps[i]
+    local ran = pcall(self.run_solution, self, st)
+    if not (ran and self:try(st.check)) then from = i break end
+  end
+  self.step = from
+  if from > 1 then self:say("resuming at step %d (the steps before were replayed)", from) end
+  self:say("hint() gives a hint, skip() shows the answer and runs it, lesson() shows the step again, check() checks now.")
+  self:begin_step()
+  self:show()
+  self.fp = fingerprint()
+end
+
+--- after(): after each statement: the step passed (or was skipped),
+-- advance; it failed and the statement changed the pools, say why and
+-- give the hint (not after check(), which said it already).
+function Session:after()
+  if self.finished then return end
+  local fp = fingerprint()
+  local changed = fp ~= self.fp
+  local skipped, checked = self.skipped, self.checked
+  self.fp, self.skipped, self.checked = fp, false, false
+  local ok, why, waiting = self:try(self.lesson.steps[self.step].check)
+  if ok then return self:advance() end
+  if skipped then
+    self:say("the step still does not hold (%s); moving on", why)
+    return self:advance()
+  end
+  if changed and not waiting and not checked then self:miss(why) end
+end
+
+function Session:miss(why)
+  self.misses = self.misses + 1
+  self:say("\u{2717} %s", why)
+  self:say("  hint: %s", self.lesson.steps[self.step].hint or "read the step again: lesson()")
+  if self.misses >= 3 then self:say("  (skip() shows the answer and moves on)") end
+end
+
+--- check(): checks the step now, saying why when it does not hold.
+function Session:check()
+  if self.finished then return self:show() end
+  local ok, why = self:try(self.lesson.steps[self.step].check)
+  if ok then return self:advance() end
+  self.checked = true
+  self:miss(why)
+end
+
+function Session:hint()
+  if self.finished then return self:show() end
+  self:say("hint: %s", self.lesson.steps[self.step].hint or "read the step again: lesson()")
+end
+
+--- skip(): shows the step's answer and runs it; the next after() moves
+-- on (after the live lines show what the answer did).
+function Session:skip()
+  if self.finished then return self:show() end
+  local st = self.lesson.steps[self.step]
+  self:say("the answer:\n  %s", (st.solution or "(none)"):gsub("\n", "\n  "))
+  local ok, e = pcall(self.run_solution, self, st)
+  if not ok then self:say("the answer failed here: %s", one_line(e)) end
+  self.skipped = true
+end
+
+-- ---- the command's entry -------------------------------------------------------------
+
+--- start(which [, opts]) -> the session of lesson `which` (name or
+-- number), started: globals hint(), skip(), lesson(), check() set, the
+-- REPL's prompt and after-hook installed.
+function M.start(which, opts)
+  local s = M.new(M.load(which), opts)
+  s:start()
+  local G = s.G
+  G.hint = function() s:hint() end
+  G.skip = function() s:skip() end
+  G.lesson = function() s:show() end
+  G.check = function() s:check() end
+  local repl = poolsh.repl
+  repl.prompt = s:prompt()
+  repl.hooks[#repl.hooks + 1] = function()
+    local ok, e = pcall(s.after, s)
+    if not ok then io.stderr:write("poolsh learn: ", one_line(e), "\n") end
+    repl.prompt = s:prompt()
+  end
+  M.current = s
+  return s
+end
+
+return M

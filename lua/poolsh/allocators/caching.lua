@@ -1,0 +1,337 @@
+--- poolsh.allocators.caching: a caching allocator in the style of PyTorch's
+-- CUDACachingAllocator, written in Lua on poolsh.malloc (cudaMalloc).
+--
+--   local C = require "poolsh.allocators.caching"
+--   local a = C.new { max_split_size = nil, roundup_power2_divisions = nil }
+--   local b = a:alloc(size [, stream])  -- a block: {segment, offset, size,
+--                                       -- requested, stream, allocated}
+--   a:free(b)                           -- back to the cache, at once
+--   a:empty_cache()                     -- cudaFree of every unused segment
+--   a:stats()     -- {reserved, allocated, requested, segments, active,
+--                 --  peak_reserved, peak_allocated, num_alloc_retries,
+--                 --  num_ooms, num_device_alloc, num_device_free}
+--   a:segments()  -- {{addr, size, stream, pool, blocks = {{offset, size,
+--                 --  allocated}}}} by address
+--   C.round_size(size [, divisions]), C.allocation_size(rounded)
+--
+-- The rules (PyTorch's):
+-- * a request is rounded up to 512 B (with roundup_power2_divisions = N, a
+--   power of 2, sizes above 512*N B go up to the next of N steps between
+--   powers of 2);
+-- * rounded sizes up to 1 MiB are small, served from 2 MiB segments; larger
+--   ones from 20 MiB segments below 10 MiB, else from a segment of their
+--   size rounded up to 2 MiB;
+-- * a free block is reused only by the stream that allocated its segment:
+--   best fit by size (then address) among that stream's free blocks of the
+--   pool (small or large);
+-- * a block larger than the request is split when the rest is >= 512 B
+--   (small) or > 1 MiB (large, and only for requests below max_split_size);
+--   blocks of max_split_size or more are never split, serve requests below
+--   it never, and others only when less than 20 MiB too large;
+-- * a freed block merges with free neighbours in its segment;
+-- * when cudaMalloc fails: free the cached oversize blocks (max_split_size
+--   set) and retry, then free every unused segment and retry once more
+--   (counted in num_alloc_retries), then raise.
+-- Segments are poolsh.malloc Buffers; empty_cache() and the retries cudaFree
+-- them (synchronous, like PyTorch's).
+local poolsh = require "poolsh"
+
+local MiB = 1024 * 1024
+local M = {
+  MIN_BLOCK = 512,            -- every size is rounded to a multiple of this
+  SMALL_SIZE = 1 * MiB,       -- the largest small request
+  SMALL_BUFFER = 2 * MiB,     -- small segments
+  LARGE_BUFFER = 20 * MiB,    -- segments for requests of 1 to 10 MiB
+  MIN_LARGE_ALLOC = 10 * MiB, -- from here, a segment of the request's size
+  ROUND_LARGE = 2 * MiB,      -- ... rounded up to this
+  MAX_SIZE = 1 << 52,         -- larger requests are refused
+}
+local A = {}
+A.__index = A
+
+local function fail(fmt, ...) error("caching allocator: " .. fmt:format(...), 0) end
+
+local function is_pow2(n) return n > 0 and n & (n - 1) == 0 end
+
+-- The highest power of 2 <= n (n >= 1).
+local function pow2_floor(n)
+  local p = 1
+  while p <= n >> 1 do p = p << 1 end
+  return p
+end
+
+--- The size a request of `size` bytes is rounded to.
+function M.round_size(size, divisions)
+  if size < M.MIN_BLOCK then return M.MIN_BLOCK end
+  if divisions and divisions > 0 and size > M.MIN_BLOCK * divisions and not is_pow2(size) then
+    local floor = pow2_floor(size)
+    local step = floor // divisions
+    if step == 0 then return floor << 1 end
+    return (size + step - 1) // step * step
+  end
+  return (size + M.MIN_BLOCK - 1) // M.MIN_BLOCK * M.MIN_BLOCK
+end
+
+--- The segment cudaMalloc'd for a rounded request that no cached block fits.
+function M.allocation_size(size)
+  if size <= M.SMALL_SIZE then return M.SMALL_BUFFER end
+  if size < M.MIN_LARGE_ALLOC then return M.LARGE_BUFFER end
+  return (size + M.ROUND_LARGE - 1) // M.ROUND_LARGE * M.ROUND_LARGE
+end
+
+--- A new allocator; options: max_split_size (a size above 20 MiB; default
+-- none), roundup_power2_divisions (a power of 2; default off).
+function M.new(opts)
+  opts = opts or {}
+  if type(opts) ~= "table" then fail("options table expected, got %s", type(opts)) end
+  for k in pairs(opts) do
+    if k ~= "max_split_size" and k ~= "roundup_power2_divisions" then fail("unknown option '%s'", tostring(k)) end
+  end
+  local split = math.maxinteger
+  if opts.max_split_size ~= nil then
+    split = poolsh.size(opts.max_split_size)
+    if split <= M.LARGE_BUFFER then fail("max_split_size must be above 20 MiB, got %s", poolsh.fmt(split)) end
+  end
+  local div = opts.roundup_power2_divisions
+  if div ~= nil and (math.type(div) ~= "integer" or div < 0 or (div > 0 and not is_pow2(div))) then
+    fail("roundup_power2_divisions must be 0 or a power of 2, got %s", tostring(div))
+  end
+  return setmetatable({
+    max_split = split, divisions = div,
+    free_lists = { small = {}, large = {} },   -- [pool][stream] = blocks by (size, addr)
+    segs = {}, active = {},                     -- segments; allocated blocks
+    st = { reserved = 0, allocated = 0, requested = 0, segments = 0, active = 0,
+           peak_reserved = 0, peak_allocated = 0, num_alloc_retries = 0, num_ooms = 0,
+           num_device_alloc = 0, num_device_free = 0 },
+  }, A)
+end
+
+local function addr(b) return b.segment.addr + b.offset end
+local function before(x, y) return x.size < y.size or (x.size == y.size and addr(x) < addr(y)) end
+
+-- The first index in list whose block is not before `key` (binary search).
+local function lower_bound(list, key)
+  local lo, hi = 1, #list + 1
+  while lo < hi do
+    local mid = (lo + hi) // 2
+    if before(list[mid], key) then lo = mid + 1 else hi = mid end
+  end
+  return lo
+end
+
+function A:list(b)
+  local pool = self.free_lists[b.segment.pool]
+  pool[b.stream] = pool[b.stream] or {}
+  return pool[b.stream]
+end
+
+function A:insert(b) local l = self:list(b); table.insert(l, lower_bound(l, b), b) end
+function A:remove(b)
+  local l = self:list(b)
+  local i = lower_bound(l, b)
+  assert(l[i] == b, "caching allocator: free list out of order")
+  table.remove(l, i)
+end
+
+-- A cached block of `stream` for `size` bytes, taken off its free list.
+function A:find(pool, stream, size)
+  local l = self.free_lists[pool][stream]
+  if not l then return nil end
+  local i = lower_bound(l, { size = size, offset = 0, segment = { addr = math.mininteger } })
+  local b = l[i]
+  if not b then return nil end
+  if size < self.max_split and b.size >= self.max_split then return nil end
+  if size >= self.max_split and b.size >= size + M.LARGE_BUFFER then return nil end
+  table.remove(l, i)
+  return b
+end
+
+function A:count(key, delta)
+  local st = self.st
+  st[key] = st[key] + delta
+  local peak = "peak_" .. key
+  if st[peak] and st[key] > st[peak] then st[peak] = st[key] end
+end
+
+-- cudaMalloc of a new segment; its one block, or nil and the error.
+function A:malloc(pool, stream, bytes)
+  local ok, buf = pcall(poolsh.malloc, bytes)
+  if not ok then
+    if tostring(buf):find("cudaErrorMemoryAllocation", 1, true) then return nil, tostring(buf) end
+    error(buf, 0)
+  end
+  local seg = { buffer = buf, addr = buf.addr, size = bytes, pool = pool, stream = stream }
+  seg.head = { segment = seg, offset = 0, size = bytes, stream = stream, allocated = false }
+  self.segs[seg] = true
+  self:count("reserved", bytes); self:count("segments", 1)
+  self.st.num_device_alloc = self.st.num_device_alloc + 1
+  return seg.head
+end
+
+-- A new table in b's place in its segment, so that each allocation hands
+-- out a table of its own (a stale one is then known as freed).
+local function renew(b)
+  local nb = { segment = b.segment, offset = b.offset, size = b.size, stream = b.stream,
+               allocated = false, prev = b.prev, next = b.next }
+  if nb.prev then nb.prev.next = nb else nb.segment.head = nb end
+  if nb.next then nb.next.prev = nb end
+  return nb
+end
+
+-- cudaFree of a free block that is a whole segment.
+function A:release(b)
+  self:remove(b)
+  local seg = b.segment
+  seg.buffer:free()
+  self.segs[seg] = nil
+  self:count("reserved", -seg.size); self:count("segments", -1)
+  self.st.num_device_free = self.st.num_device_free + 1
+end
+
+local function whole(b) return not b.prev and not b.next end
+
+-- Frees cached unsplit blocks of `stream` of max_split_size or more, the
+-- smallest one that covers `size`, else from the largest down; whether it
+-- freed enough (PyTorch's release_available_cached_blocks).
+function A:release_oversize(pool, stream, size)
+  local l = self.free_lists[pool][stream]
+  if self.max_split == math.maxinteger or not l then return false end
+  local want = math.max(size, self.max_split)
+  for _, b in ipairs(l) do
+    if b.size >= want and whole(b) then self:release(b); return true end
+  end
+  local freed = 0
+  for i = #l, 1, -1 do
+    local b = l[i]
+    if freed >= want or b.size < self.max_split then break end
+    if whole(b) then freed = freed + b.size; self:release(b) end
+  end
+  return freed >= want
+end
+
+--- Frees every cached segment that holds no allocated block.
+function A:empty_cache()
+  for _, pool in pairs(self.free_lists) do
+    for _, l in pairs(pool) do
+      for i = #l, 1, -1 do
+        if whole(l[i]) then self:release(l[i]) end
+      end
+    end
+  end
+end
+
+-- The stream argument: a live poolsh.Stream, nil for the default stream.
+local function check_stream(s)
+  if s == nil then return poolsh.default_stream() end
+  local mt = getmetatable(s)
+  if type(mt) ~= "table" or mt.__name ~= "poolsh.Stream" then
+    fail("poolsh.Stream expected, got %s", type(s))
+  end
+  if not s.live then fail("stream %s was destroyed", s.name) end
+  return s
+end
+
+function A:oom(size, stream, bytes, err)
+  self.st.num_ooms = self.st.num_ooms + 1
+  local st = self.st
+  fail("out of memory allocating %s on stream %s (a %s segment; reserved %s, allocated %s after freeing the cache): %s",
+    poolsh.fmt(size), stream.name, poolsh.fmt(bytes), poolsh.fmt(st.reserved), poolsh.fmt(st.allocated), err)
+end
+
+--- Allocates `size` bytes (>= 1) for `stream`; returns the block.
+function A:alloc(size, stream)
+  local ok, n = pcall(poolsh.size, size)
+  if not ok then fail("%s", tostring(n):gsub("^poolsh%.size: ", "")) end
+  if n < 1 then fail("size must be at least 1 byte") end
+  if n > M.MAX_SIZE then fail("size %s too large (at most 4 PiB)", poolsh.fmt(n)) end
+  stream = check_stream(stream)
+  local rounded = M.round_size(n, self.divisions)
+  local pool = rounded <= M.SMALL_SIZE and "small" or "large"
+  local b = self:find(pool, stream, rounded)
+  if not b then
+    local bytes, err = M.allocation_size(rounded)
+    b, err = self:malloc(pool, stream, bytes)
+    if not b and self:release_oversize(pool, stream, rounded) then b, err = self:malloc(pool, stream, bytes) end
+    if not b then
+      self:empty_cache()
+      self.st.num_alloc_retries = self.st.num_alloc_retries + 1
+      b, err = self:malloc(pool, stream, bytes)
+    end
+    if not b then self:oom(n, stream, bytes, err) end
+  end
+  b = renew(b)
+  self:split(b, rounded)
+  b.allocated, b.requested, b.owner = true, n, self
+  self.active[b] = true
+  self:count("allocated", b.size); self:count("requested", n); self:count("active", 1)
+  return b
+end
+
+-- Splits the rest of b past `size` into a free block when the rules allow.
+function A:split(b, size)
+  local rest = b.size - size
+  local ok
+  if b.segment.pool == "small" then ok = rest >= M.MIN_BLOCK
+  else ok = size < self.max_split and rest > M.SMALL_SIZE end
+  if not ok then return end
+  local r = { segment = b.segment, offset = b.offset + size, size = rest, stream = b.stream,
+              allocated = false, prev = b, next = b.next }
+  if b.next then b.next.prev = r end
+  b.next, b.size = r, size
+  self:insert(r)
+end
+
+-- Merges free neighbour n into b (n is b.prev or b.next).
+function A:merge(b, n)
+  if not n or n.allocated then return end
+  self:remove(n)
+  if n == b.prev then
+    b.offset, b.prev = n.offset, n.prev
+    if b.prev then b.prev.next = b else b.segment.head = b end
+  else
+    b.next = n.next
+    if b.next then b.next.prev = b end
+  end
+  b.size = b.size + n.size
+end
+
+--- Returns block b to the cache; raises for a block not allocated here.
+function A:free(b)
+  if type(b) ~= "table" then fail("block expected, got %s", type(b)) end
+  if not self.active[b] then
+    if b.freed and b.owner == self then fail("double free of a block of %s", poolsh.fmt(b.requested)) end
+    fail("the block was not allocated by this allocator")
+  end
+  self.active[b] = nil
+  b.freed = true
+  self:count("allocated", -b.size); self:count("requested", -b.requested); self:count("active", -1)
+  b.allocated = false
+  self:merge(b, b.prev)
+  self:merge(b, b.next)
+  self:insert(b)
+end
+
+--- A copy of the counters.
+function A:stats()
+  local t = {}
+  for k, v in pairs(self.st) do t[k] = v end
+  return t
+end
+
+--- The segments by address, each with its blocks in order.
+function A:segments()
+  local out = {}
+  for seg in pairs(self.segs) do out[#out + 1] = seg end
+  table.sort(out, function(x, y) return x.addr < y.addr end)
+  for i, seg in ipairs(out) do
+    local blocks, b = {}, seg.head
+    while b do
+      blocks[#blocks + 1] = { offset = b.offset, size = b.size, allocated = b.allocated }
+      b = b.next
+    end
+    out[i] = { addr = seg.addr, size = seg.size, stream = seg.stream, pool = seg.pool, blocks = blocks }
+  end
+  return out
+end
+
+return M

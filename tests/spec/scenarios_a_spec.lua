@@ -1,0 +1,283 @@
+-- The scenarios fragmentation, caching_allocator, use_after_free and
+-- pool_per_stream (docs/scenarios.md), and the caching allocator they
+-- build on (lua/poolsh/allocators/caching.lua).
+local H = require "helpers"
+local poolsh = H.poolsh
+local scenario = require "poolsh.scenario"
+local C = require "poolsh.allocators.caching"
+
+local MiB = H.MiB
+
+-- Runs scenario `name` in this process; its result and narration.
+local function run(name)
+  local out = {}
+  local res = scenario.run(scenario.load(name), function(s) out[#out + 1] = s end)
+  return res, table.concat(out)
+end
+
+local function has(text, line) assert.truthy(text:find(line, 1, true), "missing: " .. line .. "\n" .. text) end
+
+describe("scenario", function()
+  it("fragmentation: a request larger than every hole maps a new chunk; the map shows the holes", function()
+    local res, out = run("fragmentation")
+    assert.is_true(res.ok, out)
+    has(out, " 4. allocate ")
+    has(out, "notice: no hole is large enough: the pool maps a new chunk")
+    has(out, "free in 8 holes, none of")
+    assert.truthy(out:find("%[%.#%.#%.#%.#"), out)   -- the map's bar: free, live, free, live
+  end)
+
+  it("caching_allocator: freed tensors stay reserved; the allocation after empty_cache() is slower", function()
+    local res, out = run("caching_allocator")
+    assert.is_true(res.ok, out)
+    has(out, "reserved 54.00 MiB in 4 segment(s), allocated 0 B")
+    has(out, "reserved 12.00 MiB in 1 segment(s), allocated 4.00 MiB")
+    local miss, hit = out:match("(%d+%.%d+) ms, against (%d+%.%d+) ms for the hit")
+    assert.truthy(miss and tonumber(miss) > tonumber(hit), out)
+  end)
+
+  it("use_after_free: verify finds the late write, and passes after either fix", function()
+    local res, out = run("use_after_free")
+    assert.is_true(res.ok, out)
+    has(out, "verify: false, first wrong byte at offset 0 holds 0x22")
+    local _, passes = out:gsub("verify: true", "")
+    assert.equal(2, passes, out)
+    has(out, "b took other memory (")
+  end)
+
+  it("pool_per_stream: the shared pool reserves at most half of the four pools", function()
+    local res, out = run("pool_per_stream")
+    assert.is_true(res.ok, out)
+    local shared, sum = out:match("shared (%d+%.%d+) MiB against (%d+%.%d+) MiB for 4 pools")
+    assert.truthy(shared and 2 * tonumber(shared) <= tonumber(sum), out)
+    assert.truthy(tonumber(out:match("; (%d+) of 24 allocations reused")) >= 1, out)
+  end)
+
+  it("a scenario that expects verify to pass on the corrupted buffer fails, showing false", function()
+    local path = os.tmpname() .. ".lua"
+    local f = assert(io.open(path, "w"))
+    f:write [[
+local poolsh = require "poolsh"
+return { name = "uaf_wrong", run = function(ctx)
+  local p = poolsh.pool { release_threshold = "max" }
+  local s1, s2 = poolsh.stream(), poolsh.stream()
+  local a = p:alloc("1 MiB", s1)
+  s2:wait(s1:record()); poolsh.spin(s2, "10 ms"); poolsh.fill(a, 0x22, s2)
+  a:free()
+  local b = p:alloc("1 MiB", s1)
+  poolsh.fill(b, 0x11, s1)
+  s2:sync()
+  local ok = poolsh.verify(b, 0x11, s1)
+  b:free(); poolsh.sync()
+  ctx.step("claim b holds 0x11")
+  ctx.expect.equal(ok, true, "verify")
+end }
+]]
+    f:close()
+    local res, out = run(path)
+    os.remove(path)
+    assert.is_false(res.ok)
+    assert.equal("1. claim b holds 0x11", res.step)
+    has(out, "verify: expected true, observed false")
+  end)
+end)
+
+describe("caching allocator", function()
+  local s1, s2
+  before_each(function() s1, s2 = poolsh.stream(), poolsh.stream() end)
+
+  -- The blocks of the segment holding block b, as {size, allocated} pairs.
+  local function layout(a, b)
+    for _, seg in ipairs(a:segments()) do
+      if seg.addr == b.segment.addr then
+        local t = {}
+        for _, x in ipairs(seg.blocks) do t[#t + 1] = { x.size, x.allocated } end
+        return t
+      end
+    end
+  end
+
+  it("rounds sizes to 512 B, or to power-of-2 divisions", function()
+    for n, want in pairs { [1] = 512, [512] = 512, [513] = 1024, [MiB] = MiB, [MiB + 1] = MiB + 512 } do
+      assert.equal(want, C.round_size(n), n)
+    end
+    assert.equal(1310720, C.round_size(1200000, 4))      -- 1 MiB + 1/4 of it
+    assert.equal(2 * MiB, C.round_size(MiB + 1, 1))      -- one division: the next power of 2
+    assert.equal(4 * MiB, C.round_size(4 * MiB, 4))      -- powers of 2 stay
+    assert.equal(1536, C.round_size(1500, 4))            -- below 512 B x divisions: 512 B steps
+  end)
+
+  it("picks 2 MiB segments for small requests, 20 MiB below 10 MiB, else the size rounded to 2 MiB", function()
+    assert.equal(2 * MiB, C.allocation_size(512))
+    assert.equal(2 * MiB, C.allocation_size(MiB))
+    assert.equal(20 * MiB, C.allocation_size(MiB + 512))
+    assert.equal(20 * MiB, C.allocation_size(10 * MiB - 512))
+    assert.equal(10 * MiB, C.allocation_size(10 * MiB))
+    assert.equal(12 * MiB, C.allocation_size(11 * MiB))
+    local a = C.new()
+    local x, y, z = a:alloc(100, s1), a:alloc(3 * MiB, s1), a:alloc(11 * MiB + 1, s2)   -- s2: not from s1's cache
+    local sizes = {}
+    for _, seg in ipairs(a:segments()) do sizes[seg.pool .. " " .. seg.size] = true end
+    assert.same({ ["small " .. 2 * MiB] = true, ["large " .. 20 * MiB] = true, ["large " .. 12 * MiB] = true }, sizes)
+    assert.equal(512, x.size)
+    assert.equal(100 + 3 * MiB + 11 * MiB + 1, a:stats().requested)
+    for _, b in ipairs { x, y, z } do a:free(b) end
+    a:empty_cache()
+  end)
+
+  it("splits small blocks at 512 B, large ones only when more than 1 MiB is left", function()
+    local a = C.new()
+    local x, y = a:alloc(1, s1), a:alloc(1, s1)
+    assert.equal(x.segment, y.segment)
+    assert.equal(512, y.offset)
+    assert.same({ { 512, true }, { 512, true }, { 2 * MiB - 1024, false } }, layout(a, x))
+    local big = a:alloc(19 * MiB + 512, s1)   -- a 20 MiB segment; 0.5 MiB left: not split
+    assert.same({ { 20 * MiB, true } }, layout(a, big))
+    assert.equal(20 * MiB, big.size)
+    local l = a:alloc(4 * MiB, s1)            -- from a 20 MiB segment: 16 MiB left, split
+    assert.same({ { 4 * MiB, true }, { 16 * MiB, false } }, layout(a, l))
+    for _, b in ipairs { x, y, big, l } do a:free(b) end
+    a:empty_cache()
+  end)
+
+  it("merges a freed block with its free neighbours", function()
+    local a = C.new()
+    local b1, b2, b3 = a:alloc(4 * MiB, s1), a:alloc(4 * MiB, s1), a:alloc(4 * MiB, s1)
+    a:free(b2)
+    assert.same({ { 4 * MiB, true }, { 4 * MiB, false }, { 4 * MiB, true }, { 8 * MiB, false } }, layout(a, b1))
+    a:free(b1)
+    assert.same({ { 8 * MiB, false }, { 4 * MiB, true }, { 8 * MiB, false } }, layout(a, b3))
+    a:free(b3)
+    assert.same({ { 20 * MiB, false } }, layout(a, b3))
+    a:empty_cache()
+    assert.same({}, a:segments())
+  end)
+
+  it("reuses a block only on its stream, best fit by size", function()
+    local a = C.new()
+    local x = a:alloc(4 * MiB, s1)
+    a:free(x)
+    local y = a:alloc(4 * MiB, s2)
+    assert.are_not.equal(x.segment, y.segment)
+    assert.equal(s2, y.stream)
+    local z = a:alloc(4 * MiB, s1)
+    assert.equal(x.segment, z.segment)
+    assert.equal(x.offset, z.offset)
+    assert.equal(2, a:stats().segments)
+    -- best fit: a 12 MiB segment beats a 20 MiB one for a 3 MiB request
+    local w = a:alloc(11 * MiB, s1)
+    a:free(w)
+    local v = a:alloc(3 * MiB, s1)
+    assert.equal(w.segment, v.segment)
+    for _, b in ipairs { y, z, v } do a:free(b) end
+    a:empty_cache()
+  end)
+
+  it("empty_cache frees only the segments with no allocated block, and gives device memory back", function()
+    local a = C.new()
+    local free0 = poolsh.device().free
+    local x, y = a:alloc(4 * MiB, s1), a:alloc(4 * MiB, s2)
+    local z = a:alloc(500, s1)
+    a:free(y); a:free(z)
+    assert.equal(42 * MiB, a:stats().reserved)
+    a:empty_cache()
+    local st = a:stats()
+    assert.equal(1, st.segments)
+    assert.equal(20 * MiB, st.reserved)
+    assert.equal(2, st.num_device_free)
+    assert.equal(x.segment.addr, a:segments()[1].addr)
+    a:free(x)
+    a:empty_cache()
+    assert.equal(0, a:stats().reserved)
+    if H.is_sim() then assert.equal(free0, poolsh.device().free) end
+  end)
+
+  it("counts allocated, reserved and their peaks", function()
+    local a = C.new()
+    local x = a:alloc(5 * MiB, s1)
+    local y = a:alloc(30 * MiB + 1, s1)
+    local st = a:stats()
+    assert.equal(5 * MiB + 30 * MiB + 512, st.allocated)   -- 2 MiB - 512 split off the 32 MiB segment
+    assert.equal(52 * MiB, st.reserved)
+    assert.equal(2, st.active)
+    a:free(y)
+    st = a:stats()
+    assert.equal(5 * MiB, st.allocated)
+    assert.equal(35 * MiB + 512, st.peak_allocated)
+    assert.equal(52 * MiB, st.peak_reserved)
+    a:free(x); a:empty_cache()
+    st = a:stats()
+    assert.same({ 0, 0, 0, 0, 52 * MiB, 2, 2 },
+      { st.reserved, st.allocated, st.active, st.segments, st.peak_reserved, st.num_device_alloc, st.num_device_free })
+  end)
+
+  it("with max_split_size, does not split large blocks or give them to smaller requests", function()
+    local a = C.new { max_split_size = "32 MiB" }
+    local big = a:alloc(40 * MiB, s1)
+    a:free(big)
+    local small = a:alloc(8 * MiB, s1)             -- not from the cached 40 MiB block
+    assert.are_not.equal(big.segment, small.segment)
+    local near = a:alloc(36 * MiB, s1)             -- within 20 MiB of it: reused whole, not split
+    assert.equal(big.segment, near.segment)
+    assert.equal(40 * MiB, near.size)
+    a:free(near); a:free(small)
+    local far = a:alloc(64 * MiB, s1)              -- larger than the cached block: a new segment
+    assert.are_not.equal(big.segment, far.segment)
+    a:free(far)
+    a:empty_cache()
+  end)
+
+  it("on cudaMalloc failure frees the cache and retries once, then raises", function()
+    local path = os.tmpname() .. ".lua"
+    local f = assert(io.open(path, "w"))
+    f:write [[
+local C = require "poolsh.allocators.caching"
+local a = C.new()
+local s = poolsh.stream()
+local x = a:alloc("30 MiB", s); a:free(x)
+local y = a:alloc("40 MiB", s)
+local st = a:stats()
+print("retries", st.num_alloc_retries, "reserved", st.reserved, "frees", st.num_device_free)
+local ok, err = pcall(a.alloc, a, "40 MiB", s)
+print("second", ok, err)
+print("ooms", a:stats().num_ooms, "retries", a:stats().num_alloc_retries)
+a:free(y); a:empty_cache()
+]]
+    f:close()
+    local out, err, code = H.poolsh_cmd("--backend=sim --sim-memory=64MiB " .. H.quote(path))
+    os.remove(path)
+    assert.equal(0, code, out .. err)
+    has(out, ("retries\t1\treserved\t%d\tfrees\t1"):format(40 * MiB))
+    has(out, "second\tfalse\tcaching allocator: out of memory allocating 40.00 MiB on stream s1 (a 40.00 MiB segment; "
+      .. "reserved 40.00 MiB, allocated 40.00 MiB after freeing the cache): cudaErrorMemoryAllocation")
+    has(out, "ooms\t1\tretries\t2")
+  end)
+
+  it("raises clear errors for bad sizes, streams, blocks and options", function()
+    local a, other = C.new(), C.new()
+    local function msg(f, ...) return H.err(f, ...) end
+    assert.equal("caching allocator: size must not be negative", msg(a.alloc, a, -1, s1))
+    assert.equal("caching allocator: size must be at least 1 byte", msg(a.alloc, a, 0, s1))
+    assert.equal("caching allocator: size 8.00 PiB too large (at most 4 PiB)", msg(a.alloc, a, "8 PiB", s1))
+    assert.truthy(msg(a.alloc, a, "lots", s1):find("^caching allocator: invalid size 'lots'"))
+    assert.equal("caching allocator: poolsh.Stream expected, got number", msg(a.alloc, a, 1, 7))
+    local dead = poolsh.stream(); dead:destroy()
+    assert.truthy(msg(a.alloc, a, 1, dead):find("^caching allocator: stream s%d+ was destroyed"))
+    local b = a:alloc(1, s1)
+    assert.equal("caching allocator: the block was not allocated by this allocator", msg(other.free, other, b))
+    assert.equal("caching allocator: block expected, got nil", msg(a.free, a, nil))
+    assert.equal("caching allocator: the block was not allocated by this allocator", msg(a.free, a, {}))
+    a:free(b)
+    assert.equal("caching allocator: double free of a block of 1 B", msg(a.free, a, b))
+    local c = a:alloc(1, s1)                    -- the same memory, a new block
+    assert.equal("caching allocator: double free of a block of 1 B", msg(a.free, a, b))
+    a:free(c)
+    a:empty_cache()
+    assert.equal("caching allocator: unknown option 'max_split'", msg(C.new, { max_split = 1 }))
+    assert.equal("caching allocator: max_split_size must be above 20 MiB, got 8.00 MiB",
+      msg(C.new, { max_split_size = "8 MiB" }))
+    assert.equal("caching allocator: roundup_power2_divisions must be 0 or a power of 2, got 3",
+      msg(C.new, { roundup_power2_divisions = 3 }))
+    assert.equal("caching allocator: options table expected, got string", msg(C.new, "x"))
+  end)
+end)

@@ -51,12 +51,16 @@ int ps_buffer_release(ps_ctx *c, ps_bufferud *b, ps_stream *s, int deferred) {
   int st = PS_OK;
   switch (b->kind) {
     case PS_KIND_POOL: st = c->be->pool_free(c->b, b->addr, s); break;
-    case PS_KIND_MALLOC:
+    case PS_KIND_MALLOC:   /* a deferred free counts as given back (limit.c) */
       st = deferred ? ps_defer_free(c, b->addr, b->id) : c->be->free_device(c->b, b->addr);
+      if (st == PS_OK) ps_limit_gone(c, b);
       break;
-    case PS_KIND_PINNED: st = c->be->free_pinned(c->b, b->addr); break;
+    case PS_KIND_PINNED:
+      if ((st = c->be->free_pinned(c->b, b->addr)) == PS_OK) ps_limit_gone(c, b);
+      break;
     case PS_KIND_PAGEABLE:
-      if (b->registered) st = c->be->host_unregister(c->b, b->addr);
+      if (b->registered && (st = c->be->host_unregister(c->b, b->addr)) == PS_OK)
+        ps_limit_gone(c, b);
       if (st == PS_OK) b->registered = 0, st = c->be->free_pageable(c->b, b->addr);
       break;
   }
@@ -252,10 +256,13 @@ static int new_plain(lua_State *L, ps_kind kind, uint64_t size, unsigned flags) 
   ps_ctx *c = ps_context(L);
   luaL_argcheck(L, size > 0, 1, "size must be at least 1 byte");
   ps_bufferud *b = ps_newbuffer(L, c, kind, size);
+  uint64_t held = ps_limit_counted(c, kind, size);
   int st = PS_ERR_MEMORY_ALLOCATION;
   for (int try = 0; try < 2 && st == PS_ERR_MEMORY_ALLOCATION; try++) {
     if (try) lua_gc(L, LUA_GCCOLLECT);
     if (kind == PS_KIND_MALLOC) ps_free_deferred(L, c);   /* memory finalizers left */
+    st = c->limited ? ps_limit_check(L, c, kind != PS_KIND_MALLOC, held) : PS_OK;
+    if (st != PS_OK) continue;
     switch (kind) {
       case PS_KIND_MALLOC: st = c->be->malloc_device(c->b, size, &b->addr); break;
       case PS_KIND_PINNED: st = c->be->alloc_pinned(c->b, size, flags, &b->addr); break;
@@ -263,7 +270,11 @@ static int new_plain(lua_State *L, ps_kind kind, uint64_t size, unsigned flags) 
     }
   }
   char sz[32];
+  if (st != PS_OK && c->limited && c->lim.refused.on)
+    ps_limit_fail(L, c, lua_pushfstring(L, "poolsh.%s(%s)", kind_names[kind],
+                                        ps_fmtsize(sz, sizeof sz, size)));
   ps_check(L, st, "allocating %s of %s memory", ps_fmtsize(sz, sizeof sz, size), kind_names[kind]);
+  ps_limit_took(c, b, held);
   b->live = 1;
   ps_obs_alloc(L, c, b, NULL, NULL, PS_RULE_UNKNOWN);
   return 1;
@@ -302,7 +313,13 @@ static int buffer_register(lua_State *L) {
   ps_bufferud *b = check_pageable(L, 1);
   ps_ctx *c = ps_context(L);
   if (b->registered) return luaL_error(L, "b%d is already registered", b->id);
+  if (c->limited && ps_limit_check(L, c, 1, b->size) != PS_OK) {
+    char sz[32];
+    ps_limit_fail(L, c, lua_pushfstring(L, "poolsh.register(b%d, %s)", b->id,
+                                        ps_fmtsize(sz, sizeof sz, b->size)));
+  }
   ps_check(L, c->be->host_register(c->b, b->addr, b->size), "(registering b%d)", b->id);
+  ps_limit_took(c, b, b->size);
   b->registered = 1;
   lua_settop(L, 1);
   return 1;
@@ -313,6 +330,7 @@ static int buffer_unregister(lua_State *L) {
   ps_ctx *c = ps_context(L);
   if (!b->registered) return luaL_error(L, "b%d is not registered", b->id);
   ps_check(L, c->be->host_unregister(c->b, b->addr), "(unregistering b%d)", b->id);
+  ps_limit_gone(c, b);
   b->registered = 0;
   lua_settop(L, 1);
   return 1;

@@ -424,9 +424,11 @@ void ps_newclass(lua_State *L, int uv, const char *tname, const luaL_Reg *method
 
 /* ---- the module --------------------------------------------------------- */
 
-/* poolsh.core.configure{backend=, device=, sim_memory=}: before first use. */
+/* poolsh.core.configure{backend=, device=, sim_memory=, limit=,
+ * pinned_limit=}: before first use. */
 static int core_configure(lua_State *L) {
-  static const char *const opts[] = {"backend", "device", "sim_memory", NULL};
+  static const char *const opts[] = {"backend", "device", "sim_memory", "limit", "pinned_limit",
+                                     NULL};
   ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
   luaL_checktype(L, 1, LUA_TTABLE);
   ps_checkoptions(L, 1, "poolsh.configure", opts);
@@ -441,6 +443,7 @@ static int core_configure(lua_State *L) {
   if (lua_getfield(L, 1, "device") != LUA_TNIL)
     c->device = ps_todevice(L, lua_gettop(L), "poolsh.configure");
   c->sim_memory = ps_fieldsize(L, 1, "sim_memory", "poolsh.configure", c->sim_memory);
+  ps_limit_configure(L, c, 1);
   return 0;
 }
 
@@ -552,6 +555,7 @@ static int core_reset(lua_State *L) {
   c->b = NULL;
   c->be = NULL;
   memset(c->next_id, 0, sizeof c->next_id);
+  c->lim.malloc_held = c->lim.pinned_held = c->lim.registered_held = 0;   /* limits stay */
   new_tables(L);
   c = ps_context(L);                                 /* opens it again */
   for (int i = 0; i < n; i++)

@@ -18,7 +18,7 @@ static int dev_count(lua_State *L) {
 }
 
 /* poolsh.device([i]) -> {index, name, total, free, cc, pools_supported,
- * driver, driver_api, runtime_api}. */
+ * driver, driver_api, runtime_api, held, pinned_held[, limit][, pinned_limit]}. */
 static int dev_info(lua_State *L) {
   ps_ctx *c = ps_context(L);
   lua_Integer i = luaL_optinteger(L, 1, c->device);
@@ -26,7 +26,7 @@ static int dev_info(lua_State *L) {
   ps_device_info d;
   memset(&d, 0, sizeof d);
   ps_check(L, c->be->device_info(c->b, (int)i, &d), "(reading device %d)", (int)i);
-  lua_createtable(L, 0, 9);
+  lua_createtable(L, 0, 13);
   lua_pushinteger(L, i);
   lua_setfield(L, -2, "index");
   ps_pushdefaults(L);                  /* the name a sim profile gives, else the backend's */
@@ -50,6 +50,7 @@ static int dev_info(lua_State *L) {
   lua_setfield(L, -2, "driver_api");
   lua_pushinteger(L, d.runtime_api);
   lua_setfield(L, -2, "runtime_api");
+  ps_limit_push(L, c);
   return 1;
 }
 

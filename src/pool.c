@@ -276,10 +276,16 @@ static int pool_trim(lua_State *L) {
   return 1;
 }
 
-/* Raises the failure of an allocation, naming size, pool and stream. */
+/* Raises the failure of an allocation, naming size, pool and stream, or
+ * the limit that refused it (limit.c). */
 static int alloc_failed(lua_State *L, int st, uint64_t size, ps_poolud *p, ps_streamud *s) {
   char sz[32], n[16];
-  ps_obs_alloc_failed(L, (ps_ctx *)lua_touserdata(L, PS_UP_CTX), p, s, size, st);
+  ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
+  ps_obs_alloc_failed(L, c, p, s, size, st);
+  if (c->limited && c->lim.refused.on) {         /* not the driver's lines, then */
+    return ps_limit_fail(L, c, lua_pushfstring(L, "p%d:alloc(%s)", p->id,
+                                               ps_fmtsize(sz, sizeof sz, size)));
+  }
   return ps_fail(L, st, "allocating %s from pool p%d on stream %s%s",   /* then why */
                  ps_fmtsize(sz, sizeof sz, size), p->id, ps_streamname(n, sizeof n, s),
                  lua_tostring(L, -1));
@@ -310,14 +316,16 @@ static int pool_alloc(lua_State *L) {
   b->stream = s;
   b->pool = p;
   ps_alloc_note note;                             /* the backend's word on reuse */
-  int st = c->be->pool_alloc(c->b, p->h, size, s->h, &b->addr, &note);
+  int st = c->limited ? ps_limit_pool_alloc(L, c, b, &note)
+                      : c->be->pool_alloc(c->b, p->h, size, s->h, &b->addr, &note);
   if (st == PS_ERR_MEMORY_ALLOCATION) {
     ps_obs_retry_begin(c, p);
     lua_gc(L, LUA_GCCOLLECT);   /* finalizers may run any code: check again */
     ps_free_deferred(L, c);     /* and memory they left (cudaMalloc'd) */
     p = ps_checkpool(L, 1);
     s = ps_checkstream(L, 3);
-    st = c->be->pool_alloc(c->b, p->h, size, s->h, &b->addr, &note);
+    st = c->limited ? ps_limit_pool_alloc(L, c, b, &note)
+                    : c->be->pool_alloc(c->b, p->h, size, s->h, &b->addr, &note);
     ps_obs_retried(L, c, p, s, size);
   }
   if (st != PS_OK) return alloc_failed(L, st, size, p, s);

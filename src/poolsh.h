@@ -34,6 +34,16 @@ enum {
 
 typedef struct ps_obs ps_obs;
 
+/* poolsh --limit and --pinned-limit (limit.c): the limits (0: none), what
+ * poolsh.malloc, poolsh.pinned and poolsh.register hold now (pools'
+ * reservations are read from the backend), and the last refusal's
+ * figures for its message. */
+typedef struct ps_limits {
+  uint64_t device, pinned;
+  uint64_t malloc_held, pinned_held, registered_held;
+  struct { int on, pinned; uint64_t total, pools, plain; } refused;
+} ps_limits;
+
 /* Long values in messages are cut to this many bytes, then "...". */
 #define PS_SHOWN_MAX 64
 
@@ -52,6 +62,8 @@ typedef struct ps_ctx {
   struct ps_deferred { ps_addr addr; int buffer; } *deferred;  /* cudaMalloc'd memory
                                                    finalizers left to free */
   size_t ndeferred, capdeferred;
+  int limited;               /* a limit is set: the bindings' one branch */
+  ps_limits lim;
 } ps_ctx;
 
 enum { PS_ID_POOL, PS_ID_STREAM, PS_ID_EVENT, PS_ID_BUFFER };
@@ -100,6 +112,7 @@ typedef struct ps_bufferud {
   int id;
   int live;
   int registered;            /* pageable buffers: cudaHostRegister'd */
+  uint64_t held;             /* bytes counted in ps_limits (not pool memory) */
 } ps_bufferud;
 
 #include "observe.h"
@@ -171,6 +184,16 @@ ps_bufferud *ps_checkbuffer(lua_State *L, int arg);
 ps_bufferud *ps_newbuffer(lua_State *L, ps_ctx *c, ps_kind kind, uint64_t size);
 ps_stream *ps_bufferstream(lua_State *L, int arg);
 int ps_buffer_release(ps_ctx *c, ps_bufferud *b, ps_stream *s, int deferred);
+
+/* limit.c: poolsh --limit and --pinned-limit, checked by the bindings. */
+void ps_limit_configure(lua_State *L, ps_ctx *c, int t);
+int ps_limit_pool_alloc(lua_State *L, ps_ctx *c, ps_bufferud *b, ps_alloc_note *note);
+uint64_t ps_limit_counted(ps_ctx *c, ps_kind kind, uint64_t size);
+int ps_limit_check(lua_State *L, ps_ctx *c, int pinned, uint64_t bytes);
+void ps_limit_took(ps_ctx *c, ps_bufferud *b, uint64_t held);
+void ps_limit_gone(ps_ctx *c, ps_bufferud *b);
+int ps_limit_fail(lua_State *L, ps_ctx *c, const char *what);
+void ps_limit_push(lua_State *L, ps_ctx *c);
 
 int poolsh_open_stream(lua_State *L);
 int poolsh_open_event(lua_State *L);

@@ -279,5 +279,6 @@ a:free(y); a:empty_cache()
     assert.equal("caching allocator: roundup_power2_divisions must be 0 or a power of 2, got 3",
       msg(C.new, { roundup_power2_divisions = 3 }))
     assert.equal("caching allocator: options table expected, got string", msg(C.new, "x"))
+    assert.equal("caching allocator: max_split_size: size must not be negative", msg(C.new, { max_split_size = -1 }))
   end)
 end)

@@ -51,6 +51,13 @@ A.__index = A
 
 local function fail(fmt, ...) error("caching allocator: " .. fmt:format(...), 0) end
 
+-- Bytes in v (poolsh.size), or a failure naming what is wrong.
+local function bytes(v, what)
+  local ok, n = pcall(poolsh.size, v)
+  if not ok then fail("%s%s", what, (tostring(n):gsub("^poolsh%.size: ", ""))) end
+  return n
+end
+
 local function is_pow2(n) return n > 0 and n & (n - 1) == 0 end
 
 -- The highest power of 2 <= n (n >= 1).
@@ -89,7 +96,7 @@ function M.new(opts)
   end
   local split = math.maxinteger
   if opts.max_split_size ~= nil then
-    split = poolsh.size(opts.max_split_size)
+    split = bytes(opts.max_split_size, "max_split_size: ")
     if split <= M.LARGE_BUFFER then fail("max_split_size must be above 20 MiB, got %s", poolsh.fmt(split)) end
   end
   local div = opts.roundup_power2_divisions
@@ -240,8 +247,7 @@ end
 
 --- Allocates `size` bytes (>= 1) for `stream`; returns the block.
 function A:alloc(size, stream)
-  local ok, n = pcall(poolsh.size, size)
-  if not ok then fail("%s", tostring(n):gsub("^poolsh%.size: ", "")) end
+  local n = bytes(size, "")
   if n < 1 then fail("size must be at least 1 byte") end
   if n > M.MAX_SIZE then fail("size %s too large (at most 4 PiB)", poolsh.fmt(n)) end
   stream = check_stream(stream)

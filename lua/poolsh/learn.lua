@@ -14,9 +14,14 @@ local expect = scenario.expect
 
 -- ---- progress -----------------------------------------------------------------
 
---- state_path() -> where progress is kept: $POOLSH_LEARN_STATE, else
--- $XDG_STATE_HOME/poolsh/learn.json, else ~/.local/state/poolsh/learn.json.
+--- Where progress is kept when set (a test's file); nil: state_path() picks.
+M.path = nil
+
+--- state_path() -> where progress is kept: M.path, else
+-- $POOLSH_LEARN_STATE, else $XDG_STATE_HOME/poolsh/learn.json, else
+-- ~/.local/state/poolsh/learn.json.
 function M.state_path()
+  if M.path then return M.path end
   local p = os.getenv("POOLSH_LEARN_STATE")
   if p and p ~= "" then return p end
   local base = os.getenv("XDG_STATE_HOME")

@@ -1,0 +1,343 @@
+-- poolsh learn: the lessons' steps against their answers, progress, the
+-- command's errors, and a lesson driven through tmux in a pseudo-terminal.
+local H = require "helpers"
+local poolsh = H.poolsh
+local learn = require "poolsh.learn"
+
+local function tmpdir()
+  local d = os.tmpname()
+  os.remove(d)
+  assert(os.execute("mkdir -p " .. H.quote(d)))
+  return d
+end
+
+local function write(path, text)
+  local f = assert(io.open(path, "wb"))
+  f:write(text)
+  f:close()
+end
+
+local function read(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+-- Frees the live buffers a lesson left in G (globals and tables of them).
+local BUFFER = debug.getregistry()["poolsh.Buffer"]   -- live buffers' metatable
+local function free_all(G)
+  local function free(v) if getmetatable(v) == BUFFER and v.live then v:free() end end
+  for _, v in pairs(G) do
+    if type(v) == "table" and getmetatable(v) == nil then for _, x in pairs(v) do free(x) end
+    else free(v) end
+  end
+  poolsh.sync()
+end
+
+-- A session of lesson `name` in a sandbox: its output collected, progress
+-- in memory.
+local function session(name, progress)
+  local G = setmetatable({ poolsh = poolsh }, { __index = _G })   -- the host makes poolsh global
+  local out, saved = {}, {}
+  local s = learn.new(learn.load(name), {
+    G = G, out = function(t) out[#out + 1] = t end,
+    progress = progress or { lessons = {} },
+    save = function(prog) saved[#saved + 1] = prog.lessons[name] and prog.lessons[name].done end,
+  })
+  return s, G, function() local t = table.concat(out); out = {}; return t end, saved
+end
+
+-- Runs a statement as the REPL would: in G, then the after-hook.
+local function type_in(s, G, code)
+  assert(load(code, "=stdin", "t", G))()
+  s:after()
+end
+
+describe("each lesson", function()
+  for i, name in ipairs(learn.names()) do
+    it(("%d. %s: every step fails before its answer and passes after it"):format(i, name), function()
+      local s, G, output = session(name)
+      s:start()
+      assert.matches("step 1/" .. #s.lesson.steps, output(), 1, true)
+      for n, st in ipairs(s.lesson.steps) do
+        assert.equal(n, s.step)
+        local ok = s:try(st.check)
+        assert.is_false(ok, ("step %d holds before its answer"):format(n))
+        type_in(s, G, st.solution)
+        local text = output()
+        assert.is_nil(text:find("\u{2717}"), text)          -- the answer is never nagged
+        assert.matches("\u{2713} step " .. n .. " done", text, 1, true)
+      end
+      assert.is_true(s.finished)
+      free_all(G)
+    end)
+  end
+end)
+
+describe("a lesson session", function()
+  it("is silent after a statement that changes nothing, hints after a wrong one", function()
+    local s, G, output = session("same_stream")
+    s:start()
+    output()
+    type_in(s, G, "x = 1 + 1")
+    assert.equal("", output())
+    type_in(s, G, 'a = p:alloc("1 MiB", s)')
+    local text = output()
+    assert.matches("\u{2717} a's size: expected 4194304 (4.00 MiB), observed 1048576 (1.00 MiB)", text, 1, true)
+    assert.matches("hint: p:alloc(size, stream)", text, 1, true)
+    G.a:free()
+    type_in(s, G, 'a = p:alloc("4 MiB", s)')
+    assert.matches("step 2/4", output(), 1, true)
+    free_all(G)
+  end)
+
+  it("waits without a hint while the step is half done", function()
+    local s, G, output = session("release_threshold")
+    s:start()
+    output()
+    type_in(s, G, 'b = p:alloc("64 MiB", s)')
+    assert.equal("", output())                          -- not freed yet: no nag
+    type_in(s, G, "b:free()")
+    assert.equal("", output())
+    type_in(s, G, "s:sync()")
+    assert.matches("\u{2713} step 1 done", output(), 1, true)
+    free_all(G)
+  end)
+
+  it("check() says what it waits for; hint(), lesson() and skip() help", function()
+    local s, G, output = session("cross_stream", nil)
+    s:start()
+    output()
+    s:check()
+    s:after()
+    local text = output()
+    assert.matches("waiting for a:free()", text, 1, true)
+    assert.equal(1, select(2, text:gsub("\u{2717}", "")))   -- said once, not again by after()
+    s:hint()
+    assert.matches("hint: poolsh.spin(s1", output(), 1, true)
+    s:show()
+    assert.matches("step 1/4", output(), 1, true)
+    s:skip()
+    assert.matches("the answer:\n  poolsh.spin(s1", output(), 1, true)
+    s:after()
+    assert.matches("\u{2713} step 1 done.-step 2/4", output())
+    free_all(G)
+  end)
+
+  it("saves each step done, and resumes after them", function()
+    local s, G, output, saved = session("same_stream")
+    s:start()
+    type_in(s, G, 'a = p:alloc("4 MiB", s)')
+    type_in(s, G, "a:free()")
+    assert.same({ 1, 2 }, saved)
+    free_all(G)
+    output()
+    local s2, G2, output2 = session("same_stream", { lessons = { same_stream = { done = 2 } } })
+    s2:start()
+    local text = output2()
+    assert.matches("resuming at step 3", text, 1, true)
+    assert.equal(3, s2.step)
+    type_in(s2, G2, 'b = p:alloc("4 MiB", s)')          -- a's free was replayed
+    assert.matches("\u{2713} step 3 done", output2(), 1, true)
+    free_all(G2)
+  end)
+
+  it("says a lesson whose setup raises failed, in one line", function()
+    package.loaded["poolsh.lessons.broken_test"] = {
+      setup = function() error("no device for this") end,
+      steps = { { say = "x", check = function() end } },
+    }
+    local names = learn.names()
+    names[#names + 1] = "broken_test"
+    local ok, err = pcall(learn.start, "broken_test", { progress = { lessons = {} }, save = function() end })
+    names[#names] = nil
+    package.loaded["poolsh.lessons.broken_test"] = nil
+    assert.is_false(ok)
+    assert.matches("^lesson broken_test: setup failed: .*no device for this$", err)
+    assert.is_nil(err:find("\n"))
+  end)
+
+  it("refuses an unknown lesson or number", function()
+    assert.matches("unknown lesson 'nope' %(poolsh learn lists them%)", H.err(learn.load, "nope"))
+    assert.matches("unknown lesson '99'", H.err(learn.load, "99"))
+    assert.equal("cross_stream", learn.load("2").name)
+  end)
+end)
+
+describe("progress", function()
+  local dir
+  before_each(function() dir = tmpdir(); learn.path = dir .. "/sub/learn.json" end)
+  after_each(function() learn.path = nil; os.execute("rm -rf " .. H.quote(dir)) end)
+
+  it("round-trips through the JSON file, making its directory", function()
+    assert.same({ lessons = {} }, learn.load_progress())
+    assert.is_true(learn.save_progress { lessons = { trim = { done = 3, finished = false } } })
+    assert.same({ lessons = { trim = { done = 3, finished = false } } }, learn.load_progress())
+    assert.matches('"done":3', read(learn.path))
+  end)
+
+  it("a corrupt file warns in one line and starts fresh", function()
+    os.execute("mkdir -p " .. H.quote(dir .. "/sub"))
+    for _, text in ipairs { "{not json", "[1, 2]", '{"lessons": {"trim": {"done": -1}}}', "" } do
+      write(learn.path, text)
+      local out, err, code = H.poolsh_cmd("--backend=sim learn", "POOLSH_LEARN_STATE=" .. H.quote(learn.path))
+      assert.equal(0, code, err)
+      assert.matches("^poolsh learn: ignoring the progress file .- %(.-%); starting fresh\n", err)
+      assert.is_nil(err:find("traceback"))
+      assert.matches("1  same_stream .- next", out)
+    end
+  end)
+end)
+
+describe("poolsh learn (the command)", function()
+  local dir, env
+  before_each(function()
+    dir = tmpdir()
+    env = "POOLSH_LEARN_STATE=" .. H.quote(dir .. "/learn.json")
+  end)
+  after_each(function() os.execute("rm -rf " .. H.quote(dir)) end)
+
+  it("lists the lessons in order, the first next", function()
+    local out, err, code = H.poolsh_cmd("--backend=sim learn", env)
+    assert.equal(0, code, err)
+    local names = learn.names()
+    for i, name in ipairs(names) do assert.matches("  " .. i .. "  " .. name, out, 1, true) end
+    assert.matches("1  same_stream%s+Same%-stream reuse%s+next\n", out)
+    assert.matches("progress: " .. dir, out, 1, true)
+  end)
+
+  it("shows done lessons and where the next one is", function()
+    write(dir .. "/learn.json", '{"lessons": {"same_stream": {"done": 4, "finished": true},'
+      .. ' "cross_stream": {"done": 2}}}')
+    local out = H.poolsh_cmd("--backend=sim learn", env)
+    assert.matches("same_stream%s+Same%-stream reuse%s+done\n", out)
+    assert.matches("cross_stream%s+Cross%-stream reuse%s+2/4 steps, next\n", out)
+  end)
+
+  it("--reset forgets the progress", function()
+    write(dir .. "/learn.json", '{"lessons": {"same_stream": {"done": 4, "finished": true}}}')
+    local out, _, code = H.poolsh_cmd("--backend=sim learn --reset", env)
+    assert.equal(0, code)
+    assert.matches("progress cleared", out)
+    assert.is_nil(read(dir .. "/learn.json"))
+  end)
+
+  it("starts a lesson by number and ends at the end of input (stdin not a terminal)", function()
+    local out, err, code = H.poolsh_cmd("--backend=sim learn 2", env)
+    assert.equal(0, code, err)
+    assert.matches("Cross-stream reuse, step 1/4", out, 1, true)
+    assert.is_nil(err:find("traceback"))
+  end)
+
+  for _, case in ipairs {
+    { "learn nope", "poolsh learn: unknown lesson 'nope' %(poolsh learn lists them%)" },
+    { "learn 0", "poolsh learn: unknown lesson '0'" },
+    { "learn --frob", "poolsh learn: unknown option '%-%-frob'" },
+    { "learn trim same_stream", "poolsh learn: one lesson at a time" },
+    { "learn --reset trim", "poolsh learn: %-%-reset takes no lesson" },
+  } do
+    it("refuses `" .. case[1] .. "` in one line, exit 1", function()
+      local out, err, code = H.poolsh_cmd("--backend=sim " .. case[1], env)
+      assert.equal(1, code)
+      assert.equal("", out)
+      assert.matches(case[2], err)
+      assert.equal(1, select(2, err:gsub("\n", "")), err)
+    end)
+  end
+end)
+
+-- ---- through a pseudo-terminal ---------------------------------------------------
+
+local SOCK = ("poolsh-learn-%d-%d"):format(os.time(), math.random(1e6))
+local function tmux(args) return H.sh("tmux -L " .. SOCK .. " " .. args) end
+local function screen() return (tmux("capture-pane -p -J -S -200 -t learn")) end
+local KEYS = { Enter = true, ["C-c"] = true, ["C-d"] = true }
+local function send(...)
+  for i = 1, select("#", ...) do
+    local k = select(i, ...)
+    tmux("send-keys -t learn " .. (KEYS[k] and "" or "-l ") .. H.quote(k))
+  end
+end
+local function wait_for(pat, plain)
+  return H.poll(function() return screen():find(pat, 1, plain) end, 8)
+end
+-- Types a statement and waits for what it should print.
+local function line(text, expect_text)
+  send(text, "Enter")
+  assert.truthy(wait_for(expect_text, true), "no '" .. expect_text .. "':\n" .. screen())
+end
+
+describe("poolsh learn in a terminal", function()
+  local dir, run
+  before_each(function()
+    dir = tmpdir()
+    run = { state = dir .. "/learn.json", err = dir .. "/err", rc = dir .. "/rc" }
+  end)
+  after_each(function()
+    tmux("kill-server")
+    os.execute("rm -rf " .. H.quote(dir))
+  end)
+
+  local function start(lesson)
+    tmux("kill-server")
+    local cmd = ("env POOLSH_LEARN_STATE=%s POOLSH_HISTORY=%s %s --backend=sim learn %s 2>%s; echo $? >%s")
+      :format(H.quote(run.state), H.quote(dir .. "/hist"), H.exe, lesson, H.quote(run.err), H.quote(run.rc))
+    tmux("new-session -d -s learn -x 200 -y 50 " .. H.quote(cmd))
+    assert.truthy(wait_for("learn %d/%d> "), "no prompt:\n" .. screen())
+  end
+  local function ended()
+    assert.truthy(H.poll(function() return read(run.rc) end, 8), "poolsh did not end:\n" .. screen())
+    return read(run.rc), read(run.err) or ""
+  end
+
+  it("shows the step, hints after a wrong answer, advances on a right one", function()
+    start("same_stream")
+    assert.truthy(wait_for("Allocate 4 MiB from p on stream s and call it a", true), screen())
+    line("print('look ' .. 6 * 7)", "look 42")
+    assert.is_nil(screen():find("\u{2717}"))                 -- print() is not nagged
+    line('a = p:alloc("1 MiB", s)', "hint: p:alloc(size, stream)")
+    assert.truthy(wait_for("\u{2717} a's size: expected 4194304 (4.00 MiB), observed 1048576 (1.00 MiB)", true),
+      screen())
+    line('a = p:alloc("4 MiB", s)', "\u{2713} step 1 done")
+    assert.truthy(wait_for("learn 2/4> ", true), screen())
+    assert.truthy(wait_for("step 2/4 --\nQueue 100 ms of work on s", true), screen())
+  end)
+
+  it("Ctrl-C clears the line and the lesson goes on; Ctrl-D leaves and progress persists", function()
+    start("same_stream")
+    send('a = p:alloc("64 MiB", s)')                          -- half an answer, dropped
+    send("C-c")
+    assert.truthy(wait_for('a = p:alloc("64 MiB", s)^C\nlearn 1/4> ', true), screen())
+    line('a = p:alloc("4 MiB", s)', "\u{2713} step 1 done")
+    assert.is_nil(screen():find("64.00 MiB", 1, true))        -- the dropped line never ran
+    send("C-d")
+    local rc, err = ended()
+    assert.equal("0\n", rc)
+    assert.is_nil(err:find("traceback"), err)
+    assert.matches("1 buffer still live at exit", err)
+    assert.matches('"same_stream":{.-"done":1', read(run.state))
+
+    start("same_stream")
+    assert.truthy(wait_for("resuming at step 2", true), screen())
+    assert.truthy(wait_for("learn 2/4> ", true), screen())
+    line("skip()", "\u{2713} step 2 done")
+    assert.truthy(wait_for("learn 3/4> ", true), screen())
+    line('b = p:alloc("4 MiB", s)', "\u{2713} step 3 done")
+    send("C-d")
+    assert.equal("0\n", (ended()))
+    assert.matches('"done":3', read(run.state))
+  end)
+
+  it("finishes a lesson, names the next, and gives the prompt back", function()
+    write(run.state, '{"lessons": {"same_stream": {"done": 3}}}')
+    start("same_stream")
+    line('for i = 1, 10 do b:free(); b = p:alloc("4 MiB", s) end', "lesson same_stream done")
+    assert.truthy(wait_for("Next: poolsh learn cross_stream", true), screen())
+    assert.truthy(wait_for("\npoolsh> ", true), screen())
+    send("C-d")
+    assert.equal("0\n", (ended()))
+    assert.matches('"finished":true', read(run.state))
+  end)
+end)

@@ -8,4 +8,8 @@ return {
   "threshold_cliff",
   "trim_high_water",
   "reserved_vs_used",
+  "fragmentation",
+  "caching_allocator",
+  "use_after_free",
+  "pool_per_stream",
 }

@@ -256,6 +256,12 @@ local clock_end_spin = on("sim", cli("--backend=sim -e "
   .. H.quote("local s = poolsh.stream(); for _ = 1, 5e6 do poolsh.spin(s, 1e12) end")))
 local clock_end_sleep = on("sim", cli("--backend=sim -e " .. H.quote("for _ = 1, 5e6 do poolsh.sleep(1e12) end")))
 local function unknown_backend() return lua("poolsh.backend()", "POOLSH_BACKEND=gpu") end
+-- A child poolsh on the sim under a limit (cli.md, "One GPU for a room").
+local function limited(flags, code) return cli("--backend=sim " .. flags .. " -e " .. H.quote(code)) end
+local OVER_LIMIT = limited("--limit=128MiB", "local s = poolsh.stream(); "
+  .. "local p1, p2 = poolsh.pool{release_threshold = 'max'}, poolsh.pool{}; "
+  .. "local a <close> = p1:alloc('40 MiB', s); p2:alloc('65 MiB', s)")
+local OVER_PINNED = limited("--pinned-limit=1MiB", "poolsh.pinned('2 MiB')")
 local LEAK = cli("-e " .. H.quote("keep = poolsh.pool{}:alloc('4 MiB')"))
 local LEAK2 = cli("-e " .. H.quote("keep = {poolsh.malloc(8), poolsh.malloc(8)}"))
 
@@ -281,6 +287,22 @@ local TRIGGERS = {
   ["poolsh.configure: device must be a device index (an integer from 0), got <value>"] =
     lua("poolsh.configure{device = 1024}"),
   ["poolsh.configure: sim_memory: <size error>"] = lua("poolsh.configure{sim_memory = -1}"),
+  ["poolsh.configure: limit: <size error>"] = lua("poolsh.configure{limit = -1}"),
+  ["poolsh.configure: pinned_limit: <size error>"] = lua("poolsh.configure{pinned_limit = 'lots'}"),
+  ["cudaErrorMemoryAllocation: out of memory under poolsh --limit 128.00 MiB: p2:alloc(65.00 MiB) would bring the device memory this process holds to 160.00 MiB (pools 64.00 MiB reserved, poolsh.malloc 0 B)"] =
+    OVER_LIMIT,
+  ["cudaErrorMemoryAllocation: out of memory under poolsh --limit <limit>: <call> would bring the device memory this process holds to <total> (pools <bytes> reserved, poolsh.malloc <bytes>)"] =
+    OVER_LIMIT,
+  ["cudaErrorMemoryAllocation: out of memory under poolsh --limit <limit>: p<n>:alloc(<size>) would bring the device memory this process holds to <total> (pools <reserved> reserved, poolsh.malloc <bytes>)"] =
+    OVER_LIMIT,
+  ["cudaErrorMemoryAllocation: out of memory under poolsh --limit <limit>: poolsh.malloc(<size>) would bring ..."] =
+    limited("--limit=1MiB", "poolsh.malloc(2)"),
+  ["cudaErrorMemoryAllocation: out of memory under poolsh --pinned-limit <limit>: <call> would bring the pinned host memory this process holds to <total> (host pools <bytes> reserved, poolsh.pinned <bytes>, registered <bytes>)"] =
+    OVER_PINNED,
+  ["cudaErrorMemoryAllocation: out of memory under poolsh --pinned-limit <limit>: poolsh.pinned(<size>) would bring ..."] =
+    OVER_PINNED,
+  ["cudaErrorMemoryAllocation: out of memory under poolsh --pinned-limit <limit>: poolsh.register(b<n>, <size>) would bring ..."] =
+    limited("--pinned-limit=1MiB", "poolsh.register(poolsh.pageable('2 MiB'))"),
   ["unknown backend '<name>' (POOLSH_BACKEND or --backend: auto, cuda or sim)"] = unknown_backend(),
   ["unknown backend 'gpu' (POOLSH_BACKEND or --backend: auto, cuda or sim)"] = unknown_backend(),
   ["POOLSH_DEVICE must be a device index"] = lua("poolsh.backend()", "POOLSH_DEVICE=x"),

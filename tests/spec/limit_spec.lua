@@ -194,6 +194,29 @@ describe("poolsh --limit, --pinned-limit", function()
     ]])
   end)
 
+  it("when undoing fails, raise that failure and leave the block to a live Buffer's finalizer (sim faults)", function()
+    passes("--backend=sim --limit=64MiB", [[
+      local pf = require "poolsh.profile"
+      local s = poolsh.stream()
+      local p = poolsh.pool{release_threshold = "max"}
+      pf.arm{op = "pool_free", call = pf.calls("pool_free") + 1, error = "cudaErrorInvalidValue"}
+      local e = refused(p.alloc, p, 65 * MiB, s)
+      pf.disarm()
+      assert(e:find("^cudaErrorInvalidValue: invalid argument %(freeing b%d+, over the limit, on stream s1%)$"), e)
+      same(1, select(2, poolsh.core.live()), "live buffers")
+      collectgarbage()                              -- its finalizer frees it on s
+      same(0, select(2, poolsh.core.live()), "live buffers after the collection")
+      s:sync(); p:trim(0)
+      pf.arm{op = "stream_sync", call = pf.calls("stream_sync") + 1, error = "cudaErrorIllegalAddress"}
+      e = refused(p.alloc, p, 65 * MiB, s)
+      pf.disarm()
+      assert(e:find("(synchronizing stream s1 to give back an allocation over the limit)", 1, true), e)
+      same(0, select(2, poolsh.core.live()), "live buffers")
+      s:sync(); p:trim(0)
+      same(0, held(), "held at the end")
+    ]])
+  end)
+
   it("retry once after collecting garbage, as out of memory does", function()
     passes("--limit=128MiB", [[
       local m = poolsh.malloc(100 * MiB)

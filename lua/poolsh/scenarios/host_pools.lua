@@ -43,18 +43,21 @@ return {
     local function dev_free() return poolsh.device().free end
 
     step("allocate 1 byte from a device pool and from a host pool (location = \"host\"); read the device's free memory around each",
-      "both reserve one chunk of the same size; only the device pool's comes out of device memory")
-    local f0 = dev_free()
+      "both reserve one chunk of the same size; the host pool's is pinned host memory (poolsh.device().pinned_held), not device memory")
+    local d0 = poolsh.device()
     bufs[#bufs + 1] = dp:alloc(1, s)
-    local f1 = dev_free()
+    local d1 = poolsh.device()
     bufs[#bufs + 1] = hp:alloc(1, s)
-    local f2 = dev_free()
+    local d2 = poolsh.device()
     local chunk, host_chunk = st(dp).reserved, st(hp).reserved
     ctx.say(("device pool: chunk %s, device free memory down %s; host pool: chunk %s, device free memory down %s"):format(
-      poolsh.fmt(chunk), poolsh.fmt(f0 - f1), poolsh.fmt(host_chunk), poolsh.fmt(f1 - f2)))
+      poolsh.fmt(chunk), poolsh.fmt(d0.free - d1.free), poolsh.fmt(host_chunk), poolsh.fmt(d1.free - d2.free)))
     expect.equal(host_chunk, chunk, "the host pool's chunk against the device pool's")
-    expect.at_least(f0 - f1, chunk, "device free memory's drop for the device pool")
-    expect.at_most(f1 - f2, chunk // 2, "device free memory's drop for the host pool")
+    expect.at_least(d0.free - d1.free, chunk, "device free memory's drop for the device pool")
+    expect.at_most(d1.free - d2.free, chunk // 2, "device free memory's drop for the host pool")
+    expect.equal(d1.held - d0.held, chunk, "poolsh.device().held's rise for the device pool")
+    expect.equal(d2.held - d1.held, 0, "poolsh.device().held's rise for the host pool")
+    expect.equal(d2.pinned_held - d1.pinned_held, host_chunk, "poolsh.device().pinned_held's rise for the host pool")
 
     step(("allocate %d chunk-sized blocks from each, each timed"):format(MAPS), "each maps a new chunk: pinned host memory costs far more to map")
     local dt, ht = {}, {}

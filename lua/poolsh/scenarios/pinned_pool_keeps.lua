@@ -82,8 +82,10 @@ return {
     s:sync()
 
     step("trim(0)", "what free_all_blocks() does: the pinned memory goes back to the system")
+    local pinned = poolsh.device().pinned_held
     hp:trim(0)
     expect.stats(hp, { reserved = 0 })
+    expect.equal(pinned - poolsh.device().pinned_held, reserved, "the fall of pinned host memory held (poolsh.device().pinned_held)")
 
     step("the same pool at threshold 0: allocate, free, synchronise", "the sync gives the memory back at once, and the next allocation maps it again")
     hp.release_threshold = 0
@@ -96,6 +98,7 @@ return {
     step("a CuPy-style pinned cache over cudaHostAlloc: allocate 2 x " .. SIZE .. ", free both, allocate one again",
       "freed blocks stay pinned in the cache; the second request of a size takes one without calling CUDA")
     local cache = pinned_cache()
+    pinned = poolsh.device().pinned_held
     local miss_ms, x = timed(function() return cache:malloc(SIZE) end)
     local y = cache:malloc(SIZE)
     cache:free(x); cache:free(y)
@@ -110,6 +113,7 @@ return {
     cache:free(z)
     cache:free_all_blocks()
     expect.equal(cache.held, 0, "pinned bytes the cache holds")
+    expect.equal(poolsh.device().pinned_held, pinned, "pinned host memory held (poolsh.device().pinned_held)")
     d:free()
     hp:destroy()
   end,

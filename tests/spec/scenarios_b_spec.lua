@@ -162,3 +162,18 @@ describe("scenario destroy_stream", function()
       "reserved 300.00 ms after the spin was queued, no sync: expected 0, observed 67108864 (64.00 MiB)", true)
   end)
 end)
+
+describe("poolsh run", function()
+  it("runs each of these scenarios by name, before init.lua lists it", function()
+    for _, name in ipairs { "pinned_vs_pageable", "pinned_pool_keeps", "malloc_vs_pool", "host_pools", "destroy_stream" } do
+      local out, err, code = H.poolsh_cmd("--backend=sim run " .. name)
+      if NEEDS[name] and code ~= 0 and poolsh.sim.profile()[NEEDS[name][1]] == nil then
+        assert.truthy(out:find("FAIL " .. name, 1, true), out .. err)   -- the sim lacks what it shows
+      else
+        assert.equal(0, code, out .. err)
+        assert.truthy(out:find("== " .. name .. ": ", 1, true), out)
+        assert.truthy(out:find("\nPASS " .. name, 1, true), out)
+      end
+    end
+  end)
+end)

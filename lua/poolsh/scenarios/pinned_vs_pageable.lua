@@ -35,7 +35,7 @@ return {
   run = function(ctx)
     local step, expect = ctx.step, ctx.expect
     local n = poolsh.size(SIZE)
-    local function gbps(ms) return ("%.1f GB/s"):format(n / ms / 1e6) end
+    local function gbps(t) return ("%.1f GB/s"):format(n / t / 1e6) end
     local s = poolsh.stream()
     local d = poolsh.malloc(n)
     local pin, page

@@ -23,6 +23,7 @@ return {
     G.p = poolsh.pool { release_threshold = "max" }
     G.p.opportunistic = false
     G.s1, G.s2 = poolsh.stream(), poolsh.stream()
+    G.p.name, G.s1.name, G.s2.name = "p", "s1", "s2"
     G.a = G.p:alloc(SIZE, G.s1)
   end,
   steps = {

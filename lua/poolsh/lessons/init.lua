@@ -6,4 +6,6 @@ return {
   "cross_stream",
   "release_threshold",
   "trim",
+  "host_memory",
+  "caching_allocator",
 }

@@ -11,6 +11,7 @@ return {
   setup = function(env)
     env.G.p = poolsh.pool { release_threshold = 0 }
     env.G.s = poolsh.stream()
+    env.G.p.name, env.G.s.name = "p", "s"
   end,
   steps = {
     {

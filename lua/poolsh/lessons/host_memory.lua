@@ -1,0 +1,53 @@
+-- Lesson 5: pageable memory needs registering before kernels reach it;
+-- a pinned host pool keeps its memory until trimmed.
+local poolsh = require "poolsh"
+
+local MiB64 = 64 * 1024 * 1024
+
+return {
+  name = "host_memory",
+  title = "Host memory",
+  summary = "registering pageable memory; a pinned host pool keeps its memory until trimmed",
+  intro = "You have a stream s, a 16 MiB pageable host buffer pag, and a host pool hp\n"
+    .. "(pinned host memory, release threshold max, as CuPy's pinned memory pool keeps it).",
+  setup = function(env)
+    local G = env.G
+    G.s = poolsh.stream()
+    G.pag = poolsh.pageable("16 MiB")
+    G.hp = poolsh.pool { location = "host", release_threshold = "max" }
+    G.s.name, G.pag.name, G.hp.name = "s", "pag", "hp"
+  end,
+  steps = {
+    {
+      say = "Kernels cannot reach pageable memory: try poolsh.fill(pag, 1, s) and read the error.\n"
+        .. "Then register pag (poolsh.register(pag)) and fill it.",
+      hint = "poolsh.register(pag); poolsh.fill(pag, 1, s)",
+      solution = "poolsh.register(pag); poolsh.fill(pag, 1, s)",
+      check = function(env, expect)
+        expect.equal(env.get("pag", "poolsh.Buffer").registered, true, "pag registered")
+      end,
+      done = "registered (cudaHostRegister): page-locked, so kernels and fast copies reach it",
+    },
+    {
+      say = "Allocate 64 MiB from the host pool hp on s as h, free it, and synchronise s.",
+      hint = "h = hp:alloc(\"64 MiB\", s); h:free(); s:sync()",
+      solution = 'h = hp:alloc("64 MiB", s); h:free(); s:sync()',
+      check = function(env, expect)
+        local st = env.stats(env.G.hp)
+        env.need(env.counts(env.G.hp).allocs >= 1, "an allocation from hp")
+        env.need(st.used == 0 and st.pending == 0, "the free, then s:sync()")
+        expect.at_least(st.reserved, MiB64, "hp's reserved after the sync")
+      end,
+      done = "nothing is allocated, yet 64 MiB of pinned host memory stay reserved",
+    },
+    {
+      say = "Give that memory back to the host: hp:trim(0) (CuPy: free_all_blocks()).",
+      hint = "hp:trim(0)",
+      solution = "hp:trim(0)",
+      check = function(env, expect)
+        expect.stats(env.G.hp, { reserved = 0 })
+      end,
+      done = "reserved 0: the pinned pages are the host's again",
+    },
+  },
+}

@@ -514,9 +514,12 @@ void ps_obs_enqueued(lua_State *L, ps_ctx *c, const ps_what *w) {
     ps_seen_event *se = ps_seen_event_of(w->event);
     se->rec_stream = w->stream->id;
     se->rec_pos = pos;
+    memcpy(se->knew, ss->knows, sizeof se->knew);
   } else if (w->op == PS_OP_WAIT) {
     const ps_seen_event *se = ps_seen_event_of(w->event);
     if (se->rec_pos) learns(ss, se->rec_stream, se->rec_pos);
+    for (int i = 0; se->rec_pos && i < PS_KNOWS; i++)   /* the driver follows waits through streams */
+      if (se->knew[i].pos && se->knew[i].stream != ss->id) learns(ss, se->knew[i].stream, se->knew[i].pos);
   }
   if (c->obs->tracing) record(L, c, w, 0);
 }

@@ -17,6 +17,13 @@ typedef struct ps_ledger ps_ledger;
 
 /* What poolsh knows of a stream: it follows the Stream's struct in its
  * userdata (ps_seen_stream_of), so it lives as long as the Stream. */
+/* What a stream knows of another: that stream's position up to which
+ * an event wait ordered it. */
+typedef struct ps_knows {
+  int32_t stream;
+  uint64_t pos;
+} ps_knows;
+
 typedef struct ps_seen_stream {
   int32_t id;
   int followed;              /* in the layer's list: the stream lives */
@@ -24,7 +31,7 @@ typedef struct ps_seen_stream {
   uint64_t ops;              /* operations poolsh queued on it: its position */
   uint64_t synced;           /* the host synchronised past this many */
   uint64_t done;             /* known complete: syncs, and idle queries */
-  struct { int32_t stream; uint64_t pos; } knows[PS_KNOWS];  /* event waits */
+  ps_knows knows[PS_KNOWS];  /* event waits, direct and through other streams */
   int32_t pendq;             /* ledger: its queue of pending frees, index + 1 */
   struct ps_seen_stream *next;
 } ps_seen_stream;
@@ -58,6 +65,7 @@ typedef struct ps_seen_pool {
 typedef struct ps_seen_event {
   int32_t rec_stream;        /* where it was last recorded: stream id, */
   uint64_t rec_pos;          /* and that stream's position (0: never) */
+  ps_knows knew[PS_KNOWS];   /* what that stream knew then: a wait passes it on */
 } ps_seen_event;
 
 /* Why an allocation took fresh memory although freed memory of its pool

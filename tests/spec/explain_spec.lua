@@ -62,6 +62,23 @@ describe("reuse is explained" .. mode.name, function()
     b:free(); poolsh.sync(); p:destroy()
   end)
 
+  it("event dependency through another stream: s3 waited on s2, which had waited on s1 after the free", function()
+    -- measured on an H100 (docs/calibration.md, event dependencies): the
+    -- driver follows the waits transitively
+    local s1, s2, s3 = poolsh.stream(), poolsh.stream(), poolsh.stream()
+    local p = pool { opportunistic = false }
+    local a = p:alloc("4 MiB", s1)
+    poolsh.spin(s1, "50 ms")
+    a:free()
+    s2:wait(s1:record())
+    poolsh.spin(s2, "1 ms")
+    s3:wait(s2:record())
+    local b = p:alloc("4 MiB", s3)
+    assert.equal(a.addr, b.addr)
+    assert.equal("event dependency", b.reuse_rule)
+    b:free(); poolsh.sync(); p:destroy()
+  end)
+
   it("no reuse across streams without a rule that allows it", function()
     local s1, s2 = poolsh.stream(), poolsh.stream()
     local p = pool { follow_event_dependencies = false, opportunistic = false }

@@ -174,9 +174,17 @@ local function new_env(G)
   return env
 end
 
+-- An error as one line; a check's own error (not an expectation) says
+-- the check could not run: the lesson's objects may be gone.
 local function one_line(e)
   if scenario.is_failure(e) or getmetatable(e) == WAIT then return tostring(e) end
   return (tostring(e):match("^[^\n]*"))
+end
+
+local function check_error(e)
+  if scenario.is_failure(e) or getmetatable(e) == WAIT then return tostring(e) end
+  return ("the check could not run (%s): were the lesson's objects changed? Leave (Ctrl-D) and"
+    .. " poolsh learn resumes the lesson"):format((one_line(e):gsub("^[^:\n]+:%d+: ", "")))
 end
 
 local Session = {}
@@ -208,7 +216,13 @@ end
 function Session:try(f)
   local ok, e = pcall(f, self.env, expect)
   if ok then return true end
-  return false, one_line(e), getmetatable(e) == WAIT
+  return false, check_error(e), getmetatable(e) == WAIT
+end
+
+-- Runs a lesson's setup or a step's start: nil, or the error in one line.
+function Session:prepare(f)
+  local ok, e = pcall(f, self.env)
+  if not ok then return one_line(e) end
 end
 
 --- show(): the current step, what to do.
@@ -234,8 +248,8 @@ function Session:begin_step()
   self.env.mark = {}
   local st = self.lesson.steps[self.step]
   if st and st.start then
-    local ok, e = self:try(st.start)
-    if not ok then error(("lesson %s, step %d: %s"):format(self.lesson.name, self.step, e), 0) end
+    local e = self:prepare(st.start)
+    if e then error(("lesson %s, step %d: %s"):format(self.lesson.name, self.step, e), 0) end
   end
 end
 
@@ -274,8 +288,8 @@ function Session:start()
   local rec = self.progress.lessons[l.name]
   local from = rec and not rec.finished and rec.done + 1 or 1
   if from > #l.steps then from = 1 end
-  local ok, e = self:try(l.setup)
-  if not ok then error(("lesson %s: setup failed: %s"):format(l.name, e), 0) end
+  local e = self:prepare(l.setup)
+  if e then error(("lesson %s: setup failed: %s"):format(l.name, e), 0) end
   self:say("%s: %s", l.title or l.name, l.summary or "")
   if l.intro then self:say("%s", l.intro) end
   for i = 1, from - 1 do        -- replay what was done before, quietly
@@ -363,7 +377,6 @@ function M.start(which, opts)
     if not ok then io.stderr:write("poolsh learn: ", one_line(e), "\n") end
     repl.prompt = s:prompt()
   end
-  M.current = s
   return s
 end
 

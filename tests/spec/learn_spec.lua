@@ -144,6 +144,20 @@ describe("a lesson session", function()
     free_all(G2)
   end)
 
+  it("says a check that cannot run (the lesson's pool destroyed) without a traceback", function()
+    local s, G, output = session("same_stream")
+    s:start()
+    type_in(s, G, 'a = p:alloc("4 MiB", s)')
+    output()
+    type_in(s, G, "a:free(); p:destroy()")
+    local text = output()
+    assert.matches("\u{2717} the check could not run %(attempt to use a destroyed poolsh%.Pool %(p%d+%)%): "
+      .. "were the lesson's objects changed%?", text)
+    assert.is_nil(text:find("traceback", 1, true))
+    assert.is_nil(text:find("learn.lua:", 1, true))
+    G.s:sync()
+  end)
+
   it("says a lesson whose setup raises failed, in one line", function()
     package.loaded["poolsh.lessons.broken_test"] = {
       setup = function() error("no device for this") end,

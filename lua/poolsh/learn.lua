@@ -110,7 +110,7 @@ function M.load(name)
   local found = M.find(name)
   if not found then error(("unknown lesson '%s' (poolsh learn lists them)"):format(name), 0) end
   local ok, l = pcall(require, "poolsh.lessons." .. found)
-  if not ok then error(("lesson '%s' cannot load: %s"):format(found, tostring(l)), 0) end
+  if not ok then error(("lesson '%s' cannot load: %s"):format(found, tostring(l):match("^[^\n]*")), 0) end
   if type(l) ~= "table" or type(l.setup) ~= "function" or type(l.steps) ~= "table" or #l.steps == 0 then
     error(("lesson '%s' is not a table with setup and steps"):format(found), 0)
   end
@@ -120,12 +120,7 @@ end
 
 -- ---- a session --------------------------------------------------------------------
 
--- Whether v is a poolsh object of type tname ("poolsh.Buffer").
-local function is(v, tname)
-  local mt = getmetatable(v)
-  return type(mt) == "table" and mt.__name == tname
-end
-
+-- v's poolsh type name ("poolsh.Buffer"), else its Lua type.
 local function type_of(v)
   local mt = getmetatable(v)
   return type(mt) == "table" and mt.__name or type(v)
@@ -164,7 +159,7 @@ local function new_env(G)
   -- is a tname (live, for a Buffer).
   function env.get(name, tname)
     local v = G[name]
-    env.need(type_of(v) == tname, ("%s (a %s)"):format(name, tname:gsub("^poolsh%.", "")))
+    env.need(type_of(v) == tname, ("%s (a %s)"):format(name, (tname:gsub("^poolsh%.", ""))))
     if tname == "poolsh.Buffer" then env.need(v.live, name .. " live") end
     return v
   end
@@ -174,13 +169,14 @@ local function new_env(G)
   return env
 end
 
--- An error as one line; a check's own error (not an expectation) says
--- the check could not run: the lesson's objects may be gone.
+-- An error as one line (a failed expectation's message whole).
 local function one_line(e)
   if scenario.is_failure(e) or getmetatable(e) == WAIT then return tostring(e) end
   return (tostring(e):match("^[^\n]*"))
 end
 
+-- What a check raised, as said to the learner: an error of the check's
+-- own (not an expectation) says it could not run.
 local function check_error(e)
   if scenario.is_failure(e) or getmetatable(e) == WAIT then return tostring(e) end
   return ("the check could not run (%s): were the lesson's objects changed? Leave (Ctrl-D) and"

@@ -230,6 +230,15 @@ describe("poolsh learn (the command)", function()
     assert.matches("cross_stream%s+Cross%-stream reuse%s+2/4 steps, next\n", out)
   end)
 
+  it("keeps progress under $XDG_STATE_HOME, else ~/.local/state", function()
+    local out = H.poolsh_cmd("--backend=sim learn",
+      "env -u POOLSH_LEARN_STATE XDG_STATE_HOME=" .. H.quote(dir .. "/xdg"))
+    assert.matches("progress: " .. dir .. "/xdg/poolsh/learn.json\n", out, 1, true)
+    out = H.poolsh_cmd("--backend=sim learn",
+      "env -u POOLSH_LEARN_STATE -u XDG_STATE_HOME HOME=" .. H.quote(dir))
+    assert.matches("progress: " .. dir .. "/.local/state/poolsh/learn.json\n", out, 1, true)
+  end)
+
   it("--reset forgets the progress", function()
     write(dir .. "/learn.json", '{"lessons": {"same_stream": {"done": 4, "finished": true}}}')
     local out, _, code = H.poolsh_cmd("--backend=sim learn --reset", env)

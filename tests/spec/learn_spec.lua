@@ -251,6 +251,7 @@ describe("poolsh learn (the command)", function()
     local out, err, code = H.poolsh_cmd("--backend=sim learn 2", env)
     assert.equal(0, code, err)
     assert.matches("Cross-stream reuse, step 1/4", out, 1, true)
+    assert.matches("poolsh learn: stdin is not a terminal: it runs as a script, without the checks\n", err, 1, true)
     assert.is_nil(err:find("traceback"))
   end)
 
@@ -317,6 +318,7 @@ describe("poolsh learn in a terminal", function()
 
   it("shows the step, hints after a wrong answer, advances on a right one", function()
     start("same_stream")
+    assert.is_nil(screen():find("not a terminal", 1, true))
     assert.truthy(wait_for("Allocate 4 MiB from p on stream s and call it a", true), screen())
     line("print('look ' .. 6 * 7)", "look 42")
     assert.is_nil(screen():find("\u{2717}"))                 -- print() is not nagged

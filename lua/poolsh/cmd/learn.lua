@@ -52,5 +52,8 @@ return function(args)
   if not which then return list() end
   local ok, e = pcall(learn.start, which)
   if not ok then fail(tostring(e)) end
+  if not os.execute("test -t 0") then
+    io.stderr:write("poolsh learn: stdin is not a terminal: it runs as a script, without the checks\n")
+  end
   return "repl"
 end

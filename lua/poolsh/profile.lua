@@ -347,7 +347,21 @@ local function set_values(values, path)
   end
 end
 
---- apply(t [, path]): sets each of t.values on the sim, arms t.faults,
+-- t.values, and the entries of t.extra that name sim options absent from
+-- values: profiles written before the sim had an option for a measured
+-- cost (host_register_ns, trim_ns, ...) kept it in extra; it feeds the
+-- sim now.
+local function fed_values(t)
+  local v, names = {}, option_set() or {}
+  for k, x in pairs(t.extra or {}) do
+    if names[k] then v[k] = x end
+  end
+  for k, x in pairs(t.values or {}) do v[k] = x end
+  return v
+end
+
+--- apply(t [, path]): sets each of t.values (and of t.extra that names a
+-- sim option values lacks) on the sim, arms t.faults,
 -- remembers t's identity for poolsh.sim.profile_info(), and warns (warn())
 -- for each fact the sim does not reproduce. Raises on the cuda backend.
 function M.apply(t, path)
@@ -357,7 +371,7 @@ function M.apply(t, path)
   if backend ~= "sim" then fail(where, "profiles apply to the sim backend (this is %s)", backend) end
   local problem = past_call(t.faults or {})
   if problem then fail(where, "%s", problem) end
-  set_values(t.values or {}, where)
+  set_values(fed_values(t), where)
   problem = arm_all(t.faults or {})
   if problem then fail(where, "%s", problem) end
   loaded = { gpu = t.gpu, driver = t.driver, runtime = t.runtime, date = t.date, path = path }

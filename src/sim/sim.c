@@ -115,11 +115,16 @@ static int sim_device_info(void *ctx, int dev, ps_device_info *out) {
 
 /* ---- plain allocations ---- */
 
+#define GIB_D (1024.0 * 1024.0 * 1024.0)
+
+/* The host cost of a call whose price is ns plus ns_per_gib per GiB of bytes. */
+static void cost(sim_ctx *c, double ns, double ns_per_gib, uint64_t bytes) {
+  sim_host_cost(c, ns + (double)bytes / GIB_D * ns_per_gib);
+}
+
 /* Maps size bytes of kind k; size 0 gives address 0. */
 static int map_plain(sim_ctx *c, sim_space sp, sim_map_kind k, uint64_t size,
                      ps_addr *out) {
-  if (!out) return PS_ERR_INVALID_VALUE;
-  sim_host_cost(c, k == SIM_MAP_MALLOC ? c->prof.malloc_ns : c->prof.alloc_api_ns);
   *out = 0;
   if (size == 0) return PS_OK;
   double cap = sp == SIM_DEVICE_SPACE ? c->prof.memory : c->prof.host_memory;
@@ -130,60 +135,93 @@ static int map_plain(sim_ctx *c, sim_space sp, sim_map_kind k, uint64_t size,
   return PS_OK;
 }
 
-/* Unmaps the mapping of kind k that starts at a; 0 is a no-op. */
-static int unmap_plain(sim_ctx *c, sim_map_kind k, ps_addr a) {
-  if (a == 0) return PS_OK;
+/* The mapping of kind k that starts at a (a != 0), or NULL. */
+static sim_map *plain_at(sim_ctx *c, sim_map_kind k, ps_addr a) {
   sim_map *m = sim_mem_find(&c->mem, a);
-  if (!m || m->base != a || m->kind != k) return PS_ERR_INVALID_VALUE;
-  sim_mem_unmap(&c->mem, m);
-  return PS_OK;
+  return m && m->base == a && m->kind == k ? m : NULL;
 }
 
-/* cudaMalloc: whole malloc_granularity units of the device. */
+/* cudaMalloc: whole malloc_granularity units of the device; costs
+ * malloc_ns plus malloc_ns_per_gib (measured: curves). */
 static int sim_malloc_device(void *ctx, uint64_t size, ps_addr *out) {
   sim_ctx *c = ctx;
+  if (!out) return PS_ERR_INVALID_VALUE;
   uint64_t r = sim_round_up(size, (uint64_t)c->prof.malloc_granularity);
+  cost(c, c->prof.malloc_ns, c->prof.malloc_ns_per_gib, r);
   if (r < size) return PS_ERR_MEMORY_ALLOCATION;
   return map_plain(c, SIM_DEVICE_SPACE, SIM_MAP_MALLOC, r, out);
 }
 
-/* cudaFree: waits for the device first, as cudaFree does. That wait does
- * not retire pool frees nor release pool memory (measured), unless
+/* cudaFree: costs free_ns plus free_ns_per_gib of what it unmaps, and
+ * waits for the device first, as cudaFree does. That wait does not retire
+ * pool frees nor release pool memory (measured), unless
  * release_on_cuda_free. */
 static int sim_free_device(void *ctx, ps_addr a) {
   sim_ctx *c = ctx;
-  sim_map *m = a ? sim_mem_find(&c->mem, a) : NULL;
-  if (a && (!m || m->base != a || m->kind != SIM_MAP_MALLOC)) return PS_ERR_INVALID_VALUE;
-  sim_host_cost(c, c->prof.free_ns);
+  sim_map *m = a ? plain_at(c, SIM_MAP_MALLOC, a) : NULL;
+  if (a && !m) return PS_ERR_INVALID_VALUE;
+  cost(c, c->prof.free_ns, c->prof.free_ns_per_gib, m ? m->size : 0);
   sim_sync_device(c, c->prof.release_on_cuda_free != 0);
-  return unmap_plain(c, SIM_MAP_MALLOC, a);
+  if (m) sim_mem_unmap(&c->mem, m);
+  return PS_OK;
 }
 
+/* cudaHostAlloc: pins every page, so it costs by size. */
 static int sim_alloc_pinned(void *ctx, uint64_t size, unsigned flags, ps_addr *out) {
-  if (flags & ~(unsigned)(PS_PINNED_PORTABLE | PS_PINNED_MAPPED | PS_PINNED_WRITE_COMBINED))
+  sim_ctx *c = ctx;
+  if (!out || flags & ~(unsigned)(PS_PINNED_PORTABLE | PS_PINNED_MAPPED | PS_PINNED_WRITE_COMBINED))
     return PS_ERR_INVALID_VALUE;
-  return map_plain(ctx, SIM_HOST_SPACE, SIM_MAP_PINNED, size, out);
+  cost(c, c->prof.alloc_api_ns, c->prof.pinned_alloc_ns_per_gib, size);
+  return map_plain(c, SIM_HOST_SPACE, SIM_MAP_PINNED, size, out);
 }
 
 static int sim_free_pinned(void *ctx, ps_addr a) {
-  return unmap_plain(ctx, SIM_MAP_PINNED, a);
+  sim_ctx *c = ctx;
+  if (a == 0) return PS_OK;
+  sim_map *m = plain_at(c, SIM_MAP_PINNED, a);
+  if (!m) return PS_ERR_INVALID_VALUE;
+  cost(c, c->prof.pinned_free_ns, c->prof.pinned_free_ns_per_gib, m->size);
+  sim_mem_unmap(&c->mem, m);
+  return PS_OK;
 }
 
+/* malloc: its pages are not touched until something writes or pins them. */
 static int sim_alloc_pageable(void *ctx, uint64_t size, ps_addr *out) {
-  return map_plain(ctx, SIM_HOST_SPACE, SIM_MAP_PAGEABLE, size, out);
+  sim_ctx *c = ctx;
+  if (!out) return PS_ERR_INVALID_VALUE;
+  cost(c, c->prof.pageable_alloc_ns, c->prof.pageable_alloc_ns_per_gib, size);
+  return map_plain(c, SIM_HOST_SPACE, SIM_MAP_PAGEABLE, size, out);
 }
 
+/* free: costs by the pages that were touched (they go back to the OS). */
 static int sim_free_pageable(void *ctx, ps_addr a) {
-  return unmap_plain(ctx, SIM_MAP_PAGEABLE, a);
+  sim_ctx *c = ctx;
+  if (a == 0) return PS_OK;
+  sim_map *m = plain_at(c, SIM_MAP_PAGEABLE, a);
+  if (!m) return PS_ERR_INVALID_VALUE;
+  cost(c, c->prof.pageable_free_ns, c->prof.pageable_free_ns_per_gib, m->resident);
+  sim_mem_unmap(&c->mem, m);
+  return PS_OK;
 }
 
-/* cudaHostRegister of [a, a+size) inside one pageable buffer. */
+/* The ns the host spends faulting in the pages of [a, a+n) of mapping m
+ * that are not yet: pageable_touch_ns_per_gib of pageable memory; other
+ * memory is resident. They count as touched from now on. */
+static double touch_ns(sim_ctx *c, sim_map *m, ps_addr a, uint64_t n) {
+  if (m->kind != SIM_MAP_PAGEABLE) return 0;
+  return (double)sim_mem_touch(m, a - m->base, n) / GIB_D * c->prof.pageable_touch_ns_per_gib;
+}
+
+/* cudaHostRegister of [a, a+size) inside one pageable buffer: faults in
+ * the pages not yet touched, then pins them all. */
 static int sim_host_register(void *ctx, ps_addr a, uint64_t size) {
   sim_ctx *c = ctx;
   sim_map *m = sim_mem_range(&c->mem, a, size);
   if (!m || m->kind != SIM_MAP_PAGEABLE) return PS_ERR_INVALID_VALUE;
   if (m->registered) return PS_ERR_ALREADY_REGISTERED;
-  m->registered = 1;
+  sim_host_cost(c, touch_ns(c, m, a, size));
+  cost(c, c->prof.host_register_ns, c->prof.host_register_ns_per_gib, size);
+  m->registered = 1, m->reg_size = size;
   return PS_OK;
 }
 
@@ -191,7 +229,8 @@ static int sim_host_unregister(void *ctx, ps_addr a) {
   sim_ctx *c = ctx;
   sim_map *m = sim_mem_find(&c->mem, a);
   if (!m || m->kind != SIM_MAP_PAGEABLE || !m->registered) return PS_ERR_NOT_REGISTERED;
-  m->registered = 0;
+  cost(c, c->prof.host_unregister_ns, c->prof.host_unregister_ns_per_gib, m->reg_size);
+  m->registered = 0, m->reg_size = 0;
   return PS_OK;
 }
 
@@ -247,6 +286,7 @@ static int sim_copy(void *ctx, ps_addr dst, ps_addr src, uint64_t n, ps_stream *
   if (!d || !sm) return PS_ERR_INVALID_VALUE;
   int sync;
   int64_t dur = copy_ns(c, classify(d), classify(sm), n, &sync);
+  dur += (int64_t)llround(touch_ns(c, d, dst, n));   /* faults as it lands */
   sim_op op = { .kind = SIM_OP_COPY, .dst = dst, .src = src, .n = n };
   return enqueue_op(c, st, dur, &op, sync);
 }
@@ -349,6 +389,7 @@ static int sim_write(void *ctx, ps_kind k, ps_addr dst, const void *src,
   if (!m || !src) return PS_ERR_INVALID_VALUE;
   if (k == PS_KIND_PINNED || k == PS_KIND_PAGEABLE) {
     sim_host_advance(c, c->host_now);
+    sim_host_cost(c, touch_ns(c, m, dst, n));
     sim_mem_write(m, dst - m->base, src, n);
     return PS_OK;
   }
@@ -399,7 +440,9 @@ int sim_pool_last_map(void *ctx, ps_pool *p, ps_addr *addr, uint64_t *size);   /
 #define COUNTED(name, params, args) \
   static int counted_##name params { \
     int st = sim_fault_check((sim_ctx *)ctx, SIM_F_##name); \
-    return st != PS_OK ? st : sim_##name args; \
+    if (st != PS_OK) return st; \
+    sim_streams_due((sim_ctx *)ctx); \
+    return sim_##name args; \
   }
 SIM_FAULT_OPS(COUNTED)
 #undef COUNTED

@@ -16,9 +16,18 @@
 
 typedef struct sim_profile {
   double memory, host_memory;                   /* bytes */
-  double api_ns, event_api_ns, alloc_api_ns;    /* host cost per call */
+  double api_ns, event_api_ns;                  /* host cost per call */
   double pool_alloc_ns, pool_free_ns;           /* host cost: pool alloc/free */
-  double malloc_ns, free_ns;                    /* host cost: cudaMalloc/cudaFree */
+  double host_pool_alloc_ns;                    /* the same, host-location pools */
+  double malloc_ns, malloc_ns_per_gib;          /* host cost: cudaMalloc */
+  double free_ns, free_ns_per_gib;              /* host cost: cudaFree (before its wait) */
+  double alloc_api_ns, pinned_alloc_ns_per_gib; /* host cost: cudaHostAlloc */
+  double pinned_free_ns, pinned_free_ns_per_gib;        /* cudaFreeHost */
+  double pageable_alloc_ns, pageable_alloc_ns_per_gib;  /* malloc */
+  double pageable_free_ns, pageable_free_ns_per_gib;    /* free: per GiB touched */
+  double pageable_touch_ns_per_gib;             /* first touch of pageable pages */
+  double host_register_ns, host_register_ns_per_gib;    /* resident pages */
+  double host_unregister_ns, host_unregister_ns_per_gib;
   double sync_ns, query_ns;                     /* host cost: idle sync, query */
   double launch_ns, copy_ns;                    /* device-side latency */
   double bw_fill, bw_d2d, bw_pinned;            /* GB/s (1e9) */
@@ -27,10 +36,14 @@ typedef struct sim_profile {
   double malloc_granularity;                    /* bytes */
   double map_ns, map_ns_per_gib;                /* host cost of growing a pool */
   double release_ns, release_ns_per_gib;        /* host cost of a release */
-  double trim_ns_per_gib;                       /* host cost of a trim */
+  double trim_ns, trim_ns_per_gib;              /* host cost of a trim */
+  double host_pool_map_ns, host_pool_map_ns_per_gib;          /* the same three, */
+  double host_pool_release_ns, host_pool_release_ns_per_gib;  /* host-location */
+  double host_pool_trim_ns, host_pool_trim_ns_per_gib;        /* pools */
   double release_on_stream_sync, release_on_event_sync;
   double release_on_device_sync, release_on_cuda_free;     /* 0 or 1 */
   double release_on_stream_destroy;                         /* 0 or 1 */
+  double release_on_destroyed_stream_done;                  /* 0 or 1 */
   double report_rules;     /* 1: say each reuse's rule; 0: say nothing, as cuda */
 } sim_profile;
 
@@ -49,8 +62,9 @@ typedef enum { SIM_DEVICE_SPACE = 0, SIM_HOST_SPACE = 1 } sim_space;
 /* SIM_MAP_ARENA: a pool's arena, owner is its ps_pool. */
 typedef enum { SIM_MAP_ARENA, SIM_MAP_MALLOC, SIM_MAP_PINNED, SIM_MAP_PAGEABLE } sim_map_kind;
 
-/* A page is uniform (data == NULL, every byte == val) or materialized. */
-typedef struct sim_page { uint8_t *data; uint8_t val; } sim_page;
+/* A page is uniform (data == NULL, every byte == val) or materialized.
+ * touched: pageable memory the host has faulted in (resident). */
+typedef struct sim_page { uint8_t *data; uint8_t val, touched; } sim_page;
 
 typedef struct sim_map {
   ps_addr base;
@@ -59,6 +73,8 @@ typedef struct sim_map {
   sim_space space;
   sim_map_kind kind;
   int registered;            /* pageable: cudaHostRegister'd */
+  uint64_t reg_size;         /* pageable: the bytes registered */
+  uint64_t resident;         /* pageable: bytes of touched pages */
   void *owner;               /* arena: its ps_pool */
   uint64_t npages;
   sim_page *pages;
@@ -85,6 +101,8 @@ void sim_mem_write(sim_map *d, uint64_t off, const uint8_t *src, uint64_t n);
 void sim_mem_read(const sim_map *s, uint64_t off, uint8_t *dst, uint64_t n);
 int64_t sim_mem_verify(const sim_map *s, uint64_t off, uint64_t n, uint8_t v);
 uint64_t sim_mem_materialized(const sim_mem *m);  /* pages holding data */
+/* Marks the pages under [off, off+n) touched; the bytes newly touched. */
+uint64_t sim_mem_touch(sim_map *x, uint64_t off, uint64_t n);
 
 /* ---- tables and vector clocks (sim_stream.c) ---- */
 
@@ -124,6 +142,7 @@ struct ps_stream {
   int64_t span_queued;     /* ns: when the host queued the last op, */
   int64_t span_start;      /* when it starts and ends; span_start < 0: */
   int64_t span_end;        /* none yet */
+  size_t due;              /* destroyed busy: its slot in ctx->due + 1 */
 };
 
 struct ps_event {
@@ -247,6 +266,10 @@ typedef struct sim_ctx {
    * and each stream in `streams`. Read it through sim_host_knows. */
   sim_vclock host_known;
   uint64_t host_epoch;     /* grows whenever sim_host_knows may answer anew */
+  /* Streams destroyed while busy whose pools release when their work
+   * completes: a min-heap on tail (a destroyed stream's tail is fixed). */
+  ps_stream **due;
+  size_t ndue, capdue;
   sim_op *ops;             /* min-heap on (end, seq) */
   size_t nops, capops;
   uint64_t op_seq;
@@ -296,6 +319,10 @@ void sim_sync_device(sim_ctx *c, int retire);
 /* PS_INTERRUPTED when waiting until t would wait and cfg says stop. */
 int sim_wait_check(sim_ctx *c, int64_t t);
 void sim_streams_free(sim_ctx *c);
+/* Streams destroyed busy whose work completed by host_now: the host
+ * learns them and pools release, off the host's clock (the driver does
+ * it when the work completes; the next call sees it). O(1) when none. */
+void sim_streams_due(sim_ctx *c);
 /* Whether the host knows that position pos of stream `stream` completed.
  * Always true for a dropped stream (destroyed, and fully learned before it
  * was dropped): its entries in clocks no longer matter. */
@@ -322,8 +349,11 @@ double sim_now(void *ctx);
 
 int sim_pools_init(sim_ctx *c);
 void sim_pools_free(sim_ctx *c);
-/* Host synchronisation happened: release what thresholds ask for. */
+/* Host synchronisation happened: release what thresholds ask for, at a
+ * host cost (release_ns ... per space). */
 void sim_pools_release(sim_ctx *c);
+/* The same, done by the driver off the host's clock: costs nothing. */
+void sim_pools_release_unseen(sim_ctx *c);
 uint64_t sim_device_reserved(const sim_ctx *c);
 uint64_t sim_device_total(const sim_ctx *c);
 

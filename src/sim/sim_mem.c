@@ -244,3 +244,19 @@ uint64_t sim_mem_materialized(const sim_mem *m) {
       c += m->maps[i]->pages[j].data != NULL;
   return c;
 }
+
+/* Marks the pages under [off, off+n) of x touched (faulted in by the
+ * host); returns the bytes of those that were not, counting them into
+ * x->resident. O(pages in the range). */
+uint64_t sim_mem_touch(sim_map *x, uint64_t off, uint64_t n) {
+  if (n == 0 || off >= x->size) return 0;
+  uint64_t end = n > x->size - off ? x->size : off + n, got = 0;
+  for (uint64_t i = off >> SIM_PAGE_SHIFT; i < x->npages && (i << SIM_PAGE_SHIFT) < end; i++) {
+    if (x->pages[i].touched) continue;
+    x->pages[i].touched = 1;
+    uint64_t lo = i << SIM_PAGE_SHIFT, hi = lo + SIM_PAGE;
+    got += (hi < x->size ? hi : x->size) - lo;
+  }
+  x->resident += got;
+  return got;
+}

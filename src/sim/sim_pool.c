@@ -126,6 +126,11 @@ static sim_space pool_space(const ps_pool *p) {
   return p->loc == PS_LOCATION_HOST ? SIM_HOST_SPACE : SIM_DEVICE_SPACE;
 }
 
+/* The host cost of ns plus ns_per_gib per GiB of bytes. */
+static void cost(sim_ctx *c, double ns, double ns_per_gib, uint64_t bytes) {
+  sim_host_cost(c, ns + (double)bytes / GIB_D * ns_per_gib);
+}
+
 /* ---- the slab ---- */
 
 /* A zeroed record slot; 0 when out of host RAM. Page 0 may move: hold
@@ -691,7 +696,9 @@ static int map_range(sim_ctx *c, ps_pool *p, uint64_t off, uint64_t end) {
   p->reserved += add;
   p->map_off = first * g, p->map_size = add;
   if (p->reserved > p->reserved_high) p->reserved_high = p->reserved;
-  sim_host_cost(c, c->prof.map_ns + (double)add / GIB_D * c->prof.map_ns_per_gib);
+  const sim_profile *f = &c->prof;
+  if (sp == SIM_HOST_SPACE) cost(c, f->host_pool_map_ns, f->host_pool_map_ns_per_gib, add);
+  else cost(c, f->map_ns, f->map_ns_per_gib, add);
   over_update(c, p);
   return 1;
 }
@@ -871,7 +878,7 @@ int sim_pool_alloc(void *ctx, ps_pool *p, uint64_t size, ps_stream *s,
   ps_stream *st = sim_stream_resolve(c, s);
   if (!live_pool(c, p) || !out) return PS_ERR_INVALID_VALUE;
   if (!st) return PS_ERR_INVALID_RESOURCE;
-  sim_host_cost(c, c->prof.pool_alloc_ns);
+  sim_host_cost(c, p->loc == PS_LOCATION_HOST ? c->prof.host_pool_alloc_ns : c->prof.pool_alloc_ns);
   ps_alloc_note dummy;
   if (!note) note = &dummy;
   *note = (ps_alloc_note){ PS_RULE_NONE, 0 };
@@ -971,22 +978,37 @@ static uint64_t shrink(sim_ctx *c, ps_pool *p, uint64_t floor) {
   return gone;
 }
 
-/* After a host synchronisation: every pool gives back chunks while
- * reserved > threshold (destroyed pools with no block left: 0), so it keeps the
- * largest multiple of the granularity <= threshold. Giving back costs
- * host time: release_ns plus release_ns_per_gib. Only pools above their
- * threshold are visited. */
-void sim_pools_release(sim_ctx *c) {
-  uint64_t gone = 0;
+/* Every pool gives back chunks while reserved > threshold (destroyed
+ * pools with no block left: 0), so it keeps the largest multiple of the
+ * granularity <= threshold. Only pools above their threshold are
+ * visited. Adds the bytes given back per space to gone. */
+static void give_back(sim_ctx *c, uint64_t gone[2]) {
   for (size_t i = c->pools.nover; i-- > 0;) {
     if (i >= c->pools.nover) continue;
     ps_pool *p = c->pools.over[i];
     uint64_t th = threshold_now(p);
-    if (p->reserved > th) gone += shrink(c, p, th / pgran(c, p) * pgran(c, p));
+    if (p->reserved > th) gone[pool_space(p)] += shrink(c, p, th / pgran(c, p) * pgran(c, p));
     maybe_free(c, p);
   }
-  if (gone)
-    sim_host_cost(c, c->prof.release_ns + (double)gone / GIB_D * c->prof.release_ns_per_gib);
+}
+
+/* After a host synchronisation: pools give back what their thresholds
+ * ask for. The host pays for each space that gave back: release_ns plus
+ * release_ns_per_gib for device pools, host_pool_release_* for host
+ * pools (measured: docs/calibration.md). */
+void sim_pools_release(sim_ctx *c) {
+  uint64_t gone[2] = { 0, 0 };
+  const sim_profile *f = &c->prof;
+  give_back(c, gone);
+  if (gone[SIM_DEVICE_SPACE])
+    cost(c, f->release_ns, f->release_ns_per_gib, gone[SIM_DEVICE_SPACE]);
+  if (gone[SIM_HOST_SPACE])
+    cost(c, f->host_pool_release_ns, f->host_pool_release_ns_per_gib, gone[SIM_HOST_SPACE]);
+}
+
+void sim_pools_release_unseen(sim_ctx *c) {
+  uint64_t gone[2] = { 0, 0 };
+  give_back(c, gone);
 }
 
 /* ---- pool objects ---- */
@@ -1115,7 +1137,11 @@ int sim_pool_trim(void *ctx, ps_pool *p, uint64_t keep) {
   uint64_t floor = sim_round_up(keep, pgran(c, p));
   if (floor < keep) return PS_OK;   /* overflow: keep everything */
   uint64_t gone = shrink(c, p, floor);
-  if (gone) sim_host_cost(c, (double)gone / GIB_D * c->prof.trim_ns_per_gib);
+  const sim_profile *f = &c->prof;
+  if (gone && p->loc == PS_LOCATION_HOST)
+    cost(c, f->host_pool_trim_ns, f->host_pool_trim_ns_per_gib, gone);
+  else if (gone)
+    cost(c, f->trim_ns, f->trim_ns_per_gib, gone);
   return PS_OK;
 }
 

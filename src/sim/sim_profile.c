@@ -18,20 +18,40 @@ typedef struct opt {
 } opt;
 
 #define O(f, d, m) { #f, offsetof(sim_profile, f), d, m }
-/* Defaults: measured on an NVIDIA H200, driver 580.159.04, CUDA 13.0,
- * 2026-11-22 (docs/calibration.md); memory stays the H100 80GB's. */
+/* Defaults (docs/calibration.md says where each comes from): pool logic,
+ * device work and bandwidths measured on an NVIDIA H200, driver
+ * 580.159.04, CUDA 13.0, 2026-11-22; host costs on H100 80GB HBM3 hosts
+ * with that driver, 2026-11-23, through poolsh's Lua API (binding
+ * included, as poolsh.now() sees them): "curves" is
+ * docs/calibration/h100-2026-11-23-curves.log, "probe" the -probe.log,
+ * "h100.lua" the shipped profile. memory stays the H100 80GB's. */
 static const opt OPTS[] = {
   O(memory, 80 * GiB, 1),
   O(host_memory, 512 * GiB, 1),
-  O(api_ns, 3700, 0),              /* kernel launch, host side */
-  O(event_api_ns, 500, 0),         /* not measured */
-  O(alloc_api_ns, 700, 0),         /* pinned/pageable alloc: not measured */
-  O(pool_alloc_ns, 330, 0),
-  O(pool_free_ns, 420, 0),
-  O(malloc_ns, 34000, 0),
-  O(free_ns, 30000, 0),
-  O(sync_ns, 290, 0),
-  O(query_ns, 250, 0),
+  O(api_ns, 4850, 0),              /* kernel launch via the binding: h100.lua */
+  O(event_api_ns, 1550, 0),        /* event record: h100.lua */
+  O(pool_alloc_ns, 2500, 0),       /* probe 3.0 us, h100.lua 0.92 (C) */
+  O(pool_free_ns, 850, 0),         /* probe 0.86 us, h100.lua 0.75 */
+  O(host_pool_alloc_ns, 8000, 0),  /* curves 7.8 us, probe 25 us */
+  O(malloc_ns, 38000, 0),          /* curves: 38 us + 82 us/GiB */
+  O(malloc_ns_per_gib, 82000, 0),
+  O(free_ns, 31000, 0),            /* curves: 31 us + 0.31 ms/GiB */
+  O(free_ns_per_gib, 310000, 0),
+  O(alloc_api_ns, 300000, 0),      /* cudaHostAlloc: curves 0.29 ms, probe 0.57 */
+  O(pinned_alloc_ns_per_gib, 410000000, 0),   /* 0.33-0.48 ms/MiB */
+  O(pinned_free_ns, 200000, 0),    /* cudaFreeHost: 0.13-0.19 ms */
+  O(pinned_free_ns_per_gib, 133000000, 0),    /* 0.09-0.17 ms/MiB */
+  O(pageable_alloc_ns, 10000, 0),  /* 4-16 us at 1 MiB */
+  O(pageable_alloc_ns_per_gib, 220000, 0),    /* 42-79 us at 256 MiB */
+  O(pageable_free_ns, 10000, 0),   /* untouched: 0.3-21 us */
+  O(pageable_free_ns_per_gib, 43000000, 0),   /* touched: 28-59 us/MiB */
+  O(pageable_touch_ns_per_gib, 300000000, 0), /* fresh register - warm */
+  O(host_register_ns, 90000, 0),   /* warm 1 MiB: curves 89 us */
+  O(host_register_ns_per_gib, 47800000, 0),   /* warm: h100.lua */
+  O(host_unregister_ns, 45000, 0), /* curves: 45 us + 17 us/MiB */
+  O(host_unregister_ns_per_gib, 17900000, 0),
+  O(sync_ns, 1500, 0),             /* idle 1.35-1.37 us, after a free 1.76 */
+  O(query_ns, 628, 0),             /* h100.lua */
   O(launch_ns, 1800, 0),           /* empty kernel 5.5 us event-timed */
   O(copy_ns, 3600, 0),             /* 4 KiB async H2D + sync 7.4 us */
   O(bw_fill, 4400, 1e-9),
@@ -43,16 +63,24 @@ static const opt OPTS[] = {
   O(pool_granularity, 32 * MiB, 512),
   O(pool_alignment, 512, 1),
   O(malloc_granularity, 2 * MiB, 1),
-  O(map_ns, 24300, 0),             /* 54 us for 32 MiB, 84 us for 64 MiB */
-  O(map_ns_per_gib, 950000, 0),    /* 969 us for 1 GiB */
-  O(release_ns, 145000, 0),        /* 64 MiB: 225-245 us; 1 GiB+32 MiB: */
-  O(release_ns_per_gib, 1400000, 0), /* 1614 us */
-  O(trim_ns_per_gib, 1280000, 0),  /* 40 us per 32 MiB */
+  O(map_ns, 10000, 0),             /* curves: 40 us for 32 MiB, 883 for 1 GiB */
+  O(map_ns_per_gib, 860000, 0),
+  O(release_ns, 10000, 0),         /* curves: 44 us for 32 MiB, 1082 for 1 GiB */
+  O(release_ns_per_gib, 1070000, 0),
+  O(trim_ns, 0, 0),                /* curves: 39 us for 32 MiB, 1306 for 1 GiB */
+  O(trim_ns_per_gib, 1280000, 0),
+  O(host_pool_map_ns, 10000, 0),   /* curves: 4.8-5.8 ms a chunk, 50 ms for 8 */
+  O(host_pool_map_ns_per_gib, 190000000, 0),
+  O(host_pool_release_ns, 10000, 0),          /* curves: 1.11-1.13 ms a chunk */
+  O(host_pool_release_ns_per_gib, 36000000, 0),
+  O(host_pool_trim_ns, 0, 0),      /* curves: 1.10-1.19 ms a chunk */
+  O(host_pool_trim_ns_per_gib, 36000000, 0),
   O(release_on_stream_sync, 1, 0),
   O(release_on_event_sync, 1, 0),
   O(release_on_device_sync, 1, 0),
   O(release_on_cuda_free, 0, 0),
   O(release_on_stream_destroy, 1, 0),
+  O(release_on_destroyed_stream_done, 1, 0),
   O(report_rules, 1, 0),
 };
 #undef O

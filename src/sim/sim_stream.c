@@ -286,6 +286,64 @@ static void fold_tails(sim_ctx *c) {
   if (c->resolved) touch(c, c->resolved);
 }
 
+/* ---- streams destroyed busy: a min-heap on tail ---- */
+
+static void due_set(sim_ctx *c, size_t i, ps_stream *s) { c->due[i] = s, s->due = i + 1; }
+
+static void due_up(sim_ctx *c, size_t i) {
+  ps_stream *s = c->due[i];
+  for (; i && c->due[(i - 1) / 2]->tail > s->tail; i = (i - 1) / 2)
+    due_set(c, i, c->due[(i - 1) / 2]);
+  due_set(c, i, s);
+}
+
+static void due_down(sim_ctx *c, size_t i) {
+  ps_stream *s = c->due[i];
+  for (;;) {
+    size_t l = 2 * i + 1, m = l + 1 < c->ndue && c->due[l + 1]->tail < c->due[l]->tail ? l + 1 : l;
+    if (l >= c->ndue || c->due[m]->tail >= s->tail) break;
+    due_set(c, i, c->due[m]);
+    i = m;
+  }
+  due_set(c, i, s);
+}
+
+/* Adds destroyed stream s; 0 when out of memory. */
+static int due_push(sim_ctx *c, ps_stream *s) {
+  if (!sim_reserve_one((void **)&c->due, &c->capdue, c->ndue, sizeof *c->due, 8)) return 0;
+  due_set(c, c->ndue++, s);
+  due_up(c, c->ndue - 1);
+  return 1;
+}
+
+/* Takes s out of the heap (when it is there). */
+static void due_remove(sim_ctx *c, ps_stream *s) {
+  if (!s->due) return;
+  size_t i = s->due - 1;
+  s->due = 0;
+  ps_stream *last = c->due[--c->ndue];
+  if (last == s) return;
+  due_set(c, i, last);
+  due_up(c, i);
+  due_down(c, last->due - 1);
+}
+
+static void drop(sim_ctx *c, ps_stream *s);
+static void learn_stream(sim_ctx *c, ps_stream *s);
+static int learned(const sim_ctx *c, const ps_stream *s);
+
+void sim_streams_due(sim_ctx *c) {
+  if (!c->ndue || c->due[0]->tail > c->host_now) return;
+  while (c->ndue && c->due[0]->tail <= c->host_now) {
+    ps_stream *s = c->due[0];
+    due_remove(c, s);
+    learn_stream(c, s);
+    if (learned(c, s)) drop(c, s);
+  }
+  if (!c->ndue) free(c->due), c->due = NULL, c->capdue = 0;
+  sim_pools_release_unseen(c);
+}
+
 /* ---- streams ---- */
 
 /* Frees destroyed stream s, which the host has fully learned (learned()):
@@ -293,6 +351,7 @@ static void fold_tails(sim_ctx *c) {
  * and sim_host_knows is true for all its positions. */
 static void drop(sim_ctx *c, ps_stream *s) {
   if (c->resolved == s) c->resolved = NULL;
+  due_remove(c, s);
   if (s->touched) fold_tails(c);
   ps_stream *last = c->streams[--c->nstreams];
   c->streams[s->slot] = last, last->slot = s->slot;
@@ -382,6 +441,7 @@ int sim_sync_stream(sim_ctx *c, ps_stream *s) {
   if (sim_wait_check(c, t) != PS_OK) return PS_INTERRUPTED;
   sim_host_cost(c, c->prof.sync_ns);
   sim_host_advance(c, t);
+  sim_streams_due(c);
   learn_stream(c, s);
   if (s == &c->legacy) learn_blocking(c);
   if (c->prof.release_on_stream_sync) sim_pools_release(c);
@@ -458,16 +518,21 @@ int sim_stream_create(void *ctx, int priority, int blocking, ps_stream **out) {
 
 /* Marks s destroyed; its queued work still runs (as in CUDA). A stream
  * whose work is done is retired: its frees count as complete and pools
- * give memory back, as at a sync of it (measured: docs/calibration.md E3);
- * a busy one releases nothing until a later sync covers its frees. Once
- * the host has fully learned it, it is dropped (now, or at a later sync
- * or sweep). */
+ * give memory back, as at a sync of it (measured: docs/calibration.md E3).
+ * A busy one does the same when its work completes, off the host's clock
+ * (release_on_destroyed_stream_done; measured on an H100: the memory was
+ * back 26-31 ms after destroying a stream behind a 30 ms spin), or at a
+ * sync that covers it first. Once the host has fully learned it, it is
+ * dropped (now, or later). */
 int sim_stream_destroy(void *ctx, ps_stream *s) {
   sim_ctx *c = ctx;
-  if (!s || !sim_table_remove(&c->live, (uintptr_t)s)) return PS_ERR_INVALID_RESOURCE;
+  if (!s || !sim_table_find(&c->live, (uintptr_t)s)) return PS_ERR_INVALID_RESOURCE;
+  int idle = s->tail <= c->host_now, later = c->prof.release_on_destroyed_stream_done && !idle;
+  if (later && !due_push(c, s)) return PS_ERR_MEMORY_ALLOCATION;
+  sim_table_remove(&c->live, (uintptr_t)s);
   s->destroyed = 1;
   c->ndestroyed++;
-  if (c->prof.release_on_stream_destroy && s->tail <= c->host_now) {
+  if (c->prof.release_on_stream_destroy && idle) {
     learn_stream(c, s);
     sim_pools_release(c);
   }
@@ -562,6 +627,7 @@ int sim_event_sync(void *ctx, ps_event *e) {
   sim_host_cost(c, c->prof.sync_ns);
   if (!e->recorded) return PS_OK;
   sim_host_advance(c, e->time);
+  sim_streams_due(c);
   host_learn(c, &e->clock);
   if (c->prof.release_on_event_sync) sim_pools_release(c);
   return PS_OK;
@@ -618,7 +684,7 @@ void sim_streams_free(sim_ctx *c) {
     free(e);
   }
   for (size_t i = 0; i < c->nops; i++) free(c->ops[i].data);
-  free(c->streams), free(c->touched), free(c->ops);
+  free(c->streams), free(c->touched), free(c->ops), free(c->due);
   sim_table_free(&c->live);
   sim_table_free(&c->events);
   sim_vc_free(&c->legacy.clock);

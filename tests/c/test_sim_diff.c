@@ -311,6 +311,34 @@ static int step(world *w) {
   return compare_state(w);
 }
 
+/* The reference has one set of pool costs and none by size: each sim
+ * option it has takes its value, the sim's newer ones the value of the
+ * reference's option they refine (host pools cost as device pools) or 0.
+ * Releases cost nothing in both (the sim pays once per space, the
+ * reference once a sync), and a destroyed busy stream releases only at a
+ * sync, as in the reference. Non-zero when a value is refused. */
+static int align_costs(world *w) {
+  static const struct { const char *key, *as; } refines[] = {
+    { "host_pool_alloc_ns", "pool_alloc_ns" }, { "host_pool_map_ns", "map_ns" },
+    { "host_pool_map_ns_per_gib", "map_ns_per_gib" },
+    { "host_pool_trim_ns_per_gib", "trim_ns_per_gib" }, { "pageable_alloc_ns", "alloc_api_ns" },
+  };
+  const char *names[256];
+  int n = A->option_names(w->ctx.a, names, 256), bad = 0;
+  for (int i = 0; i < n && i < 256; i++) {
+    const char *as = names[i];
+    for (size_t j = 0; j < sizeof refines / sizeof refines[0]; j++)
+      if (strcmp(refines[j].key, names[i]) == 0) as = refines[j].as;
+    double v = 0;
+    if (R->option_get(w->ctx.r, as, &v) != PS_OK) v = 0;
+    bad |= A->option_set(w->ctx.a, names[i], v) != PS_OK;
+  }
+  bad |= A->option_set(w->ctx.a, "release_ns", 0) || R->option_set(w->ctx.r, "release_ns", 0);
+  bad |= A->option_set(w->ctx.a, "release_ns_per_gib", 0) ||
+         R->option_set(w->ctx.r, "release_ns_per_gib", 0);
+  return bad;
+}
+
 /* One seeded run of n operations; non-zero on a difference. */
 static int run(uint64_t seed, int n) {
   world *w = calloc(1, sizeof *w);
@@ -331,6 +359,7 @@ static int run(uint64_t seed, int n) {
     double v = opts[i].v[(seed / 4 + i) % 3];
     if (A->option_set(w->ctx.a, opts[i].key, v) || R->option_set(w->ctx.r, opts[i].key, v)) bad = 1;
   }
+  bad |= align_costs(w);
   w->nstreams = 1;   /* the legacy stream: NULL in both */
   A->pool_default(w->ctx.a, 0, (ps_pool **)&w->pools[0].a);
   R->pool_default(w->ctx.r, 0, (ps_pool **)&w->pools[0].r);

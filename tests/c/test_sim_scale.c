@@ -164,6 +164,7 @@ static void test_churn_memory(void) {
 static void knowledge_work(log *l, int destroy, int steps) {
   sim_ctx *c = open_sim();
   OK(B->option_set(c, "release_on_stream_destroy", 0));
+  OK(B->option_set(c, "release_on_destroyed_stream_done", 0));
   ps_stream *s[NLIVE];
   for (int i = 0; i < NLIVE; i++) OK(B->stream_create(c, 0, i & 1, &s[i]));
   ps_pool *p = keeping_pool(c);
@@ -315,6 +316,39 @@ static void test_table(void) {
   sim_table_free(&t);
 }
 
+/* 50,000 streams destroyed while busy, their work ending in a shuffled
+ * order: each is learned and dropped at the first call once the clock
+ * passed its end, the others wait (a heap: O(log n) each), and nothing is
+ * left after. */
+static void test_destroyed_busy_many(void) {
+  enum { N = 50000 };
+  sim_ctx *c = open_sim();
+  ps_pool *p = keeping_pool(c);
+  for (int i = 0; i < N; i++) {
+    ps_stream *t;
+    ps_addr x = 0;
+    OK(B->stream_create(c, 0, 0, &t));
+    if (i % 1000 == 0) OK(B->pool_alloc(c, p, KiB, t, &x, NULL));
+    OK(B->spin(c, t, 1000 + (double)((i * 7919) % N)));   /* 1 to 51 s */
+    if (i % 1000 == 0) OK(B->pool_free(c, x, t));
+    OK(B->stream_destroy(c, t));
+  }
+  CHECK(c->ndue == N && c->nstreams == N);
+  size_t left = N;
+  for (int s = 0; s < 60; s += 5) {
+    OK(B->sleep(c, 5000));
+    uint64_t r;
+    OK(B->pool_get(c, p, PS_ATTR_RESERVED_CURRENT, &r));   /* lands what is due */
+    for (size_t i = 0; i < c->ndue; i++) CHECK(c->due[i]->tail > c->host_now);
+    CHECK(c->ndue <= left && c->nstreams == c->ndue);
+    left = c->ndue;
+  }
+  CHECK(c->ndue == 0 && !c->due && c->nstreams == 0 && c->ndestroyed == 0);
+  CHECK(c->host_known.n <= 1);
+  OK(B->pool_destroy(c, p));
+  B->close(c);
+}
+
 int main(void) {
   test_table();
   test_stale_handles();
@@ -322,6 +356,7 @@ int main(void) {
   test_churn_memory();
   test_destroyed_streams_keep_knowledge();
   test_many_live();
+  test_destroyed_busy_many();
   if (failures) fprintf(stderr, "test_sim_scale: %d failure(s)\n", failures);
   else printf("test_sim_scale: all passed\n");
   return failures != 0;

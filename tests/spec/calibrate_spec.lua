@@ -59,7 +59,10 @@ describe("poolsh calibrate", function()
     assert.matches("^poolsh sim", t.gpu)
     assert.matches("^%d%d%d%d%-%d%d%-%d%d$", t.date)
     assert.equal(20000000, t.extra.spin_20ms_ns)
-    assert.equal(0, t.extra.host_register_ns)
+    for _, k in ipairs { "host_register_ns", "pinned_free_ns", "pageable_alloc_ns", "trim_ns" } do
+      assert.is_nil(t.extra[k], k .. " is a value now")
+    end
+    assert.equal(1, t.values.release_on_destroyed_stream_done)
     assert.not_matches("cannot reproduce", err)
     assert.matches("poolsh calibrate: measured poolsh sim", err)
   end)
@@ -69,7 +72,9 @@ describe("poolsh calibrate", function()
       'release_on_cuda_free = 1, release_on_stream_destroy = 0, pool_alignment = 1024, ' ..
       'malloc_granularity = 65536, memory = 17179869184, pool_alloc_ns = 1000, sync_ns = 5000, ' ..
       'bw_d2d = 1234, bw_pageable_h2d = 3.5, launch_ns = 2500, map_ns_per_gib = 2000000, ' ..
-      'release_ns = 20000, trim_ns_per_gib = 3000000 } }')
+      'release_ns = 20000, trim_ns_per_gib = 3000000, release_on_destroyed_stream_done = 0, ' ..
+      'host_pool_map_ns_per_gib = 50000000, host_pool_release_ns = 7000, pinned_free_ns_per_gib = 90000000, ' ..
+      'pageable_touch_ns_per_gib = 100000000, malloc_ns_per_gib = 300000, host_pool_alloc_ns = 3000 } }')
     local opts = "--profile=" .. q(f)
     local want = sim_profile(opts)
     assert.equal(2097152, want.pool_granularity)

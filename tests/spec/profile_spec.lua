@@ -194,6 +194,15 @@ describe("poolsh.profile", function()
       assert.equal("4194304\n", out)
     end)
 
+    it("a profile written before the sim had an option feeds it from extra; values win", function()
+      local f = file('return { extra = { host_register_ns = 58900, trim_ns = 10900, spin_20ms_ns = 2e7 }, ' ..
+                     'values = { trim_ns = 5000 } }')
+      local out, err, code = sim("--profile=" .. q(f), "local o = poolsh.sim.profile(); " ..
+                                 "print(('%d %d'):format(o.host_register_ns, o.trim_ns))")
+      assert.equal(0, code, err)
+      assert.equal("58900 5000\n", out)
+    end)
+
     it("a shipped profile loads without warnings", function()
       local _, err, code = sim("--profile=" .. q(profile.dir() .. "/h100.lua"),
                                "assert(poolsh.device().total == 85017493504)")

@@ -188,6 +188,92 @@ describe("the sim #sim_only", function()
     end)
   end)
 
+  describe("costs measured on an H100 (docs/calibration.md, Host costs)", function()
+    -- ms of f() on the virtual clock
+    local function took(f) local t = poolsh.now(); f(); return poolsh.now() - t end
+
+    it("the threshold cliff: a cold round 20 to 40 times a warm one", function()
+      if skip() then return end
+      local s = poolsh.stream()
+      local function round(p) return took(function() p:alloc("64 MiB", s):free(); s:sync() end) end
+      local p0, pm = poolsh.pool { release_threshold = 0 }, poolsh.pool { release_threshold = "max" }
+      round(pm)
+      local cold, warm = round(p0), round(pm)
+      assert.is_true(cold > 0.140 and cold < 0.155, "cold " .. cold)   -- measured 145-152 us
+      assert.is_true(cold / warm > 20 and cold / warm < 40, "ratio " .. cold / warm)
+      p0:destroy(); pm:destroy(); s:destroy()
+    end)
+
+    it("pinned, pageable and cudaMalloc memory cost by size", function()
+      if skip() then return end
+      local function pinned(n) local b; local a = took(function() b = poolsh.pinned(n) end); return a, took(function() b:free() end) end
+      local function malloc(n) local b; local a = took(function() b = poolsh.malloc(n) end); return a, took(function() b:free() end) end
+      local a1, f1 = pinned("1 MiB")
+      local a2, f2 = pinned("256 MiB")
+      assert.is_true(a2 > 100 * a1 and f2 > 50 * f1)
+      local m1, g1 = malloc("2 MiB")
+      local m2, g2 = malloc("1 GiB")
+      assert.near(ms(prof.malloc_ns + prof.malloc_ns_per_gib), m2, 1e-6)
+      assert.is_true(m2 > 2 * m1 and g2 > 5 * g1)
+    end)
+
+    it("registering fresh pageable pages costs their first touch; freeing touched pages costs by size", function()
+      if skip() then return end
+      local g = poolsh.pageable("64 MiB")
+      local fresh = took(function() poolsh.register(g) end)
+      poolsh.unregister(g)
+      local warm = took(function() poolsh.register(g) end)
+      poolsh.unregister(g)
+      assert.near(ms(prof.pageable_touch_ns_per_gib / 16), fresh - warm, 1e-6)
+      local touched = took(function() g:free() end)
+      local u = poolsh.pageable("64 MiB")
+      local untouched = took(function() u:free() end)
+      assert.near(ms(prof.pageable_free_ns), untouched, 1e-9)
+      assert.near(ms(prof.pageable_free_ns + prof.pageable_free_ns_per_gib / 16), touched, 1e-6)
+    end)
+
+    it("host-location pools map, release and trim at far more than device pools", function()
+      if skip() then return end
+      local s = poolsh.stream()
+      local function costs(loc)
+        local p = poolsh.pool { location = loc, release_threshold = 0 }
+        local b
+        local map = took(function() b = p:alloc("64 MiB", s) end)
+        b:free()
+        local release = took(function() s:sync() end)
+        p.release_threshold = "max"
+        p:alloc("64 MiB", s):free(); s:sync()
+        local trim = took(function() p:trim(0) end)
+        p:destroy()
+        return map, release, trim
+      end
+      local dm, dr, dt = costs("device")
+      local hm, hr, ht = costs("host")
+      assert.is_true(hm > 50 * dm and hr > 10 * dr and ht > 10 * dt)
+      assert.is_true(hm > 9.6 and hm < 16, "64 MiB host map: 11.9 ms measured")
+      s:destroy()
+    end)
+
+    it("a stream destroyed busy gives its pool memory back when its work completes, not before", function()
+      if skip() then return end
+      local p = poolsh.pool { release_threshold = 0 }
+      local s = poolsh.stream()
+      local b = p:alloc("64 MiB", s)
+      poolsh.spin(s, 30)
+      b:free()
+      local t0 = poolsh.now()
+      s:destroy()
+      local seen = {}
+      for i = 1, 8 do
+        poolsh.sleep(5)
+        seen[i] = p:stats { estimates = false }.reserved // MiB
+      end
+      assert.same({ 64, 64, 64, 64, 64, 0, 0, 0 }, seen)   -- H100: 64 at 26 ms, 0 at 31 ms
+      assert.is_true(poolsh.now() - t0 < 40.01, "the host only slept")
+      p:destroy()
+    end)
+  end)
+
   describe("contents", function()
     it("new device memory reads as zeros", function()
       if skip() then return end

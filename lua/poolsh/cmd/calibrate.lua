@@ -164,6 +164,20 @@ local function release_rules(c)
   end
 end
 
+-- Whether a block freed on a stream destroyed while busy goes back when
+-- that stream's work completes, with no sync (the host only sleeps).
+local function destroyed_done(c)
+  local s2, p = poolsh.stream { blocking = false }, pool {}
+  local b = p:alloc(1, s2)
+  poolsh.spin(s2, c.busy_ms)
+  b:free()
+  s2:destroy()
+  poolsh.sleep(c.busy_ms + 2)
+  c.values.release_on_destroyed_stream_done = p:stats().reserved == 0 and 1 or 0
+  poolsh.sync()
+  p:destroy()
+end
+
 -- Four chunks freed; threshold 1.5 chunks: how much stays, and which.
 local function release_rounding(c)
   if not c.release then
@@ -351,6 +365,7 @@ local function pool_kinds(c)
     c.notes.host_pool_granularity = tostring(hp)
     return
   end
+  c.host_pools = true
   local b = hp:alloc(1, c.s)
   local r = hp:stats().reserved
   c.facts.host_pool_granularity = r == c.g and "same as device" or tostring(r)
@@ -362,9 +377,10 @@ end
 ---------------------------------------------------------------------------
 -- Host costs.
 
--- Pool alloc and free, in C through bench_floor, n of each per batch.
-local function pool_api(c)
-  local p = pool { release_threshold = "max" }
+-- Median host ns of a pool allocation and free (location loc), in C
+-- through bench_floor, c.batch of each per batch.
+local function pool_api_at(c, loc)
+  local p = pool { release_threshold = "max", location = loc }
   local alloc, free = poolsh.bench_floor(p, c.s, 1024)
   local n, blocks, a, f = c.batch, {}, {}, {}
   for r = 0, c.reps do
@@ -375,16 +391,28 @@ local function pool_api(c)
     local t2 = poolsh.now()
     if r > 0 then a[r], f[r] = (t1 - t0) * 1e6 / n, (t2 - t1) * 1e6 / n end
   end
-  c.values.pool_alloc_ns, c.values.pool_free_ns = sig3(median(a)), sig3(median(f))
-  c.notes.pool_alloc_ns = ("median of %d batches of %d pool allocations of 1 KiB (bench_floor)"):format(c.reps, n)
+  if loc == "host" then
+    c.values.host_pool_alloc_ns = sig3(median(a))
+  else
+    c.values.pool_alloc_ns, c.values.pool_free_ns = sig3(median(a)), sig3(median(f))
+    c.notes.pool_alloc_ns = ("median of %d batches of %d pool allocations of 1 KiB (bench_floor)"):format(c.reps, n)
+  end
   c.s:sync()
   p:destroy()
 end
 
--- Host ns of the first allocation of `size` in a fresh pool (it maps).
-local function map_cost(c, size)
+-- Pool alloc and free, in C through bench_floor, n of each per batch;
+-- then a host-location pool's allocations alike.
+local function pool_api(c)
+  pool_api_at(c, "device")
+  if c.host_pools then pool_api_at(c, "host") end
+end
+
+-- Host ns of the first allocation of `size` in a fresh pool at location
+-- loc (it maps).
+local function map_cost(c, size, loc)
   return med(c.reps, function()
-    local p = pool { release_threshold = "max" }
+    local p = pool { release_threshold = "max", location = loc }
     local alloc, free = poolsh.bench_floor(p, c.s, size)
     local t0 = poolsh.now()
     local blk = alloc()
@@ -409,21 +437,39 @@ local function fit_sizes(c)
   return c.g, big
 end
 
-local function map_costs(c)
-  local small, big = fit_sizes(c)
-  local t1, t2 = map_cost(c, 1), map_cost(c, big)
+-- The sizes of the host pools' fits: one chunk and c.host_big of chunks.
+local function host_fit_sizes(c)
+  return c.g, math.max(2, c.host_big // c.g) * c.g
+end
+
+-- Sets prefix .. "ns" and prefix .. "ns_per_gib" from a two-point fit of
+-- f(size) at the sizes `sizes` returns, minus `minus` from the fixed part;
+-- returns the two measurements.
+local function fit_values(c, prefix, sizes, f, minus)
+  local small, big = sizes(c)
+  local t1, t2 = f(small), f(big)
   local base, per = line(small / GiB, t1, big / GiB, t2)
-  c.values.map_ns = sig3(math.max(0, base - c.values.pool_alloc_ns))
-  c.values.map_ns_per_gib = sig3(math.max(0, per))
+  c.values[prefix .. "ns"] = sig3(math.max(0, math.floor(base - (minus or 0))))   -- below 1 ns: rounding
+  c.values[prefix .. "ns_per_gib"] = sig3(math.max(0, per))
+  return t1, t2, small, big
+end
+
+local function map_costs(c)
+  local t1, t2, small, big = fit_values(c, "map_", fit_sizes, function(n) return map_cost(c, n) end,
+    c.values.pool_alloc_ns)
   c.notes.map_ns = ("first allocation of a fresh pool: %.0f ns mapping %d B, %.0f ns mapping %d B; minus pool_alloc_ns"):format(t1, small, t2, big)
+  if c.host_pools then
+    fit_values(c, "host_pool_map_", host_fit_sizes, function(n) return map_cost(c, n, "host") end,
+      c.values.host_pool_alloc_ns)
+  end
 end
 
 -- Host ns of the releasing sync after freeing `size` at threshold 0,
 -- minus the same sync with nothing to release.
-local function release_cost(c, size)
+local function release_cost(c, size, loc)
   local idle = med(c.reps, function() return host_ns(1, function() c.release(c.s) end) end)
   return med(c.reps, function()
-    local p = pool {}
+    local p = pool { location = loc }
     local alloc, free = poolsh.bench_floor(p, c.s, size)
     free(alloc())
     settle()
@@ -438,16 +484,16 @@ local function release_costs(c)
     c.notes.release_ns = "not measured: no sync releases memory"
     return
   end
-  local small, big = fit_sizes(c)
-  local t1, t2 = release_cost(c, small), release_cost(c, big)
-  local base, per = line(small / GiB, t1, big / GiB, t2)
-  c.values.release_ns, c.values.release_ns_per_gib = sig3(math.max(0, base)), sig3(math.max(0, per))
+  local t1, t2, small, big = fit_values(c, "release_", fit_sizes, function(n) return release_cost(c, n) end)
   c.notes.release_ns = ("sync releasing %d B: %.0f ns, %d B: %.0f ns, beyond a sync with nothing to release"):format(small, t1, big, t2)
+  if c.host_pools then
+    fit_values(c, "host_pool_release_", host_fit_sizes, function(n) return release_cost(c, n, "host") end)
+  end
 end
 
-local function trim_cost(c, size)
+local function trim_cost(c, size, loc)
   return med(c.reps, function()
-    local p = pool { release_threshold = "max" }
+    local p = pool { release_threshold = "max", location = loc }
     local alloc, free = poolsh.bench_floor(p, c.s, size)
     free(alloc())
     c.s:sync()
@@ -458,12 +504,10 @@ local function trim_cost(c, size)
 end
 
 local function trim_costs(c)
-  local small, big = fit_sizes(c)
-  local t1, t2 = trim_cost(c, small), trim_cost(c, big)
-  local base, per = line(small / GiB, t1, big / GiB, t2)
-  c.values.trim_ns_per_gib = sig3(math.max(0, per))
-  c.extra.trim_ns = sig3(math.max(0, base))
-  c.notes.trim_ns = "fixed cost of a cudaMemPoolTrimTo that releases: the sim has no option for it"
+  fit_values(c, "trim_", fit_sizes, function(n) return trim_cost(c, n) end)
+  if c.host_pools then
+    fit_values(c, "host_pool_trim_", host_fit_sizes, function(n) return trim_cost(c, n, "host") end)
+  end
 end
 
 -- Median host ns of f(), reps batches of n.
@@ -482,52 +526,82 @@ local function api_costs(c)
   c.notes.api_ns = "host time of a kernel launch (a 0 ms spin), through poolsh's Lua binding"
 end
 
--- Host ns of make(size) and of freeing its result, medians.
-local function alloc_free(c, make, size)
+-- Host ns of make(size) and of freeing its result, medians; prepare(b),
+-- when given, runs between the two (untimed).
+local function alloc_free(c, make, size, prepare)
   local a, f = {}, {}
   for r = 0, c.reps do
     local t0 = poolsh.now()
     local b = make(size)
     local t1 = poolsh.now()
+    if prepare then prepare(b) end
+    local t2 = poolsh.now()
     b:free()
-    if r > 0 then a[r], f[r] = (t1 - t0) * 1e6, (poolsh.now() - t1) * 1e6 end
+    if r > 0 then a[r], f[r] = (t1 - t0) * 1e6, (poolsh.now() - t2) * 1e6 end
   end
   return median(a), median(f)
 end
 
-local function memory_api(c)
-  local v, x = c.values, c.extra
-  local ma, mf = alloc_free(c, poolsh.malloc, MiB)
-  v.malloc_ns, v.free_ns = sig3(ma), sig3(mf)
-  local small, big = 4096, c.host_big
-  local pa, pf = alloc_free(c, poolsh.pinned, small)
-  local pa2 = alloc_free(c, poolsh.pinned, big)
-  v.alloc_api_ns, x.pinned_free_ns = sig3(pa), sig3(pf)
-  x.pinned_alloc_ns_per_gib = sig3(math.max(0, (pa2 - pa) / ((big - small) / GiB)))
-  x.pageable_alloc_ns = sig3((alloc_free(c, poolsh.pageable, small)))
-  c.notes.alloc_api_ns = "cudaHostAlloc of 4 KiB; extra has its cost per GiB, cudaFreeHost, and a pageable allocation, which the sim charges alloc_api_ns too"
+-- Sets values fixed and per (per GiB; default fixed .. "_per_gib") from
+-- costs t1 at x1 bytes and t2 at x2.
+local function set_line(c, fixed, x1, t1, x2, t2, per)
+  local base, slope = line(x1 / GiB, t1, x2 / GiB, t2)
+  c.values[fixed] = sig3(math.max(0, math.floor(base)))   -- below 1 ns: rounding
+  c.values[per or fixed .. "_per_gib"] = sig3(math.max(0, slope))
 end
 
--- cudaHostRegister / cudaHostUnregister of a pageable buffer of size.
+-- A pageable buffer's pages faulted in, as copying into it does: register
+-- and unregister it (the register pins every page).
+local function touch_pages(b) poolsh.register(b); poolsh.unregister(b) end
+
+local function memory_api(c)
+  local v = c.values
+  local _, big = fit_sizes(c)
+  local ma, mf = alloc_free(c, poolsh.malloc, MiB)
+  local ma2, mf2 = alloc_free(c, poolsh.malloc, big)
+  local u = v.malloc_granularity or 1   -- cudaMalloc maps whole units
+  local m1, m2 = -(-MiB // u) * u, -(-big // u) * u
+  set_line(c, "malloc_ns", m1, ma, m2, ma2)
+  set_line(c, "free_ns", m1, mf, m2, mf2)
+  local small, hbig = 4096, c.host_big
+  local pa, pf = alloc_free(c, poolsh.pinned, small)
+  local pa2, pf2 = alloc_free(c, poolsh.pinned, hbig)
+  set_line(c, "alloc_api_ns", small, pa, hbig, pa2, "pinned_alloc_ns_per_gib")
+  set_line(c, "pinned_free_ns", small, pf, hbig, pf2)
+  local ga, gf = alloc_free(c, poolsh.pageable, small)
+  local ga2 = alloc_free(c, poolsh.pageable, hbig)
+  set_line(c, "pageable_alloc_ns", small, ga, hbig, ga2)
+  local _, gf2 = alloc_free(c, poolsh.pageable, hbig, touch_pages)
+  v.pageable_free_ns = sig3(gf)
+  v.pageable_free_ns_per_gib = sig3(math.max(0, (gf2 - gf) / (hbig / GiB)))
+  c.notes.alloc_api_ns = "cudaHostAlloc: a two-point fit of 4 KiB and host_big; pinned_alloc_ns_per_gib its slope"
+  c.notes.pageable_free_ns = "free of an untouched pageable buffer; per GiB: of one whose pages were registered"
+end
+
+-- cudaHostRegister / cudaHostUnregister of a pageable buffer of size:
+-- medians of registering it again (its pages resident), and the first
+-- register of a fresh buffer of that size.
 local function register_cost(c, size)
   local b = poolsh.pageable(size)
   local r, u = {}, {}
+  local first = host_ns(1, function() poolsh.register(b) end)
+  poolsh.unregister(b)
   for i = 1, c.reps do
     r[i] = host_ns(1, function() poolsh.register(b) end)
     u[i] = host_ns(1, function() poolsh.unregister(b) end)
   end
   b:free()
-  return median(r), median(u)
+  return median(r), median(u), first
 end
 
 local function register_costs(c)
   local small, big = 4096, c.host_big
   local r1, u1 = register_cost(c, small)
-  local r2 = register_cost(c, big)
-  local base, per = line(small / GiB, r1, big / GiB, r2)
-  c.extra.host_register_ns, c.extra.host_register_ns_per_gib = sig3(math.max(0, base)), sig3(math.max(0, per))
-  c.extra.host_unregister_ns = sig3(u1)
-  c.notes.host_register_ns = "cudaHostRegister: the sim has no option for it (it charges nothing)"
+  local r2, u2, fresh = register_cost(c, big)
+  set_line(c, "host_register_ns", small, r1, big, r2)
+  set_line(c, "host_unregister_ns", small, u1, big, u2)
+  c.values.pageable_touch_ns_per_gib = sig3(math.max(0, (fresh - r2) / (big / GiB)))
+  c.notes.host_register_ns = "registering a buffer whose pages are resident; pageable_touch_ns_per_gib: a fresh buffer's first register beyond that"
 end
 
 ---------------------------------------------------------------------------
@@ -614,7 +688,7 @@ end
 
 local STEPS = {
   identity, geometry, placement, malloc_granularity, release_rules, release_rounding,
-  holes_and_runs, trim_rounding, max_size_rounding, reuse_rules, internal_deps, pool_kinds,
+  destroyed_done, holes_and_runs, trim_rounding, max_size_rounding, reuse_rules, internal_deps, pool_kinds,
   pool_api, map_costs, release_costs, trim_costs, api_costs, memory_api, register_costs,
   kernels, copies,
 }

@@ -7,14 +7,7 @@ return {
   extra = {
     bw_pinned_d2h = 55.2,  -- GB/s (1e9 B/s)
     bw_pinned_h2d = 54.8,  -- GB/s (1e9 B/s)
-    host_register_ns = 68400,  -- ns
-    host_register_ns_per_gib = 52800000,  -- ns per GiB
-    host_unregister_ns = 39100,  -- ns
-    pageable_alloc_ns = 1280,  -- ns
-    pinned_alloc_ns_per_gib = 577000000,  -- ns per GiB
-    pinned_free_ns = 387000,  -- ns
     spin_20ms_ns = 20000000,  -- ns
-    trim_ns = 9940,  -- ns
   },
   facts = {
     blocks_straddle_chunks = true,
@@ -47,21 +40,21 @@ return {
   },
   gpu = "NVIDIA H200",
   notes = {
-    alloc_api_ns = "cudaHostAlloc of 4 KiB; extra has its cost per GiB, cudaFreeHost, and a pageable allocation, which the sim charges alloc_api_ns too",
+    alloc_api_ns = "cudaHostAlloc of 4 KiB; pinned_alloc_ns_per_gib from 4 KiB and 256 MiB",
     api_ns = "host time of a kernel launch (a 0 ms spin), through poolsh's Lua binding",
     bw_fill = "event-timed fill of 1073741824 B and of 512 B behind a spin",
     bw_pinned = "mean of H2D and D2H (extra has each); event-timed copies of 4 B and 268435456 B behind a spin; bytes counted once",
     host_memory = "MemTotal of /proc/meminfo",
-    host_register_ns = "cudaHostRegister: the sim has no option for it (it charges nothing)",
+    host_register_ns = "cudaHostRegister of a buffer whose pages are resident (the same buffer again)",
     internal_off_at_limit = "the failing allocation raised cudaErrorMemoryAllocation",
     malloc_granularity = "largest drop of device free memory at a 1 B cudaMalloc (4 tries)",
     map_ns = "first allocation of a fresh pool: 104633 ns mapping 33554432 B, 1599237 ns mapping 1073741824 B; minus pool_alloc_ns",
     memory = "poolsh.device().total (cudaMemGetInfo)",
     method = "poolsh calibrate: medians of 7 repetitions; host costs through poolsh's Lua API include its binding's overhead",
     pool_alloc_ns = "median of 7 batches of 200 pool allocations of 1 KiB (bench_floor)",
+    probed = "not measured by this calibrate run (poolsh calibrate measures them since 2026-11-23); set from the H100 probes of 2026-11-23, docs/calibration.md \"Host costs\": free_ns_per_gib, host_pool_alloc_ns, host_pool_map_ns, host_pool_map_ns_per_gib, host_pool_release_ns, host_pool_release_ns_per_gib, host_pool_trim_ns, host_pool_trim_ns_per_gib, host_unregister_ns_per_gib, malloc_ns_per_gib, pageable_alloc_ns_per_gib, pageable_free_ns, pageable_free_ns_per_gib, pageable_touch_ns_per_gib, pinned_free_ns_per_gib, release_on_destroyed_stream_done",
     release_ns = "sync releasing 33554432 B: 166302 ns, 1073741824 B: 1960698 ns, beyond a sync with nothing to release",
     spin_20ms_ns = "a 20 ms spin, event-timed: the sim's spin is exact",
-    trim_ns = "fixed cost of a cudaMemPoolTrimTo that releases: the sim has no option for it",
   },
   runtime = 13000,
   values = {
@@ -76,13 +69,34 @@ return {
     copy_ns = 3650,  -- ns
     event_api_ns = 1910,  -- ns
     free_ns = 37300,  -- ns
+    free_ns_per_gib = 310000,  -- ns per GiB
     host_memory = 135148564480,  -- bytes
+    host_pool_alloc_ns = 8000,  -- ns
+    host_pool_map_ns = 10000,  -- ns
+    host_pool_map_ns_per_gib = 190000000,  -- ns per GiB
+    host_pool_release_ns = 10000,  -- ns
+    host_pool_release_ns_per_gib = 36000000,  -- ns per GiB
+    host_pool_trim_ns = 0,  -- ns
+    host_pool_trim_ns_per_gib = 36000000,  -- ns per GiB
+    host_register_ns = 68400,  -- ns
+    host_register_ns_per_gib = 52800000,  -- ns per GiB
+    host_unregister_ns = 39100,  -- ns
+    host_unregister_ns_per_gib = 17900000,  -- ns per GiB
     launch_ns = 2940,  -- ns
     malloc_granularity = 2097152,  -- bytes
     malloc_ns = 47700,  -- ns
+    malloc_ns_per_gib = 82000,  -- ns per GiB
     map_ns = 55400,  -- ns
     map_ns_per_gib = 1540000,  -- ns per GiB
     memory = 150109880320,  -- bytes
+    pageable_alloc_ns = 1280,  -- ns
+    pageable_alloc_ns_per_gib = 220000,  -- ns per GiB
+    pageable_free_ns = 10000,  -- ns
+    pageable_free_ns_per_gib = 43000000,  -- ns per GiB
+    pageable_touch_ns_per_gib = 300000000,  -- ns per GiB
+    pinned_alloc_ns_per_gib = 577000000,  -- ns per GiB
+    pinned_free_ns = 387000,  -- ns
+    pinned_free_ns_per_gib = 133000000,  -- ns per GiB
     pool_alignment = 512,  -- bytes
     pool_alloc_ns = 1060,  -- ns
     pool_free_ns = 979,  -- ns
@@ -91,11 +105,13 @@ return {
     release_ns = 108000,  -- ns
     release_ns_per_gib = 1850000,  -- ns per GiB
     release_on_cuda_free = 0,  -- flag, 0 or 1
+    release_on_destroyed_stream_done = 1,  -- flag, 0 or 1
     release_on_device_sync = 1,  -- flag, 0 or 1
     release_on_event_sync = 1,  -- flag, 0 or 1
     release_on_stream_destroy = 1,  -- flag, 0 or 1
     release_on_stream_sync = 1,  -- flag, 0 or 1
     sync_ns = 1840,  -- ns
+    trim_ns = 9940,  -- ns
     trim_ns_per_gib = 1890000,  -- ns per GiB
   },
 }

@@ -34,7 +34,7 @@ return {
     expect.at_least(pm:stats { estimates = false }.reserved, poolsh.size(SIZE), "reserved after the loop")
     ctx.say(("%.3f ms, %.1f us a round"):format(tm, tm * 1000 / N))
 
-    step("compare", "threshold 0 is several times slower")
+    step("compare", "threshold 0 is tens of times slower (H100s: 21-31x; the sim about 26x)")
     ctx.say(("ratio %.1fx"):format(t0 / tm))
     expect.faster(tm, t0, 2, "threshold max against threshold 0")
   end,

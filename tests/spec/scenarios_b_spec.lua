@@ -28,23 +28,6 @@ local function run(name, opts)
   return res, table.concat(out)
 end
 
--- What a sim without simcal's options does not model, by scenario: the
--- option that models it, and what it is. On such a sim those tests are
--- pending.
-local NEEDS = {
-  pinned_vs_pageable = { "pinned_alloc_ns_per_gib", "cudaHostAlloc and cudaHostRegister costs" },
-  host_pools = { "host_pool_map_ns", "the cost of mapping host-pool memory" },
-  destroy_stream = { "release_on_destroyed_stream_done", "a destroyed busy stream releasing when its work ends" },
-}
-
-local function needs_sim(name)
-  local need = NEEDS[name]
-  if H.is_sim() and need and poolsh.sim.profile()[need[1]] == nil then
-    pending("needs simcal: " .. need[2])
-    return true
-  end
-end
-
 -- Asserts that res passed and that the narration holds each of `lines`
 -- (plain text) and each of `patterns` (Lua patterns).
 local function passes(res, text, lines, patterns)
@@ -54,11 +37,9 @@ local function passes(res, text, lines, patterns)
 end
 
 -- Runs `name` with `opts` on the sim and asserts that it fails at the step
--- starting with `step` with a message holding `msg`; `after_gap`: that
--- step comes after what the sim does not model yet.
-local function fails(name, opts, step, msg, after_gap)
+-- starting with `step` with a message holding `msg`.
+local function fails(name, opts, step, msg)
   if not H.is_sim() then return pending("sim only: it changes the sim's profile") end
-  if after_gap and needs_sim(name) then return end
   local res, text = run(name, opts)
   assert.is_false(res.ok, text)
   assert.truthy(res.step:find(step, 1, true), res.step .. "\n" .. text)
@@ -68,7 +49,6 @@ end
 
 describe("scenario pinned_vs_pageable", function()
   it("passes and narrates bandwidths, pinning costs and the refused kernel", function()
-    if needs_sim("pinned_vs_pageable") then return end
     local res, text = run("pinned_vs_pageable")
     passes(res, text, {
       "1. allocate 128 MiB of pinned (cudaHostAlloc) and of pageable (malloc) host memory, timed",
@@ -80,7 +60,7 @@ describe("scenario pinned_vs_pageable", function()
 
   it("fails when pageable copies run at pinned speed", function()
     fails("pinned_vs_pageable", { bw_pageable_h2d = 55 }, "3. the same copies: pageable",
-      "pinned H2D against pageable H2D: expected", true)
+      "pinned H2D against pageable H2D: expected")
   end)
 end)
 
@@ -100,9 +80,7 @@ describe("scenario pinned_pool_keeps", function()
   end)
 
   it("fails when a reused allocation costs as much as a mapping", function()
-    -- host pools have their own cost where the sim has simcal's options
-    local key = poolsh.sim.profile().host_pool_alloc_ns and "host_pool_alloc_ns" or "pool_alloc_ns"
-    fails("pinned_pool_keeps", { [key] = 1e8 }, "3. allocate 16 MiB again, timed",
+    fails("pinned_pool_keeps", { host_pool_alloc_ns = 1e8 }, "3. allocate 16 MiB again, timed",
       "the reused allocation against the first: expected")
   end)
 end)
@@ -129,7 +107,6 @@ end)
 
 describe("scenario host_pools", function()
   it("passes: same chunk, no device memory, kernels and copies reach it, mapping costs more", function()
-    if needs_sim("host_pools") then return end
     local res, text = run("host_pools")
     passes(res, text, {
       "notice: kernels and copies reach host-pool memory like device memory",
@@ -138,13 +115,12 @@ describe("scenario host_pools", function()
 
   it("fails when a device chunk costs as much to map as a host chunk", function()
     fails("host_pools", { map_ns = 1e9 }, "2. allocate 3 chunk-sized blocks from each",
-      "mapping a device chunk against a host chunk: expected", true)
+      "mapping a device chunk against a host chunk: expected")
   end)
 end)
 
 describe("scenario destroy_stream", function()
   it("passes: released at the idle stream's destroy, not at max or under a live block, later for a busy one", function()
-    if needs_sim("destroy_stream") then return end
     local res, text = run("destroy_stream")
     passes(res, text, {
       "2. destroy the stream",
@@ -159,7 +135,7 @@ describe("scenario destroy_stream", function()
 
   it("fails when a destroyed busy stream's memory waits for a sync", function()
     fails("destroy_stream", { release_on_destroyed_stream_done = 0 }, "6. poll reserved",
-      "reserved 300.00 ms after the spin was queued, no sync: expected 0, observed 67108864 (64.00 MiB)", true)
+      "reserved 300.00 ms after the spin was queued, no sync: expected 0, observed 67108864 (64.00 MiB)")
   end)
 end)
 
@@ -167,13 +143,9 @@ describe("poolsh run", function()
   it("runs each of these scenarios by name, before init.lua lists it", function()
     for _, name in ipairs { "pinned_vs_pageable", "pinned_pool_keeps", "malloc_vs_pool", "host_pools", "destroy_stream" } do
       local out, err, code = H.poolsh_cmd("--backend=sim run " .. name)
-      if NEEDS[name] and code ~= 0 and poolsh.sim.profile()[NEEDS[name][1]] == nil then
-        assert.truthy(out:find("FAIL " .. name, 1, true), out .. err)   -- the sim lacks what it shows
-      else
-        assert.equal(0, code, out .. err)
-        assert.truthy(out:find("== " .. name .. ": ", 1, true), out)
-        assert.truthy(out:find("\nPASS " .. name, 1, true), out)
-      end
+      assert.equal(0, code, out .. err)
+      assert.truthy(out:find("== " .. name .. ": ", 1, true), out)
+      assert.truthy(out:find("\nPASS " .. name, 1, true), out)
     end
   end)
 end)

@@ -71,7 +71,7 @@ return {
     expect.faster(dmap, hmap, 10, "mapping a device chunk against a host chunk")
 
     local d, h = bufs[#bufs - 1], bufs[#bufs]
-    step("fill the last host-pool block with a kernel; copy the device-pool block into it; verify each",
+    step("fill the last host-pool block with a kernel, verify it; copy a filled device-pool block into it, verify again",
       "kernels and copies reach host-pool memory like device memory")
     poolsh.fill(h, 0x5a, s)
     expect.equal(poolsh.verify(h, 0x5a, s), true, "verify of the filled host-pool block")

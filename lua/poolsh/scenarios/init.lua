@@ -9,7 +9,12 @@ return {
   "trim_high_water",
   "reserved_vs_used",
   "fragmentation",
+  "pinned_vs_pageable",
+  "pinned_pool_keeps",
   "caching_allocator",
   "use_after_free",
+  "malloc_vs_pool",
+  "host_pools",
+  "destroy_stream",
   "pool_per_stream",
 }

@@ -70,6 +70,7 @@ typedef struct rec {
       ri qprev, qnext;        /* not retired: its stream's queue */
       ri ch[2][2];            /* island head: children in treap 0 and 1 */
       ri other;               /* island head: its last record, and back */
+      uint32_t seq;           /* the pool's count of frees at this one */
     } f;
   } u;
 } rec;
@@ -99,7 +100,8 @@ struct ps_pool {
   uint32_t npages, cap0;
   ri nrec, freelist;          /* slots handed out (0 included), free slots */
   ri first, last;             /* address list */
-  ri root[2];                 /* island treaps: by (size, offset), by offset */
+  ri root[2];                 /* island treaps: by (size, tie, offset), by offset */
+  uint32_t frees;             /* cudaFreeAsync calls so far: free records' seq */
   ri *buckets;                /* live blocks by offset, chained by l.hnext */
   uint32_t nb;
   pqueue *pq;
@@ -338,15 +340,27 @@ static uint32_t prio(ri i, int t) {
   return x;
 }
 
-/* An island's key in tree t: (size, offset) in tree 0, offset in tree 1. */
-typedef struct ikey { uint64_t size, off; } ikey;
+/* An island's key in tree t: (size, tie, offset) in tree 0, offset in
+ * tree 1. Among islands of one size the GPU takes frees not retired
+ * first, the oldest free first, then settled space, lowest address
+ * first (measured on an H100: docs/calibration.md, ties): the tie is the
+ * head's free count, or past every count for settled space. */
+typedef struct ikey { uint64_t size, tie, off; } ikey;
+
+static uint64_t tie_of(const rec *x) {
+  return x->kind == K_PENDING || x->kind == K_DONE ? x->u.f.seq : (uint64_t)1 << 32;
+}
 
 static ikey key_of(const ps_pool *p, ri h, int t) {
   const rec *x = R(p, h);
-  return (ikey){ t ? 0 : x->u.f.end - x->off, x->off };
+  if (t) return (ikey){ 0, 0, x->off };
+  return (ikey){ x->u.f.end - x->off, tie_of(x), x->off };
 }
 
-static int key_lt(ikey a, ikey b) { return a.size != b.size ? a.size < b.size : a.off < b.off; }
+static int key_lt(ikey a, ikey b) {
+  if (a.size != b.size) return a.size < b.size;
+  return a.tie != b.tie ? a.tie < b.tie : a.off < b.off;
+}
 
 #define KID(p, i, t, side) (R(p, i)->u.f.ch[t][side])
 
@@ -406,10 +420,10 @@ static void isl_bind(ps_pool *p, ri h, ri t) {
   R(p, t)->u.f.other = h;
 }
 
-/* The smallest island of at least r bytes other than `skip` (ties:
- * lowest address), or 0. */
+/* The smallest island of at least r bytes other than `skip` (ties: its
+ * key's), or 0. */
 static ri isl_fit(const ps_pool *p, uint64_t r, ri skip) {
-  ikey k = { r, 0 };
+  ikey k = { r, 0, 0 };
   for (int again = 0; again < 2; again++) {
     ri best = 0;
     for (ri t = p->root[0]; t;)
@@ -466,12 +480,15 @@ static void relink(ps_pool *p, ri a, ri b, int was, int now) {
   }
 }
 
-/* Free record i becomes of kind k; its islands follow. */
+/* Free record i becomes of kind k; its islands follow (a head's kind is
+ * in its island's key: out of the treaps while it changes). */
 static void set_kind(ps_pool *p, ri i, int k) {
   ri a = R(p, i)->prev, b = R(p, i)->next;
   int wa = a && joins(p, a, i), na = a && joins_as(p, a, i, k);
   int wb = b && joins(p, i, b);
+  if (!wa) isl_del(p, i);
   R(p, i)->kind = (uint8_t)k;
+  if (!wa) isl_add(p, i);
   int nb = b && joins(p, i, b);
   if (a) relink(p, a, i, wa, na);
   if (b) relink(p, i, b, wb, nb);
@@ -593,24 +610,50 @@ static int all_usable(const sim_ctx *c, ps_pool *p, const ps_stream *s) {
   return 1;
 }
 
+/* Whether s may use free record g and, when g is a free not retired, the
+ * frees of its stream joined to it after g up to *last: the GPU keeps
+ * adjacent frees of one stream as one block, usable as its newest free
+ * is (measured on an H100: docs/calibration.md, joined pending frees).
+ * Live records are not usable. */
+static int unit_ok(const sim_ctx *c, const ps_pool *p, ri g, const ps_stream *s,
+                   int internal_ok, ri *last) {
+  int ok = rec_rule(c, p, g, s, internal_ok) >= 0;
+  *last = g;
+  if (R(p, g)->kind != K_PENDING && R(p, g)->kind != K_DONE) return ok;
+  for (ri n = R(p, g)->next; n && (R(p, n)->kind == K_PENDING || R(p, n)->kind == K_DONE) &&
+                             R(p, n)->stream == R(p, g)->stream; n = R(p, n)->next) {
+    ok = ok && rec_rule(c, p, n, s, internal_ok) >= 0;
+    *last = n;
+  }
+  return ok;
+}
+
 /* The first record of the smallest run of adjacent usable free records
- * that join, of at least r bytes (ties: lowest address) other than the
- * run at the top, or 0, by a walk over every record. *top: the first
- * record of the run that reaches the top of the extent, or 0. */
+ * that join, of at least r bytes (ties: the key of the island it would
+ * head) other than the run at the top, or 0, by a walk over every
+ * record. *top: the first record of the run that reaches the top of the
+ * extent, or 0. */
 static ri walk_best_run(const sim_ctx *c, const ps_pool *p, uint64_t r, const ps_stream *s,
                         int internal_ok, ri *top) {
-  ri best = 0, start = 0;
-  uint64_t best_size = 0, run = 0;
+  ri best = 0, start = 0, g = p->first, last = 0;
+  uint64_t run = 0;
+  ikey bk = { 0, 0, 0 };
+  int ok = g && unit_ok(c, p, g, s, internal_ok, &last);
   *top = 0;
-  for (ri g = p->first; g; g = R(p, g)->next) {
-    if (rec_rule(c, p, g, s, internal_ok) < 0) continue;
-    if (!start) start = g, run = 0;
-    run += rend(p, g) - R(p, g)->off;
-    ri n = R(p, g)->next;
-    if (!n) { *top = start; break; }
-    if (rec_rule(c, p, n, s, internal_ok) >= 0 && joins(p, g, n)) continue;
-    if (run >= r && (!best || run < best_size)) best = start, best_size = run;
-    start = 0;
+  while (g) {
+    ri n = R(p, last)->next, nlast = 0;
+    int nok = n && unit_ok(c, p, n, s, internal_ok, &nlast);
+    if (ok) {
+      if (!start) start = g, run = 0;
+      run += rend(p, last) - R(p, g)->off;
+      if (!n) { *top = start; break; }
+      if (!nok || !joins(p, last, n)) {
+        ikey k = { run, tie_of(R(p, start)), R(p, start)->off };
+        if (run >= r && (!best || key_lt(k, bk))) best = start, bk = k;
+        start = 0;
+      }
+    }
+    g = n, last = nlast, ok = nok;
   }
   return best;
 }
@@ -918,6 +961,7 @@ int sim_pool_free(void *ctx, ps_addr a, ps_stream *s) {
   memset(&x->u, 0, sizeof x->u);
   x->u.f.time = sim_enqueue(c, st, 0);
   x->u.f.pos = st->seq;
+  x->u.f.seq = ++p->frees;
   x->stream = st->id;
   x->kind = x->u.f.time <= c->host_now ? K_DONE : K_PENDING;   /* as settle would */
   pq_push(p, i);

@@ -36,6 +36,7 @@ typedef struct seg {
   int free, used, known;      /* known: a host sync retired the free */
   int stream;
   int64_t pos, time;
+  uint32_t seq;               /* the pool's count of frees at this one */
   struct seg *next;
 } seg;
 
@@ -45,6 +46,7 @@ struct ps_pool {
   int follow, opportunistic, internal;
   uint64_t max_size, threshold;
   uint64_t reserved, reserved_high, used, used_high;
+  uint32_t frees;             /* cudaFreeAsync calls so far */
   size_t live;                /* allocated blocks */
   sim_map *arena;             /* NULL until the pool first maps memory */
   uint64_t extent;            /* bytes from the base that segs cover: up
@@ -128,23 +130,57 @@ static int joinable(const sim_ctx *c, seg *a, seg *b) {
   return a->used && b->used && a->stream == b->stream && !retired(c, a) && !retired(c, b);
 }
 
+/* Whether g is a free not retired. */
+static int unretired(const sim_ctx *c, seg *g) { return g->free && g->used && !retired(c, g); }
+
+/* Whether s may use g and, when g is a free not retired, the frees of
+ * its stream joined to it after g up to *last (the GPU keeps them as one
+ * block, usable as its newest free is: docs/calibration.md). */
+static int unit_ok(const sim_ctx *c, const ps_pool *p, seg *g, const ps_stream *s,
+                   int internal_ok, seg **last) {
+  int ok = seg_rule(c, p, g, s, internal_ok) >= 0;
+  *last = g;
+  if (!unretired(c, g)) return ok;
+  for (seg *n = g->next; n && unretired(c, n) && n->stream == g->stream; n = n->next) {
+    ok = ok && seg_rule(c, p, n, s, internal_ok) >= 0;
+    *last = n;
+  }
+  return ok;
+}
+
+/* Whether a run of `size` at g beats one of best_size at b: smaller;
+ * among equals, frees not retired first (oldest free first), then
+ * settled space, lowest address first (measured on an H100). */
+static int beats(const sim_ctx *c, seg *g, uint64_t size, seg *b, uint64_t best_size) {
+  if (size != best_size) return size < best_size;
+  uint64_t tg = unretired(c, g) ? g->seq : (uint64_t)1 << 32;
+  uint64_t tb = unretired(c, b) ? b->seq : (uint64_t)1 << 32;
+  return tg != tb ? tg < tb : g->off < b->off;
+}
+
 /* The first record of the smallest run of adjacent usable free records of
- * at least r bytes (ties: lowest address) other than the run at the top,
- * or NULL. *top / *top_size: the run that ends at the top of the extent
+ * at least r bytes (ties: beats()) other than the run at the top, or
+ * NULL. *top / *top_size: the run that ends at the top of the extent
  * (NULL / 0 when the last record is not usable). */
 static seg *best_run(const sim_ctx *c, const ps_pool *p, uint64_t r, const ps_stream *s,
                      int internal_ok, seg **top, uint64_t *top_size) {
-  seg *best = NULL, *start = NULL;
+  seg *best = NULL, *start = NULL, *g = p->segs, *last = NULL;
   uint64_t best_size = 0, run = 0;
+  int ok = g && unit_ok(c, p, g, s, internal_ok, &last);
   *top = NULL, *top_size = 0;
-  for (seg *g = p->segs; g; g = g->next) {
-    if (seg_rule(c, p, g, s, internal_ok) < 0) continue;
-    if (!start) start = g, run = 0;
-    run += g->size;
-    if (!g->next) { *top = start, *top_size = run; break; }
-    if (seg_rule(c, p, g->next, s, internal_ok) >= 0 && joinable(c, g, g->next)) continue;
-    if (run >= r && (!best || run < best_size)) best = start, best_size = run;
-    start = NULL;
+  while (g) {
+    seg *n = last->next, *nlast = NULL;
+    int nok = n && unit_ok(c, p, n, s, internal_ok, &nlast);
+    if (ok) {
+      if (!start) start = g, run = 0;
+      for (seg *x = g;; x = x->next) { run += x->size; if (x == last) break; }
+      if (!n) { *top = start, *top_size = run; break; }
+      if (!nok || !joinable(c, last, n)) {
+        if (run >= r && (!best || beats(c, start, run, best, best_size))) best = start, best_size = run;
+        start = NULL;
+      }
+    }
+    g = n, last = nlast, ok = nok;
   }
   return best;
 }
@@ -328,7 +364,7 @@ int sim_pool_free(void *ctx, ps_addr a, ps_stream *s) {
   if (!g) return PS_ERR_INVALID_VALUE;
   sim_host_cost(c, c->prof.pool_free_ns);
   g->time = sim_enqueue(c, st, 0);
-  g->pos = st->seq, g->stream = st->id;
+  g->pos = st->seq, g->stream = st->id, g->seq = ++p->frees;
   g->free = 1, g->used = 1, g->known = 0;
   p->used -= g->req, p->live--;
   return PS_OK;

@@ -471,11 +471,39 @@ static void set_count(lua_State *L, const char *k, uint64_t v) {
   lua_setfield(L, -2, k);
 }
 
+/* Remembers a release of sp's memory down to `now`, caused by op on the
+ * object cause_id. */
+static void add_release(ps_ctx *c, ps_seen_pool *p, uint64_t before, uint64_t now, int op,
+                        int32_t cause_id) {
+  ps_obs *o = c->obs;
+  p->n.releases[op]++;
+  uint64_t threshold = 0;
+  if (c->be->pool_get(c->b, p->h, PS_ATTR_RELEASE_THRESHOLD, &threshold) != PS_OK) threshold = PS_UNSET;
+  o->releases[o->nreleases++ % PS_RING] = (struct ps_release){ .pool = p->id, .cause_id = cause_id,
+    .cause_op = (uint8_t)op, .size = before - now, .reserved = now, .threshold = threshold };
+}
+
+/* Pool p holds `now` bytes: when that is less than last read and no host
+ * wait came between, a stream destroyed with work queued has finished it,
+ * and the pool gave back what that work freed (the driver does so then,
+ * docs/calibration.md Host costs): a release caused by that destroy. */
+static void deferred_release(ps_ctx *c, ps_seen_pool *p, uint64_t now) {
+  if (!c->obs->busy_destroyed || now == PS_UNSET || p->seen_reserved == PS_UNSET ||
+      now >= p->seen_reserved)
+    return;
+  add_release(c, p, p->seen_reserved, now, PS_OP_STREAM_DESTROY, c->obs->busy_destroyed);
+  p->seen_reserved = now;
+}
+
 /* The first estimate makes the ledger keep the pool's block edges from
  * then on (docs/explain.md). */
 void ps_obs_pool_view(lua_State *L, ps_ctx *c, const ps_poolud *p, uint64_t reserved,
                       int estimates) {
   ps_seen_pool *sp = ps_seen_pool_of(p);
+  if (c->obs->busy_destroyed && reserved < sp->seen_reserved && sp->seen_reserved != PS_UNSET) {
+    deferred_release(c, sp, reserved);
+    ps_ledger_learn(L, c);                /* the destroyed stream's frees completed */
+  }
   set_count(L, "live", sp->live_bytes);
   set_count(L, "pending", sp->pending_bytes);
   set_count(L, "pending_count", sp->pending_count);
@@ -527,7 +555,10 @@ void ps_obs_enqueued(lua_State *L, ps_ctx *c, const ps_what *w) {
 /* Every followed pool's reserved bytes are read before and after each
  * host wait (never on alloc or free): a drop is a release. */
 void ps_obs_wait_begin(ps_ctx *c) {
-  for (ps_seen_pool *p = c->obs->pools; p; p = p->next) p->wait_reserved = reserved_of(c, p);
+  for (ps_seen_pool *p = c->obs->pools; p; p = p->next) {
+    p->wait_reserved = reserved_of(c, p);
+    deferred_release(c, p, p->wait_reserved);
+  }
   if (c->obs->tracing) ps_trace_sync_begin(c);
 }
 
@@ -552,12 +583,7 @@ static void count_releases(ps_ctx *c, const ps_what *w) {
     p->wait_reserved = PS_UNSET;
     if (now != PS_UNSET) p->seen_reserved = now;
     if (before == PS_UNSET || now == PS_UNSET || now >= before) continue;
-    p->n.releases[w->op]++;
-    struct ps_release *r = &o->releases[o->nreleases++ % PS_RING];
-    uint64_t threshold = 0;
-    if (c->be->pool_get(c->b, p->h, PS_ATTR_RELEASE_THRESHOLD, &threshold) != PS_OK) threshold = PS_UNSET;
-    *r = (struct ps_release){ .pool = p->id, .cause_id = cause_id(w), .cause_op = (uint8_t)w->op,
-                              .size = before - now, .reserved = now, .threshold = threshold };
+    add_release(c, p, before, now, w->op, cause_id(w));
   }
 }
 
@@ -598,7 +624,9 @@ void ps_obs_waited(lua_State *L, ps_ctx *c, const ps_what *w) {
 }
 
 void ps_obs_stream_destroyed(lua_State *L, ps_ctx *c, ps_streamud *s, int status, int collected) {
-  unfollow_stream(c, ps_seen_stream_of(s));
+  ps_seen_stream *ss = ps_seen_stream_of(s);
+  if (status == PS_OK && ss->done < ss->ops) c->obs->busy_destroyed = s->id;   /* maybe busy */
+  unfollow_stream(c, ss);
   if (status != PS_OK) return;
   ps_obs_waited(L, c, &(ps_what){ .op = PS_OP_STREAM_DESTROY, .stream = s,
                                   .collected = collected });

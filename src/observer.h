@@ -138,6 +138,7 @@ struct ps_obs {
     uint64_t size, reserved, threshold;
   } releases[PS_RING];
   uint64_t nreleases;
+  int32_t busy_destroyed;    /* the last stream destroyed with work queued, 0: none */
   ps_counts gone;            /* the counts of destroyed pools */
   uint64_t live_total;       /* live bytes of every pool */
   uint64_t scope_total_peak; /* its peak in the innermost peak scope */

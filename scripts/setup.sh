@@ -10,7 +10,7 @@ build=${1:-build}
 # tmux drives the REPL tests; python3 reads the pickle export back and
 # chromium renders the HTML export, as their specs check.
 packages="build-essential cmake pkg-config liblua5.4-dev lua5.4 lua-busted lua-cjson
-          libedit-dev tmux python3 chromium"
+          libedit-dev tmux python3 chromium lua-zlib"
 missing=""
 for p in $packages; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

@@ -1,0 +1,243 @@
+--- PyTorch memory snapshots as Recordings (docs/replay.md): the dict that
+-- torch.cuda.memory._snapshot() returns, pickled by _dump_snapshot into
+-- NAME.pickle, or gzip-compressed (recognised by its magic bytes).
+--   local rec = require("poolsh.replay.torch").open(path [, {device = 0}])
+-- The reader holds the whole trace of one device. Trace sizes are the sizes
+-- PyTorch was asked for (its alloc and free_requested entries record them);
+-- the allocator under replay rounds them as it rounds.
+-- A snapshot starts mid-run; what existed before its first event is
+-- reconstructed from the trace and `segments` (the state at the end):
+--   rec.initial           blocks freed in the trace but not allocated in it,
+--                         and blocks active_allocated at the end that the
+--                         trace leaves unallocated: {addr, size, stream}
+--   rec.initial_segments  segments freed in the trace but not allocated in
+--                         it, and segments at the end the trace never
+--                         allocated: {addr, size, stream, kind = "small"|"large"}
+-- both in address order. A block freed before the trace whose free was
+-- still pending at its start is in neither.
+local pickle = require "poolsh.replay.pickle"
+local cjson = require "cjson"
+
+local M = {}
+
+-- Above this a size is a bad file, not a request (1 PiB).
+M.max_size = 1 << 50
+
+-- Trace actions and the Recording's ops; nil: not a memory event, skipped.
+local ops = {
+  alloc = "alloc", free_requested = "free", free_completed = "free_completed",
+  segment_alloc = "segment_alloc", segment_free = "segment_free", oom = "alloc_failed",
+  segment_map = "segment_alloc", segment_unmap = "segment_free",
+  snapshot = false, user_defined = false,
+}
+
+local function basename(path) return path:match("[^/]*$") end
+
+local function bad(file, fmt, ...) error(file .. ": " .. fmt:format(...), 0) end
+
+local function slurp(path, file)
+  local f, err = io.open(path, "rb")
+  if not f then bad(file, "cannot open: %s", err) end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+-- The bytes of a gzip stream (members one after another), whole or an error.
+local function gunzip(data, file)
+  local zlib = require "zlib"
+  local out, at = {}, 1
+  while at <= #data do
+    local ok, s, eof, used = pcall(zlib.inflate(), data:sub(at))
+    if not ok then bad(file, "bad gzip data at byte %d: %s", at - 1, (tostring(s):gsub(" at lua_zlib.*", ""))) end
+    if not eof then bad(file, "truncated gzip data (%d bytes read)", #data) end
+    out[#out + 1] = s
+    at = at + used
+  end
+  return table.concat(out)
+end
+
+--- The pickle bytes of the file at path (gunzipped when it starts with
+-- gzip's magic bytes).
+function M.read_bytes(path, file)
+  file = file or basename(path)
+  local data = slurp(path, file)
+  if data:sub(1, 2) == "\x1f\x8b" then data = gunzip(data, file) end
+  if data:byte(1) ~= 0x80 then bad(file, "not a pickle of protocol 2 or later (no PROTO opcode)") end
+  return data
+end
+
+local function is_list(v) return type(v) == "table" and type(v.n) == "number" end
+
+-- The device whose trace to read: opts.device, else the only one with
+-- trace entries (0 when none has).
+local function pick_device(traces, opts, file)
+  if opts.device then
+    if not traces[opts.device + 1] then bad(file, "no device %d (the snapshot has %d)", opts.device, traces.n) end
+    return opts.device
+  end
+  local found = {}
+  for i = 1, traces.n do
+    if is_list(traces[i]) and traces[i].n > 0 then found[#found + 1] = i - 1 end
+  end
+  if #found > 1 then
+    bad(file, "traces on devices %s: say which with opts.device", table.concat(found, ", "))
+  end
+  return found[1] or 0
+end
+
+-- The snapshot dict's trace list and segment list for one device.
+local function device_data(snap, opts, file)
+  if type(snap) ~= "table" or not is_list(snap.device_traces) or not is_list(snap.segments) then
+    bad(file, "not a PyTorch memory snapshot (a dict with device_traces and segments expected)")
+  end
+  local dev = pick_device(snap.device_traces, opts, file)
+  local trace = snap.device_traces[dev + 1]
+  if not is_list(trace) then bad(file, "device_traces[%d] is not a list", dev) end
+  local segments = {}
+  for i = 1, snap.segments.n do
+    local seg = snap.segments[i]
+    if type(seg) ~= "table" then bad(file, "segments[%d] is not a dict", i - 1) end
+    if seg.device == nil or seg.device == dev then segments[#segments + 1] = seg end
+  end
+  return dev, trace, segments
+end
+
+-- An integer field of a trace entry or segment, checked.
+local function int_field(t, key, where, min, max)
+  local v = t[key]
+  if math.type(v) ~= "integer" then where("%s is %s, not an integer", key, tostring(v)) end
+  if v < min then where("negative %s %d", key, v) end
+  if max and v > max then where("%s %d is too large (over 1 PiB)", key, v) end
+  return v
+end
+
+-- The events of a trace as parallel arrays (op, addr, size, stream, t).
+local function events_of(trace, file)
+  local ev = { op = {}, addr = {}, size = {}, stream = {}, t = {}, record = {}, n = 0 }
+  local t0
+  for i = 1, trace.n do
+    local function where(fmt, ...) bad(file, "record %d: " .. fmt, i, ...) end
+    local e = trace[i]
+    if type(e) ~= "table" then where("a trace entry is not a dict") end
+    local op = ops[e.action]
+    if op == nil then where("unknown action %s", tostring(e.action)) end
+    if op then
+      local n = ev.n + 1
+      ev.n = n
+      ev.op[n], ev.record[n] = op, i
+      ev.addr[n] = op == "alloc_failed" and 0 or int_field(e, "addr", where, 0)
+      ev.size[n] = int_field(e, "size", where, 0, M.max_size)
+      ev.stream[n] = int_field(e, "stream", where, math.mininteger)
+      local us = e.time_us
+      if type(us) == "number" then t0 = t0 or us; ev.t[n] = us - t0 end
+    end
+  end
+  return ev
+end
+
+-- The blocks and segments live before the first event (see the top).
+local function initial_state(ev, segments, file)
+  local live, freed, seg_live, blocks, segs = {}, {}, {}, {}, {}
+  for i = 1, ev.n do
+    local op, addr = ev.op[i], ev.addr[i]
+    local block = { addr = addr, size = ev.size[i], stream = ev.stream[i] }
+    local function where(fmt, ...) bad(file, "record %d: " .. fmt, ev.record[i], ...) end
+    if op == "alloc" then
+      if live[addr] then where("alloc at 0x%x, which is live", addr) end
+      live[addr] = true
+    elseif op == "free" then
+      if freed[addr] and not live[addr] then where("free of 0x%x, which is not live", addr) end
+      if not freed[addr] and not live[addr] then blocks[#blocks + 1] = block end
+      live[addr], freed[addr] = nil, true
+    elseif op == "segment_alloc" then
+      seg_live[addr] = true
+    elseif op == "segment_free" then
+      if not seg_live[addr] then segs[#segs + 1] = block end
+      seg_live[addr] = nil
+    end
+  end
+  for _, seg in ipairs(segments) do
+    local function where(fmt, ...) bad(file, "segment at the end: " .. fmt, ...) end
+    local addr = int_field(seg, "address", where, 0)
+    if not seg_live[addr] then
+      segs[#segs + 1] = { addr = addr, size = int_field(seg, "total_size", where, 0, M.max_size),
+        stream = int_field(seg, "stream", where, math.mininteger), kind = seg.segment_type }
+    end
+    for _, b in ipairs(is_list(seg.blocks) and seg.blocks or {}) do
+      if type(b) ~= "table" then where("a block is not a dict") end
+      if b.state == "active_allocated" and not live[b.address] then
+        local size = math.type(b.requested_size) == "integer" and b.requested_size > 0 and "requested_size" or "size"
+        blocks[#blocks + 1] = { addr = int_field(b, "address", where, 0),
+          size = int_field(b, size, where, 0, M.max_size), stream = seg.stream }
+      end
+    end
+  end
+  for _, t in ipairs { blocks, segs } do
+    table.sort(t, function(a, b) return a.addr < b.addr end)
+  end
+  return blocks, segs
+end
+
+-- Stream ids in order of first appearance: initial segments and blocks, then events.
+local function streams_of(rec, ev)
+  local seen, list = {}, {}
+  local function see(s) if not seen[s] then seen[s] = true; list[#list + 1] = s end end
+  for _, seg in ipairs(rec.initial_segments) do see(seg.stream) end
+  for _, b in ipairs(rec.initial) do see(b.stream) end
+  for i = 1, ev.n do see(ev.stream[i]) end
+  return list
+end
+
+--- What the sibling NAME.stats.json (torch.cuda.memory_stats()) says, or nil.
+function M.expected(path)
+  local stats_path = path:gsub("%.gz$", ""):gsub("%.pickle$", "") .. ".stats.json"
+  local f = io.open(stats_path, "rb")
+  if not f then return nil end
+  local text = f:read("a")
+  f:close()
+  local ok, stats = pcall(cjson.decode, text)
+  if not ok or type(stats) ~= "table" then bad(basename(stats_path), "not a JSON object: %s", tostring(stats)) end
+  for k, v in pairs(stats) do stats[k] = math.tointeger(v) or v end   -- cjson reads floats
+  return {
+    peak_reserved = stats["reserved_bytes.all.peak"],
+    final_reserved = stats["reserved_bytes.all.current"],
+    peak_allocated = stats["allocated_bytes.all.peak"],
+    final_allocated = stats["allocated_bytes.all.current"],
+    segments_allocated = stats["segment.all.allocated"],   -- since the process began
+    segments_freed = stats["segment.all.freed"],
+    segments_current = stats["segment.all.current"],
+    ooms = stats.num_ooms, alloc_retries = stats.num_alloc_retries,
+    torch_version = stats.torch_version,
+    stats = stats,
+  }
+end
+
+local Recording = {}
+Recording.__index = Recording
+
+--- for op, addr, size, stream, t in rec:events() do ... end
+function Recording:events()
+  local ev, i = self._ev, 0
+  local op, addr, size, stream, t = ev.op, ev.addr, ev.size, ev.stream, ev.t
+  return function()
+    i = i + 1
+    if i <= ev.n then return op[i], addr[i], size[i], stream[i], t[i] end
+  end
+end
+
+--- The Recording of the snapshot at path; opts.device picks a device.
+function M.open(path, opts)
+  opts = opts or {}
+  local file = basename(path)
+  local snap = pickle.loads(M.read_bytes(path, file), file)
+  local dev, trace, segments = device_data(snap, opts, file)
+  local ev = events_of(trace, file)
+  local rec = setmetatable({ format = "torch", file = file, device = dev, count = ev.n, _ev = ev,
+    allocator_settings = snap.allocator_settings, expected = M.expected(path) }, Recording)
+  rec.initial, rec.initial_segments = initial_state(ev, segments, file)
+  rec.streams = streams_of(rec, ev)
+  return rec
+end
+
+return M

@@ -1,0 +1,269 @@
+--- poolsh.replay: replays a recording (poolsh.replay.read) through an
+-- allocator, on the sim or the GPU (docs/replay.md).
+--
+--   local replay = require "poolsh.replay"
+--   local rec = replay.read.open("run.pickle.gz")
+--   local r = replay.run(rec, { allocator = "pool", alloc_opts = {release_threshold = "max"} })
+--   -- r: events, peak_reserved, peak_used, final_reserved,
+--   --    segments_allocated, driver_frees, failed, seconds, alloc_seconds
+local poolsh = require "poolsh"
+
+local M = {}
+
+--- The allocators poolsh ships (poolsh.allocators.<name>).
+M.builtin = { "pool", "pytorch", "cupy" }
+
+--- The result's keys, in the order `poolsh replay` prints them.
+M.keys = { "events", "peak_reserved", "peak_used", "final_reserved", "segments_allocated",
+           "driver_frees", "failed", "seconds", "alloc_seconds" }
+
+--- Events between two queries of the replay's streams (poolsh learns
+-- which frees completed, so its ledger stays as large as the live set).
+M.query_every = 4096
+--- Events between two calls of opts.progress.
+M.progress_every = 16384
+
+local function fail(fmt, ...) error("poolsh.replay: " .. fmt:format(...), 0) end
+
+setmetatable(M, { __index = function(t, k)
+  if k == "read" then t.read = require "poolsh.replay.read"; return t.read end
+end })
+
+-- The module of a user's .lua file (a path), or an error.
+local function from_file(path)
+  local chunk, err = loadfile(path)
+  if not chunk then fail("allocator '%s': %s", path, err) end
+  local ok, mod = pcall(chunk)
+  if not ok then fail("allocator '%s': %s", path, tostring(mod)) end
+  return mod
+end
+
+-- The module named `name` on package.path, or an error naming the choices.
+local function from_name(name)
+  local mod = "poolsh.allocators." .. name
+  if not name:find(".", 1, true) and package.searchpath(mod, package.path) then return require(mod) end
+  if not package.searchpath(name, package.path) then
+    fail("unknown allocator '%s' (%s, a module name or a path to a .lua file)", name,
+      table.concat(M.builtin, ", "))
+  end
+  return require(name)
+end
+
+--- The allocator module `spec` names: a built-in name, a module name, a
+-- path (with a '/' or ending in .lua) or a module table. Checks new().
+function M.allocator(spec)
+  spec = spec == nil and "pool" or spec
+  local mod = spec
+  if type(spec) == "string" then
+    if spec == "" then fail("allocator name is empty") end
+    mod = (spec:find("/", 1, true) or spec:match("%.lua$")) and from_file(spec) or from_name(spec)
+  end
+  if type(mod) ~= "table" or type(mod.new) ~= "function" then
+    fail("allocator '%s' must return a table with a function new(opts)", tostring(spec))
+  end
+  return mod
+end
+
+-- Raises unless allocator object a has alloc, free and stats.
+local function check_object(a, spec)
+  if type(a) ~= "table" and type(a) ~= "userdata" then
+    fail("allocator '%s': new() returned %s, not an object", tostring(spec), type(a))
+  end
+  for _, m in ipairs { "alloc", "free", "stats" } do
+    if type(a[m]) ~= "function" then fail("allocator '%s' has no method %s", tostring(spec), m) end
+  end
+end
+
+--- Pool settings from `--pool`'s text: the body of a Lua table
+-- constructor ('release_threshold = "max", opportunistic = false'),
+-- evaluated with an empty environment and a step limit.
+function M.settings(text)
+  if type(text) ~= "string" then fail("--pool: settings text expected, got %s", type(text)) end
+  local chunk, err = load("return {" .. text .. "\n}", "=--pool", "t", {})
+  if not chunk then fail("--pool: bad settings '%s': %s", text, (err:gsub("^%-%-pool:%d+: ", ""))) end
+  local co = coroutine.create(chunk)
+  debug.sethook(co, function() error("too many steps", 0) end, "", 100000)
+  local ok, t = coroutine.resume(co)
+  if not ok then fail("--pool: bad settings '%s': %s", text, (tostring(t):gsub("^%-%-pool:%d+: ", ""))) end
+  for k in pairs(t) do
+    if type(k) ~= "string" then fail("--pool: settings are name = value pairs, got '%s'", text) end
+  end
+  return t
+end
+
+-- A function id -> poolsh.Stream for opts.streams ("keep" or "one") and
+-- the list of streams it created. Recorded stream 0 is the legacy default
+-- stream; every other recorded stream becomes a non-blocking stream.
+local function stream_map(mode)
+  local default = poolsh.default_stream()
+  local made, map = {}, {}
+  if mode == "one" then return function() return default end, made end
+  return function(id)
+    local s = map[id]
+    if s then return s end
+    if id == 0 or id == "0" or id == "0x0" or id == nil then s = default
+    else s = poolsh.stream { blocking = false }; made[#made + 1] = s end
+    map[id] = s
+    return s
+  end, made
+end
+
+local function check_opts(opts)
+  opts = opts or {}
+  if type(opts) ~= "table" then fail("options table expected, got %s", type(opts)) end
+  local streams = opts.streams or "keep"
+  if streams ~= "keep" and streams ~= "one" then
+    fail("streams must be \"keep\" or \"one\", got '%s'", tostring(streams))
+  end
+  if opts.progress ~= nil and type(opts.progress) ~= "function" then
+    fail("progress must be a function, got %s", type(opts.progress))
+  end
+  return opts, streams
+end
+
+-- The replay's state: the allocator, the blocks by address, the counts.
+local function new_state(rec, opts, mode)
+  local spec = opts.allocator
+  local a = M.allocator(spec).new(opts.alloc_opts)
+  check_object(a, spec or "pool")
+  local stream_of, made = stream_map(mode)
+  return {
+    rec = rec, a = a, stream_of = stream_of, made = made,
+    live = {},        -- addr -> block
+    lost = {},        -- addr -> true: its alloc failed, its free is skipped
+    requested = type(a.free_completed) == "function" and {} or nil,   -- addr -> freed block
+    n = 0, failed = 0, alloc_ms = 0, peak_reserved = 0, peak_used = 0,
+  }
+end
+
+-- A one-line error naming the recording and record n.
+local function bad(st, fmt, ...)
+  error(("%s: record %d: %s"):format(tostring(st.rec.file or "recording"), st.n, fmt:format(...)), 0)
+end
+
+-- Reads reserved and used after an allocation, for the peaks.
+local function sample(st)
+  local s = st.a:stats()
+  if s.reserved > st.peak_reserved then st.peak_reserved = s.reserved end
+  if s.used > st.peak_used then st.peak_used = s.used end
+end
+
+-- Allocates the blocks live before the first event.
+local function initial(st)
+  for i, b in ipairs(st.rec.initial or {}) do
+    st.n = i
+    local blk = st.a:alloc(b.size, st.stream_of(b.stream))
+    if blk == nil then st.failed = st.failed + 1; st.lost[b.addr] = true
+    else st.live[b.addr] = blk end
+    if st.sampling then sample(st) end
+  end
+  st.n = 0
+end
+
+-- Every recorded event, in order: the hot loop (no closures, no strings
+-- per event). Allocator calls are timed on poolsh.now().
+local function events(st, progress)
+  local a, live, lost, requested = st.a, st.live, st.lost, st.requested
+  local alloc, free, stream_of, now = a.alloc, a.free, st.stream_of, poolsh.now
+  local sampling, every, pevery = st.sampling, M.query_every - 1, M.progress_every
+  local n, failed, ms = 0, 0, 0
+  for op, addr, size, stream in st.rec:events() do
+    n = n + 1
+    if op == "alloc" then
+      if live[addr] then st.n = n; bad(st, "alloc at 0x%x, which is live", addr) end
+      local t0 = now()
+      local blk = alloc(a, size, stream_of(stream))
+      ms = ms + (now() - t0)
+      if blk == nil then failed = failed + 1; lost[addr] = true
+      else
+        live[addr] = blk
+        if sampling then sample(st) end
+      end
+    elseif op == "free" then
+      local blk = live[addr]
+      if blk then
+        live[addr] = nil
+        local t0 = now()
+        free(a, blk, stream_of(stream))
+        ms = ms + (now() - t0)
+        if requested then requested[addr] = blk end
+      elseif lost[addr] then lost[addr] = nil
+      else st.n = n; bad(st, "free of 0x%x, which is not allocated", addr) end
+    elseif op == "free_completed" and requested then
+      local blk = requested[addr]
+      if blk then
+        requested[addr] = nil
+        local t0 = now()
+        a:free_completed(blk)
+        ms = ms + (now() - t0)
+      end
+    end
+    if n & every == 0 then
+      st.n, st.failed, st.alloc_ms = n, failed, ms
+      st.tick(n)
+      if progress and n % pevery == 0 then progress(n, st.rec.count) end
+    end
+  end
+  st.n, st.failed, st.alloc_ms = n, failed, ms
+end
+
+-- Frees what is still allocated, closes the allocator, destroys the
+-- streams the replay made. Errors here are the allocator's.
+local function cleanup(st)
+  local frees = {}
+  for addr, blk in pairs(st.live) do frees[#frees + 1] = { addr, blk } end
+  table.sort(frees, function(x, y) return x[1] < y[1] end)
+  for _, f in ipairs(frees) do st.a:free(f[2], nil) end
+  st.live = {}
+  if st.requested and st.a.free_completed then
+    for _, f in ipairs(frees) do st.a:free_completed(f[2]) end
+    for _, blk in pairs(st.requested) do st.a:free_completed(blk) end
+  end
+  if st.a.close then st.a:close() end
+  poolsh.sync()
+  for _, s in ipairs(st.made) do s:destroy() end
+end
+
+-- The result table (M.keys) from the state and the allocator's stats.
+local function result(st, wall0)
+  local s = st.a:stats()
+  return {
+    events = st.n, failed = st.failed,
+    peak_reserved = st.sampling and st.peak_reserved or s.peak_reserved,
+    peak_used = st.sampling and st.peak_used or s.peak_used,
+    final_reserved = s.reserved, segments_allocated = s.segments_allocated,
+    driver_frees = s.driver_frees,
+    seconds = poolsh.wallclock() - wall0, alloc_seconds = st.alloc_ms / 1000,
+  }
+end
+
+--- Replays rec (a Recording, docs/replay.md) and returns the result (M.keys).
+-- opts: allocator (name, path or module; default "pool"), alloc_opts
+-- (the allocator's new() options), streams ("keep" or "one"), progress
+-- (called as progress(events so far, rec.count) every M.progress_every).
+function M.run(rec, opts)
+  local mode
+  opts, mode = check_opts(opts)
+  if type(rec) ~= "table" or type(rec.events) ~= "function" then
+    fail("a Recording expected (poolsh.replay.read.open), got %s", type(rec))
+  end
+  local wall0 = poolsh.wallclock()
+  local st = new_state(rec, opts, mode)
+  local first = st.a:stats()
+  st.sampling = not (first.peak_reserved and first.peak_used)
+  st.tick = function()
+    for _, s in ipairs(st.made) do s:query() end
+    poolsh.default_stream():query()
+  end
+  local ok, res = pcall(function()
+    initial(st)
+    events(st, opts.progress)
+    return result(st, wall0)
+  end)
+  local cok, cerr = pcall(cleanup, st)
+  if not ok then error(res, 0) end
+  if not cok then error(cerr, 0) end
+  return res
+end
+
+return M

@@ -6,6 +6,9 @@
 --   local b = a:alloc(size [, stream])  -- a block: {segment, offset, size,
 --                                       -- requested, stream, allocated}
 --   a:free(b)                           -- back to the cache, at once
+--   a:free(b, true)                     -- requested only: the block stays out
+--   a:free_completed(b)                 -- of the cache until this (PyTorch's
+--                                       -- record_stream end-of-life events)
 --   a:empty_cache()                     -- cudaFree of every unused segment
 --   a:stats()     -- {reserved, allocated, requested, segments, active,
 --                 --  peak_reserved, peak_allocated, num_alloc_retries,
@@ -106,14 +109,16 @@ function M.new(opts)
   return setmetatable({
     max_split = split, divisions = div,
     free_lists = { small = {}, large = {} },   -- [pool][stream] = blocks by (size, addr)
-    segs = {}, active = {},                     -- segments; allocated blocks
+    segs = {}, active = {}, pending = {},       -- segments; allocated blocks; freed, not completed
     st = { reserved = 0, allocated = 0, requested = 0, segments = 0, active = 0,
            peak_reserved = 0, peak_allocated = 0, num_alloc_retries = 0, num_ooms = 0,
            num_device_alloc = 0, num_device_free = 0 },
   }, A)
 end
 
-local function addr(b) return b.segment.addr + b.offset end
+-- Equal sizes go by address: the segment's own, or the one given by
+-- expect_segment (a recorded run's, so that a replay breaks ties as it did).
+local function addr(b) return b.segment.key + b.offset end
 local function before(x, y) return x.size < y.size or (x.size == y.size and addr(x) < addr(y)) end
 
 -- The first index in list whose block is not before `key` (binary search).
@@ -144,7 +149,7 @@ end
 function A:find(pool, stream, size)
   local l = self.free_lists[pool][stream]
   if not l then return nil end
-  local i = lower_bound(l, { size = size, offset = 0, segment = { addr = math.mininteger } })
+  local i = lower_bound(l, { size = size, offset = 0, segment = { key = math.mininteger } })
   local b = l[i]
   if not b then return nil end
   if size < self.max_split and b.size >= self.max_split then return nil end
@@ -167,7 +172,9 @@ function A:malloc(pool, stream, bytes)
     if tostring(buf):find("cudaErrorMemoryAllocation", 1, true) then return nil, tostring(buf) end
     error(buf, 0)
   end
-  local seg = { buffer = buf, addr = buf.addr, size = bytes, pool = pool, stream = stream }
+  local key = self.expected and self.expected.size == bytes and self.expected.addr or buf.addr
+  self.expected = nil
+  local seg = { buffer = buf, addr = buf.addr, key = key, size = bytes, pool = pool, stream = stream }
   seg.head = { segment = seg, offset = 0, size = bytes, stream = stream, allocated = false }
   self.segs[seg] = true
   self:count("reserved", bytes); self:count("segments", 1)
@@ -216,8 +223,19 @@ function A:release_oversize(pool, stream, size)
   return freed >= want
 end
 
---- Frees every cached segment that holds no allocated block.
+--- Says that the next cudaMalloc, if of `size` bytes, is to be ordered as
+-- if at address `addr` (a replay passes the recorded run's segment_alloc).
+function A:expect_segment(addr, size)
+  if math.type(addr) ~= "integer" or math.type(size) ~= "integer" then
+    fail("expect_segment: integer address and size expected, got %s and %s", type(addr), type(size))
+  end
+  self.expected = { addr = addr, size = size }
+end
+
+--- Returns every block whose free was requested to the cache, then frees
+-- every cached segment that holds no allocated block.
 function A:empty_cache()
+  for b in pairs(self.pending) do self:complete(b) end
   for _, pool in pairs(self.free_lists) do
     for _, l in pairs(pool) do
       for i = #l, 1, -1 do
@@ -265,12 +283,74 @@ function A:alloc(size, stream)
     end
     if not b then self:oom(n, stream, bytes, err) end
   end
+  self.expected = nil
+  return self:take(b, rounded, n)
+end
+
+-- Hands out free block b (off its free list) for a request of n bytes,
+-- `rounded` as rounded: split when the rules allow.
+function A:take(b, rounded, n)
   b = renew(b)
   self:split(b, rounded)
   b.allocated, b.requested, b.owner = true, n, self
   self.active[b] = true
   self:count("allocated", b.size); self:count("requested", n); self:count("active", 1)
   return b
+end
+
+-- The free block of segment seg that holds offset off, or nil.
+local function free_at(seg, off)
+  local b = seg.head
+  while b and b.offset + b.size <= off do b = b.next end
+  if b and not b.allocated and b.offset <= off then return b end
+end
+
+-- Splits free block b at `off` (inside it): the part before stays free.
+function A:cut(b, off)
+  self:remove(b)
+  local front = { segment = b.segment, offset = b.offset, size = off - b.offset, stream = b.stream,
+                  allocated = false, prev = b.prev, next = b }
+  if front.prev then front.prev.next = front else b.segment.head = front end
+  b.prev, b.offset, b.size = front, off, b.size - front.size
+  self:insert(front)
+  self:insert(b)
+end
+
+--- Rebuilds the state a recorded run had: `segments` ({addr, size, stream,
+-- kind = "small"|"large"}) are cudaMalloc'd, ordered as at their recorded
+-- addresses; each of `blocks` ({addr, size, stream}) is allocated at its
+-- offset in the segment holding it (else as a plain alloc). `stream_of`
+-- maps a recorded stream to a poolsh.Stream. Returns {[addr] = block}.
+function A:restore(segments, blocks, stream_of)
+  local segs = {}
+  for _, sg in ipairs(segments) do
+    local pool = sg.kind or (sg.size == M.SMALL_BUFFER and "small" or "large")
+    self:expect_segment(sg.addr, sg.size)
+    local head, err = self:malloc(pool, check_stream(stream_of(sg.stream)), sg.size)
+    if not head then fail("restore: out of memory for a segment of %s: %s", poolsh.fmt(sg.size), err) end
+    self:insert(head)
+    segs[#segs + 1] = head.segment
+  end
+  local out = {}
+  for _, bl in ipairs(blocks) do
+    out[bl.addr] = self:restore_block(segs, bl, stream_of)
+  end
+  return out
+end
+
+-- One block of restore(): carved at its offset, or a plain alloc.
+function A:restore_block(segs, bl, stream_of)
+  local rounded = M.round_size(bl.size, self.divisions)
+  for _, seg in ipairs(segs) do
+    local off = bl.addr - seg.key
+    local b = off >= 0 and off < seg.size and free_at(seg, off)
+    if b and b.offset + b.size >= off + rounded then
+      if off > b.offset then self:cut(b, off) end
+      self:remove(b)
+      return self:take(b, rounded, bl.size)
+    end
+  end
+  return self:alloc(bl.size, stream_of(bl.stream))
 end
 
 -- Splits the rest of b past `size` into a free block when the rules allow.
@@ -302,7 +382,9 @@ function A:merge(b, n)
 end
 
 --- Returns block b to the cache; raises for a block not allocated here.
-function A:free(b)
+-- With `requested`, b only stops counting as allocated: it stays out of the
+-- cache (and unmerged) until free_completed(b) or empty_cache().
+function A:free(b, requested)
   if type(b) ~= "table" then fail("block expected, got %s", type(b)) end
   if not self.active[b] then
     if b.freed and b.owner == self then fail("double free of a block of %s", poolsh.fmt(b.requested)) end
@@ -310,7 +392,22 @@ function A:free(b)
   end
   self.active[b] = nil
   b.freed = true
-  self:count("allocated", -b.size); self:count("requested", -b.requested); self:count("active", -1)
+  self:count("allocated", -b.size)
+  if requested then self.pending[b] = true else self:complete(b) end
+end
+
+--- Returns a block whose free was requested to the cache; nothing for a
+-- block already back; raises for a block still allocated or not from here.
+function A:free_completed(b)
+  if type(b) ~= "table" then fail("block expected, got %s", type(b)) end
+  if self.pending[b] then return self:complete(b) end
+  if not (b.freed and b.owner == self) then fail("free_completed of a block whose free was not requested") end
+end
+
+-- Puts freed block b back in the cache, merged with its free neighbours.
+function A:complete(b)
+  self.pending[b] = nil
+  self:count("requested", -b.requested); self:count("active", -1)
   b.allocated = false
   self:merge(b, b.prev)
   self:merge(b, b.next)

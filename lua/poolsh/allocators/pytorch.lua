@@ -1,0 +1,116 @@
+--- poolsh.allocators.pytorch: PyTorch's native CUDA caching allocator (as in
+-- PyTorch 2.11, expandable_segments and garbage collection off) behind the
+-- replay allocator interface (docs/replay.md). The rules themselves live in
+-- poolsh.allocators.caching; this module adds what a replay needs:
+--
+--   local P = require "poolsh.allocators.pytorch"
+--   local a = P.new { max_split_size = nil, roundup_power2_divisions = nil,
+--                     deferred_free = false }
+--   local b, err = a:alloc(size, stream)  -- nil and a message on out-of-memory
+--   a:free(b, stream)          -- free_requested; back to the cache at once,
+--                              -- or, with deferred_free, at
+--   a:free_completed(b)        -- (a no-op for a block already back)
+--   a:empty_cache(); a:close()
+--   a:stats()  -- {reserved, used, segments_allocated, driver_frees, segments,
+--              --  peak_reserved, peak_used, num_alloc_retries, num_ooms}
+--
+-- deferred_free: PyTorch returns a block used on another stream
+-- (record_stream) to the cache only when that stream's work is done, which
+-- its snapshots record as free_completed; a replay of a snapshot sets it and
+-- calls free_completed where the snapshot does. Out of memory, the cache is
+-- freed (pending blocks first) and the cudaMalloc retried, as in PyTorch.
+local C = require "poolsh.allocators.caching"
+
+local M = { round_size = C.round_size, allocation_size = C.allocation_size }
+local A = {}
+A.__index = A
+
+local function rename(msg) return (tostring(msg):gsub("^caching allocator: ", "pytorch allocator: ")) end
+
+-- Calls method f of the inner allocator; its errors name this allocator.
+local function call(a, f, ...)
+  local ok, r = pcall(f, a.inner, ...)
+  if not ok then error(rename(r), 0) end
+  return r
+end
+
+--- A new allocator; options: max_split_size, roundup_power2_divisions (as
+-- PyTorch's PYTORCH_CUDA_ALLOC_CONF), deferred_free (boolean).
+function M.new(opts)
+  if opts ~= nil and type(opts) ~= "table" then
+    error(("pytorch allocator: options table expected, got %s"):format(type(opts)), 0)
+  end
+  local inner_opts, deferred = {}, false
+  for k, v in pairs(opts or {}) do
+    if k == "deferred_free" then
+      if type(v) ~= "boolean" then error(("pytorch allocator: deferred_free must be a boolean, got %s"):format(type(v)), 0) end
+      deferred = v
+    else
+      inner_opts[k] = v
+    end
+  end
+  local ok, inner = pcall(C.new, inner_opts)
+  if not ok then error(rename(inner), 0) end
+  return setmetatable({ inner = inner, deferred = deferred }, A)
+end
+
+--- A block of `size` bytes for `stream`, or nil and the message when even
+-- after freeing the cache cudaMalloc fails.
+function A:alloc(size, stream)
+  local ooms = self.inner.st.num_ooms
+  local ok, b = pcall(self.inner.alloc, self.inner, size, stream)
+  if ok then return b end
+  if self.inner.st.num_ooms > ooms then return nil, rename(b) end
+  error(rename(b), 0)
+end
+
+--- Frees block b (PyTorch's free_requested); `stream` is not needed: a
+-- block goes back to the pool of the stream that allocated its segment.
+function A:free(b, stream)
+  local _ = stream
+  call(self, self.inner.free, b, self.deferred)
+end
+
+--- Returns a freed block to the cache (PyTorch's free_completed).
+function A:free_completed(b) call(self, self.inner.free_completed, b) end
+
+--- A recorded run's segment_alloc: its next cudaMalloc, if of `size` bytes,
+-- is ordered as if at `addr` (best fit breaks ties by address).
+function A:segment_alloc(addr, size) call(self, self.inner.expect_segment, addr, size) end
+
+--- Rebuilds a recorded run's state before its first event: its segments
+-- (rec.initial_segments) and the blocks live in them (rec.initial), each at
+-- its recorded offset; stream_of maps recorded streams to poolsh.Streams.
+-- Returns {[recorded address] = block}.
+function A:restore(segments, blocks, stream_of)
+  return call(self, self.inner.restore, segments, blocks, stream_of)
+end
+
+--- cudaFree of every cached segment with no allocated block.
+function A:empty_cache() self.inner:empty_cache() end
+
+--- The address of block b (for display and replays).
+function A:addr(b) return b.segment.addr + b.offset end
+
+--- Frees every block still allocated, then every segment.
+function A:close()
+  local inner = self.inner
+  for b in pairs(inner.active) do inner:free(b) end
+  inner:empty_cache()
+end
+
+--- The counters of the replay interface, PyTorch's names beside.
+function A:stats()
+  local st = self.inner.st
+  return {
+    reserved = st.reserved, used = st.allocated,
+    segments_allocated = st.num_device_alloc, driver_frees = st.num_device_free,
+    segments = st.segments, peak_reserved = st.peak_reserved, peak_used = st.peak_allocated,
+    num_alloc_retries = st.num_alloc_retries, num_ooms = st.num_ooms,
+  }
+end
+
+--- The segments by address (poolsh.allocators.caching's a:segments()).
+function A:segments() return self.inner:segments() end
+
+return M

@@ -237,6 +237,47 @@ local function result(st, wall0)
   }
 end
 
+--- A synthetic Recording of opts.events events (default 1e6), made as
+-- it is read (memory proportional to its live blocks): allocations of 4 KiB
+-- to 64 MiB (log-uniform) on opts.streams streams (default 4; stream 0
+-- takes about 70%), freed on their stream in random order, about opts.live
+-- blocks (default 1000) live. Addresses are ids (each allocation its
+-- own). Deterministic for a given opts.seed.
+function M.synthetic(opts)
+  opts = opts or {}
+  local n, nstreams, target = opts.events or 1000000, opts.streams or 4, opts.live or 1000
+  local rec = { format = "synthetic", file = "synthetic", count = n, initial = {} }
+  rec.streams = {}
+  for i = 1, nstreams do rec.streams[i] = i - 1 end
+  function rec.events()
+    local x = opts.seed or 88172645463325252
+    local function rnd()   -- xorshift64; a float in [0, 1)
+      x = x ~ (x << 13); x = x ~ (x >> 7); x = x ~ (x << 17)
+      return (x >> 11) * (1.0 / (1 << 53))
+    end
+    local addrs, sizes, streams, live, made, i = {}, {}, {}, 0, 0, 0
+    return function()
+      i = i + 1
+      if i > n then return nil end
+      local u = rnd()
+      if live > 0 and (live > target * 1.5 or (live >= target * 0.5 and u < 0.5)) then
+        local k = 1 + math.floor(rnd() * live)
+        local addr, size, stream = addrs[k], sizes[k], streams[k]
+        addrs[k], sizes[k], streams[k] = addrs[live], sizes[live], streams[live]
+        addrs[live], sizes[live], streams[live] = nil, nil, nil
+        live = live - 1
+        return "free", addr, size, stream, nil
+      end
+      made, live = made + 1, live + 1
+      local size = math.floor(4096 * 2 ^ (rnd() * 14))
+      local s = (nstreams == 1 or rnd() < 0.7) and 0 or 1 + math.floor(rnd() * (nstreams - 1))
+      addrs[live], sizes[live], streams[live] = 0x100000000000 + made * 512, size, s
+      return "alloc", addrs[live], size, s, nil
+    end
+  end
+  return rec
+end
+
 --- Replays rec (a Recording, docs/replay.md) and returns the result (M.keys).
 -- opts: allocator (name, path or module; default "pool"), alloc_opts
 -- (the allocator's new() options), streams ("keep" or "one"), progress

@@ -1,0 +1,310 @@
+-- The replay allocators poolsh.allocators.pytorch and poolsh.allocators.cupy
+-- (docs/replay.md): their rules, their errors, and the pytorch allocator
+-- replaying the recorded PyTorch snapshots of tests/data/torch/.
+local H = require "helpers"
+local poolsh = H.poolsh
+local P = require "poolsh.allocators.pytorch"
+local CP = require "poolsh.allocators.cupy"
+
+local MiB = H.MiB
+
+local function has(text, line) assert.truthy(text:find(line, 1, true), "missing: " .. line .. "\n" .. text) end
+
+describe("pytorch allocator", function()
+  local s1, s2
+  before_each(function() s1, s2 = poolsh.stream(), poolsh.stream() end)
+  after_each(function() s1:destroy(); s2:destroy() end)
+
+  -- The blocks of the segment holding b, as {size, allocated} pairs.
+  local function layout(a, b)
+    for _, seg in ipairs(a:segments()) do
+      if seg.addr == b.segment.addr then
+        local t = {}
+        for _, x in ipairs(seg.blocks) do t[#t + 1] = { x.size, x.allocated } end
+        return t
+      end
+    end
+  end
+
+  it("rounds to 512 B (or power-of-2 divisions) and picks PyTorch's segment sizes", function()
+    assert.equal(512, P.round_size(1))
+    assert.equal(1024, P.round_size(513))
+    assert.equal(1310720, P.round_size(1200000, 4))
+    assert.equal(2 * MiB, P.allocation_size(MiB))
+    assert.equal(20 * MiB, P.allocation_size(MiB + 512))
+    assert.equal(12 * MiB, P.allocation_size(11 * MiB))
+    local a = P.new { roundup_power2_divisions = 4 }
+    local b = a:alloc(1200000, s1)
+    assert.equal(1310720, a:stats().used)
+    assert.same({ { 1310720, true }, { 20 * MiB - 1310720, false } }, layout(a, b))
+    a:free(b, s1)
+    a:close()
+    assert.same({ 0, 0, 1, 1 }, { a:stats().reserved, a:stats().used, a:stats().segments_allocated, a:stats().driver_frees })
+  end)
+
+  it("splits small blocks at 512 B, large ones only above 1 MiB left, merges on free", function()
+    local a = P.new()
+    local x, y = a:alloc(1, s1), a:alloc(700, s1)
+    assert.same({ { 512, true }, { 1024, true }, { 2 * MiB - 1536, false } }, layout(a, x))
+    local big = a:alloc(19 * MiB + 512, s1)
+    assert.same({ { 20 * MiB, true } }, layout(a, big))
+    local l1, l2 = a:alloc(4 * MiB, s1), a:alloc(4 * MiB, s1)
+    assert.same({ { 4 * MiB, true }, { 4 * MiB, true }, { 12 * MiB, false } }, layout(a, l1))
+    a:free(l1, s1)
+    assert.same({ { 4 * MiB, false }, { 4 * MiB, true }, { 12 * MiB, false } }, layout(a, l2))
+    a:free(l2, s1)
+    assert.same({ { 20 * MiB, false } }, layout(a, l2))
+    local st = a:stats()
+    assert.same({ 42 * MiB, 20 * MiB + 1536, 3 }, { st.reserved, st.used, st.segments_allocated })
+    for _, b in ipairs { x, y, big } do a:free(b, s1) end
+    a:empty_cache()
+    assert.same({ 0, 0, 3 }, { a:stats().reserved, a:stats().used, a:stats().driver_frees })
+  end)
+
+  it("reuses a cached block only on the stream that allocated it, best fit", function()
+    local a = P.new()
+    local x = a:alloc(4 * MiB, s1)
+    a:free(x, s1)
+    local y = a:alloc(4 * MiB, s2)
+    assert.are_not.equal(x.segment, y.segment)
+    local z = a:alloc(3 * MiB, s1)
+    assert.equal(x.segment, z.segment)
+    local w = a:alloc(11 * MiB, s1)
+    a:free(w, s1)
+    local v = a:alloc(2 * MiB, s1)                -- 12 MiB free beats 17 MiB free
+    assert.equal(w.segment, v.segment)
+    for _, b in ipairs { y, z, v } do a:free(b) end
+    a:close()
+  end)
+
+  it("with max_split_size, oversize blocks are not split and serve only requests within 20 MiB", function()
+    local a = P.new { max_split_size = "32 MiB" }
+    local big = a:alloc(40 * MiB, s1)
+    a:free(big, s1)
+    local small = a:alloc(8 * MiB, s1)
+    assert.are_not.equal(big.segment, small.segment)
+    local near = a:alloc(36 * MiB, s1)
+    assert.same({ big.segment, 40 * MiB }, { near.segment, near.size })
+    a:free(near, s1)
+    local far = a:alloc(61 * MiB, s1)             -- 40 + 20 <= 62: a new segment
+    assert.are_not.equal(big.segment, far.segment)
+    for _, b in ipairs { small, far } do a:free(b, s1) end
+    a:close()
+  end)
+
+  it("with deferred_free, a freed block stays out of the cache until free_completed", function()
+    local a = P.new { deferred_free = true }
+    local x = a:alloc(4 * MiB, s1)
+    a:free(x, s1)
+    assert.equal(0, a:stats().used)
+    local y = a:alloc(4 * MiB, s1)                -- x is not back: the rest of its segment
+    assert.same({ { 4 * MiB, true }, { 4 * MiB, true }, { 12 * MiB, false } }, layout(a, y))
+    a:free_completed(x)
+    assert.same({ { 4 * MiB, false }, { 4 * MiB, true }, { 12 * MiB, false } }, layout(a, y))
+    a:free_completed(x)                           -- already back: nothing
+    a:free(y, s1)
+    a:empty_cache()                               -- completes pending frees first
+    assert.equal(0, a:stats().reserved)
+    local b = P.new()                             -- default: at once
+    local z = b:alloc(1, s1)
+    b:free(z, s1)
+    b:free_completed(z)
+    assert.equal(2 * MiB, b:stats().reserved)
+    b:close()
+  end)
+
+  it("restores a recorded state: segments at their recorded addresses, blocks at their offsets", function()
+    local a = P.new()
+    local live = a:restore({ { addr = 0x10000000, size = 2 * MiB, stream = 0, kind = "small" },
+                             { addr = 0x20000000, size = 20 * MiB, stream = 0 } },
+                           { { addr = 0x10000000 + 4096, size = 1000, stream = 0 },
+                             { addr = 0x20000000 + 2 * MiB, size = 4 * MiB, stream = 0 } },
+                           function() return s1 end)
+    local b1, b2 = live[0x10000000 + 4096], live[0x20000000 + 2 * MiB]
+    assert.same({ { 4096, false }, { 1024, true }, { 2 * MiB - 5120, false } }, layout(a, b1))
+    assert.same({ { 2 * MiB, false }, { 4 * MiB, true }, { 14 * MiB, false } }, layout(a, b2))
+    assert.same({ 22 * MiB, 2, 1024 + 4 * MiB }, { a:stats().reserved, a:stats().segments_allocated, a:stats().used })
+    a:free(b1); a:free(b2)
+    a:close()
+  end)
+
+  it("orders equal free blocks by the recorded segment addresses it is told", function()
+    local a = P.new()
+    a:segment_alloc(0x9000000, 32 * MiB)
+    local x = a:alloc(32 * MiB, s1)
+    a:segment_alloc(0x1000000, 32 * MiB)
+    local y = a:alloc(32 * MiB, s1)
+    a:free(x); a:free(y)
+    local z = a:alloc(16 * MiB, s1)               -- a tie: the lower recorded address
+    assert.equal(y.segment, z.segment)
+    a:free(z)
+    a:close()
+  end)
+
+  it("raises clear errors for bad sizes, streams, blocks and options", function()
+    local a, other = P.new(), P.new()
+    assert.equal("pytorch allocator: size must be at least 1 byte", H.err(a.alloc, a, 0, s1))
+    assert.equal("pytorch allocator: size must not be negative", H.err(a.alloc, a, -1, s1))
+    assert.equal("pytorch allocator: poolsh.Stream expected, got number", H.err(a.alloc, a, 1, 7))
+    local b = a:alloc(1, s1)
+    assert.equal("pytorch allocator: the block was not allocated by this allocator", H.err(other.free, other, b))
+    a:free(b)
+    assert.equal("pytorch allocator: double free of a block of 1 B", H.err(a.free, a, b))
+    assert.equal("pytorch allocator: free_completed of a block whose free was not requested",
+      H.err(a.free_completed, a, {}))
+    assert.equal("pytorch allocator: unknown option 'max_split'", H.err(P.new, { max_split = 1 }))
+    assert.equal("pytorch allocator: deferred_free must be a boolean, got string", H.err(P.new, { deferred_free = "yes" }))
+    assert.equal("pytorch allocator: options table expected, got number", H.err(P.new, 3))
+    assert.equal("pytorch allocator: expect_segment: integer address and size expected, got string and number",
+      H.err(a.segment_alloc, a, "x", 1))
+    a:close()
+  end)
+end)
+
+describe("cupy allocator", function()
+  local s1, s2
+  before_each(function() s1, s2 = poolsh.stream(), poolsh.stream() end)
+  after_each(function() s1:destroy(); s2:destroy() end)
+
+  it("rounds to 512 B and cudaMallocs exactly the rounded size", function()
+    assert.same({ 512, 512, 1024 }, { CP.round_size(1), CP.round_size(512), CP.round_size(513) })
+    local a = CP.new()
+    local x, y = a:alloc(1000, s1), a:alloc(3 * MiB + 1, s1)
+    local st = a:stats()
+    assert.same({ 1024, 3 * MiB + 512 }, { x.size, y.size })
+    assert.same({ 3 * MiB + 1536, 3 * MiB + 1536, 2 }, { st.reserved, st.used, st.segments_allocated })
+    local z = a:alloc(0, s1)                      -- no memory
+    assert.same({ 0, 2 }, { z.size, a:stats().segments_allocated })
+    for _, b in ipairs { x, y, z } do a:free(b, s1) end
+    a:close()
+  end)
+
+  it("takes the smallest free chunk that fits, splits it, merges on free", function()
+    local a = CP.new()
+    local big, mid = a:alloc(8192, s1), a:alloc(4096, s1)
+    a:free(big); a:free(mid)
+    local x = a:alloc(3000, s1)                   -- best fit: the 4096 B chunk, split
+    assert.same({ mid.mem, 3072 }, { x.mem, x.size })
+    local y = a:alloc(1024, s1)                   -- the 1024 B rest of it
+    assert.same({ mid.mem, 3072 }, { y.mem, y.offset })
+    assert.equal(2, a:stats().segments_allocated)
+    a:free(x)
+    a:free(y)                                     -- merged back: a whole allocation
+    a:free_all_blocks()
+    assert.same({ 0, 2 }, { a:stats().reserved, a:stats().driver_frees })
+    a:close()
+  end)
+
+  it("keeps an arena per stream and frees only unsplit chunks", function()
+    local a = CP.new()
+    local x = a:alloc(MiB, s1)
+    a:free(x)
+    local y = a:alloc(MiB, s2)                    -- not from s1's arena
+    assert.are_not.equal(x.mem, y.mem)
+    a:free(y)
+    local z = a:alloc(1024, s2)                   -- split off y's chunk
+    assert.equal(y.mem, z.mem)
+    a:free_all_blocks(s2)                         -- y's allocation is split: kept
+    a:free_all_blocks(s1)
+    assert.same({ MiB, 1 }, { a:stats().reserved, a:stats().driver_frees })
+    a:free(z)
+    a:free_all_blocks()
+    assert.same({ 0, 2 }, { a:stats().reserved, a:stats().driver_frees })
+    a:close()
+  end)
+
+  it("raises clear errors for bad sizes, streams, blocks and options", function()
+    local a, other = CP.new(), CP.new()
+    assert.equal("cupy allocator: size must not be negative", H.err(a.alloc, a, -1, s1))
+    assert.equal("cupy allocator: poolsh.Stream expected, got string", H.err(a.alloc, a, 1, "s"))
+    local b = a:alloc(1, s1)
+    assert.equal("cupy allocator: the block was not allocated by this allocator", H.err(other.free, other, b))
+    a:free(b)
+    assert.equal("cupy allocator: double free of a block of 1 B", H.err(a.free, a, b))
+    assert.equal("cupy allocator: block expected, got nil", H.err(a.free, a, nil))
+    assert.equal("cupy allocator: unknown option 'x'", H.err(CP.new, { x = 1 }))
+    a:close()
+  end)
+end)
+
+describe("out of memory", function()
+  it("both allocators free their cache and retry, then return nil and a message", function()
+    local path = os.tmpname() .. ".lua"
+    local f = assert(io.open(path, "w"))
+    f:write [[
+for _, name in ipairs { "pytorch", "cupy" } do
+  local a = require("poolsh.allocators." .. name).new()
+  local s = poolsh.stream()
+  local x = a:alloc("30 MiB", s); a:free(x, s)
+  local y = a:alloc("40 MiB", s)
+  local st = a:stats()
+  print(name, "reserved", st.reserved, "frees", st.driver_frees, "retries", st.num_alloc_retries)
+  local b, err = a:alloc("40 MiB", s)
+  print(name, "second", b, err)
+  a:free(y, s); a:close(); s:destroy()
+end
+]]
+    f:close()
+    local out, err, code = H.poolsh_cmd("--backend=sim --sim-memory=64MiB " .. H.quote(path))
+    os.remove(path)
+    assert.equal(0, code, out .. err)
+    has(out, ("pytorch\treserved\t%d\tfrees\t1\tretries\t1"):format(40 * MiB))
+    has(out, "pytorch\tsecond\tnil\tpytorch allocator: out of memory allocating 40.00 MiB on stream s")
+    has(out, ("cupy\treserved\t%d\tfrees\t1\tretries\tnil"):format(40 * MiB))
+    has(out, "cupy\tsecond\tnil\tcupy allocator: out of memory allocating 40.00 MiB on stream s")
+  end)
+end)
+
+-- Replays a PyTorch snapshot through the pytorch allocator as PyTorch ran
+-- it: the state before the trace restored, recorded segment addresses for
+-- best-fit ties, frees completed where the snapshot completes them.
+-- Returns the allocator's stats and the segment_alloc sizes, recorded and
+-- replayed, each with the index of the event that made it.
+local function replay_snapshot(rec)
+  local streams, stream_list = {}, {}
+  local function stream_of(id)
+    if not streams[id] then streams[id] = poolsh.stream(); stream_list[#stream_list + 1] = streams[id] end
+    return streams[id]
+  end
+  local a = P.new { deferred_free = true }
+  local live = a:restore(rec.initial_segments, rec.initial, stream_of)
+  local recorded, replayed, n = {}, {}, 0
+  for op, addr, size, stream in rec:events() do
+    n = n + 1
+    if op == "segment_alloc" then
+      recorded[#recorded + 1] = { size, n + 1 }   -- the alloc that follows made it
+      a:segment_alloc(addr, size)
+    elseif op == "alloc" then
+      local before = a:stats()
+      live[addr] = assert(a:alloc(size, stream_of(stream)))
+      local after = a:stats()
+      if after.segments_allocated > before.segments_allocated then
+        replayed[#replayed + 1] = { after.reserved - before.reserved, n }
+      end
+    elseif op == "free" then
+      a:free(assert(live[addr]), stream_of(stream))
+    elseif op == "free_completed" then
+      a:free_completed(live[addr]); live[addr] = nil
+    end
+  end
+  local st = a:stats()
+  a:close()
+  for _, s in ipairs(stream_list) do s:destroy() end
+  return st, recorded, replayed
+end
+
+describe("pytorch allocator replaying tests/data/torch/", function()
+  local T = require "poolsh.replay.torch"
+  for _, name in ipairs { "convnet", "transformer", "transformer_2streams" } do
+    it(name .. ": PyTorch's peak reserved, segments and segment_alloc sequence", function()
+      local rec = T.open("tests/data/torch/" .. name .. ".pickle.gz")
+      local st, recorded, replayed = replay_snapshot(rec)
+      assert.equal(rec.expected.peak_reserved, st.peak_reserved)
+      -- segment.all.allocated counts from the process start (the warm-up and
+      -- earlier recordings); what the snapshot holds is current = peak here
+      assert.equal(rec.expected.segments_current, st.segments)
+      assert.equal(#rec.initial_segments + #recorded, st.segments_allocated)
+      assert.same(recorded, replayed)
+    end)
+  end
+end)

@@ -228,6 +228,7 @@ end
 
 --- The Recording of the snapshot at path; opts.device picks a device.
 function M.open(path, opts)
+  assert(type(path) == "string", "poolsh.replay.torch.open: a file path expected")
   opts = opts or {}
   local file = basename(path)
   local snap = pickle.loads(M.read_bytes(path, file), file)

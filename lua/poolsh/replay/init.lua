@@ -150,6 +150,11 @@ end
 
 -- Allocates the blocks live before the first event.
 local function initial(st)
+  if type(st.a.restore) == "function" and st.rec.initial_segments then   -- the recorded layout
+    st.live = st.a:restore(st.rec.initial_segments, st.rec.initial or {}, st.stream_of)
+    if st.sampling then sample(st) end
+    return
+  end
   for i, b in ipairs(st.rec.initial or {}) do
     st.n = i
     local blk = st.a:alloc(b.size, st.stream_of(b.stream))
@@ -164,6 +169,7 @@ end
 -- per event). Allocator calls are timed on poolsh.now().
 local function events(st, progress)
   local a, live, lost, requested = st.a, st.live, st.lost, st.requested
+  local hint = type(a.segment_alloc) == "function"
   local alloc, free, stream_of, now = a.alloc, a.free, st.stream_of, poolsh.now
   local sampling, every, pevery = st.sampling, M.query_every - 1, M.progress_every
   local n, failed, ms = 0, 0, 0
@@ -189,6 +195,8 @@ local function events(st, progress)
         if requested then requested[addr] = blk end
       elseif lost[addr] then lost[addr] = nil
       else st.n = n; bad(st, "free of 0x%x, which is not allocated", addr) end
+    elseif op == "segment_alloc" and hint then
+      a:segment_alloc(addr, size)   -- recorded addresses break best-fit ties
     elseif op == "free_completed" and requested then
       local blk = requested[addr]
       if blk then

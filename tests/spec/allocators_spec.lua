@@ -305,6 +305,10 @@ describe("pytorch allocator replaying tests/data/torch/", function()
       assert.equal(rec.expected.segments_current, st.segments)
       assert.equal(#rec.initial_segments + #recorded, st.segments_allocated)
       assert.same(recorded, replayed)
+      -- the replay engine (poolsh replay --allocator=pytorch) agrees
+      local r = require("poolsh.replay").run(rec, { allocator = "pytorch" })
+      assert.same({ rec.expected.peak_reserved, st.segments_allocated, rec.expected.peak_allocated, 0 },
+        { r.peak_reserved, r.segments_allocated, r.peak_used, r.failed })
     end)
   end
 end)

@@ -215,19 +215,30 @@ local function events(st, progress)
   st.n, st.failed, st.alloc_ms = n, failed, ms
 end
 
--- Frees what is still allocated, closes the allocator, destroys the
--- streams the replay made. Errors here are the allocator's.
+-- The blocks of t (addr -> block) in address order.
+local function by_address(t)
+  local addrs = {}
+  for addr in pairs(t) do addrs[#addrs + 1] = addr end
+  table.sort(addrs)
+  for i, addr in ipairs(addrs) do addrs[i] = t[addr] end
+  return addrs
+end
+
+-- Completes the frees requested, then frees and completes what is still
+-- allocated, in address order; closes the allocator, destroys the streams the replay
+-- made. Errors here are the allocator's.
 local function cleanup(st)
-  local frees = {}
-  for addr, blk in pairs(st.live) do frees[#frees + 1] = { addr, blk } end
-  table.sort(frees, function(x, y) return x[1] < y[1] end)
-  for _, f in ipairs(frees) do st.a:free(f[2], nil) end
-  st.live = {}
-  if st.requested and st.a.free_completed then
-    for _, f in ipairs(frees) do st.a:free_completed(f[2]) end
-    for _, blk in pairs(st.requested) do st.a:free_completed(blk) end
+  local a, requested = st.a, st.requested
+  if requested then
+    for _, blk in ipairs(by_address(requested)) do a:free_completed(blk) end
   end
-  if st.a.close then st.a:close() end
+  local live = by_address(st.live)
+  st.live = {}
+  for _, blk in ipairs(live) do a:free(blk, nil) end
+  if requested then
+    for _, blk in ipairs(live) do a:free_completed(blk) end
+  end
+  if a.close then a:close() end
   poolsh.sync()
   for _, s in ipairs(st.made) do s:destroy() end
 end

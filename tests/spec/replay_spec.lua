@@ -1,0 +1,363 @@
+-- poolsh.replay: the engine on made-up recordings, the pool allocator, a
+-- user's allocator module, poolsh traces, `poolsh replay`, and memory on
+-- a long replay (docs/replay.md).
+local H = require "helpers"
+local poolsh = H.poolsh
+local replay = require "poolsh.replay"
+local cjson = require "cjson"
+local MiB = H.MiB
+
+-- A Recording of `events` ({op, addr, size, stream}), as readers make them.
+local function fake(events, initial)
+  local rec = { format = "fake", file = "fake.rec", initial = initial or {}, count = #events, streams = {} }
+  function rec.events()
+    local i = 0
+    return function()
+      i = i + 1
+      local e = events[i]
+      if e then return e[1], e[2], e[3], e[4], nil end
+    end
+  end
+  return rec
+end
+
+-- An allocator module that logs its calls; blocks are tables. Sizes in
+-- `fails` fail. It keeps no peaks: the engine samples stats().
+local function spy(fails)
+  local log = {}
+  local mod = { log = log }
+  function mod.new()
+    local a = { used = 0 }
+    function a.alloc(self, size, stream)
+      log[#log + 1] = { "alloc", size, stream }
+      if fails and fails[size] then return nil, "out of memory" end
+      self.used = self.used + size
+      return { size = size, stream = stream }
+    end
+    function a.free(self, b, stream)
+      log[#log + 1] = { "free", b, stream }
+      self.used = self.used - b.size
+    end
+    function a.free_completed(_, b) log[#log + 1] = { "free_completed", b } end
+    function a.stats(self)
+      return { reserved = self.used * 2, used = self.used, segments_allocated = 0, driver_frees = 0 }
+    end
+    return a
+  end
+  return mod
+end
+
+local function ops(log)
+  local t = {}
+  for i, e in ipairs(log) do t[i] = e[1] .. ":" .. (type(e[2]) == "table" and e[2].size or e[2]) end
+  return t
+end
+
+describe("poolsh.replay.run", function()
+  it("allocates the initial blocks first, then replays every event in order", function()
+    local s = spy()
+    local rec = fake({ { "alloc", 0x300, 30, 0 }, { "free", 0x100, 10, 0 },
+                       { "segment_alloc", 0x0, 2 * MiB, 0 }, { "free", 0x300, 30, 0 } },
+                     { { addr = 0x100, size = 10, stream = 0 }, { addr = 0x200, size = 20, stream = 0 } })
+    local r = replay.run(rec, { allocator = s })
+    -- the cleanup completes the frees, then frees the initial block 0x200 still live
+    assert.same({ "alloc:10", "alloc:20", "alloc:30", "free:10", "free:30",
+                  "free_completed:10", "free_completed:30", "free:20", "free_completed:20" }, ops(s.log))
+    assert.equal(4, r.events)
+    assert.equal(0, r.failed)
+    assert.equal(60, r.peak_used)        -- sampled after each alloc
+    assert.equal(120, r.peak_reserved)
+    assert.equal(40, r.final_reserved)   -- before the cleanup: 20 live
+  end)
+
+  it("keeps recorded streams apart: 0 is the default stream, others streams of their own", function()
+    local events = { { "alloc", 1, 10, 0 }, { "alloc", 2, 10, 7 }, { "alloc", 3, 10, 7 },
+                     { "alloc", 4, 10, 9 }, { "free", 2, 10, 7 } }
+    local s = spy()
+    replay.run(fake(events), { allocator = s })
+    local d = poolsh.default_stream()
+    local l = s.log
+    assert.equal(d, l[1][3])
+    assert.are_not.equal(d, l[2][3])
+    assert.equal(l[2][3], l[3][3])
+    assert.are_not.equal(l[2][3], l[4][3])
+    assert.equal(l[2][3], l[5][3])           -- freed on its recorded stream
+    assert.is_false(l[2][3].blocking)
+    assert.is_false(l[2][3].live)            -- the replay destroyed the streams it made
+    s = spy()
+    replay.run(fake(events), { allocator = s, streams = "one" })
+    for i = 1, 5 do assert.equal(d, s.log[i][3]) end
+  end)
+
+  it("counts a failed allocation and skips its free", function()
+    local s = spy { [666] = true }
+    local r = replay.run(fake { { "alloc", 1, 666, 0 }, { "alloc", 2, 5, 0 }, { "free", 1, 666, 0 },
+                                { "alloc", 1, 7, 0 }, { "free", 1, 7, 0 }, { "free", 2, 5, 0 } },
+                         { allocator = s })
+    assert.equal(1, r.failed)
+    assert.equal(6, r.events)
+    assert.equal(12, r.peak_used)
+  end)
+
+  it("says which record frees an address not allocated, and frees what it allocated", function()
+    local rec = fake { { "alloc", 0x10, MiB, 0 }, { "free", 0x20, MiB, 0 } }
+    assert.equal("fake.rec: record 2: free of 0x20, which is not allocated",
+      H.err(replay.run, rec, { allocator = "pool" }))
+    rec = fake { { "alloc", 0x10, MiB, 0 }, { "alloc", 0x10, MiB, 0 } }
+    assert.equal("fake.rec: record 2: alloc at 0x10, which is live", H.err(replay.run, rec, {}))
+  end)
+
+  it("passes free_completed on to allocators that have it, and ignores it otherwise", function()
+    local events = { { "alloc", 1, 10, 0 }, { "free", 1, 10, 0 }, { "free_completed", 1, 10, 0 },
+                     { "free_completed", 99, 10, 0 }, { "alloc_failed", 0, 10, 0 } }
+    local s = spy()
+    replay.run(fake(events), { allocator = s })
+    assert.same({ "alloc:10", "free:10", "free_completed:10" }, ops(s.log))
+    assert.equal(s.log[2][2], s.log[3][2])
+    local r = replay.run(fake(events), { allocator = "pool" })
+    assert.equal(5, r.events)
+  end)
+
+  it("refuses bad options, unknown allocators and incomplete ones", function()
+    local rec = fake {}
+    assert.matches("streams must be \"keep\" or \"one\", got 'two'", H.err(replay.run, rec, { streams = "two" }))
+    assert.matches("unknown allocator 'nope' %(pool, pytorch, cupy", H.err(replay.run, rec, { allocator = "nope" }))
+    assert.matches("must return a table with a function new", H.err(replay.run, rec, { allocator = {} }))
+    local nostats = { new = function() return { alloc = print, free = print } end }
+    assert.matches("has no method stats", H.err(replay.run, rec, { allocator = nostats }))
+    assert.matches("a Recording expected", H.err(replay.run, {}, {}))
+    assert.matches("cannot open", H.err(replay.run, rec, { allocator = "/nonexistent/mine.lua" }))
+  end)
+
+  it("reads --pool settings as a table body, in a sandbox", function()
+    assert.same({ release_threshold = "max", opportunistic = false },
+      replay.settings('release_threshold = "max", opportunistic = false'))
+    assert.matches("%-%-pool: bad settings 'x = ': unexpected symbol", H.err(replay.settings, "x = "))
+    assert.matches("attempt to index a nil value %(global 'os'%)", H.err(replay.settings, "x = os.exit()"))
+    assert.matches("too many steps", H.err(replay.settings, "x = (function() while true do end end)()"))
+    assert.matches("name = value pairs", H.err(replay.settings, "1, 2"))
+  end)
+end)
+
+describe("the pool allocator", function()
+  -- The same operations straight on a new pool: its high marks and growths.
+  local function direct(events)
+    local p = poolsh.pool {}
+    local live = {}
+    for _, e in ipairs(events) do
+      if e[1] == "alloc" then live[e[2]] = p:alloc(e[3]) else live[e[2]]:free(); live[e[2]] = nil end
+    end
+    local st, growths = p:stats(), poolsh.core.counts().pools[p.id].growths
+    for _, b in pairs(live) do b:free() end
+    poolsh.sync()
+    p:destroy()
+    return st, growths
+  end
+
+  it("reports the pool's peaks, final reserved size and growths", function()
+    local events = { { "alloc", 1, 3 * MiB, 0 }, { "alloc", 2, 40 * MiB, 0 }, { "free", 1, 3 * MiB, 0 },
+                     { "alloc", 3, 100 * MiB, 0 }, { "free", 2, 40 * MiB, 0 }, { "alloc", 4, 1000, 0 } }
+    local r = replay.run(fake(events), { allocator = "pool" })
+    local st, growths = direct(events)
+    assert.equal(st.reserved_high, r.peak_reserved)
+    assert.equal(st.used_high, r.peak_used)
+    assert.equal(st.reserved, r.final_reserved)
+    assert.equal(growths, r.segments_allocated)
+    assert.is_true(r.segments_allocated >= 2)
+    assert.is_true(r.peak_used >= 140 * MiB)
+    assert.equal(0, r.driver_frees)    -- no host waits in a replay: no releases
+    assert.equal(0, r.failed)
+  end)
+
+  it("takes the default pool's settings, refuses unknown ones, counts out of memory", function()
+    local a = require("poolsh.allocators.pool").new { opportunistic = false }
+    assert.equal(poolsh.default_pool().release_threshold, a.pool.release_threshold)
+    assert.is_false(a.pool.opportunistic)
+    a:close()
+    assert.matches("unknown setting 'bogus'", H.err(require("poolsh.allocators.pool").new, { bogus = 1 }))
+    if H.is_sim() then
+      local r = replay.run(fake { { "alloc", 1, 40 * MiB, 0 }, { "alloc", 2, 40 * MiB, 0 } },
+                           { allocator = "pool", alloc_opts = { max_size = 64 * MiB } })
+      assert.equal(1, r.failed)
+    end
+  end)
+end)
+
+-- The user's allocator of docs/replay.md, taken from the page.
+local function doc_module()
+  local page = H.slurp("docs/replay.md")
+  local code = page:match("```lua\n(%-%- nocache%.lua.-)```")
+  assert(code, "docs/replay.md has no nocache.lua example")
+  local path = os.tmpname() .. ".lua"
+  local f = assert(io.open(path, "w")); f:write(code); f:close()
+  return path
+end
+
+describe("a user's allocator module", function()
+  it("runs from a path: docs/replay.md's nocache.lua", function()
+    local path = doc_module()
+    local events = { { "alloc", 1, MiB, 0 }, { "alloc", 2, 2 * MiB, 3 }, { "free", 1, MiB, 0 },
+                     { "alloc", 3, 4 * MiB, 0 }, { "free", 3, 4 * MiB, 0 } }
+    local r = replay.run(fake(events), { allocator = path })
+    os.remove(path)
+    assert.equal(3, r.segments_allocated)
+    assert.equal(2, r.driver_frees)
+    assert.equal(6 * MiB, r.peak_used)
+    assert.equal(2 * MiB, r.final_reserved)
+  end)
+end)
+
+describe("poolsh traces", function()
+  local json, csv
+  setup(function()
+    local base = os.tmpname()
+    json, csv = base .. ".json", base .. ".csv"
+    poolsh.trace.clear()
+    poolsh.trace.start()
+    local s, p = H.fresh()
+    local a = p:alloc("3 MiB", s)
+    local b = p:alloc("50 MiB")
+    a:free()
+    local c = p:alloc("1 MiB", s)
+    b:free(); c:free()
+    poolsh.sync()
+    s:destroy(); p:destroy()
+    poolsh.trace.stop()
+    poolsh.trace.save(json); poolsh.trace.save(csv)
+    poolsh.trace.clear()
+  end)
+  teardown(function() os.remove(json); os.remove(csv) end)
+
+  it("replays a .json trace: its device memory events, its streams", function()
+    local rec = replay.read.open(json)
+    assert.equal("poolsh", rec.format)
+    assert.equal(json:match("[^/]+$"), rec.file)
+    assert.equal(2, #rec.streams)
+    local seen = {}
+    for op, _, size in rec:events() do seen[#seen + 1] = op .. ":" .. size end
+    assert.same({ "alloc:3145728", "alloc:52428800", "free:3145728", "alloc:1048576", "free:52428800",
+                  "free:1048576" }, { table.unpack(seen, 1, 6) })
+    assert.matches("^free_completed:", seen[7])
+    local r = replay.run(rec, {})
+    assert.equal(53 * MiB, r.peak_used)
+  end)
+
+  it("replays a .csv trace (an RMM log) to the same result", function()
+    if not package.searchpath("poolsh.replay.rmm", package.path) then
+      pending("poolsh.replay.rmm (the RMM reader) is not here yet")
+      return
+    end
+    local a = replay.run(replay.read.open(json), {})
+    local b = replay.run(replay.read.open(csv), {})
+    for _, k in ipairs { "peak_reserved", "peak_used", "final_reserved", "segments_allocated", "failed" } do
+      assert.equal(a[k], b[k], k)
+    end
+    assert.equal(6, b.events)
+  end)
+
+  it("names the file when it is not a recording", function()
+    local path = os.tmpname()
+    local f = io.open(path, "w"); f:write("hello\n"); f:close()
+    assert.matches("not a recording poolsh reads", H.err(replay.read.open, path))
+    f = io.open(path, "w"); f:write('{"traceEvents": []}'); f:close()
+    assert.matches("record 0: not a poolsh trace", H.err(replay.read.open, path))
+    f = io.open(path, "w"); f:write('{"traceEvents": ['); f:close()
+    assert.matches("record 0: not JSON", H.err(replay.read.open, path))
+    os.remove(path)
+    assert.matches("cannot open", H.err(replay.read.open, path))
+  end)
+end)
+
+describe("poolsh replay (the command)", function()
+  local json
+  setup(function()
+    json = os.tmpname() .. ".json"
+    poolsh.trace.clear()
+    poolsh.trace.start()
+    local s, p = H.fresh()
+    local a = p:alloc("3 MiB", s)
+    local b = p:alloc("50 MiB")
+    a:free(); b:free()
+    poolsh.sync()
+    s:destroy(); p:destroy()
+    poolsh.trace.stop()
+    poolsh.trace.save(json)
+    poolsh.trace.clear()
+  end)
+  teardown(function() os.remove(json) end)
+
+  local function cmd(args) return H.poolsh_cmd("--backend=sim replay " .. args) end
+
+  it("--json prints one object of exactly the result's keys", function()
+    local out, _, code = cmd(H.quote(json) .. " --json --pool 'release_threshold = \"max\"'")
+    assert.equal(0, code)
+    assert.equal("}\n", out:sub(-2))
+    local r = cjson.decode(out)
+    local keys = {}
+    for k in pairs(r) do keys[#keys + 1] = k end
+    table.sort(keys)
+    local want = { table.unpack(replay.keys) }
+    table.sort(want)
+    assert.same(want, keys)
+    assert.equal(6, r.events)
+    assert.equal(53 * MiB, r.peak_used)
+    assert.equal(0, r.failed)
+    assert.is_true(r.peak_reserved >= r.peak_used)
+  end)
+
+  it("prints a summary, and no progress line when stderr is not a terminal", function()
+    local out, err, code = cmd(H.quote(json) .. " --streams=one")
+    assert.equal(0, code)
+    assert.matches("poolsh recording, 6 events", out)
+    assert.matches("peak used       53%.00 MiB", out)
+    assert.not_matches("replaying", err)
+  end)
+
+  it("says what is wrong in one line and exits 1", function()
+    for args, msg in pairs {
+      ["--frob"] = "unknown option '%-%-frob'",
+      [H.quote(json) .. " --allocator=nope"] = "unknown allocator 'nope'",
+      [H.quote(json) .. " --streams=two"] = "%-%-streams must be keep or one",
+      [H.quote(json) .. " --pool 'x ='"] = "%-%-pool: bad settings",
+      [H.quote(json) .. " --pool 'bogus = 1'"] = "pool allocator: unknown setting 'bogus'",
+      [H.quote(json) .. " --report out.txt"] = "%-%-report must name a %.html file",
+      ["/nonexistent.json"] = "cannot open /nonexistent.json",
+      [""] = "which file",
+    } do
+      local out, err, code = cmd(args)
+      assert.equal(1, code, args)
+      assert.equal("", out)
+      assert.matches("poolsh replay: " .. msg, err)
+      assert.equal(1, select(2, err:gsub("\n", "")) - (err:find("simulated device") and 1 or 0), err)
+    end
+  end)
+
+  it("--report writes the replay's HTML report", function()
+    local html = os.tmpname() .. ".html"
+    local out, _, code = cmd(H.quote(json) .. " --report " .. H.quote(html))
+    assert.equal(0, code)
+    assert.matches("report: ", out)
+    local page = H.slurp(html)
+    os.remove(html)
+    assert.matches("<html", page)
+    assert.matches("alloc", page)
+  end)
+end)
+
+describe("a long replay", function()
+  it("keeps Lua memory bounded over 100k events, with recording off", function()
+    local counts, recording = {}, false
+    local r = replay.run(replay.synthetic { events = 100000, live = 300 }, {
+      progress = function(n)
+        recording = recording or poolsh.trace.recording()
+        collectgarbage(); collectgarbage()
+        counts[#counts + 1] = collectgarbage("count")
+      end })
+    assert.equal(100000, r.events)
+    assert.is_false(recording)
+    assert.equal(6, #counts)            -- every 16384 events
+    for i = 2, #counts do
+      assert.is_true(counts[i] < counts[1] + 256, ("%.0f KiB after %.0f KiB"):format(counts[i], counts[1]))
+    end
+  end)
+end)

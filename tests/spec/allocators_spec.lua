@@ -157,6 +157,16 @@ describe("pytorch allocator", function()
     assert.equal("pytorch allocator: options table expected, got number", H.err(P.new, 3))
     assert.equal("pytorch allocator: expect_segment: integer address and size expected, got string and number",
       H.err(a.segment_alloc, a, "x", 1))
+    local function one() return s1 end
+    assert.equal("pytorch allocator: restore: segments, blocks (tables) and stream_of (a function) expected, "
+      .. "got nil, table and function", H.err(a.restore, a, nil, {}, one))
+    assert.equal("pytorch allocator: restore: segment 1: integer addr and size >= 1 expected",
+      H.err(a.restore, a, { { addr = 1, size = 0 } }, {}, one))
+    assert.equal("pytorch allocator: restore: block 2: integer addr and size >= 1 expected",
+      H.err(a.restore, a, {}, { { addr = 1, size = 1 }, { addr = "x", size = 1 } }, one))
+    assert.equal("pytorch allocator: restore: segment 1: kind must be small or large, got huge",
+      H.err(a.restore, a, { { addr = 1, size = 1, kind = "huge" } }, {}, one))
+    assert.equal(1, a:stats().segments_allocated)   -- the 1 B block's, no more
     a:close()
   end)
 end)

@@ -322,8 +322,22 @@ end
 -- offset in the segment holding it (else as a plain alloc). `stream_of`
 -- maps a recorded stream to a poolsh.Stream. Returns {[addr] = block}.
 function A:restore(segments, blocks, stream_of)
+  if type(segments) ~= "table" or type(blocks) ~= "table" or type(stream_of) ~= "function" then
+    fail("restore: segments, blocks (tables) and stream_of (a function) expected, got %s, %s and %s",
+      type(segments), type(blocks), type(stream_of))
+  end
+  for what, list in pairs { segment = segments, block = blocks } do
+    for i, x in ipairs(list) do
+      if type(x) ~= "table" or math.type(x.addr) ~= "integer" or math.type(x.size) ~= "integer" or x.size < 1 then
+        fail("restore: %s %d: integer addr and size >= 1 expected", what, i)
+      end
+    end
+  end
   local segs = {}
-  for _, sg in ipairs(segments) do
+  for i, sg in ipairs(segments) do
+    if sg.kind ~= nil and sg.kind ~= "small" and sg.kind ~= "large" then
+      fail("restore: segment %d: kind must be small or large, got %s", i, tostring(sg.kind))
+    end
     local pool = sg.kind or (sg.size == M.SMALL_BUFFER and "small" or "large")
     self:expect_segment(sg.addr, sg.size)
     local head, err = self:malloc(pool, check_stream(stream_of(sg.stream)), sg.size)

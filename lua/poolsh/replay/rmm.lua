@@ -19,6 +19,11 @@ local actions = { allocate = "alloc", free = "free", ["allocate failure"] = "all
 
 local DAY_US = 86400 * 1000000
 
+-- A row's fields after Thread, and where the sixth ends (unanchored at the
+-- end, which is faster: the caller checks that nothing but a CR follows).
+local ROW = "^[^,]*,([^,]*),([^,]*),([^,]*),([^,]*),([^,\r]*)()"
+local sub = string.sub
+
 local function basename(path) return path:match("[^/]*$") end
 
 local function open_file(path, file)
@@ -57,40 +62,55 @@ local function micros(s)
   if whole then return tonumber(whole) * 1000000 + tonumber((f2 .. "000000"):sub(1, 6)) end
 end
 
+local function bad(file, n, fmt, ...) error(("%s: record %d: " .. fmt):format(file, n, ...), 0) end
+
+-- The byte count of a Size field, or a one-line error.
+local function byte_count(s, file, n)
+  local bytes = integer(s)
+  if not bytes then
+    if s:match("^%-%d+$") then bad(file, n, "negative size %s", s) end
+    if s:match("^%d+$") then bad(file, n, "size %s is too large (over 1 PiB)", s) end
+    bad(file, n, "size %q is not a byte count", s)
+  end
+  if bytes > M.max_size then bad(file, n, "size %d is too large (over 1 PiB)", bytes) end
+  return bytes
+end
+
 -- The parser of one file's rows: a function(line, n) returning op, addr,
--- size, stream, t for a row (nil for a blank line), raising for a bad one.
+-- size, stream, t for a row, raising for a bad one.
 local function row_parser(file)
   local live = {}           -- address -> the record that allocated it
+  local streams = {}        -- Stream field -> its id (a file has few)
   local first, last, days = nil, nil, 0
   return function(line, n)
-    local function bad(fmt, ...) error(("%s: record %d: " .. fmt):format(file, n, ...), 0) end
-    local _, time, action, ptr, size, stream = line:match("^([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,\r]*)\r?$")
-    if not action then bad("%d fields, 6 expected (%s)", select(2, line:gsub(",", "")) + 1, M.header) end
-    local op = actions[action]
-    if not op then bad("unknown action %q", action) end
-    local addr = (ptr == "(nil)" or ptr == "") and op == "alloc_failed" and 0 or integer(ptr)
-    if not addr then bad("pointer %q is not an address", ptr) end
-    local bytes = integer(size)
-    if not bytes then
-      if size:match("^%-%d+$") then bad("negative size %s", size) end
-      if size:match("^%d+$") then bad("size %s is too large (over 1 PiB)", size) end
-      bad("size %q is not a byte count", size)
+    local time, action, ptr, size, stream, stop = line:match(ROW)
+    if not stop or (stop <= #line and sub(line, stop) ~= "\r") then
+      bad(file, n, "%d fields, 6 expected (%s)", select(2, line:gsub(",", "")) + 1, M.header)
     end
-    if bytes > M.max_size then bad("size %d is too large (over 1 PiB)", bytes) end
-    if stream == "" then bad("no stream") end
+    local op = actions[action]
+    if not op then bad(file, n, "unknown action %q", action) end
+    local addr = (ptr == "(nil)" or ptr == "") and op == "alloc_failed" and 0 or integer(ptr)
+    if not addr then bad(file, n, "pointer %q is not an address", ptr) end
+    local bytes = byte_count(size, file, n)
+    local id = streams[stream]
+    if not id then
+      if stream == "" then bad(file, n, "no stream") end
+      id = integer(stream) or stream
+      streams[stream] = id
+    end
     local us = micros(time)
-    if not us then bad("time %q is neither HH:MM:SS.ffffff nor seconds", time) end
+    if not us then bad(file, n, "time %q is neither HH:MM:SS.ffffff nor seconds", time) end
     if last and us + days < last - DAY_US // 2 then days = days + DAY_US end
     us = us + days
     first, last = first or us, us
     if op == "alloc" then
-      if live[addr] then bad("allocate at 0x%x, which is live (allocated at record %d)", addr, live[addr]) end
+      if live[addr] then bad(file, n, "allocate at 0x%x, which is live (allocated at record %d)", addr, live[addr]) end
       live[addr] = n
     elseif op == "free" then
-      if not live[addr] then bad("free of 0x%x, which was never allocated or is already free", addr) end
+      if not live[addr] then bad(file, n, "free of 0x%x, which was never allocated or is already free", addr) end
       live[addr] = nil
     end
-    return op, addr, bytes, integer(stream) or stream, us - first
+    return op, addr, bytes, id, us - first
   end
 end
 

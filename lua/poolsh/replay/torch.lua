@@ -14,7 +14,8 @@
 --                         it, and segments at the end the trace never
 --                         allocated: {addr, size, stream, kind = "small"|"large"}
 -- both in address order. A block freed before the trace whose free was
--- still pending at its start is in neither.
+-- still pending at its start is in neither. An oom entry becomes
+-- alloc_failed with addr 0 (PyTorch records the device's free bytes there).
 local pickle = require "poolsh.replay.pickle"
 local cjson = require "cjson"
 
@@ -162,14 +163,16 @@ local function initial_state(ev, segments, file)
     local addr = int_field(seg, "address", where, 0)
     if not seg_live[addr] then
       segs[#segs + 1] = { addr = addr, size = int_field(seg, "total_size", where, 0, M.max_size),
-        stream = int_field(seg, "stream", where, math.mininteger), kind = seg.segment_type }
+        stream = int_field(seg, "stream", where, math.mininteger),
+        kind = type(seg.segment_type) == "string" and seg.segment_type or nil }
     end
     for _, b in ipairs(is_list(seg.blocks) and seg.blocks or {}) do
       if type(b) ~= "table" then where("a block is not a dict") end
       if b.state == "active_allocated" and not live[b.address] then
         local size = math.type(b.requested_size) == "integer" and b.requested_size > 0 and "requested_size" or "size"
         blocks[#blocks + 1] = { addr = int_field(b, "address", where, 0),
-          size = int_field(b, size, where, 0, M.max_size), stream = seg.stream }
+          size = int_field(b, size, where, 0, M.max_size),
+          stream = int_field(seg, "stream", where, math.mininteger) }
       end
     end
   end

@@ -113,6 +113,27 @@ describe("pytorch allocator", function()
     b:close()
   end)
 
+  it("after record_stream, a freed block waits for the other stream's work (then empty_cache waits too)", function()
+    local a = P.new()
+    local x = a:alloc(4 * MiB, s1)
+    a:record_stream(x, s2)
+    a:record_stream(x, s1)                        -- its own stream: nothing
+    poolsh.spin(s2, "5 ms")
+    a:free(x, s1)
+    local y = a:alloc(4 * MiB, s1)                -- s2 still busy: x is not back
+    assert.same({ { 4 * MiB, true }, { 4 * MiB, true }, { 12 * MiB, false } }, layout(a, y))
+    s2:sync()
+    local z = a:alloc(4 * MiB, s1)                -- x is back: best fit by address, x's place
+    assert.same({ x.segment, x.offset }, { z.segment, z.offset })
+    a:record_stream(z, s2)
+    poolsh.spin(s2, "5 ms")
+    a:free(z); a:free(y)
+    a:empty_cache()                               -- waits for s2, then frees the segment
+    assert.same({ 0, 1 }, { a:stats().reserved, a:stats().driver_frees })
+    assert.equal("pytorch allocator: record_stream of a block that is not allocated here", H.err(a.record_stream, a, z, s2))
+    a:close()
+  end)
+
   it("restores a recorded state: segments at their recorded addresses, blocks at their offsets", function()
     local a = P.new()
     local live = a:restore({ { addr = 0x10000000, size = 2 * MiB, stream = 0, kind = "small" },

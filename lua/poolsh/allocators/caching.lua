@@ -7,8 +7,8 @@
 --                                       -- requested, stream, allocated}
 --   a:free(b)                           -- back to the cache, at once
 --   a:free(b, true)                     -- requested only: the block stays out
---   a:free_completed(b)                 -- of the cache until this (PyTorch's
---                                       -- record_stream end-of-life events)
+--   a:free_completed(b)                 -- of the cache until this
+--   a:record_stream(b, s)               -- once freed, b waits for s's work
 --   a:empty_cache()                     -- cudaFree of every unused segment
 --   a:stats()     -- {reserved, allocated, requested, segments, active,
 --                 --  peak_reserved, peak_allocated, num_alloc_retries,
@@ -110,6 +110,7 @@ function M.new(opts)
     max_split = split, divisions = div,
     free_lists = { small = {}, large = {} },   -- [pool][stream] = blocks by (size, addr)
     segs = {}, active = {}, pending = {},       -- segments; allocated blocks; freed, not completed
+    waiting = {},                               -- pending block -> events on the streams it was used on
     st = { reserved = 0, allocated = 0, requested = 0, segments = 0, active = 0,
            peak_reserved = 0, peak_allocated = 0, num_alloc_retries = 0, num_ooms = 0,
            num_device_alloc = 0, num_device_free = 0 },
@@ -235,6 +236,9 @@ end
 --- Returns every block whose free was requested to the cache, then frees
 -- every cached segment that holds no allocated block.
 function A:empty_cache()
+  for _, evs in pairs(self.waiting) do
+    for _, e in ipairs(evs) do e:sync() end
+  end
   for b in pairs(self.pending) do self:complete(b) end
   for _, pool in pairs(self.free_lists) do
     for _, l in pairs(pool) do
@@ -271,6 +275,7 @@ function A:alloc(size, stream)
   stream = check_stream(stream)
   local rounded = M.round_size(n, self.divisions)
   local pool = rounded <= M.SMALL_SIZE and "small" or "large"
+  if next(self.waiting) then self:process_events() end
   local b = self:find(pool, stream, rounded)
   if not b then
     local bytes, err = M.allocation_size(rounded)
@@ -407,7 +412,32 @@ function A:free(b, requested)
   self.active[b] = nil
   b.freed = true
   self:count("allocated", -b.size)
-  if requested then self.pending[b] = true else self:complete(b) end
+  if b.uses then
+    local evs = {}
+    for s in pairs(b.uses) do evs[#evs + 1] = poolsh.event { timing = false }:record(s) end
+    b.uses, self.pending[b], self.waiting[b] = nil, true, evs
+  elseif requested then self.pending[b] = true
+  else self:complete(b) end
+end
+
+--- Notes that allocated block b is used on `stream` too: once freed, it
+-- goes back to the cache only when the work queued on that stream by then
+-- is done (PyTorch's recordStream; seen at each alloc; empty_cache waits).
+function A:record_stream(b, stream)
+  if type(b) ~= "table" or not self.active[b] then fail("record_stream of a block that is not allocated here") end
+  stream = check_stream(stream)
+  if stream == b.stream then return end
+  b.uses = b.uses or {}
+  b.uses[stream] = true
+end
+
+-- Returns the freed blocks whose streams' work is done (process_events).
+function A:process_events()
+  for b, evs in pairs(self.waiting) do
+    local done = true
+    for _, e in ipairs(evs) do done = done and e:query() end
+    if done then self:complete(b) end
+  end
 end
 
 --- Returns a block whose free was requested to the cache; nothing for a
@@ -421,6 +451,8 @@ end
 -- Puts freed block b back in the cache, merged with its free neighbours.
 function A:complete(b)
   self.pending[b] = nil
+  for _, e in ipairs(self.waiting[b] or {}) do e:destroy() end
+  self.waiting[b] = nil
   self:count("requested", -b.requested); self:count("active", -1)
   b.allocated = false
   self:merge(b, b.prev)

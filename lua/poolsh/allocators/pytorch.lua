@@ -10,6 +10,7 @@
 --   a:free(b, stream)          -- free_requested; back to the cache at once,
 --                              -- or, with deferred_free, at
 --   a:free_completed(b)        -- (a no-op for a block already back)
+--   a:record_stream(b, s)      -- once freed, b waits for s's queued work
 --   a:empty_cache(); a:close()
 --   a:stats()  -- {reserved, used, segments_allocated, driver_frees, segments,
 --              --  peak_reserved, peak_used, num_alloc_retries, num_ooms}
@@ -70,6 +71,10 @@ function A:free(b, stream)
   local _ = stream
   call(self, self.inner.free, b, self.deferred)
 end
+
+--- Block b is used on `stream` too: once freed, it waits for the work
+-- queued there (PyTorch's Tensor.record_stream).
+function A:record_stream(b, stream) call(self, self.inner.record_stream, b, stream) end
 
 --- Returns a freed block to the cache (PyTorch's free_completed).
 function A:free_completed(b) call(self, self.inner.free_completed, b) end

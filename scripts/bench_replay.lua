@@ -7,7 +7,8 @@
 --   3. the engine over the pool allocator (the figure that counts);
 --   4. with "csv": the same events written as an RMM/poolsh CSV, read back
 --      by poolsh.replay.read and replayed (needs poolsh.replay.rmm).
--- It prints events per second and Lua memory after each (full collection).
+-- It prints events per second, and Lua memory (after a full collection)
+-- and the C heap (poolsh.bench_heap) after each.
 -- Usage: poolsh --backend=sim scripts/bench_replay.lua [events (1000000)] [csv]
 local poolsh = poolsh or require "poolsh"
 local replay = require "poolsh.replay"
@@ -17,9 +18,14 @@ local csv = arg and arg[2] == "csv"
 
 local function kib() collectgarbage(); collectgarbage(); return collectgarbage("count") end
 
+local function heap()
+  local h = poolsh.bench_heap()
+  return h and ("  C heap %4.0f MiB"):format(h / 1048576) or ""
+end
+
 local function report(what, events, seconds, extra)
-  print(("%-34s %8d events %7.2f s %10.0f events/s  Lua %6.0f KiB%s"):format(what, events, seconds,
-    events / seconds, kib(), extra or ""))
+  print(("%-30s %8d events %6.2f s %9.0f events/s  Lua %5.0f KiB%s%s"):format(what, events, seconds,
+    events / seconds, kib(), heap(), extra or ""))
 end
 
 -- A Lua allocator that allocates nothing: blocks are sizes.

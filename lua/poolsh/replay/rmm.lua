@@ -132,9 +132,12 @@ local function scan_streams(rec)
   local seen, list = {}, {}
   each_row(rec._path, rec.file, function(line, n)
     local s = line:match("^.*,([^,\r]*)\r?$") or ""
-    if s == "" then error(("%s: record %d: no stream"):format(rec.file, n), 0) end
-    s = integer(s) or s
-    if not seen[s] then seen[s] = true; list[#list + 1] = s end
+    if not seen[s] then
+      if s == "" then bad(rec.file, n, "no stream") end
+      seen[s] = true
+      local id = integer(s) or s
+      if not seen[id] then seen[id] = true; list[#list + 1] = id end
+    end
   end)
   return list
 end

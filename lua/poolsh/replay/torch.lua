@@ -24,7 +24,8 @@ local M = {}
 -- Above this a size is a bad file, not a request (1 PiB).
 M.max_size = 1 << 50
 
--- Trace actions and the Recording's ops; nil: not a memory event, skipped.
+-- Trace actions and the Recording's ops (false: not a memory event, skipped;
+-- an action missing here is an error).
 local ops = {
   alloc = "alloc", free_requested = "free", free_completed = "free_completed",
   segment_alloc = "segment_alloc", segment_free = "segment_free", oom = "alloc_failed",

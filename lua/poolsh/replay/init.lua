@@ -148,13 +148,20 @@ local function sample(st)
   if s.used > st.peak_used then st.peak_used = s.used end
 end
 
+-- An allocator with restore() rebuilds the recorded layout before the
+-- first event (a PyTorch snapshot's initial_segments and blocks).
+local function restore(st)
+  local live = st.a:restore(st.rec.initial_segments, st.rec.initial or {}, st.stream_of)
+  if type(live) ~= "table" then
+    fail("the allocator's restore() must return {[address] = block}, got %s", type(live))
+  end
+  st.live = live
+  if st.sampling then sample(st) end
+end
+
 -- Allocates the blocks live before the first event.
 local function initial(st)
-  if type(st.a.restore) == "function" and st.rec.initial_segments then   -- the recorded layout
-    st.live = st.a:restore(st.rec.initial_segments, st.rec.initial or {}, st.stream_of)
-    if st.sampling then sample(st) end
-    return
-  end
+  if type(st.a.restore) == "function" and st.rec.initial_segments then return restore(st) end
   for i, b in ipairs(st.rec.initial or {}) do
     st.n = i
     local blk = st.a:alloc(b.size, st.stream_of(b.stream))

@@ -30,6 +30,10 @@ describe("pytorch allocator", function()
     assert.equal(512, P.round_size(1))
     assert.equal(1024, P.round_size(513))
     assert.equal(1310720, P.round_size(1200000, 4))
+    assert.equal(MiB + 512, P.round_size(MiB + 1, 1))      -- PyTorch 2.11: one division rounds as none
+    local by_mib = { ["1"] = 0, ["2"] = 4, ["4"] = 0 }     -- as in a snapshot's allocator_settings
+    assert.same({ 1200128, 2621440, 5 * MiB + 512 },
+      { P.round_size(1200000, by_mib), P.round_size(2 * MiB + 1, by_mib), P.round_size(5 * MiB + 1, by_mib) })
     assert.equal(2 * MiB, P.allocation_size(MiB))
     assert.equal(20 * MiB, P.allocation_size(MiB + 512))
     assert.equal(12 * MiB, P.allocation_size(11 * MiB))
@@ -176,6 +180,10 @@ describe("pytorch allocator", function()
     assert.equal("pytorch allocator: unknown option 'max_split'", H.err(P.new, { max_split = 1 }))
     assert.equal("pytorch allocator: deferred_free must be a boolean, got string", H.err(P.new, { deferred_free = "yes" }))
     assert.equal("pytorch allocator: options table expected, got number", H.err(P.new, 3))
+    assert.equal("pytorch allocator: roundup_power2_divisions: interval 3 is not a power of 2 MiB from 1 to 32768",
+      H.err(P.new, { roundup_power2_divisions = { [3] = 2 } }))
+    assert.equal("pytorch allocator: roundup_power2_divisions must be 0 or a power of 2, got 3",
+      H.err(P.new, { roundup_power2_divisions = { [4] = 3 } }))
     assert.equal("pytorch allocator: expect_segment: integer address and size expected, got string and number",
       H.err(a.segment_alloc, a, "x", 1))
     local function one() return s1 end

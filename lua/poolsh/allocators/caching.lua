@@ -19,8 +19,10 @@
 --
 -- The rules (PyTorch's):
 -- * a request is rounded up to 512 B (with roundup_power2_divisions = N, a
---   power of 2, sizes above 512*N B go up to the next of N steps between
---   powers of 2);
+--   power of 2 from 2, sizes above 512*N B go up to the next of N steps
+--   between powers of 2; N may differ per power-of-2 interval of sizes: a
+--   table by MiB, {[1] = N, [2] = N, ... [32768] = N}, as PyTorch's
+--   "[1:N,2:N,...]" and its snapshots' allocator_settings);
 -- * rounded sizes up to 1 MiB are small, served from 2 MiB segments; larger
 --   ones from 20 MiB segments below 10 MiB, else from a segment of their
 --   size rounded up to 2 MiB;
@@ -70,10 +72,20 @@ local function pow2_floor(n)
   return p
 end
 
---- The size a request of `size` bytes is rounded to.
+-- The divisions for `size` from a table by MiB interval (PyTorch's 16:
+-- [1 MiB, 2 MiB) and below, [2, 4), ... [32 GiB, ...)).
+local function interval_divisions(t, size)
+  local mib = 1
+  while mib < 32768 and (mib << 21) <= size do mib = mib << 1 end
+  return t[mib] or t[tostring(mib)] or 0
+end
+
+--- The size a request of `size` bytes is rounded to; `divisions`: nil, a
+-- number, or a table by MiB interval (see the top).
 function M.round_size(size, divisions)
   if size < M.MIN_BLOCK then return M.MIN_BLOCK end
-  if divisions and divisions > 0 and size > M.MIN_BLOCK * divisions and not is_pow2(size) then
+  if type(divisions) == "table" then divisions = interval_divisions(divisions, size) end
+  if divisions and divisions > 1 and size > M.MIN_BLOCK * divisions and not is_pow2(size) then
     local floor = pow2_floor(size)
     local step = floor // divisions
     if step == 0 then return floor << 1 end
@@ -89,8 +101,31 @@ function M.allocation_size(size)
   return (size + M.ROUND_LARGE - 1) // M.ROUND_LARGE * M.ROUND_LARGE
 end
 
+local function check_division(d)
+  if math.type(d) ~= "integer" or d < 0 or (d > 0 and not is_pow2(d)) then
+    fail("roundup_power2_divisions must be 0 or a power of 2, got %s", tostring(d))
+  end
+  return d
+end
+
+-- The roundup_power2_divisions option, checked; a table is copied with
+-- integer keys (the snapshots' allocator_settings have string ones).
+local function divisions_option(div)
+  if type(div) ~= "table" then return div ~= nil and check_division(div) or nil end
+  local t = {}
+  for k, d in pairs(div) do
+    local mib = math.tointeger(tonumber(k))
+    if not mib or mib < 1 or mib > 32768 or not is_pow2(mib) then
+      fail("roundup_power2_divisions: interval %s is not a power of 2 MiB from 1 to 32768", tostring(k))
+    end
+    t[mib] = check_division(d)
+  end
+  return t
+end
+
 --- A new allocator; options: max_split_size (a size above 20 MiB; default
--- none), roundup_power2_divisions (a power of 2; default off).
+-- none), roundup_power2_divisions (0, or a power of 2, or a table of them
+-- by MiB interval; default off).
 function M.new(opts)
   opts = opts or {}
   if type(opts) ~= "table" then fail("options table expected, got %s", type(opts)) end
@@ -102,10 +137,7 @@ function M.new(opts)
     split = bytes(opts.max_split_size, "max_split_size: ")
     if split <= M.LARGE_BUFFER then fail("max_split_size must be above 20 MiB, got %s", poolsh.fmt(split)) end
   end
-  local div = opts.roundup_power2_divisions
-  if div ~= nil and (math.type(div) ~= "integer" or div < 0 or (div > 0 and not is_pow2(div))) then
-    fail("roundup_power2_divisions must be 0 or a power of 2, got %s", tostring(div))
-  end
+  local div = divisions_option(opts.roundup_power2_divisions)
   return setmetatable({
     max_split = split, divisions = div,
     free_lists = { small = {}, large = {} },   -- [pool][stream] = blocks by (size, addr)

@@ -10,6 +10,8 @@
 --   a:free_completed(b)                 -- of the cache until this
 --   a:record_stream(b, s)               -- once freed, b waits for s's work
 --   a:empty_cache()                     -- cudaFree of every unused segment
+--   a:restore(segs, blocks, stream_of)  -- rebuild a recorded state
+--   a:expect_segment(addr, size)        -- order the next segment as at addr
 --   a:stats()     -- {reserved, allocated, requested, segments, active,
 --                 --  peak_reserved, peak_allocated, num_alloc_retries,
 --                 --  num_ooms, num_device_alloc, num_device_free}

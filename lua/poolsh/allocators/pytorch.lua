@@ -12,6 +12,8 @@
 --   a:free_completed(b)        -- (a no-op for a block already back)
 --   a:record_stream(b, s)      -- once freed, b waits for s's queued work
 --   a:empty_cache(); a:close()
+--   a:restore(segs, blocks, stream_of)  -- a snapshot's state before its trace
+--   a:segment_alloc(addr, size)         -- the snapshot's next cudaMalloc address
 --   a:stats()  -- {reserved, used, segments_allocated, driver_frees, segments,
 --              --  peak_reserved, peak_used, num_alloc_retries, num_ooms}
 --
@@ -20,6 +22,10 @@
 -- its snapshots record as free_completed; a replay of a snapshot sets it and
 -- calls free_completed where the snapshot does. Out of memory, the cache is
 -- freed (pending blocks first) and the cudaMalloc retried, as in PyTorch.
+-- A replay is faithful only from the recorded state (restore: free pieces of
+-- the segments live before the trace serve requests) and with the recorded
+-- addresses (segment_alloc: best fit breaks ties between equal free blocks
+-- by address, and cudaMalloc's addresses are not in allocation order).
 local C = require "poolsh.allocators.caching"
 
 local M = { round_size = C.round_size, allocation_size = C.allocation_size }

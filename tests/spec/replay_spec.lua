@@ -118,6 +118,15 @@ describe("poolsh.replay.run", function()
     assert.equal(5, r.events)
   end)
 
+  it("takes an allocator by module name", function()
+    local s = spy()
+    package.preload["replay_spec_alloc"] = function() return s end
+    local r = replay.run(fake { { "alloc", 1, 10, 0 } }, { allocator = "replay_spec_alloc" })
+    package.preload["replay_spec_alloc"], package.loaded["replay_spec_alloc"] = nil, nil
+    assert.equal(10, r.peak_used)
+    assert.same({ "alloc:10", "free:10", "free_completed:10" }, ops(s.log))
+  end)
+
   it("refuses bad options, unknown allocators and incomplete ones", function()
     local rec = fake {}
     assert.matches("streams must be \"keep\" or \"one\", got 'two'", H.err(replay.run, rec, { streams = "two" }))
@@ -253,6 +262,26 @@ describe("poolsh traces", function()
       assert.equal(a[k], b[k], k)
     end
     assert.equal(6, b.events)
+  end)
+
+  it("takes blocks freed but not allocated in a trace as initial blocks", function()
+    local path = os.tmpname() .. ".json"
+    local s, p = H.fresh()
+    local early = p:alloc("2 MiB", s)
+    poolsh.trace.clear()
+    poolsh.trace.start()
+    local b = p:alloc("5 MiB", s)
+    early:free(); b:free()
+    poolsh.trace.stop()
+    poolsh.trace.save(path)
+    poolsh.trace.clear()
+    poolsh.sync(); s:destroy(); p:destroy()
+    local rec = replay.read.open(path)
+    os.remove(path)
+    assert.equal(1, #rec.initial)
+    assert.equal(2 * MiB, rec.initial[1].size)
+    local r = replay.run(rec, {})
+    assert.equal(7 * MiB, r.peak_used)
   end)
 
   it("names the file when it is not a recording", function()

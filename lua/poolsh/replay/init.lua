@@ -38,11 +38,18 @@ local function from_file(path)
   return mod
 end
 
--- The module named `name` on package.path, or an error naming the choices.
+-- Whether require(name) would find a Lua module.
+local function findable(name)
+  return package.loaded[name] ~= nil or package.preload[name] ~= nil
+    or package.searchpath(name, package.path) ~= nil
+end
+
+-- The built-in allocator `name`, else the module `name`, or an error
+-- naming the choices.
 local function from_name(name)
   local mod = "poolsh.allocators." .. name
-  if not name:find(".", 1, true) and package.searchpath(mod, package.path) then return require(mod) end
-  if not package.searchpath(name, package.path) then
+  if not name:find(".", 1, true) and findable(mod) then return require(mod) end
+  if not findable(name) then
     fail("unknown allocator '%s' (%s, a module name or a path to a .lua file)", name,
       table.concat(M.builtin, ", "))
   end

@@ -42,7 +42,7 @@ local names = {
   [0x97] = "NEXT_BUFFER", [0x98] = "READONLY_BUFFER",
 }
 
-local STOP = 0x2e
+local STOP, BINGET = 0x2e, 0x68
 
 -- The parser of one pickle: its state lives in these upvalues.
 local function parser(s, label)
@@ -257,6 +257,15 @@ local function parser(s, label)
     while p <= len do
       at = p
       local op = byte(s, p)
+      if op == BINGET then             -- most of a snapshot's opcodes: no call
+        local v = memo[byte(s, p + 1)]
+        if v ~= nil then
+          sp = sp + 1
+          stack[sp] = v
+          p = p + 2
+          goto next
+        end
+      end
       if op == STOP then return stop() end
       local f = h[op]
       if not f then
@@ -264,6 +273,7 @@ local function parser(s, label)
         fail("unknown opcode 0x%02x", op)
       end
       p = f(p + 1)
+      ::next::
     end
     at = len + 1
     fail("truncated: no STOP")

@@ -16,6 +16,16 @@ static double seconds(void) {
   return (double)t.tv_sec + t.tv_nsec * 1e-9;
 }
 
+/* The context, for a benchmark: refused under --limit, whose checks a
+ * benchmark's direct backend calls would pass by. */
+static ps_ctx *bench_context(lua_State *L, const char *name) {
+  ps_ctx *c = ps_context(L);
+  if (c->limited)
+    luaL_error(L, "poolsh.%s: not under --limit or --pinned-limit (it calls the backend "
+               "directly, past the limit's checks)", name);
+  return c;
+}
+
 /* poolsh.bench_c(pool, stream, size, n) -> seconds for n alloc+free
  * pairs done in C, with nothing between the backend's two calls. */
 static int bench_c(lua_State *L) {
@@ -24,7 +34,7 @@ static int bench_c(lua_State *L) {
   ps_streamud *s = ps_optstream(L, 2);
   lua_Integer n = luaL_checkinteger(L, 4);
   luaL_argcheck(L, n >= 0, 4, "count must be >= 0");
-  ps_ctx *c = ps_context(L);
+  ps_ctx *c = bench_context(L, "bench_c");
   double t0 = seconds();
   for (lua_Integer i = 0; i < n; i++) {
     ps_addr a = 0;
@@ -83,7 +93,7 @@ static int bench_floor(lua_State *L) {
   ps_optstream(L, 2);
   uint64_t size = ps_checksize(L, 3);
   luaL_argcheck(L, size > 0, 3, "size must be at least 1 byte");
-  ps_context(L);
+  bench_context(L, "bench_floor");
   lua_settop(L, 3);
   lua_pushinteger(L, (lua_Integer)size);
   lua_replace(L, 3);
@@ -133,7 +143,7 @@ static int bench_fill(lua_State *L) {
   ps_streamud *s = ps_optstream(L, 2);
   lua_Integer n = luaL_checkinteger(L, 3);
   luaL_argcheck(L, n >= 1 && n <= (1 << 28), 3, "count must be in 1..2^28");
-  ps_context(L);
+  bench_context(L, "bench_fill");
   fill_blocks *f = (fill_blocks *)lua_newuserdatauv(L, sizeof *f + (size_t)n * sizeof(ps_addr), 0);
   f->n = 0, f->live = 1;
   ps_ctx *c = ps_context(L);

@@ -115,13 +115,6 @@ static int sim_device_info(void *ctx, int dev, ps_device_info *out) {
 
 /* ---- plain allocations ---- */
 
-#define GIB_D (1024.0 * 1024.0 * 1024.0)
-
-/* The host cost of a call whose price is ns plus ns_per_gib per GiB of bytes. */
-static void cost(sim_ctx *c, double ns, double ns_per_gib, uint64_t bytes) {
-  sim_host_cost(c, ns + (double)bytes / GIB_D * ns_per_gib);
-}
-
 /* Maps size bytes of kind k; size 0 gives address 0. */
 static int map_plain(sim_ctx *c, sim_space sp, sim_map_kind k, uint64_t size,
                      ps_addr *out) {
@@ -147,7 +140,7 @@ static int sim_malloc_device(void *ctx, uint64_t size, ps_addr *out) {
   sim_ctx *c = ctx;
   if (!out) return PS_ERR_INVALID_VALUE;
   uint64_t r = sim_round_up(size, (uint64_t)c->prof.malloc_granularity);
-  cost(c, c->prof.malloc_ns, c->prof.malloc_ns_per_gib, r);
+  sim_cost(c, c->prof.malloc_ns, c->prof.malloc_ns_per_gib, r);
   if (r < size) return PS_ERR_MEMORY_ALLOCATION;
   return map_plain(c, SIM_DEVICE_SPACE, SIM_MAP_MALLOC, r, out);
 }
@@ -160,7 +153,7 @@ static int sim_free_device(void *ctx, ps_addr a) {
   sim_ctx *c = ctx;
   sim_map *m = a ? plain_at(c, SIM_MAP_MALLOC, a) : NULL;
   if (a && !m) return PS_ERR_INVALID_VALUE;
-  cost(c, c->prof.free_ns, c->prof.free_ns_per_gib, m ? m->size : 0);
+  sim_cost(c, c->prof.free_ns, c->prof.free_ns_per_gib, m ? m->size : 0);
   sim_sync_device(c, c->prof.release_on_cuda_free != 0);
   if (m) sim_mem_unmap(&c->mem, m);
   return PS_OK;
@@ -171,7 +164,7 @@ static int sim_alloc_pinned(void *ctx, uint64_t size, unsigned flags, ps_addr *o
   sim_ctx *c = ctx;
   if (!out || flags & ~(unsigned)(PS_PINNED_PORTABLE | PS_PINNED_MAPPED | PS_PINNED_WRITE_COMBINED))
     return PS_ERR_INVALID_VALUE;
-  cost(c, c->prof.alloc_api_ns, c->prof.pinned_alloc_ns_per_gib, size);
+  sim_cost(c, c->prof.alloc_api_ns, c->prof.pinned_alloc_ns_per_gib, size);
   return map_plain(c, SIM_HOST_SPACE, SIM_MAP_PINNED, size, out);
 }
 
@@ -180,7 +173,7 @@ static int sim_free_pinned(void *ctx, ps_addr a) {
   if (a == 0) return PS_OK;
   sim_map *m = plain_at(c, SIM_MAP_PINNED, a);
   if (!m) return PS_ERR_INVALID_VALUE;
-  cost(c, c->prof.pinned_free_ns, c->prof.pinned_free_ns_per_gib, m->size);
+  sim_cost(c, c->prof.pinned_free_ns, c->prof.pinned_free_ns_per_gib, m->size);
   sim_mem_unmap(&c->mem, m);
   return PS_OK;
 }
@@ -189,7 +182,7 @@ static int sim_free_pinned(void *ctx, ps_addr a) {
 static int sim_alloc_pageable(void *ctx, uint64_t size, ps_addr *out) {
   sim_ctx *c = ctx;
   if (!out) return PS_ERR_INVALID_VALUE;
-  cost(c, c->prof.pageable_alloc_ns, c->prof.pageable_alloc_ns_per_gib, size);
+  sim_cost(c, c->prof.pageable_alloc_ns, c->prof.pageable_alloc_ns_per_gib, size);
   return map_plain(c, SIM_HOST_SPACE, SIM_MAP_PAGEABLE, size, out);
 }
 
@@ -199,7 +192,7 @@ static int sim_free_pageable(void *ctx, ps_addr a) {
   if (a == 0) return PS_OK;
   sim_map *m = plain_at(c, SIM_MAP_PAGEABLE, a);
   if (!m) return PS_ERR_INVALID_VALUE;
-  cost(c, c->prof.pageable_free_ns, c->prof.pageable_free_ns_per_gib, m->resident);
+  sim_cost(c, c->prof.pageable_free_ns, c->prof.pageable_free_ns_per_gib, m->resident);
   sim_mem_unmap(&c->mem, m);
   return PS_OK;
 }
@@ -220,7 +213,7 @@ static int sim_host_register(void *ctx, ps_addr a, uint64_t size) {
   if (!m || m->kind != SIM_MAP_PAGEABLE) return PS_ERR_INVALID_VALUE;
   if (m->registered) return PS_ERR_ALREADY_REGISTERED;
   sim_host_cost(c, touch_ns(c, m, a, size));
-  cost(c, c->prof.host_register_ns, c->prof.host_register_ns_per_gib, size);
+  sim_cost(c, c->prof.host_register_ns, c->prof.host_register_ns_per_gib, size);
   m->registered = 1, m->reg_size = size;
   return PS_OK;
 }
@@ -229,7 +222,7 @@ static int sim_host_unregister(void *ctx, ps_addr a) {
   sim_ctx *c = ctx;
   sim_map *m = sim_mem_find(&c->mem, a);
   if (!m || m->kind != SIM_MAP_PAGEABLE || !m->registered) return PS_ERR_NOT_REGISTERED;
-  cost(c, c->prof.host_unregister_ns, c->prof.host_unregister_ns_per_gib, m->reg_size);
+  sim_cost(c, c->prof.host_unregister_ns, c->prof.host_unregister_ns_per_gib, m->reg_size);
   m->registered = 0, m->reg_size = 0;
   return PS_OK;
 }

@@ -308,6 +308,12 @@ int sim_enqueue_fits(sim_ctx *c, ps_stream *s, int64_t dur);
 int64_t sim_stream_done_time(sim_ctx *c, ps_stream *s);
 void sim_host_advance(sim_ctx *c, int64_t t);   /* also applies due work */
 void sim_host_cost(sim_ctx *c, double ns);
+
+#define GIB_D (1024.0 * 1024.0 * 1024.0)
+/* Charges the host ns plus ns_per_gib for each GiB of bytes. */
+static inline void sim_cost(sim_ctx *c, double ns, double ns_per_gib, uint64_t bytes) {
+  sim_host_cost(c, ns + (double)bytes / GIB_D * ns_per_gib);
+}
 int sim_push_op(sim_ctx *c, const sim_op *op);
 /* Host waits for s as cudaStreamSynchronize does (retire and release
  * included); PS_INTERRUPTED when it had to wait and cfg said stop. */

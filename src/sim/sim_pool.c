@@ -39,7 +39,6 @@
 
 #include "sim_internal.h"
 
-#define GIB_D (1024.0 * 1024.0 * 1024.0)
 #define PAGE_BITS 12
 #define PAGE_RECS ((uint32_t)1 << PAGE_BITS)
 #define BT_LEVELS 8            /* bit tree: up to 64^8 chunks */
@@ -126,11 +125,6 @@ static uint64_t pgran(const sim_ctx *c, const ps_pool *p) {
 
 static sim_space pool_space(const ps_pool *p) {
   return p->loc == PS_LOCATION_HOST ? SIM_HOST_SPACE : SIM_DEVICE_SPACE;
-}
-
-/* The host cost of ns plus ns_per_gib per GiB of bytes. */
-static void cost(sim_ctx *c, double ns, double ns_per_gib, uint64_t bytes) {
-  sim_host_cost(c, ns + (double)bytes / GIB_D * ns_per_gib);
 }
 
 /* ---- the slab ---- */
@@ -740,8 +734,8 @@ static int map_range(sim_ctx *c, ps_pool *p, uint64_t off, uint64_t end) {
   p->map_off = first * g, p->map_size = add;
   if (p->reserved > p->reserved_high) p->reserved_high = p->reserved;
   const sim_profile *f = &c->prof;
-  if (sp == SIM_HOST_SPACE) cost(c, f->host_pool_map_ns, f->host_pool_map_ns_per_gib, add);
-  else cost(c, f->map_ns, f->map_ns_per_gib, add);
+  if (sp == SIM_HOST_SPACE) sim_cost(c, f->host_pool_map_ns, f->host_pool_map_ns_per_gib, add);
+  else sim_cost(c, f->map_ns, f->map_ns_per_gib, add);
   over_update(c, p);
   return 1;
 }
@@ -1045,9 +1039,9 @@ void sim_pools_release(sim_ctx *c) {
   const sim_profile *f = &c->prof;
   give_back(c, gone);
   if (gone[SIM_DEVICE_SPACE])
-    cost(c, f->release_ns, f->release_ns_per_gib, gone[SIM_DEVICE_SPACE]);
+    sim_cost(c, f->release_ns, f->release_ns_per_gib, gone[SIM_DEVICE_SPACE]);
   if (gone[SIM_HOST_SPACE])
-    cost(c, f->host_pool_release_ns, f->host_pool_release_ns_per_gib, gone[SIM_HOST_SPACE]);
+    sim_cost(c, f->host_pool_release_ns, f->host_pool_release_ns_per_gib, gone[SIM_HOST_SPACE]);
 }
 
 void sim_pools_release_unseen(sim_ctx *c) {
@@ -1183,9 +1177,9 @@ int sim_pool_trim(void *ctx, ps_pool *p, uint64_t keep) {
   uint64_t gone = shrink(c, p, floor);
   const sim_profile *f = &c->prof;
   if (gone && p->loc == PS_LOCATION_HOST)
-    cost(c, f->host_pool_trim_ns, f->host_pool_trim_ns_per_gib, gone);
+    sim_cost(c, f->host_pool_trim_ns, f->host_pool_trim_ns_per_gib, gone);
   else if (gone)
-    cost(c, f->trim_ns, f->trim_ns_per_gib, gone);
+    sim_cost(c, f->trim_ns, f->trim_ns_per_gib, gone);
   return PS_OK;
 }
 

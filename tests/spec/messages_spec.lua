@@ -287,6 +287,8 @@ local TRIGGERS = {
   ["poolsh.configure: device must be a device index (an integer from 0), got <value>"] =
     lua("poolsh.configure{device = 1024}"),
   ["poolsh.configure: sim_memory: <size error>"] = lua("poolsh.configure{sim_memory = -1}"),
+  ["poolsh.bench_c: not under --limit or --pinned-limit (...)"] =
+    limited("--limit=64MiB", "poolsh.bench_c(poolsh.pool{}, nil, 1, 1)"),
   ["poolsh.configure: limit: <size error>"] = lua("poolsh.configure{limit = -1}"),
   ["poolsh.configure: pinned_limit: <size error>"] = lua("poolsh.configure{pinned_limit = 'lots'}"),
   ["cudaErrorMemoryAllocation: out of memory under poolsh --limit 128.00 MiB: p2:alloc(65.00 MiB) would bring the device memory this process holds to 160.00 MiB (pools 64.00 MiB reserved, poolsh.malloc 0 B)"] =

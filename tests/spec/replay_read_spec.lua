@@ -288,7 +288,7 @@ describe("poolsh.replay.torch", function()
       ["class.pickle"] = "byte 39: opcode STACK_GLOBAL %(0x93%) is not read",
       ["bad_memo.pickle"] = "byte 12: memo entry 7 was never stored",
       ["unknown_opcode.pickle"] = "byte 3: unknown opcode 0xff",
-      ["unknown_action.pickle"] = "record 2: unknown action explode",
+      ["unknown_action.pickle"] = "record 2: unknown action \"explode\"",
       ["double_free.pickle"] = "record 3: free of 0x1000, which is not live",
       ["negative_size.pickle"] = "record 2: negative size %-512",
       ["huge_size.pickle"] = "record 1: size 1152921504606846976 is too large",

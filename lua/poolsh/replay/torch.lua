@@ -105,10 +105,19 @@ local function device_data(snap, opts, file)
   return dev, trace, segments
 end
 
+-- A value as an error message shows it.
+local function show(v)
+  if v == nil then return "missing" end
+  if v == pickle.None then return "None" end
+  if type(v) == "string" then return ("%q"):format(v:sub(1, 40)) end
+  if type(v) == "table" then return v.n and "a list" or "a dict" end
+  return tostring(v)
+end
+
 -- An integer field of a trace entry or segment, checked.
 local function int_field(t, key, where, min, max)
   local v = t[key]
-  if math.type(v) ~= "integer" then where("%s is %s, not an integer", key, tostring(v)) end
+  if math.type(v) ~= "integer" then where("%s is %s, not an integer", key, show(v)) end
   if v < min then where("negative %s %d", key, v) end
   if max and v > max then where("%s %d is too large (over 1 PiB)", key, v) end
   return v
@@ -123,7 +132,7 @@ local function events_of(trace, file)
     local e = trace[i]
     if type(e) ~= "table" then where("a trace entry is not a dict") end
     local op = ops[e.action]
-    if op == nil then where("unknown action %s", tostring(e.action)) end
+    if op == nil then where(e.action == nil and "no action" or "unknown action %s", show(e.action)) end
     if op then
       local n = ev.n + 1
       ev.n = n

@@ -171,12 +171,21 @@ local function initial(st)
   if type(st.a.restore) == "function" and st.rec.initial_segments then return restore(st) end
   for i, b in ipairs(st.rec.initial or {}) do
     st.n = i
+    local t0 = poolsh.now()
     local blk = st.a:alloc(b.size, st.stream_of(b.stream))
+    st.alloc_ms = st.alloc_ms + (poolsh.now() - t0)
     if blk == nil then st.failed = st.failed + 1; st.lost[b.addr] = true
     else st.live[b.addr] = blk end
     if st.sampling then sample(st) end
   end
   st.n = 0
+end
+
+-- Queries the replay's streams: poolsh's ledger learns which frees
+-- completed (a query moves no pool's state).
+local function query(made)
+  for _, s in ipairs(made) do s:query() end
+  poolsh.default_stream():query()
 end
 
 -- Every recorded event, in order: the hot loop (no closures, no strings
@@ -186,7 +195,7 @@ local function events(st, progress)
   local hint = type(a.segment_alloc) == "function"
   local alloc, free, stream_of, now = a.alloc, a.free, st.stream_of, poolsh.now
   local sampling, every, pevery = st.sampling, M.query_every - 1, M.progress_every
-  local n, failed, ms = 0, 0, 0
+  local n, failed, ms = 0, 0, st.alloc_ms
   for op, addr, size, stream in st.rec:events() do
     n = n + 1
     if op == "alloc" then
@@ -222,7 +231,7 @@ local function events(st, progress)
     end
     if n & every == 0 then
       st.n, st.failed, st.alloc_ms = n, failed, ms
-      st.tick(n)
+      query(st.made)
       if progress and n % pevery == 0 then progress(n, st.rec.count) end
     end
   end
@@ -239,8 +248,8 @@ local function by_address(t)
 end
 
 -- Completes the frees requested, then frees and completes what is still
--- allocated, in address order; closes the allocator, destroys the streams the replay
--- made. Errors here are the allocator's.
+-- allocated, in address order; closes the allocator, destroys the streams
+-- the replay made. Errors here are the allocator's.
 local function cleanup(st)
   local a, requested = st.a, st.requested
   if requested then
@@ -325,10 +334,6 @@ function M.run(rec, opts)
   local st = new_state(rec, opts, mode)
   local first = st.a:stats()
   st.sampling = not (first.peak_reserved and first.peak_used)
-  st.tick = function()
-    for _, s in ipairs(st.made) do s:query() end
-    poolsh.default_stream():query()
-  end
   local ok, res = pcall(function()
     initial(st)
     events(st, opts.progress)

@@ -373,6 +373,24 @@ describe("poolsh replay (the command)", function()
   end)
 end)
 
+describe("the recordings of tests/data/torch", function()
+  it("replay through the pool allocator on the sim as docs/replay.md's table says", function()
+    if not H.is_sim() then pending("the table's figures are the sim's") return end
+    local page = H.slurp("docs/replay.md")
+    for _, name in ipairs { "convnet", "transformer", "transformer_2streams" } do
+      local row = page:match("\n| " .. name .. " | ([^\n]+)")
+      assert(row, "no row for " .. name)
+      local cells = {}
+      for c in row:gmatch("([^|]+) |") do cells[#cells + 1] = math.tointeger(tonumber(c)) end
+      local rec = replay.read.open("tests/data/torch/" .. name .. ".pickle.gz")
+      local r = replay.run(rec, { allocator = "pool" })
+      assert.equal(rec.expected.peak_reserved, cells[1], name)
+      assert.same({ cells[2], cells[3], cells[4] }, { r.peak_reserved, r.peak_used, r.segments_allocated }, name)
+      assert.is_true(r.peak_reserved < rec.expected.peak_reserved, name)
+    end
+  end)
+end)
+
 describe("a long replay", function()
   it("keeps Lua memory bounded over 100k events, with recording off", function()
     local counts, recording = {}, false

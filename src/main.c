@@ -802,9 +802,12 @@ static int load_poolsh(lua_State *L, const options *o) {
   if (report(L, docall(L, 1, 1)) != LUA_OK) return 0;
   lua_setglobal(L, "poolsh");
   interrupt_flag = poolsh_interrupt_flag(L);
-  lua_getglobal(L, "poolsh");
-  lua_getfield(L, -1, "configure");
-  lua_remove(L, -2);
+  static const char configure[] =   /* a bad value names its option, without a traceback */
+    "local opts, names = ... local ok, e = pcall(poolsh.configure, opts) "
+    "if ok then return nil end e = tostring(e) "
+    "local key, rest = e:match('^poolsh%.configure: ([%w_]+): (.*)$') "
+    "return key and names[key] and (names[key] .. ': ' .. rest) or e";
+  if (report(L, luaL_loadbuffer(L, configure, sizeof configure - 1, "=(poolsh)")) != LUA_OK) return 0;
   lua_createtable(L, 0, 5);
   const char *backend = o->backend ? o->backend : (o->no_env ? "auto" : NULL);
   if (backend) { lua_pushstring(L, backend); lua_setfield(L, -2, "backend"); }
@@ -822,7 +825,18 @@ static int load_poolsh(lua_State *L, const options *o) {
                                        : (o->no_env ? NULL : getenv("POOLSH_PINNED_LIMIT"));
   if (limit && *limit) { lua_pushstring(L, limit); lua_setfield(L, -2, "limit"); }
   if (pinned && *pinned) { lua_pushstring(L, pinned); lua_setfield(L, -2, "pinned_limit"); }
-  if (report(L, docall(L, 1, 0)) != LUA_OK) return 0;
+  lua_createtable(L, 0, 3);                /* where each value came from */
+  lua_pushstring(L, o->sim_memory ? "--sim-memory" : "sim_memory");
+  lua_setfield(L, -2, "sim_memory");
+  lua_pushstring(L, o->limit ? "--limit" : "POOLSH_LIMIT");
+  lua_setfield(L, -2, "limit");
+  lua_pushstring(L, o->pinned_limit ? "--pinned-limit" : "POOLSH_PINNED_LIMIT");
+  lua_setfield(L, -2, "pinned_limit");
+  if (report(L, docall(L, 2, 1)) != LUA_OK) return 0;
+  int bad = lua_isstring(L, -1);
+  if (bad) message(progname, lua_tostring(L, -1));
+  lua_pop(L, 1);
+  if (bad) return 0;
   if (!set_program(L) || !load_profile(L, o)) return 0;
   /* the leak report at exit says where buffers were allocated */
   return dostring(L, "poolsh.sources(true) local why = poolsh.backend_reason() "

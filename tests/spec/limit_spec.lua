@@ -66,18 +66,19 @@ describe("poolsh --limit, --pinned-limit", function()
     assert.equal("nil\tnil\n", limits("--limit=0 --pinned-limit=0"))
   end)
 
-  it("refuse bad sizes, naming the option", function()
+  it("refuse bad sizes in one line, naming the option or the variable", function()
     local cases = {
-      { "--limit=abc", "poolsh.configure: limit: invalid size 'abc'" },
-      { "--limit=-1", "poolsh.configure: limit: size must not be negative" },
-      { "--pinned-limit=1.5", "poolsh.configure: pinned_limit: size '1.5' is not a whole number of bytes" },
-      { "", "poolsh.configure: limit: size '1e30' too large", "POOLSH_LIMIT=1e30" },
-      { "", "poolsh.configure: pinned_limit: invalid size 'lots'", "POOLSH_PINNED_LIMIT=lots" },
+      { "--limit=abc", ": --limit: invalid size 'abc'" },
+      { "--limit=-1", ": --limit: size must not be negative" },
+      { "--pinned-limit=1.5", ": --pinned-limit: size '1.5' is not a whole number of bytes" },
+      { "", ": POOLSH_LIMIT: size '1e30' too large", "POOLSH_LIMIT=1e30" },
+      { "", ": POOLSH_PINNED_LIMIT: invalid size 'lots'", "POOLSH_PINNED_LIMIT=lots" },
     }
     for _, c in ipairs(cases) do
       local o, e, rc = child(c[1] .. " -e ''", "", c[3])
       assert.are_not.equal(0, rc)
       assert.is_truthy((o .. e):find(c[2], 1, true), c[2] .. " not in: " .. o .. e)
+      assert.is_nil(e:find("traceback", 1, true), e)
     end
   end)
 

@@ -287,6 +287,7 @@ local TRIGGERS = {
   ["poolsh.configure: device must be a device index (an integer from 0), got <value>"] =
     lua("poolsh.configure{device = 1024}"),
   ["poolsh.configure: sim_memory: <size error>"] = lua("poolsh.configure{sim_memory = -1}"),
+  ["poolsh: POOLSH_LIMIT: invalid size 'junk' (...)"] = cli("--backend=sim -e ''", "POOLSH_LIMIT=junk"),
   ["poolsh.bench_c: not under --limit or --pinned-limit (...)"] =
     limited("--limit=64MiB", "poolsh.bench_c(poolsh.pool{}, nil, 1, 1)"),
   ["poolsh.configure: limit: <size error>"] = lua("poolsh.configure{limit = -1}"),

@@ -487,11 +487,23 @@ static void add_release(ps_ctx *c, ps_seen_pool *p, uint64_t before, uint64_t no
  * wait came between, a stream destroyed with work queued has finished it,
  * and the pool gave back what that work freed (the driver does so then,
  * docs/calibration.md Host costs): a release caused by that destroy. */
+struct gone { ps_ctx *c; int32_t stream; };
+
+/* A destroyed stream with a free of the pool still pending. */
+static void find_gone(void *ud, int32_t stream, uint64_t bytes, int done) {
+  struct gone *g = ud;
+  (void)bytes;
+  if (!done && !g->stream && stream > 0 && !ps_stream_by_id(g->c, stream)) g->stream = stream;
+}
+
 static void deferred_release(ps_ctx *c, ps_seen_pool *p, uint64_t now) {
   if (!c->obs->busy_destroyed || now == PS_UNSET || p->seen_reserved == PS_UNSET ||
       now >= p->seen_reserved)
     return;
-  add_release(c, p, p->seen_reserved, now, PS_OP_STREAM_DESTROY, c->obs->busy_destroyed);
+  struct gone g = { c, 0 };   /* the stream whose frees the pool held, else the last one */
+  ps_ledger_pending_by_stream(c, p, find_gone, &g);
+  add_release(c, p, p->seen_reserved, now, PS_OP_STREAM_DESTROY,
+              g.stream ? g.stream : c->obs->busy_destroyed);
   p->seen_reserved = now;
 }
 

@@ -76,6 +76,21 @@ describe("poolsh.core.counts", function()
     p:destroy()
   end)
 
+  it("two destroyed busy streams: each pool's release names the stream whose frees it held", function()
+    local p1, p2 = poolsh.pool { release_threshold = 0 }, poolsh.pool { release_threshold = 0 }
+    local a, b = poolsh.stream(), poolsh.stream()
+    local _, before = core.releases(math.maxinteger)
+    local x = p1:alloc("64 MiB", a); poolsh.spin(a, "30 ms"); x:free(); a:destroy()
+    local y = p2:alloc("32 MiB", b); poolsh.spin(b, "60 ms"); y:free(); b:destroy()
+    poolsh.sleep(100)
+    p1:stats(); p2:stats()
+    local by_pool = {}
+    for _, r in ipairs((core.releases(before))) do by_pool[r.pool] = r end
+    assert.equal(a.id, by_pool[p1.id].cause_id)
+    assert.equal(b.id, by_pool[p2.id].cause_id)
+    p1:destroy(); p2:destroy()
+  end)
+
   it("total adds every pool's counts, destroyed ones too; its peak is the sum's", function()
     local s = poolsh.stream()
     local before = core.counts().total

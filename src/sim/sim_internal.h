@@ -358,8 +358,10 @@ void sim_pools_free(sim_ctx *c);
 /* Host synchronisation happened: release what thresholds ask for, at a
  * host cost (release_ns ... per space). */
 void sim_pools_release(sim_ctx *c);
-/* The same, done by the driver off the host's clock: costs nothing. */
-void sim_pools_release_unseen(sim_ctx *c);
+/* A destroyed stream's work completed: the pools holding its frees
+ * release, done by the driver off the host's clock (no cost). */
+void sim_pools_mark_done(sim_ctx *c, int stream);
+void sim_pools_release_done(sim_ctx *c);
 uint64_t sim_device_reserved(const sim_ctx *c);
 uint64_t sim_device_total(const sim_ctx *c);
 

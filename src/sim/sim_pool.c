@@ -95,6 +95,7 @@ struct ps_pool {
   uint64_t map_off, map_size; /* the last mapping: its first chunk's offset, bytes */
   size_t idx;                 /* in c->pools.v */
   size_t over;                /* in c->pools.over + 1; 0: not there */
+  int done_due;               /* a destroyed stream that freed here has completed */
   rec **pages;                /* the slab: pages of PAGE_RECS, page 0 grows */
   uint32_t npages, cap0;
   ri nrec, freelist;          /* slots handed out (0 included), free slots */
@@ -1020,10 +1021,12 @@ static uint64_t shrink(sim_ctx *c, ps_pool *p, uint64_t floor) {
  * pools with no block left: 0), so it keeps the largest multiple of the
  * granularity <= threshold. Only pools above their threshold are
  * visited. Adds the bytes given back per space to gone. */
-static void give_back(sim_ctx *c, uint64_t gone[2]) {
+static void give_back(sim_ctx *c, uint64_t gone[2], int marked_only) {
   for (size_t i = c->pools.nover; i-- > 0;) {
     if (i >= c->pools.nover) continue;
     ps_pool *p = c->pools.over[i];
+    if (marked_only && !p->done_due) continue;
+    p->done_due = 0;
     uint64_t th = threshold_now(p);
     if (p->reserved > th) gone[pool_space(p)] += shrink(c, p, th / pgran(c, p) * pgran(c, p));
     maybe_free(c, p);
@@ -1037,16 +1040,27 @@ static void give_back(sim_ctx *c, uint64_t gone[2]) {
 void sim_pools_release(sim_ctx *c) {
   uint64_t gone[2] = { 0, 0 };
   const sim_profile *f = &c->prof;
-  give_back(c, gone);
+  give_back(c, gone, 0);
   if (gone[SIM_DEVICE_SPACE])
     sim_cost(c, f->release_ns, f->release_ns_per_gib, gone[SIM_DEVICE_SPACE]);
   if (gone[SIM_HOST_SPACE])
     sim_cost(c, f->host_pool_release_ns, f->host_pool_release_ns_per_gib, gone[SIM_HOST_SPACE]);
 }
 
-void sim_pools_release_unseen(sim_ctx *c) {
+/* Destroyed stream `stream` completed its work: each pool above its
+ * threshold that holds a free of it not retired releases at the next
+ * sim_pools_release_done (an H100 released that pool and no other:
+ * docs/calibration.md, Host costs). */
+void sim_pools_mark_done(sim_ctx *c, int stream) {
+  for (size_t i = 0; i < c->pools.nover; i++)
+    if (pq_find(c->pools.over[i], stream)) c->pools.over[i]->done_due = 1;
+}
+
+/* The marked pools give back what their thresholds ask for, at no host
+ * cost (the driver does it when the stream's work ends). */
+void sim_pools_release_done(sim_ctx *c) {
   uint64_t gone[2] = { 0, 0 };
-  give_back(c, gone);
+  give_back(c, gone, 1);
 }
 
 /* ---- pool objects ---- */

@@ -337,11 +337,12 @@ void sim_streams_due(sim_ctx *c) {
   while (c->ndue && c->due[0]->tail <= c->host_now) {
     ps_stream *s = c->due[0];
     due_remove(c, s);
+    sim_pools_mark_done(c, s->id);
     learn_stream(c, s);
     if (learned(c, s)) drop(c, s);
   }
   if (!c->ndue) free(c->due), c->due = NULL, c->capdue = 0;
-  sim_pools_release_unseen(c);
+  sim_pools_release_done(c);
 }
 
 /* ---- streams ---- */

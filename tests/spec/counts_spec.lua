@@ -91,6 +91,23 @@ describe("poolsh.core.counts", function()
     p1:destroy(); p2:destroy()
   end)
 
+  it("a destroyed busy stream's end releases the pools it freed into, no other", function()
+    -- an H100: a pool whose threshold was lowered after its last sync kept
+    -- its memory until the next sync (docs/calibration.md, Host costs)
+    local pm = poolsh.pool { release_threshold = "max" }
+    local s = poolsh.stream()
+    pm:alloc("64 MiB", s):free(); s:sync()
+    pm.release_threshold = 0
+    local p2, s2 = poolsh.pool { release_threshold = 0 }, poolsh.stream()
+    local c = p2:alloc("32 MiB", s2); poolsh.spin(s2, "30 ms"); c:free(); s2:destroy()
+    poolsh.sleep(80)
+    assert.equal(0, p2:stats().reserved)
+    assert.equal(64 * MiB, pm:stats().reserved)
+    poolsh.sync()
+    assert.equal(0, pm:stats().reserved)
+    pm:destroy(); p2:destroy()
+  end)
+
   it("total adds every pool's counts, destroyed ones too; its peak is the sum's", function()
     local s = poolsh.stream()
     local before = core.counts().total

@@ -125,6 +125,13 @@ local function check_opts(opts)
   if opts.progress ~= nil and type(opts.progress) ~= "function" then
     fail("progress must be a function, got %s", type(opts.progress))
   end
+  if opts.on_sample ~= nil and type(opts.on_sample) ~= "function" then
+    fail("on_sample must be a function, got %s", type(opts.on_sample))
+  end
+  local k = opts.sample_every
+  if k ~= nil and (math.type(k) ~= "integer" or k < 1) then
+    fail("sample_every must be a positive integer, got %s", tostring(k))
+  end
   return opts, streams
 end
 
@@ -188,14 +195,24 @@ local function query(made)
   poolsh.default_stream():query()
 end
 
+-- The next event after n at which to query the streams or call on_sample.
+local function next_stop(n, qevery, severy)
+  local q = n - n % qevery + qevery
+  if not severy then return q end
+  local s = n - n % severy + severy
+  return s < q and s or q
+end
+
 -- Every recorded event, in order: the hot loop (no closures, no strings
 -- per event). Allocator calls are timed on poolsh.now().
 local function events(st, progress)
   local a, live, lost, requested = st.a, st.live, st.lost, st.requested
   local hint = type(a.segment_alloc) == "function"
   local alloc, free, stream_of, now = a.alloc, a.free, st.stream_of, poolsh.now
-  local sampling, every, pevery = st.sampling, M.query_every - 1, M.progress_every
+  local sampling, qevery, pevery = st.sampling, M.query_every, M.progress_every
+  local on_sample, severy = st.on_sample, st.on_sample and st.sample_every
   local n, failed, ms = 0, 0, st.alloc_ms
+  local stop = next_stop(0, qevery, severy)
   for op, addr, size, stream in st.rec:events() do
     n = n + 1
     if op == "alloc" then
@@ -229,13 +246,18 @@ local function events(st, progress)
         ms = ms + (now() - t0)
       end
     end
-    if n & every == 0 then
+    if n == stop then
       st.n, st.failed, st.alloc_ms = n, failed, ms
-      query(st.made)
-      if progress and n % pevery == 0 then progress(n, st.rec.count) end
+      if n % qevery == 0 then
+        query(st.made)
+        if progress and n % pevery == 0 then progress(n, st.rec.count) end
+      end
+      if severy and n % severy == 0 then on_sample(n, a:stats()) end
+      stop = next_stop(n, qevery, severy)
     end
   end
   st.n, st.failed, st.alloc_ms = n, failed, ms
+  if on_sample and n % severy ~= 0 then on_sample(n, a:stats()) end
 end
 
 -- The blocks of t (addr -> block) in address order.
@@ -323,7 +345,10 @@ end
 --- Replays rec (a Recording, docs/replay.md) and returns the result (M.keys).
 -- opts: allocator (name, path or module; default "pool"), alloc_opts
 -- (the allocator's new() options), streams ("keep" or "one"), progress
--- (called as progress(events so far, rec.count) every M.progress_every).
+-- (called as progress(events so far, rec.count) every M.progress_every),
+-- on_sample (called as on_sample(i, a:stats()) after the initial blocks
+-- with i = 0, after every sample_every-th event (default 1000) and after
+-- the last; it must not touch the replay's blocks).
 function M.run(rec, opts)
   local mode
   opts, mode = check_opts(opts)
@@ -334,8 +359,10 @@ function M.run(rec, opts)
   local st = new_state(rec, opts, mode)
   local first = st.a:stats()
   st.sampling = not (first.peak_reserved and first.peak_used)
+  st.on_sample, st.sample_every = opts.on_sample, opts.sample_every or 1000
   local ok, res = pcall(function()
     initial(st)
+    if st.on_sample then st.on_sample(0, st.a:stats()) end
     events(st, opts.progress)
     return result(st, wall0)
   end)

@@ -31,7 +31,7 @@ local SCRIPT = [==[
 (function () {
   "use strict";
   var D = JSON.parse(document.getElementById("poolsh-compare").textContent);
-  var W = 1100, H = 360, PAD = 80, RIGHT = 10, TOP = 10, BOTTOM = 30;
+  var W = 1100, H = 360, PAD = 80, RIGHT = 30, TOP = 10, BOTTOM = 30;
   var NS = "http://www.w3.org/2000/svg";
   function bytes(n) {
     var u = ["B", "KiB", "MiB", "GiB", "TiB"], i = 0;
@@ -64,7 +64,7 @@ local SCRIPT = [==[
     for (var v = 0; v <= max; v += step) t.push(v);
     return t;
   }
-  var by = ymax >= 1048576 ? 1048576 : 1;
+  var by = ymax >= 1073741824 ? 1073741824 : ymax >= 1048576 ? 1048576 : 1;
   ticks(ymax / by, 5).forEach(function (v) {
     el("line", { x1: PAD, x2: W - RIGHT, y1: y(v * by), y2: y(v * by), stroke: "#e5e5e5" }, svg);
     el("text", { x: PAD - 6, y: y(v * by) + 4, "text-anchor": "end", "font-size": 11, fill: "#555" }, svg)
@@ -75,7 +75,7 @@ local SCRIPT = [==[
     el("text", { x: x(v), y: H - BOTTOM + 16, "text-anchor": "middle", "font-size": 11, fill: "#555" }, svg)
       .textContent = String(v);
   });
-  el("text", { x: W - RIGHT, y: H - 2, "text-anchor": "end", "font-size": 11, fill: "#555" }, svg)
+  el("text", { x: W - RIGHT, y: H - BOTTOM - 6, "text-anchor": "end", "font-size": 11, fill: "#555" }, svg)
     .textContent = "events";
   el("line", { x1: PAD, x2: W - RIGHT, y1: H - BOTTOM, y2: H - BOTTOM, stroke: "#999" }, svg);
   // a step line per allocator and kind: the value holds until the next sample

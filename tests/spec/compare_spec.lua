@@ -195,6 +195,39 @@ describe("poolsh compare", function()
     assert.not_matches("recorded", out)
   end)
 
+  it("compares a user's allocator module, given by path, and has --help", function()
+    local mod = tmpdir .. "/nocache.lua"
+    local f = assert(io.open(mod, "wb"))
+    f:write([[
+local poolsh = require "poolsh"
+local A = {}
+A.__index = A
+function A:alloc(size)
+  local ok, b = pcall(poolsh.malloc, size)
+  if not ok then return nil, tostring(b) end
+  self.live, self.mallocs = self.live + size, self.mallocs + 1
+  return b
+end
+function A:free(b) self.live, self.frees = self.live - b.size, self.frees + 1; b:free() end
+function A:stats()
+  return { reserved = self.live, used = self.live, segments_allocated = self.mallocs, driver_frees = self.frees }
+end
+return { new = function() return setmetatable({ live = 0, mallocs = 0, frees = 0 }, A) end }
+]])
+    f:close()
+    local out, err, code = cmd(path("convnet") .. " --json --allocator=pool --allocator=" .. H.quote(mod))
+    assert.equal(0, code, err)
+    local j = cjson.decode(out)
+    local mine = j.allocators[mod]
+    assert.is_table(mine, out)
+    assert.equal(mine.peak_used, mine.peak_reserved)   -- nothing cached
+    assert.is_true(mine.driver_frees > 1000 and mine.segments_allocated > mine.driver_frees)
+    assert.is_true(j.allocators.pool.segments_allocated < 100)
+    out, err, code = cmd("--help")
+    assert.equal(0, code, err)
+    assert.matches("^usage: poolsh", out)
+  end)
+
   it("says what is wrong in one line and exits 1", function()
     local f = path("convnet")
     local bad = tmpdir .. "/bad.csv"

@@ -61,6 +61,7 @@ typedef struct rec {
   int32_t stream;
   uint8_t kind;
   uint8_t in1;                /* island head in treap 1 */
+  uint8_t young;              /* a free since the pool's space was last searched */
   union {
     struct { uint64_t req; ri hnext; } l;          /* live: bytes asked for */
     struct {
@@ -75,8 +76,8 @@ typedef struct rec {
 } rec;
 
 /* The frees of one stream not retired, oldest first; from `pend` on they
- * have not completed. */
-typedef struct pqueue { int stream; uint32_t n; ri head, tail, pend; } pqueue;
+ * have not completed, from `young` on they are young (rec.young). */
+typedef struct pqueue { int stream; uint32_t n; ri head, tail, pend, young; } pqueue;
 
 /* A set of chunk indices with the highest found in O(levels). */
 typedef struct bittree { uint64_t *w[BT_LEVELS]; int levels; } bittree;
@@ -102,6 +103,7 @@ struct ps_pool {
   ri first, last;             /* address list */
   ri root[2];                 /* island treaps: by (size, tie, offset), by offset */
   uint32_t frees;             /* cudaFreeAsync calls so far: free records' seq */
+  int searched;               /* the allocation being placed searched the pool's space */
   ri *buckets;                /* live blocks by offset, chained by l.hnext */
   uint32_t nb;
   pqueue *pq;
@@ -512,12 +514,13 @@ static void pq_push(ps_pool *p, ri i) {
   pqueue *q = pq_find(p, x->stream);
   if (!q) {
     q = &p->pq[p->npq++];
-    *q = (pqueue){ x->stream, 0, 0, 0, 0 };
+    *q = (pqueue){ x->stream, 0, 0, 0, 0, 0 };
   }
   x->u.f.qprev = q->tail, x->u.f.qnext = 0;
   if (q->tail) R(p, q->tail)->u.f.qnext = i; else q->head = i;
   q->tail = i;
   if (!q->pend && x->kind == K_PENDING) q->pend = i;   /* done: none pending before */
+  if (!q->young) q->young = i;
   q->n++, p->npend++;
 }
 
@@ -525,6 +528,8 @@ static void pq_unlink(ps_pool *p, ri i) {
   rec *x = R(p, i);
   pqueue *q = pq_find(p, x->stream);
   if (q->pend == i) q->pend = x->u.f.qnext;
+  if (q->young == i) q->young = x->u.f.qnext;
+  x->young = 0;
   if (x->u.f.qprev) R(p, x->u.f.qprev)->u.f.qnext = x->u.f.qnext; else q->head = x->u.f.qnext;
   if (x->u.f.qnext) R(p, x->u.f.qnext)->u.f.qprev = x->u.f.qprev; else q->tail = x->u.f.qprev;
   q->n--, p->npend--;
@@ -797,6 +802,45 @@ static ri carve(sim_ctx *c, ps_pool *p, ri g, ri h, uint64_t r, uint64_t req,
   return b;
 }
 
+/* ---- young frees: the GPU's first choice ---- */
+
+/* A free made on s since the pool's space was last searched (or not
+ * complete then) is young. An allocation on s first takes the best fit
+ * among runs of s's adjacent young frees; only when none fits does it
+ * search the pool's space, after which the frees complete by now are no
+ * longer young (measured on an H100: docs/calibration.md E13, ties4, and
+ * replays of tests/data/torch). Returns the run's first record, or 0.
+ * O(young frees of s). */
+static ri young_fit(const ps_pool *p, const ps_stream *s, uint64_t r) {
+  const pqueue *q = pq_find((ps_pool *)p, s->id);
+  ri best = 0;
+  uint64_t best_size = 0, best_seq = 0;
+  for (ri i = q ? q->young : 0; i; i = R(p, i)->u.f.qnext) {
+    ri a = R(p, i)->prev;
+    if (a && R(p, a)->young && R(p, a)->stream == s->id && joins(p, a, i)) continue;   /* not a run's start */
+    uint64_t size = 0;
+    for (ri x = i;; x = R(p, x)->next) {
+      size += rend(p, x) - R(p, x)->off;
+      ri n = R(p, x)->next;
+      if (!n || !R(p, n)->young || R(p, n)->stream != s->id || !joins(p, x, n)) break;
+    }
+    uint32_t seq = R(p, i)->u.f.seq;
+    if (size >= r && (!best || size < best_size || (size == best_size && seq < best_seq)))
+      best = i, best_size = size, best_seq = seq;
+  }
+  return best;
+}
+
+/* The pool's space was searched: frees complete by now stop being young.
+ * Each stream's queue is in completion order. */
+static void age_frees(sim_ctx *c, ps_pool *p) {
+  for (uint32_t k = 0; k < p->npq; k++)
+    for (pqueue *q = &p->pq[k]; q->young && R(p, q->young)->u.f.time <= c->host_now;) {
+      R(p, q->young)->young = 0;
+      q->young = R(p, q->young)->u.f.qnext;
+    }
+}
+
 /* Finds and takes r bytes for stream s: best fit among usable runs below
  * the top one, else the start of the run at the top, mapping the chunks
  * the block lands on that are not mapped (a top run too short grows the
@@ -807,6 +851,9 @@ static ri carve(sim_ctx *c, ps_pool *p, ri g, ri h, uint64_t r, uint64_t req,
 static ri place(sim_ctx *c, ps_pool *p, uint64_t r, uint64_t req, ps_stream *s,
                 ps_alloc_note *note) {
   settle(c, p);
+  ri y = young_fit(p, s, r);
+  if (y) return carve(c, p, y, isl_head(p, y), r, req, s, 0, note);
+  p->searched = 1;
   for (int internal_ok = 0; internal_ok <= p->internal; internal_ok++) {
     int fast = internal_ok || all_usable(c, p, s);
     ri g, top;
@@ -925,6 +972,7 @@ int sim_pool_alloc(void *ctx, ps_pool *p, uint64_t size, ps_stream *s,
   uint64_t r = sim_round_up(size, (uint64_t)c->prof.pool_alignment);
   if (r < size) return PS_ERR_MEMORY_ALLOCATION;
   ri g = place(c, p, r, size, st, note);
+  if (p->searched) p->searched = 0, age_frees(c, p);
   if (!g) {
     *note = (ps_alloc_note){ PS_RULE_NONE, 0 };
     return PS_ERR_MEMORY_ALLOCATION;
@@ -957,6 +1005,7 @@ int sim_pool_free(void *ctx, ps_addr a, ps_stream *s) {
   x->u.f.time = sim_enqueue(c, st, 0);
   x->u.f.pos = st->seq;
   x->u.f.seq = ++p->frees;
+  x->young = 1;
   x->stream = st->id;
   x->kind = x->u.f.time <= c->host_now ? K_DONE : K_PENDING;   /* as settle would */
   pq_push(p, i);

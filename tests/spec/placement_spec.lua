@@ -78,6 +78,55 @@ describe("placement among equal holes", function()
   end)
 end)
 
+describe("a stream's young frees first", function()
+  -- A 32 MiB hole A and a 64 MiB block B on one stream, a 1 MiB live block
+  -- after each; A is freed, then `between` runs, then B is freed, and 16 MiB
+  -- is asked for (an H100: docs/calibration/h100-2026-11-24-placement.log).
+  local function two_holes(between, spin)
+    local p = poolsh.pool { release_threshold = "max" }
+    local s = poolsh.stream()
+    local a, x = p:alloc(32 * MiB, s), p:alloc(1 * MiB, s)
+    local b, y = p:alloc(64 * MiB, s), p:alloc(1 * MiB, s)
+    if spin then poolsh.spin(s, spin) end
+    a:free()
+    local g = between and between(p, s)
+    b:free()
+    local n = p:alloc(16 * MiB, s)
+    local took = n.addr == a.addr and "A" or n.addr == b.addr and "B" or "elsewhere"
+    for _, v in ipairs { n, x, y, g } do if v then v:free() end end
+    poolsh.sync(); p:destroy(); s:destroy()
+    return took
+  end
+
+  it("with nothing between the frees: best fit, the smaller hole (ties4 Y2)", function()
+    assert.equal("A", two_holes())
+  end)
+
+  it("after a growth between them: the free made since, over the better fit (ties4 Y1)", function()
+    assert.equal("B", two_holes(function(p, s) return p:alloc(96 * MiB, s) end))
+  end)
+
+  it("after a growth that found A's free still pending: best fit again (ties4 Y3)", function()
+    assert.equal("A", two_holes(function(p, s) return p:alloc(96 * MiB, s) end, "100 ms"))
+  end)
+
+  it("a stream's own adjacent young frees, taken together before an older free of another stream (C7)", function()
+    local p = poolsh.pool { release_threshold = "max", opportunistic = false }
+    local s = { poolsh.stream(), poolsh.stream(), poolsh.stream(), poolsh.stream() }
+    local ev = {}
+    for i = 1, 3 do
+      local a = p:alloc(2 * i * MiB, s[i]); poolsh.spin(s[i], "150 ms"); a:free(); ev[i] = s[i]:record()
+    end
+    for i = 1, 3 do s[4]:wait(ev[i]) end
+    local b2 = p:alloc(2 * MiB, s[4]); b2:free()
+    local b4 = p:alloc(4 * MiB, s[4]); b4:free()
+    local b6 = p:alloc(6 * MiB, s[4])
+    assert.equal("stream order", b6.reuse_rule)
+    b6:free(); poolsh.sync(); p:destroy()
+    for _, x in ipairs(s) do x:destroy() end
+  end)
+end)
+
 describe("joined frees of one stream", function()
   it("serve another stream only when it is ordered after the newest of them (C9)", function()
     local p, s, base = setup()

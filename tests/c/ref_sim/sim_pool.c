@@ -37,6 +37,7 @@ typedef struct seg {
   int stream;
   int64_t pos, time;
   uint32_t seq;               /* the pool's count of frees at this one */
+  int young;                  /* freed since the pool's space was last searched */
   struct seg *next;
 } seg;
 
@@ -47,6 +48,7 @@ struct ps_pool {
   uint64_t max_size, threshold;
   uint64_t reserved, reserved_high, used, used_high;
   uint32_t frees;             /* cudaFreeAsync calls so far */
+  int searched;               /* the allocation being placed searched the pool's space */
   size_t live;                /* allocated blocks */
   sim_map *arena;             /* NULL until the pool first maps memory */
   uint64_t extent;            /* bytes from the base that segs cover: up
@@ -296,9 +298,35 @@ static seg *carve(sim_ctx *c, ps_pool *p, seg *g, uint64_t r, uint64_t req,
  * the block lands on that are not mapped (a top run too short grows the
  * pool by ceil(shortfall / granularity) chunks); only when that fails,
  * the same again with pending frees of other streams (internal deps). */
+/* Whether g is a young free of stream s (docs/sim.md, Young frees first). */
+static int young_of(const sim_ctx *c, seg *g, const ps_stream *s) {
+  return g->free && g->used && g->young && g->stream == s->id && !retired(c, g);
+}
+
+/* The first seg of the smallest run of s's adjacent young frees of at
+ * least r bytes (ties: the lower seq at its start), or NULL. */
+static seg *young_fit(const sim_ctx *c, ps_pool *p, const ps_stream *s, uint64_t r) {
+  seg *best = NULL, *prev = NULL;
+  uint64_t best_size = 0;
+  for (seg *g = p->segs; g; prev = g, g = g->next) {
+    if (!young_of(c, g, s) || (prev && young_of(c, prev, s) && joinable(c, prev, g))) continue;
+    uint64_t size = 0;
+    for (seg *x = g;; x = x->next) {
+      size += x->size;
+      if (!x->next || !young_of(c, x->next, s) || !joinable(c, x, x->next)) break;
+    }
+    if (size >= r && (!best || size < best_size || (size == best_size && g->seq < best->seq)))
+      best = g, best_size = size;
+  }
+  return best;
+}
+
 static seg *place(sim_ctx *c, ps_pool *p, uint64_t r, uint64_t req, ps_stream *s,
                   ps_alloc_note *note) {
   coalesce(c, p);
+  seg *y = young_fit(c, p, s, r);
+  if (y) return carve(c, p, y, r, req, s, 0, note);
+  p->searched = 1;
   for (int internal_ok = 0; internal_ok <= p->internal; internal_ok++) {
     seg *top;
     uint64_t top_size;
@@ -329,6 +357,11 @@ int sim_pool_alloc(void *ctx, ps_pool *p, uint64_t size, ps_stream *s,
   uint64_t r = sim_round_up(size, (uint64_t)c->prof.pool_alignment);
   if (r < size) return PS_ERR_MEMORY_ALLOCATION;
   seg *g = place(c, p, r, size, st, note);
+  if (p->searched) {             /* young frees complete by now age */
+    p->searched = 0;
+    for (seg *x = p->segs; x; x = x->next)
+      if (x->free && x->used && x->young && x->time <= c->host_now) x->young = 0;
+  }
   if (!g) {
     *note = (ps_alloc_note){ PS_RULE_NONE, 0 };
     return PS_ERR_MEMORY_ALLOCATION;
@@ -364,7 +397,7 @@ int sim_pool_free(void *ctx, ps_addr a, ps_stream *s) {
   if (!g) return PS_ERR_INVALID_VALUE;
   sim_host_cost(c, c->prof.pool_free_ns);
   g->time = sim_enqueue(c, st, 0);
-  g->pos = st->seq, g->stream = st->id, g->seq = ++p->frees;
+  g->pos = st->seq, g->stream = st->id, g->seq = ++p->frees, g->young = 1;
   g->free = 1, g->used = 1, g->known = 0;
   p->used -= g->req, p->live--;
   return PS_OK;

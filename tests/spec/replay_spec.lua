@@ -347,6 +347,7 @@ describe("poolsh replay (the command)", function()
       ["--frob"] = "unknown option '%-%-frob'",
       [H.quote(json) .. " --allocator=nope"] = "unknown allocator 'nope'",
       [H.quote(json) .. " --streams=two"] = "%-%-streams must be keep or one",
+      [H.quote(json) .. " --allocator=pool --allocator=cupy"] = "one %-%-allocator at a time",
       [H.quote(json) .. " --pool 'x ='"] = "%-%-pool: bad settings",
       [H.quote(json) .. " --pool 'bogus = 1'"] = "pool allocator: unknown setting 'bogus'",
       [H.quote(json) .. " --report out.txt"] = "%-%-report must name a %.html file",

@@ -3,6 +3,7 @@
 -- used (docs/replay.md).
 local poolsh = require "poolsh"
 local replay = require "poolsh.replay"
+local cli = require "poolsh.replay.cli"
 
 local USAGE = [[
 usage: poolsh [--backend=cuda|sim] replay FILE [--allocator=NAME|PATH.lua]
@@ -17,74 +18,6 @@ every event on one stream. --json prints the result as one JSON object;
 
 local function fail(msg) error("poolsh replay: " .. msg, 0) end
 local function out(s) io.stdout:write(s) end
-
--- The value of option `name` at args[i] (--name=V or --name V), and the
--- next index; nil when args[i] is not that option.
-local function value(args, i, name)
-  local a = args[i]
-  local v = a:match("^%-%-" .. name .. "=(.*)$")
-  if v then return v, i end
-  if a ~= "--" .. name then return nil end
-  v = args[i + 1]
-  if not v or v == "" then fail("--" .. name .. " needs a value") end
-  return v, i + 1
-end
-
-local function parse(args)
-  local o, i = { streams = "keep" }, 1
-  while i <= #args do
-    local a, v, j = args[i], nil, nil
-    if a == "--help" or a == "-h" then o.help = true
-    elseif a == "--json" then o.json = true
-    else
-      for _, name in ipairs { "allocator", "pool", "streams", "report" } do
-        v, j = value(args, i, name)
-        if v then o[name], i = v, j; break end
-      end
-      if v then -- taken
-      elseif a:match("^%-") then
-        fail("unknown option '" .. a .. "' (--allocator, --pool, --streams, --json, --report; --help)")
-      elseif o.file then fail("one file at a time: '" .. o.file .. "' and '" .. a .. "'")
-      else o.file = a end
-    end
-    i = i + 1
-  end
-  return o
-end
-
-local function check(o)
-  if o.help then return o end
-  if not o.file then fail("which file? (poolsh replay FILE; --help)") end
-  if o.streams ~= "keep" and o.streams ~= "one" then
-    fail("--streams must be keep or one, got '" .. o.streams .. "'")
-  end
-  if o.report and not o.report:match("%.html$") then
-    fail("--report must name a .html file, got '" .. o.report .. "'")
-  end
-  if o.allocator == "" then fail("--allocator needs a name") end
-  return o
-end
-
--- Whether stderr is a terminal (once).
-local function stderr_tty()
-  return os.execute("test -t 2") == true
-end
-
--- A progress function that rewrites one stderr line at most 4 times a
--- second, and the function that clears it; nil when stderr is no terminal.
-local function progress_line()
-  if not stderr_tty() then return nil end
-  local last, shown = poolsh.wallclock(), false
-  local function show(n, total)
-    local now = poolsh.wallclock()
-    if now - last < 0.25 then return end
-    last, shown = now, true
-    local of = total and (" of %d (%d%%)"):format(total, n * 100 // math.max(total, 1)) or ""
-    io.stderr:write(("\rreplaying: %d events%s "):format(n, of))
-  end
-  local function clear() if shown then io.stderr:write("\r\27[K") end end
-  return show, clear
-end
 
 local function mib(n) return poolsh.fmt(n) end
 
@@ -120,7 +53,8 @@ local function run(o)
   local alloc_opts
   if o.pool then alloc_opts = replay.settings(o.pool) end
   local rec = replay.read.open(o.file)
-  local show, clear = progress_line()
+  local line, clear = cli.progress_line()
+  local show = line and function(n, total) line("replaying", n, total) end
   if o.report then poolsh.trace.start() end
   local ok, r = pcall(replay.run, rec, { allocator = o.allocator, alloc_opts = alloc_opts,
                                          streams = o.streams, progress = show })
@@ -136,8 +70,16 @@ local function run(o)
   return 0
 end
 
+-- The options; one --allocator at most.
+local function options(args)
+  local o = cli.check(cli.parse(args, fail), fail, "poolsh replay FILE")
+  if #o.allocators > 1 then fail("one --allocator at a time (poolsh compare takes several)") end
+  o.allocator = o.allocators[1]
+  return o
+end
+
 return function(args)
-  local o = check(parse(args or {}))
+  local o = options(args or {})
   if o.help then out(USAGE .. "\n"); return 0 end
   local ok, r = pcall(run, o)
   if not ok then fail((tostring(r):gsub("^poolsh%.replay: ", ""))) end

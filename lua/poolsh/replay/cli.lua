@@ -1,0 +1,83 @@
+--- poolsh.replay.cli: what `poolsh replay` and `poolsh compare` share: their
+-- options and the progress line (docs/replay.md, docs/cli.md).
+local poolsh = require "poolsh"
+
+local M = {}
+
+local OPTIONS = { "allocator", "pool", "streams", "report" }
+
+-- The value of option `name` at args[i] (--name=V or --name V), and the
+-- next index; nil when args[i] is not that option.
+local function value(args, i, name, fail)
+  local a = args[i]
+  local v = a:match("^%-%-" .. name .. "=(.*)$")
+  if v then return v, i end
+  if a ~= "--" .. name then return nil end
+  v = args[i + 1]
+  if not v or v == "" then fail("--" .. name .. " needs a value") end
+  return v, i + 1
+end
+
+--- The options in args: {file, allocators = {...} (each --allocator in
+-- order), pool, streams ("keep" by default), report, json, help}; bad
+-- ones raise through fail(message).
+function M.parse(args, fail)
+  local o, i = { streams = "keep", allocators = {} }, 1
+  while i <= #args do
+    local a, v, j = args[i], nil, nil
+    if a == "--help" or a == "-h" then o.help = true
+    elseif a == "--json" then o.json = true
+    else
+      for _, name in ipairs(OPTIONS) do
+        v, j = value(args, i, name, fail)
+        if v then
+          if name == "allocator" then o.allocators[#o.allocators + 1] = v else o[name] = v end
+          i = j
+          break
+        end
+      end
+      if v then -- taken
+      elseif a:match("^%-") then
+        fail("unknown option '" .. a .. "' (--allocator, --pool, --streams, --json, --report; --help)")
+      elseif o.file then fail("one file at a time: '" .. o.file .. "' and '" .. a .. "'")
+      else o.file = a end
+    end
+    i = i + 1
+  end
+  return o
+end
+
+--- Checks what parse gave; `which` is the usage hint for a missing file.
+function M.check(o, fail, which)
+  if o.help then return o end
+  if not o.file then fail("which file? (" .. which .. "; --help)") end
+  if o.streams ~= "keep" and o.streams ~= "one" then
+    fail("--streams must be keep or one, got '" .. o.streams .. "'")
+  end
+  if o.report and not o.report:match("%.html$") then
+    fail("--report must name a .html file, got '" .. o.report .. "'")
+  end
+  for _, n in ipairs(o.allocators) do
+    if n == "" then fail("--allocator needs a name") end
+  end
+  return o
+end
+
+--- A progress function show(label, n, total) rewriting one stderr line at
+-- most 4 times a second, and the function that clears it; nil when
+-- stderr is no terminal.
+function M.progress_line()
+  if os.execute("test -t 2") ~= true then return nil end
+  local last, shown = poolsh.wallclock(), false
+  local function show(label, n, total)
+    local now = poolsh.wallclock()
+    if now - last < 0.25 then return end
+    last, shown = now, true
+    local of = total and (" of %d (%d%%)"):format(total, n * 100 // math.max(total, 1)) or ""
+    io.stderr:write(("\r%s: %d events%s "):format(label, n, of))
+  end
+  local function clear() if shown then io.stderr:write("\r\27[K") end end
+  return show, clear
+end
+
+return M

@@ -82,6 +82,20 @@ function expect.faster(a_ms, b_ms, factor, what)
   end
 end
 
+--- Scenario helpers: the ms fn() took on poolsh.now()'s clock, and fn's
+-- result; the median of a list of numbers.
+function M.timed(fn)
+  local t = poolsh.now()
+  local r = fn()
+  return poolsh.now() - t, r
+end
+
+function M.median(t)
+  local c = { table.unpack(t) }
+  table.sort(c)
+  return c[(#c + 1) // 2]
+end
+
 --- Whether err is a failed expectation.
 function M.is_failure(err) return getmetatable(err) == FAIL end
 

@@ -2,16 +2,11 @@
 -- on poolsh.malloc): why its reserved memory stays high after tensors are
 -- freed, and what empty_cache() costs the next allocation.
 local poolsh = require "poolsh"
+local scenario = require "poolsh.scenario"
+local timed = scenario.timed
 local C = require "poolsh.allocators.caching"
 
 local MiB = 1024 * 1024
-
--- ms that fn() took on poolsh.now()'s clock, and fn's result.
-local function timed(fn)
-  local t = poolsh.now()
-  local r = fn()
-  return poolsh.now() - t, r
-end
 
 return {
   name = "caching_allocator",

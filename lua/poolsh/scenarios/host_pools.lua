@@ -2,22 +2,12 @@
 -- reachable by kernels and copies, counted in host memory, and far
 -- costlier to map.
 local poolsh = require "poolsh"
+local scenario = require "poolsh.scenario"
+local timed = scenario.timed
+local median = scenario.median
 
 local MAPS = 3   -- chunks mapped (and timed) in each pool after the first
 local ms = poolsh.fmt_duration
-
--- ms that fn() took on poolsh.now()'s clock, and fn's result.
-local function timed(fn)
-  local t = poolsh.now()
-  local r = fn()
-  return poolsh.now() - t, r
-end
-
-local function median(t)
-  local c = { table.unpack(t) }
-  table.sort(c)
-  return c[(#c + 1) // 2]
-end
 
 -- Copies src to dst on s once to warm up, then 3 times; the best ms.
 local function copy_ms(dst, src, s)

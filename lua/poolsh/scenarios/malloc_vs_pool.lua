@@ -1,22 +1,12 @@
 -- cudaMalloc/cudaFree against a pool: the latency of each call, and how
 -- cudaFree waits for the whole device while a pool free does not.
 local poolsh = require "poolsh"
+local scenario = require "poolsh.scenario"
+local timed = scenario.timed
+local median = scenario.median
 
 local SIZE, N, SPIN = "64 MiB", 50, 50
 local ms = poolsh.fmt_duration
-
--- ms that fn() took on poolsh.now()'s clock, and fn's result.
-local function timed(fn)
-  local t = poolsh.now()
-  local r = fn()
-  return poolsh.now() - t, r
-end
-
-local function median(t)
-  local c = { table.unpack(t) }
-  table.sort(c)
-  return c[(#c + 1) // 2]
-end
 
 -- N rounds of alloc() then free(b); the median ms of each call.
 local function rounds(alloc)

@@ -2,16 +2,11 @@
 -- is trimmed: the behaviour behind "CuPy's pinned memory is never freed"
 -- and free_all_blocks(). Last, a CuPy-style cache over cudaHostAlloc.
 local poolsh = require "poolsh"
+local scenario = require "poolsh.scenario"
+local timed = scenario.timed
 
 local SIZE = "16 MiB"
 local ms = poolsh.fmt_duration
-
--- ms that fn() took on poolsh.now()'s clock, and fn's result.
-local function timed(fn)
-  local t = poolsh.now()
-  local r = fn()
-  return poolsh.now() - t, r
-end
 
 -- A pinned-memory cache in the style of CuPy's PinnedMemoryPool: sizes
 -- round up to 512 B; a freed block waits in its size's free list for the

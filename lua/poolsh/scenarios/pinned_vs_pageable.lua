@@ -2,17 +2,12 @@
 -- pinning costs (cudaHostAlloc, cudaHostRegister of an existing buffer),
 -- and why kernels cannot reach pageable memory.
 local poolsh = require "poolsh"
+local scenario = require "poolsh.scenario"
+local timed = scenario.timed
 
 local SIZE = "128 MiB"
 
 local ms = poolsh.fmt_duration
-
--- ms that fn() took on poolsh.now()'s clock.
-local function timed(fn)
-  local t = poolsh.now()
-  fn()
-  return poolsh.now() - t
-end
 
 -- Copies src to dst on s once to warm up, then 3 times; returns the best
 -- ms of a copy and its sync, and the best ms of the copy call alone.

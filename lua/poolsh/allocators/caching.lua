@@ -42,6 +42,7 @@
 -- Segments are poolsh.malloc Buffers; empty_cache() and the retries cudaFree
 -- them (synchronous, like PyTorch's).
 local poolsh = require "poolsh"
+local util = require "poolsh.allocators.util"
 
 local MiB = 1024 * 1024
 local M = {
@@ -193,20 +194,12 @@ function A:find(pool, stream, size)
   return b
 end
 
-function A:count(key, delta)
-  local st = self.st
-  st[key] = st[key] + delta
-  local peak = "peak_" .. key
-  if st[peak] and st[key] > st[peak] then st[peak] = st[key] end
-end
+function A:count(key, delta) util.count(self.st, key, delta) end
 
 -- cudaMalloc of a new segment; its one block, or nil and the error.
 function A:malloc(pool, stream, bytes)
-  local ok, buf = pcall(poolsh.malloc, bytes)
-  if not ok then
-    if tostring(buf):find("cudaErrorMemoryAllocation", 1, true) then return nil, tostring(buf) end
-    error(buf, 0)
-  end
+  local buf, err = util.malloc(bytes)
+  if not buf then return nil, err end
   local key = self.expected and self.expected.size == bytes and self.expected.addr or buf.addr
   self.expected = nil
   local seg = { buffer = buf, addr = buf.addr, key = key, size = bytes, pool = pool, stream = stream }

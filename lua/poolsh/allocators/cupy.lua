@@ -22,6 +22,7 @@
 -- * cudaMalloc fails: free_all_blocks() and retry, then a full garbage
 --   collection, free_all_blocks() and a last retry.
 local poolsh = require "poolsh"
+local util = require "poolsh.allocators.util"
 
 local M = { UNIT = 512 }
 local A = {}
@@ -111,20 +112,12 @@ function A:get_chunk(size, stream)
   return c
 end
 
-function A:count(key, delta)
-  local st = self.st
-  st[key] = st[key] + delta
-  local peak = "peak_" .. key
-  if st[peak] and st[key] > st[peak] then st[peak] = st[key] end
-end
+function A:count(key, delta) util.count(self.st, key, delta) end
 
 -- cudaMalloc of `size` bytes as one chunk, or nil and the error.
 function A:try_malloc(size, stream)
-  local ok, buf = pcall(poolsh.malloc, size)
-  if not ok then
-    if tostring(buf):find("cudaErrorMemoryAllocation", 1, true) then return nil, tostring(buf) end
-    error(buf, 0)
-  end
+  local buf, err = util.malloc(size)
+  if not buf then return nil, err end
   local mem = { buffer = buf, addr = buf.addr, size = size }
   self.mems[mem] = true
   self:count("reserved", size); self:count("segments", 1)

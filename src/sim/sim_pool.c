@@ -810,7 +810,7 @@ static ri carve(sim_ctx *c, ps_pool *p, ri g, ri h, uint64_t r, uint64_t req,
  * search the pool's space, after which the frees complete by now are no
  * longer young (measured on an H100: docs/calibration.md E13, ties4, and
  * replays of tests/data/torch). Returns the run's first record, or 0.
- * O(young frees of s). */
+ * O(young frees of s) at most; an exact fit ends the walk. */
 static ri young_fit(const ps_pool *p, const ps_stream *s, uint64_t r) {
   const pqueue *q = pq_find((ps_pool *)p, s->id);
   ri best = 0;
@@ -827,6 +827,7 @@ static ri young_fit(const ps_pool *p, const ps_stream *s, uint64_t r) {
     uint32_t seq = R(p, i)->u.f.seq;
     if (size >= r && (!best || size < best_size || (size == best_size && seq < best_seq)))
       best = i, best_size = size, best_seq = seq;
+    if (best_size == r) break;   /* an exact fit, the oldest: the queue is in free order */
   }
   return best;
 }

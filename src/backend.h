@@ -62,6 +62,16 @@ typedef enum {
   PS_KIND_PAGEABLE = 3   /* page-aligned host malloc (registrable) */
 } ps_kind;
 
+/* event_create's flags: timing on; an interprocess event
+ * (cudaEventInterprocess, which CUDA allows only without timing). */
+enum { PS_EVENT_TIMING = 1, PS_EVENT_IPC = 2 };
+
+/* A device's access to a pool's memory: cudaMemAccessFlags' values. */
+typedef enum { PS_ACCESS_NONE = 0, PS_ACCESS_READ = 1, PS_ACCESS_RW = 3 } ps_access;
+
+/* IPC: the bytes of cudaMemPoolPtrExportData and of cudaIpcEventHandle_t. */
+#define PS_IPC_BYTES 64
+
 /* cudaHostAlloc flags, as poolsh.pinned's options. */
 enum { PS_PINNED_PORTABLE = 1, PS_PINNED_MAPPED = 2, PS_PINNED_WRITE_COMBINED = 4 };
 
@@ -84,6 +94,7 @@ typedef struct ps_pool_props {
   ps_location location;
   int device;             /* device index (device pools; host pools: NUMA 0) */
   uint64_t max_size;      /* 0: no limit beyond the device */
+  int ipc;                /* exportable to other processes (POSIX file descriptors) */
 } ps_pool_props;
 
 typedef struct ps_device_info {
@@ -117,6 +128,7 @@ typedef struct ps_config {
   uint64_t sim_memory;               /* sim: device size in bytes, 0 = profile */
   int (*interrupted)(void *ud);      /* non-zero: give up waiting */
   void *interrupted_ud;
+  int sim_devices;                   /* sim: devices modelled, 0 = 1 (--sim-devices) */
 } ps_config;
 
 typedef struct ps_backend {
@@ -136,9 +148,16 @@ typedef struct ps_backend {
   int (*device_count)(void *ctx, int *n);
   int (*device_info)(void *ctx, int dev, ps_device_info *out);
   int (*device_sync)(void *ctx);                  /* cudaDeviceSynchronize */
+  /* Peers: cudaDeviceCanAccessPeer; cudaDeviceEnablePeerAccess from dev to
+   * peer's memory (cudaMalloc'd memory; pools have their own access, below);
+   * whether this context enabled it. */
+  int (*device_can_access_peer)(void *ctx, int dev, int peer, int *can);
+  int (*device_enable_peer)(void *ctx, int dev, int peer);
+  int (*device_peer_enabled)(void *ctx, int dev, int peer, int *on);
 
-  /* Streams. NULL is the legacy default stream (never destroyed). */
-  int (*stream_create)(void *ctx, int priority, int blocking, ps_stream **out);
+  /* Streams. NULL is the legacy default stream of the context's device
+   * (never destroyed); other streams belong to the device they were made on. */
+  int (*stream_create)(void *ctx, int dev, int priority, int blocking, ps_stream **out);
   int (*stream_destroy)(void *ctx, ps_stream *s);
   int (*stream_priority_range)(void *ctx, int *least, int *greatest);
   int (*stream_sync)(void *ctx, ps_stream *s);
@@ -154,13 +173,17 @@ typedef struct ps_backend {
   int (*stream_last_span)(void *ctx, ps_stream *s, double *queued_ms, double *start_ms,
                           double *end_ms);
 
-  /* Events. */
-  int (*event_create)(void *ctx, int timing, ps_event **out);
+  /* Events, on the context's device. flags: PS_EVENT_*. */
+  int (*event_create)(void *ctx, unsigned flags, ps_event **out);
   int (*event_destroy)(void *ctx, ps_event *e);
   int (*event_record)(void *ctx, ps_event *e, ps_stream *s);
   int (*event_sync)(void *ctx, ps_event *e);
   int (*event_query)(void *ctx, ps_event *e, int *done);
   int (*event_elapsed)(void *ctx, ps_event *start, ps_event *end, double *ms);
+  /* IPC events (PS_EVENT_IPC): cudaIpcGetEventHandle, cudaIpcOpenEventHandle.
+   * An imported event can be waited on, queried and synced, not recorded. */
+  int (*event_export)(void *ctx, ps_event *e, uint8_t out[PS_IPC_BYTES]);
+  int (*event_import)(void *ctx, const uint8_t data[PS_IPC_BYTES], ps_event **out);
 
   /* Stream-ordered pools. pool_destroy follows cudaMemPoolDestroy: blocks
    * still allocated stay valid and are freed as usual later. */
@@ -178,6 +201,18 @@ typedef struct ps_backend {
   int (*pool_alloc)(void *ctx, ps_pool *p, uint64_t size, ps_stream *s,
                     ps_addr *out, ps_alloc_note *note);
   int (*pool_free)(void *ctx, ps_addr a, ps_stream *s);  /* cudaFreeAsync */
+  /* Access of device dev to p's memory (cudaMemPoolGetAccess/SetAccess). */
+  int (*pool_get_access)(void *ctx, ps_pool *p, int dev, ps_access *out);
+  int (*pool_set_access)(void *ctx, ps_pool *p, int dev, ps_access a);
+  /* IPC pools (props.ipc): pool_export gives a new file descriptor the
+   * caller closes (cudaMemPoolExportToShareableHandle); pool_import opens
+   * one (the fd stays the caller's). ptr_export/ptr_import are
+   * cudaMemPoolExportPointer/ImportPointer; an imported block is freed with
+   * pool_free like any other. */
+  int (*pool_export)(void *ctx, ps_pool *p, int *fd);
+  int (*pool_import)(void *ctx, int fd, ps_pool **out);
+  int (*ptr_export)(void *ctx, ps_addr a, uint8_t out[PS_IPC_BYTES]);
+  int (*ptr_import)(void *ctx, ps_pool *p, const uint8_t data[PS_IPC_BYTES], ps_addr *out);
 
   /* Other memory, all synchronous frees. */
   int (*malloc_device)(void *ctx, uint64_t size, ps_addr *out);

@@ -53,7 +53,7 @@ ps_ctx *ps_context_open(lua_State *L, ps_ctx *c) {
                ps_shown(L, -1));
   }
   const ps_backend *be = choose_backend(L, c);
-  ps_config cfg = {c->device, c->sim_memory, interrupted, c};
+  ps_config cfg = {c->device, c->sim_memory, interrupted, c, 0};
   void *b = NULL;
   int st = be->open(&cfg, &b);
   if (st != PS_OK) {

@@ -20,7 +20,7 @@ ps_eventud *ps_newevent(lua_State *L, int timing) {
   ps_eventud *e = (ps_eventud *)ps_newobject(L, PS_UV_EVENT, 0);
   e->id = ps_nextid(L, PS_ID_EVENT);
   e->timing = timing;
-  ps_check(L, c->be->event_create(c->b, timing, &e->h), "(creating event e%d)", e->id);
+  ps_check(L, c->be->event_create(c->b, timing ? PS_EVENT_TIMING : 0, &e->h), "(creating event e%d)", e->id);
   e->live = 1;
   return e;
 }

@@ -138,7 +138,7 @@ static int pool_new(lua_State *L) {
   ps_checkoptions(L, 1, "poolsh.pool", opts);
   lua_settop(L, 1);
   ps_ctx *c = ps_context(L);
-  ps_pool_props props = {PS_LOCATION_DEVICE, c->device, 0};
+  ps_pool_props props = {PS_LOCATION_DEVICE, c->device, 0, 0};
   if (!lua_isnoneornil(L, 1)) {
     if (lua_getfield(L, 1, "location") != LUA_TNIL) {
       const char *loc = lua_tostring(L, -1);

@@ -60,7 +60,7 @@ static int stream_new(lua_State *L) {
   s->id = ps_nextid(L, PS_ID_STREAM);
   s->priority = (int)prio;
   s->blocking = blocking;
-  ps_check(L, c->be->stream_create(c->b, (int)prio, blocking, &s->h),
+  ps_check(L, c->be->stream_create(c->b, c->device, (int)prio, blocking, &s->h),
            "(creating stream s%d)", s->id);
   s->live = 1;
   if (!lua_isnil(L, name)) ps_setname(L, PS_ID_STREAM, s->id, name);

@@ -344,7 +344,7 @@ static int cu_device_sync(void *ctx) {
 
 /* blocking == 0 gives a stream that does not synchronise with the legacy
  * default stream (cudaStreamNonBlocking). */
-static int cu_stream_create(void *ctx, int priority, int blocking,
+static int cu_stream_create(void *ctx, int dev, int priority, int blocking,
                             ps_stream **out) {
   cu_ctx *c = ctx;
   ps_stream *s = calloc(1, sizeof *s);
@@ -393,12 +393,13 @@ static int cu_stream_wait(void *ctx, ps_stream *s, ps_event *e) {
 /* ------------------------------------------------------------------ */
 /* Events                                                               */
 
-static int cu_event_create(void *ctx, int timing, ps_event **out) {
+static int cu_event_create(void *ctx, unsigned flags, ps_event **out) {
   cu_ctx *c = ctx;
+  if (flags & PS_EVENT_IPC) return PS_ERR_NOT_SUPPORTED;   /* not bound yet */
   ps_event *e = calloc(1, sizeof *e);
   if (!e) return PS_ERR_MEMORY_ALLOCATION;
-  unsigned flags = timing ? cudaEventDefault : cudaEventDisableTiming;
-  int st = status(cudaEventCreateWithFlags(&e->h, flags));
+  unsigned cflags = (flags & PS_EVENT_TIMING) ? cudaEventDefault : cudaEventDisableTiming;
+  int st = status(cudaEventCreateWithFlags(&e->h, cflags));
   if (st != PS_OK) {
     free(e);
     return st;

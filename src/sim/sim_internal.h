@@ -183,14 +183,14 @@ typedef struct sim_pool_list {
   X(device_count, (void *ctx, int *n), (ctx, n)) \
   X(device_info, (void *ctx, int dev, ps_device_info *out), (ctx, dev, out)) \
   X(device_sync, (void *ctx), (ctx)) \
-  X(stream_create, (void *ctx, int priority, int blocking, ps_stream **out), \
-    (ctx, priority, blocking, out)) \
+  X(stream_create, (void *ctx, int dev, int priority, int blocking, ps_stream **out), \
+    (ctx, dev, priority, blocking, out)) \
   X(stream_destroy, (void *ctx, ps_stream *s), (ctx, s)) \
   X(stream_priority_range, (void *ctx, int *least, int *greatest), (ctx, least, greatest)) \
   X(stream_sync, (void *ctx, ps_stream *s), (ctx, s)) \
   X(stream_query, (void *ctx, ps_stream *s, int *idle), (ctx, s, idle)) \
   X(stream_wait, (void *ctx, ps_stream *s, ps_event *e), (ctx, s, e)) \
-  X(event_create, (void *ctx, int timing, ps_event **out), (ctx, timing, out)) \
+  X(event_create, (void *ctx, unsigned flags, ps_event **out), (ctx, flags, out)) \
   X(event_destroy, (void *ctx, ps_event *e), (ctx, e)) \
   X(event_record, (void *ctx, ps_event *e, ps_stream *s), (ctx, e, s)) \
   X(event_sync, (void *ctx, ps_event *e), (ctx, e)) \
@@ -336,13 +336,13 @@ int sim_host_knows(const sim_ctx *c, int stream, int64_t pos);
 
 /* The ops of sim_stream.c that the ops table uses directly. */
 int sim_device_sync(void *ctx);
-int sim_stream_create(void *ctx, int priority, int blocking, ps_stream **out);
+int sim_stream_create(void *ctx, int dev, int priority, int blocking, ps_stream **out);
 int sim_stream_destroy(void *ctx, ps_stream *s);
 int sim_stream_priority_range(void *ctx, int *least, int *greatest);
 int sim_stream_sync(void *ctx, ps_stream *s);
 int sim_stream_query(void *ctx, ps_stream *s, int *idle);
 int sim_stream_wait(void *ctx, ps_stream *s, ps_event *e);
-int sim_event_create(void *ctx, int timing, ps_event **out);
+int sim_event_create(void *ctx, unsigned flags, ps_event **out);
 int sim_event_destroy(void *ctx, ps_event *e);
 int sim_event_record(void *ctx, ps_event *e, ps_stream *s);
 int sim_event_sync(void *ctx, ps_event *e);

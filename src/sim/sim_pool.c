@@ -1134,7 +1134,7 @@ static int pool_new(sim_ctx *c, const ps_pool_props *props, ps_pool **out) {
 
 /* Creates the device's default pool. */
 int sim_pools_init(sim_ctx *c) {
-  ps_pool_props props = { PS_LOCATION_DEVICE, 0, 0 };
+  ps_pool_props props = { PS_LOCATION_DEVICE, 0, 0, 0 };
   int st = pool_new(c, &props, &c->default_pool);
   if (st == PS_OK) c->default_pool->is_default = 1;
   return st;

@@ -491,7 +491,7 @@ int sim_device_sync(void *ctx) {
 
 /* Creates a stream; priority is clamped to [-5, 0] as CUDA does. Ids
  * grow from 1 and are never reused. */
-int sim_stream_create(void *ctx, int priority, int blocking, ps_stream **out) {
+int sim_stream_create(void *ctx, int dev, int priority, int blocking, ps_stream **out) {
   sim_ctx *c = ctx;
   if (!out) return PS_ERR_INVALID_VALUE;
   if (!sim_reserve_one((void **)&c->streams, &c->capstreams, c->nstreams, sizeof *c->streams, 8) ||
@@ -587,13 +587,14 @@ int sim_event_valid(sim_ctx *c, ps_event *e) {
   return e && sim_table_find(&c->events, (uintptr_t)e);
 }
 
-int sim_event_create(void *ctx, int timing, ps_event **out) {
+int sim_event_create(void *ctx, unsigned flags, ps_event **out) {
   sim_ctx *c = ctx;
   if (!out) return PS_ERR_INVALID_VALUE;
+  if (flags & PS_EVENT_IPC) return PS_ERR_NOT_SUPPORTED;   /* not modelled yet */
   ps_event *e = calloc(1, sizeof *e);
   if (!e) return PS_ERR_MEMORY_ALLOCATION;
   if (!sim_table_put(&c->events, (uintptr_t)e, 0)) { free(e); return PS_ERR_MEMORY_ALLOCATION; }
-  e->timing = timing != 0;
+  e->timing = (flags & PS_EVENT_TIMING) != 0;
   *out = e;
   return PS_OK;
 }

@@ -125,8 +125,8 @@ static void test_streams_events(T *t) {
   double ms = -1;
   OK(t, b->stream_priority_range(c, &least, &greatest));
   CHECK(t, least >= greatest);
-  OK(t, b->stream_create(c, greatest, 0, &s1));
-  OK(t, b->stream_create(c, least, 1, &s2));
+  OK(t, b->stream_create(c, 0, greatest, 0, &s1));
+  OK(t, b->stream_create(c, 0, least, 1, &s2));
   OK(t, b->event_create(c, 1, &e0));
   OK(t, b->event_create(c, 1, &e1));
   OK(t, b->event_create(c, 0, &ea));
@@ -195,7 +195,7 @@ static void test_interrupts(T *t) {
   ps_stream *s = NULL;
   ps_event *e = NULL;
   int idle = -1;
-  OK(t, b->stream_create(c, 0, 0, &s));
+  OK(t, b->stream_create(c, 0, 0, 0, &s));
   OK(t, b->event_create(c, 0, &e));
   OK(t, b->spin(c, s, 200));
   OK(t, b->event_record(c, e, s));
@@ -231,7 +231,7 @@ static void test_pool_counters(T *t) {
   ps_stream *s = NULL;
   ps_addr a = 0;
   ps_alloc_note note = {PS_RULE_UNKNOWN, 0};
-  OK(t, b->stream_create(c, 0, 0, &s));
+  OK(t, b->stream_create(c, 0, 0, 0, &s));
   if (!OK(t, b->pool_create(c, &props, &p))) return;
 
   CHECK(t, pool_attr(t, p, PS_ATTR_RELEASE_THRESHOLD) == 0);
@@ -297,7 +297,7 @@ static void test_pool_oom(T *t) {
   ps_pool *p = NULL;
   ps_stream *s = NULL;
   ps_addr a = 0, a2 = 0;
-  OK(t, b->stream_create(c, 0, 0, &s));
+  OK(t, b->stream_create(c, 0, 0, 0, &s));
   if (!OK(t, b->pool_create(c, &props, &p))) return;
   OK(t, b->pool_alloc(c, p, 48 * MiB, s, &a, NULL));
   IS(t, b->pool_alloc(c, p, 32 * MiB, s, &a2, NULL), PS_ERR_MEMORY_ALLOCATION);
@@ -434,7 +434,7 @@ static void test_contents(T *t) {
   ps_stream *s = NULL;
   uint8_t *host = malloc(N_CONTENT);
   if (!CHECK(t, host != NULL)) return;
-  OK(t, b->stream_create(c, 0, 0, &s));
+  OK(t, b->stream_create(c, 0, 0, 0, &s));
   int n = make_bufs(t, s, bufs, pools);
   for (int i = 0; i < n; i++)
     if (bufs[i].kernels) test_kernels_on(t, &bufs[i], s, host);
@@ -509,7 +509,7 @@ static void test_second_context(T *t) {
   ps_addr a = 0;
   int64_t bad = -2;
   if (!OK(t, b->open(&cfg, &c2))) return;
-  OK(t, b->stream_create(c2, 0, 0, &s));
+  OK(t, b->stream_create(c2, 0, 0, 0, &s));
   OK(t, b->malloc_device(c2, MiB, &a));
   OK(t, b->fill(c2, a, MiB, 7, s));
   OK(t, b->verify(c2, a, MiB, 7, s, &bad));

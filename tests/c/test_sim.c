@@ -74,7 +74,7 @@ static void test_clock(void) {
   double ms;
   classic(c);
   NEAR(B->now(c), 0);
-  OK(B->stream_create(c, 0, 1, &s));
+  OK(B->stream_create(c, 0, 0, 1, &s));
   OK(B->spin(c, s, 10));                       /* host 2 us, ends 10.002 ms */
   NEAR(B->now(c), 0.002);
   OK(B->stream_query(c, s, &idle));
@@ -113,7 +113,7 @@ static void test_clock(void) {
 
   /* stream_wait: s2's next op starts after e2's time. */
   ps_stream *s2;
-  OK(B->stream_create(c, 0, 0, &s2));
+  OK(B->stream_create(c, 0, 0, 0, &s2));
   OK(B->spin(c, s, 20));
   OK(B->event_record(c, e2, s));
   OK(B->stream_wait(c, s2, e2));
@@ -138,8 +138,8 @@ static void test_legacy(void) {
   void *c = open_sim(0);
   ps_stream *b, *nb;
   classic(c);
-  OK(B->stream_create(c, 0, 1, &b));
-  OK(B->stream_create(c, -2, 0, &nb));
+  OK(B->stream_create(c, 0, 0, 1, &b));
+  OK(B->stream_create(c, 0, -2, 0, &nb));
   OK(B->spin(c, b, 10));                       /* ends 10.002 */
   OK(B->spin(c, NULL, 1));                     /* after b: ends 11.002 */
   OK(B->spin(c, nb, 1));                       /* host 6 us: ends 1.006 */
@@ -165,7 +165,7 @@ static void test_contents(void) {
   int64_t bad;
   uint8_t buf[64];
   classic(c);
-  OK(B->stream_create(c, 0, 1, &s));
+  OK(B->stream_create(c, 0, 0, 1, &s));
   OK(B->pool_default(c, 0, &p));
   OK(B->pool_alloc(c, p, MiB, s, &a, NULL));
   OK(B->pool_alloc(c, p, MiB, s, &b, NULL));
@@ -264,8 +264,8 @@ static void test_clobber(void) {
   ps_alloc_note note;
   int64_t bad;
   uint8_t x;
-  OK(B->stream_create(c, 0, 0, &s1));
-  OK(B->stream_create(c, 0, 0, &s2));
+  OK(B->stream_create(c, 0, 0, 0, &s1));
+  OK(B->stream_create(c, 0, 0, 0, &s2));
   p = new_pool(c, 0, 0);
   OK(B->pool_alloc(c, p, MiB, s1, &a, NULL));
   OK(B->fill(c, a, MiB, 0x11, s1));
@@ -290,8 +290,8 @@ static void test_clobber(void) {
 static void *pool_env(uint64_t memory, uint64_t max, uint64_t threshold,
                       ps_stream **s1, ps_stream **s2, ps_pool **p) {
   void *c = open_sim(memory);
-  OK(B->stream_create(c, 0, 0, s1));
-  OK(B->stream_create(c, 0, 0, s2));
+  OK(B->stream_create(c, 0, 0, 0, s1));
+  OK(B->stream_create(c, 0, 0, 0, s2));
   *p = new_pool(c, max, threshold);
   return c;
 }
@@ -469,7 +469,7 @@ static void test_coalesce_eligibility(void) {
   ps_addr a, b, d, y;
   ps_alloc_note n;
   void *c = pool_env(0, 0, UINT64_MAX, &s1, &s2, &p);
-  OK(B->stream_create(c, 0, 0, &s3));
+  OK(B->stream_create(c, 0, 0, 0, &s3));
   OK(B->event_create(c, 0, &e));
   OK(B->pool_alloc(c, p, MiB, s1, &a, NULL));
   OK(B->pool_alloc(c, p, MiB, s2, &b, NULL));
@@ -821,7 +821,7 @@ static void test_counters_and_device(void) {
   ps_stream *s;
   ps_addr a, b, d, m;
   ps_device_info info;
-  OK(B->stream_create(c, 0, 0, &s));
+  OK(B->stream_create(c, 0, 0, 0, &s));
   ps_pool *p = new_pool(c, 0, 0);
   OK(B->pool_alloc(c, p, 20 * MiB, s, &a, NULL));
   OK(B->pool_alloc(c, p, 20 * MiB, s, &b, NULL));
@@ -864,7 +864,7 @@ static void test_destroy(void) {
   ps_addr a;
   ps_device_info info;
   uint64_t v;
-  OK(B->stream_create(c, 0, 0, &s));
+  OK(B->stream_create(c, 0, 0, 0, &s));
   ps_pool *p = new_pool(c, 0, UINT64_MAX), *dp;
   OK(B->pool_alloc(c, p, 4 * MiB, s, &a, NULL));
   OK(B->pool_destroy(c, p));
@@ -893,7 +893,7 @@ static void test_timing(void) {
   ps_addr a, dev, pin, pg;
   double ms, t;
   int idle;
-  OK(B->stream_create(c, 0, 0, &s));
+  OK(B->stream_create(c, 0, 0, 0, &s));
   OK(B->event_create(c, 1, &e1));
   OK(B->event_create(c, 1, &e2));
   NEAR(opt(c, "api_ns"), 4850);
@@ -1000,7 +1000,7 @@ static void test_host_costs(void) {
   ps_addr pin, pg, pg2, dev;
   ps_stream *s;
   double t0, a[2], f[2], r[2], u[2], pa[2], pf[2];
-  OK(B->stream_create(c, 0, 0, &s));
+  OK(B->stream_create(c, 0, 0, 0, &s));
   static const uint64_t sz[] = { MiB, 256 * MiB };
   for (int i = 0; i < 2; i++) {
     a[i] = TIMED(c, B->alloc_pinned(c, sz[i], 0, &pin));
@@ -1062,7 +1062,7 @@ static void test_host_pool_costs(void) {
   ps_stream *s;
   ps_addr a, b;
   double t0, cost[2][4];
-  OK(B->stream_create(c, 0, 0, &s));
+  OK(B->stream_create(c, 0, 0, 0, &s));
   for (int host = 0; host < 2; host++) {
     ps_pool_props props = { host ? PS_LOCATION_HOST : PS_LOCATION_DEVICE, 0, 0 };
     ps_pool *p, *pm;
@@ -1112,8 +1112,8 @@ static void test_destroy_busy(void) {
     ps_pool *p = new_pool(c, 0, mode == 2 ? UINT64_MAX : 0);
     ps_addr a;
     if (mode == 1) OK(B->option_set(c, "release_on_destroyed_stream_done", 0));
-    OK(B->stream_create(c, 0, 0, &s));
-    OK(B->stream_create(c, 0, 0, &o));
+    OK(B->stream_create(c, 0, 0, 0, &s));
+    OK(B->stream_create(c, 0, 0, 0, &o));
     OK(B->pool_alloc(c, p, 64 * MiB, s, &a, NULL));
     OK(B->spin(c, s, 30));
     OK(B->pool_free(c, a, s));
@@ -1139,8 +1139,8 @@ static void test_destroy_busy(void) {
   ps_pool *p = new_pool(c, 0, UINT64_MAX);
   ps_addr a, b;
   ps_alloc_note note;
-  OK(B->stream_create(c, 0, 0, &s));
-  OK(B->stream_create(c, 0, 0, &o));
+  OK(B->stream_create(c, 0, 0, 0, &s));
+  OK(B->stream_create(c, 0, 0, 0, &o));
   policies(c, p, 0, 0, 0);
   OK(B->pool_alloc(c, p, MiB, s, &a, NULL));
   OK(B->spin(c, s, 10));
@@ -1170,7 +1170,7 @@ static void test_interrupts(void) {
   uint8_t x;
   int idle;
   OK(B->open(&cfg, &c));
-  OK(B->stream_create(c, 0, 0, &s));
+  OK(B->stream_create(c, 0, 0, 0, &s));
   OK(B->event_create(c, 0, &e));
   p = new_pool(c, 0, 0);
   OK(B->pool_alloc(c, p, MiB, s, &a, NULL));
@@ -1258,7 +1258,7 @@ static void test_close_live(void) {
   ps_pool *p;
   ps_addr a, h, m, g;
   uint8_t buf[100] = { 1 };
-  OK(B->stream_create(c, 0, 0, &s));
+  OK(B->stream_create(c, 0, 0, 0, &s));
   OK(B->event_create(c, 1, &e));
   ps_pool_props hp = { PS_LOCATION_HOST, 0, 0 };
   OK(B->pool_create(c, &hp, &p));
@@ -1283,8 +1283,8 @@ static void test_last_span(void) {
   classic(c);
   ps_stream *s1 = NULL, *s2 = NULL;
   ps_event *e = NULL;
-  OK(B->stream_create(c, 0, 0, &s1));
-  OK(B->stream_create(c, 0, 0, &s2));
+  OK(B->stream_create(c, 0, 0, 0, &s1));
+  OK(B->stream_create(c, 0, 0, 0, &s2));
   OK(B->event_create(c, 0, &e));
   double q = -1, a = -1, b = -1;
   CHECK(B->stream_last_span(c, s1, &q, &a, &b) == PS_ERR_NOT_READY);

@@ -43,7 +43,7 @@ static void test_transitive_events(void) {
   ps_event *e1, *e2;
   ps_addr a, b;
   ps_alloc_note n;
-  for (int i = 0; i < 4; i++) OK(B->stream_create(c, 0, 0, &s[i]));
+  for (int i = 0; i < 4; i++) OK(B->stream_create(c, 0, 0, 0, &s[i]));
   OK(B->event_create(c, 0, &e1));
   OK(B->event_create(c, 0, &e2));
   ps_pool *p = strict_pool(c, 1);
@@ -68,8 +68,8 @@ static void test_event_before_free(void) {
   ps_event *e;
   ps_addr a, b;
   ps_alloc_note n;
-  OK(B->stream_create(c, 0, 0, &s1));
-  OK(B->stream_create(c, 0, 0, &s2));
+  OK(B->stream_create(c, 0, 0, 0, &s1));
+  OK(B->stream_create(c, 0, 0, 0, &s2));
   OK(B->event_create(c, 0, &e));
   ps_pool *p = strict_pool(c, 1);
   OK(B->pool_alloc(c, p, 2 * MiB, s1, &a, NULL));
@@ -93,9 +93,9 @@ static void test_host_learns_through_event(void) {
   ps_event *e1, *e2;
   ps_addr a, b;
   ps_alloc_note n;
-  OK(B->stream_create(c, 0, 0, &s1));
-  OK(B->stream_create(c, 0, 0, &s2));
-  OK(B->stream_create(c, 0, 0, &s3));
+  OK(B->stream_create(c, 0, 0, 0, &s1));
+  OK(B->stream_create(c, 0, 0, 0, &s2));
+  OK(B->stream_create(c, 0, 0, 0, &s3));
   OK(B->event_create(c, 0, &e1));
   OK(B->event_create(c, 0, &e2));
   ps_pool *p = strict_pool(c, 0);
@@ -119,8 +119,8 @@ static void test_internal_dep_delays_legacy(void) {
   ps_addr a, b;
   ps_alloc_note n;
   int idle;
-  OK(B->stream_create(c, 0, 0, &nb));
-  OK(B->stream_create(c, 0, 1, &bl));
+  OK(B->stream_create(c, 0, 0, 0, &nb));
+  OK(B->stream_create(c, 0, 0, 1, &bl));
   ps_pool_props props = { PS_LOCATION_DEVICE, 0, 32 * MiB };
   ps_pool *p = NULL;
   OK(B->pool_create(c, &props, &p));
@@ -148,7 +148,7 @@ static void test_same_stream_coalesce(void) {
   ps_addr a, b, x;
   ps_alloc_note n;
   uint64_t r;
-  OK(B->stream_create(c, 0, 0, &s));
+  OK(B->stream_create(c, 0, 0, 0, &s));
   ps_pool *p = strict_pool(c, 0);
   OK(B->pool_alloc(c, p, MiB, s, &a, NULL));
   OK(B->pool_alloc(c, p, MiB, s, &b, NULL));
@@ -186,7 +186,7 @@ static void test_release_past_live(void) {
   ps_addr a, b, d, x;
   ps_alloc_note n;
   int64_t bad = 0;
-  OK(B->stream_create(c, 0, 0, &s));
+  OK(B->stream_create(c, 0, 0, 0, &s));
   ps_pool *p = pool_th(c, 0);
   OK(B->pool_alloc(c, p, 32 * MiB, s, &a, NULL));
   OK(B->pool_alloc(c, p, 32 * MiB, s, &b, NULL));
@@ -210,7 +210,7 @@ static void test_top_run_last(void) {
   void *c = open_sim();
   ps_stream *s;
   ps_addr a, b, x;
-  OK(B->stream_create(c, 0, 0, &s));
+  OK(B->stream_create(c, 0, 0, 0, &s));
   ps_pool *p = pool_th(c, UINT64_MAX);
   OK(B->pool_alloc(c, p, 20 * MiB, s, &a, NULL));
   OK(B->pool_alloc(c, p, MiB, s, &b, NULL));
@@ -230,7 +230,7 @@ static void test_pending_runs(void) {
   ps_stream *s;
   ps_addr a, b, g, x, y;
   ps_alloc_note n;
-  OK(B->stream_create(c, 0, 0, &s));
+  OK(B->stream_create(c, 0, 0, 0, &s));
   ps_pool *p = pool_th(c, UINT64_MAX);
   OK(B->pool_alloc(c, p, MiB, s, &a, NULL));
   OK(B->spin(c, s, 10));
@@ -272,8 +272,8 @@ static double scenario(ps_addr *out, int *rules) {
   ps_stream *s1, *s2;
   ps_pool *p;
   ps_alloc_note n;
-  OK(B->stream_create(c, 0, 0, &s1));
-  OK(B->stream_create(c, 0, 1, &s2));
+  OK(B->stream_create(c, 0, 0, 0, &s1));
+  OK(B->stream_create(c, 0, 0, 1, &s2));
   OK(B->pool_default(c, 0, &p));
   for (int i = 0; i < 8; i++) {
     ps_stream *s = i & 1 ? s2 : s1;

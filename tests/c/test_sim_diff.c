@@ -277,8 +277,8 @@ static int step(world *w) {
       pair n = { 0, 0 };
       int blocking = below(w, 2);
       snprintf(w->what, sizeof w->what, "stream_create(blocking %d)", blocking);
-      sa = A->stream_create(ca, 0, blocking, (ps_stream **)&n.a);
-      sr = R->stream_create(cr, 0, blocking, (ps_stream **)&n.r);
+      sa = A->stream_create(ca, 0, 0, blocking, (ps_stream **)&n.a);
+      sr = R->stream_create(cr, 0, 0, blocking, (ps_stream **)&n.r);
       if (!sa) w->streams[w->nstreams++] = n;
     } else if (si > 0) {
       snprintf(w->what, sizeof w->what, "stream_destroy(stream %d)", si);

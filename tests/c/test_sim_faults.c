@@ -36,7 +36,7 @@ static void *open_sim(void) {
 static void make(void *c, fixture *f) {
   ps_pool_props props = { PS_LOCATION_DEVICE, 0, 0 };
   memset(f, 0, sizeof *f);
-  OK(B->stream_create(c, 0, 1, &f->s));
+  OK(B->stream_create(c, 0, 0, 1, &f->s));
   OK(B->event_create(c, 1, &f->e));
   OK(B->event_create(c, 1, &f->e2));
   OK(B->event_record(c, f->e, f->s));
@@ -70,7 +70,7 @@ static int call(void *c, int op, fixture *f) {
   case SIM_F_device_count: return B->device_count(c, &n);
   case SIM_F_device_info: return B->device_info(c, 0, &info);
   case SIM_F_device_sync: return B->device_sync(c);
-  case SIM_F_stream_create: return B->stream_create(c, 0, 1, &s);
+  case SIM_F_stream_create: return B->stream_create(c, 0, 0, 1, &s);
   case SIM_F_stream_destroy: return B->stream_destroy(c, f->s);
   case SIM_F_stream_priority_range: return B->stream_priority_range(c, &least, &greatest);
   case SIM_F_stream_sync: return B->stream_sync(c, f->s);
@@ -216,9 +216,9 @@ static void test_same_call(void) {
   OK(B->option_set(c, "fault.every", 1));
   OK(B->option_set(c, "fault.count", 2));
   OK(arm(c, "stream_create", "cudaErrorInvalidValue", 1));
-  CHECK(B->stream_create(c, 0, 1, &s) == PS_ERR_MEMORY_ALLOCATION);
-  CHECK(B->stream_create(c, 0, 1, &s) == PS_ERR_INVALID_VALUE);
-  OK(B->stream_create(c, 0, 1, &s));
+  CHECK(B->stream_create(c, 0, 0, 1, &s) == PS_ERR_MEMORY_ALLOCATION);
+  CHECK(B->stream_create(c, 0, 0, 1, &s) == PS_ERR_INVALID_VALUE);
+  OK(B->stream_create(c, 0, 0, 1, &s));
   CHECK(get(c, "fault.clear") == 0);
   B->close(c);
 }

@@ -77,14 +77,14 @@ static void live_work(log *l, int churn, int steps) {
   ps_stream *s[NLIVE];
   ps_event *e;
   ps_addr ring[16] = { 0 };
-  for (int i = 0; i < NLIVE; i++) OK(B->stream_create(c, 0, i & 1, &s[i]));
+  for (int i = 0; i < NLIVE; i++) OK(B->stream_create(c, 0, 0, i & 1, &s[i]));
   OK(B->event_create(c, 1, &e));
   ps_pool *p = keeping_pool(c);
   for (int i = 0; i < steps; i++) {
     if (churn) {
       ps_stream *t;
       ps_event *f;
-      OK(B->stream_create(c, 0, i & 1, &t));
+      OK(B->stream_create(c, 0, 0, i & 1, &t));
       OK(B->event_create(c, i & 1, &f));
       OK(B->event_destroy(c, f));
       OK(B->stream_destroy(c, t));
@@ -136,13 +136,13 @@ static void test_churn_changes_nothing(void) {
 static void test_churn_memory(void) {
   sim_ctx *c = open_sim();
   ps_stream *live;
-  OK(B->stream_create(c, 0, 0, &live));
+  OK(B->stream_create(c, 0, 0, 0, &live));
   size_t heap = 0;
   for (int i = 0; i < 101000; i++) {
     if (i == 1000) heap = mallinfo2().uordblks;   /* tables at their size */
     ps_stream *t;
     ps_event *e;
-    OK(B->stream_create(c, 0, i & 1, &t));
+    OK(B->stream_create(c, 0, 0, i & 1, &t));
     OK(B->event_create(c, 0, &e));
     OK(B->spin(c, t, 0.001));
     OK(B->event_record(c, e, t));
@@ -166,7 +166,7 @@ static void knowledge_work(log *l, int destroy, int steps) {
   OK(B->option_set(c, "release_on_stream_destroy", 0));
   OK(B->option_set(c, "release_on_destroyed_stream_done", 0));
   ps_stream *s[NLIVE];
-  for (int i = 0; i < NLIVE; i++) OK(B->stream_create(c, 0, i & 1, &s[i]));
+  for (int i = 0; i < NLIVE; i++) OK(B->stream_create(c, 0, 0, i & 1, &s[i]));
   ps_pool *p = keeping_pool(c);
   size_t most = 0;
   for (int i = 0; i < steps; i++) {
@@ -174,7 +174,7 @@ static void knowledge_work(log *l, int destroy, int steps) {
     ps_event *e;
     ps_addr x;
     ps_alloc_note n;
-    OK(B->stream_create(c, 0, i & 1, &t));
+    OK(B->stream_create(c, 0, 0, i & 1, &t));
     OK(B->event_create(c, 0, &e));
     OK(B->pool_alloc(c, p, MiB, t, &x, &n));
     see(l, x), see(l, (uint64_t)n.rule);
@@ -228,7 +228,7 @@ static void test_many_live(void) {
   ps_pool *p = keeping_pool(c);
   OK(B->pool_set(c, p, PS_ATTR_FOLLOW_EVENT_DEPS, 0));
   for (int i = 0; i < N; i++) {
-    OK(B->stream_create(c, 0, 0, &s[i]));
+    OK(B->stream_create(c, 0, 0, 0, &s[i]));
     OK(B->event_create(c, 1, &e[i]));
     OK(B->pool_alloc(c, p, 4 * KiB, s[i], &x[i], NULL));
   }
@@ -265,8 +265,8 @@ static void test_stale_handles(void) {
   ps_stream *s, *keep;
   ps_event *e;
   int idle;
-  OK(B->stream_create(c, 0, 0, &keep));
-  OK(B->stream_create(c, 0, 0, &s));
+  OK(B->stream_create(c, 0, 0, 0, &keep));
+  OK(B->stream_create(c, 0, 0, 0, &s));
   OK(B->event_create(c, 0, &e));
   OK(B->spin(c, s, 1));
   OK(B->stream_destroy(c, s));                 /* busy: kept until learned */
@@ -327,7 +327,7 @@ static void test_destroyed_busy_many(void) {
   for (int i = 0; i < N; i++) {
     ps_stream *t;
     ps_addr x = 0;
-    OK(B->stream_create(c, 0, 0, &t));
+    OK(B->stream_create(c, 0, 0, 0, &t));
     if (i % 1000 == 0) OK(B->pool_alloc(c, p, KiB, t, &x, NULL));
     OK(B->spin(c, t, 1000 + (double)((i * 7919) % N)));   /* 1 to 51 s */
     if (i % 1000 == 0) OK(B->pool_free(c, x, t));

@@ -232,7 +232,7 @@ int sim_device_sync(void *ctx) {
 }
 
 /* Creates a stream; priority is clamped to [-5, 0] as CUDA does. */
-int sim_stream_create(void *ctx, int priority, int blocking, ps_stream **out) {
+int sim_stream_create(void *ctx, int dev, int priority, int blocking, ps_stream **out) {
   sim_ctx *c = ctx;
   if (!out) return PS_ERR_INVALID_VALUE;
   if (!sim_reserve_one((void **)&c->streams, &c->capstreams, c->nstreams, sizeof *c->streams, 8))
@@ -306,14 +306,14 @@ int sim_event_valid(sim_ctx *c, ps_event *e) {
   return 0;
 }
 
-int sim_event_create(void *ctx, int timing, ps_event **out) {
+int sim_event_create(void *ctx, unsigned flags, ps_event **out) {
   sim_ctx *c = ctx;
   if (!out) return PS_ERR_INVALID_VALUE;
   if (!sim_reserve_one((void **)&c->events, &c->capevents, c->nevents, sizeof *c->events, 8))
     return PS_ERR_MEMORY_ALLOCATION;
   ps_event *e = calloc(1, sizeof *e);
   if (!e) return PS_ERR_MEMORY_ALLOCATION;
-  e->timing = timing != 0;
+  e->timing = (flags & PS_EVENT_TIMING) != 0;
   c->events[c->nevents++] = e;
   *out = e;
   return PS_OK;

@@ -370,10 +370,10 @@ static int pool_set_access(lua_State *L) {
   ps_access a = access_values[luaL_checkoption(L, 3, NULL, access_names)];
   ps_ctx *c = ps_context(L);
   const char *why = "";
-  if (p->props.location == PS_LOCATION_DEVICE && dev == p->props.device && a != PS_ACCESS_RW)
-    why = ": a pool's own device always has rw access";
-  else if (a == PS_ACCESS_READ)
+  if (a == PS_ACCESS_READ)
     why = ": CUDA supports only \"rw\" and \"none\" for pools";
+  else if (p->props.location == PS_LOCATION_DEVICE && dev == p->props.device && a == PS_ACCESS_NONE)
+    why = ": a pool's own device always has rw access";
   ps_check(L, c->be->pool_set_access(c->b, p->h, dev, a),
            "(setting the access of device %d to pool p%d to \"%s\"%s)", dev, p->id,
            access_name(a), why);

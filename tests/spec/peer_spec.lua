@@ -257,6 +257,21 @@ describe("pool access", function()
     cuda_err("cudaErrorInvalidValue", poolsh.sim.set, "peer_capable", 2)
   end)
 
+  it("shows in the live lines when a device's access changes", function()
+    if not two_devices() then return end
+    local p = poolsh.pool { device = 0 }
+    local was = poolsh.watch()
+    poolsh.watch(true)
+    p:set_access(1, "rw")
+    local lines = table.concat(poolsh.live.lines(), "\n")
+    assert.matches(p.name .. "  reserved 0 B  used 0 B  pending 0 B  device 1 access rw (was none)", lines, 1, true)
+    assert.equal(0, #poolsh.live.lines())             -- nothing changed since
+    p:set_access(1, "none")
+    lines = table.concat(poolsh.live.lines(), "\n")
+    assert.matches("device 1 access none (was rw)", lines, 1, true)
+    poolsh.watch(was)
+  end)
+
   it("is recorded in the trace as a set of access", function()
     if not two_devices() then return end
     local p = poolsh.pool { device = 0 }

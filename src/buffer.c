@@ -36,19 +36,20 @@ ps_bufferud *ps_newbuffer(lua_State *L, ps_ctx *c, ps_kind kind, uint64_t size) 
   return b;
 }
 
-/* Raises, before anything is queued, when stream s's device cannot reach
+/* Raises, before a kernel is queued, when stream s's device cannot reach
  * buffer b: pool memory whose pool does not grant that device rw access
  * (its own device always has it), or cudaMalloc'd memory (on poolsh's
  * device) from another device without peer access enabled. Host memory
- * (pinned, registered) is reached from any device. A kernel that reaches
- * memory without access faults on the GPU (cudaErrorIllegalAddress, and
- * the process's CUDA context is lost: measured,
- * docs/calibration/h200x2-2026-11-24-peer.log), so poolsh refuses it with
- * that error; a copy is refused by CUDA itself with cudaErrorInvalidValue.
- * Both backends then behave alike. The common case (the pool's own device,
- * poolsh's device for cudaMalloc'd memory) asks the backend nothing. */
+ * (pinned, registered) is reached from any device. Such a kernel faults
+ * on the GPU (cudaErrorIllegalAddress, and the process's CUDA context is
+ * lost: measured, docs/calibration/h200x2-2026-11-24-peer.log and
+ * -11-27-issue12.log), so poolsh refuses it with that error, on both
+ * backends. Copies need no check: cudaMemcpyAsync (cudaMemcpyDefault)
+ * works without access (measured). The common case (the pool's own
+ * device, poolsh's device for cudaMalloc'd memory) asks the backend
+ * nothing. */
 void ps_check_reach(lua_State *L, ps_ctx *c, const ps_bufferud *b, const ps_streamud *s,
-                    int how, const char *what) {
+                    const char *what) {
   int dev = ps_streamdevice(c, s), owner, st, ok = 1;
   const ps_poolud *p = b->pool;
   if (b->kind == PS_KIND_POOL && p) {
@@ -56,7 +57,8 @@ void ps_check_reach(lua_State *L, ps_ctx *c, const ps_bufferud *b, const ps_stre
     if (owner == dev || !p->live || !p->h) return;   /* a destroyed pool: the backend's word */
     ps_access a = PS_ACCESS_NONE;
     st = c->be->pool_get_access(c->b, p->h, dev, &a);
-    if (st == PS_ERR_INVALID_DEVICE) return;          /* the backend refuses the stream's work */
+    if (st == PS_ERR_INVALID_VALUE || st == PS_ERR_INVALID_DEVICE) return;   /* the backend
+                                                         refuses the stream's work */
     ps_check(L, st, "(reading the access of device %d to pool p%d)", dev, p->id);
     ok = a == PS_ACCESS_RW;
   } else if (b->kind == PS_KIND_MALLOC) {
@@ -82,12 +84,9 @@ void ps_check_reach(lua_State *L, ps_ctx *c, const ps_bufferud *b, const ps_stre
     snprintf(whose, sizeof whose, "no access to b%d's host pool p%d", b->id, p->id);
   else
     snprintf(whose, sizeof whose, "no access to b%d's pool p%d (on device %d)", b->id, p->id, owner);
-  if (how == PS_REACH_KERNEL)
-    ps_fail(L, PS_ERR_ILLEGAL_ADDRESS, "(%s of b%d on stream %s: device %d has %s; on the GPU "
-            "the kernel would fault and the process's CUDA context would be lost, so poolsh "
-            "refused to launch it: %s)", what, b->id, n, dev, whose, grant);
-  ps_fail(L, PS_ERR_INVALID_VALUE, "(%s of b%d on stream %s: device %d has %s, and CUDA "
-          "refuses the copy: %s)", what, b->id, n, dev, whose, grant);
+  ps_fail(L, PS_ERR_ILLEGAL_ADDRESS, "(%s of b%d on stream %s: device %d has %s; on the GPU "
+          "the kernel would fault and the process's CUDA context would be lost, so poolsh "
+          "refused to launch it: %s)", what, b->id, n, dev, whose, grant);
 }
 
 /* The stream a Buffer's own work goes on: its allocation stream while that
@@ -227,7 +226,6 @@ static int buffer_read(lua_State *L) {
   luaL_Buffer lb;
   char *dst = luaL_buffinitsize(L, &lb, (size_t)n);
   ps_streamud *s = access_stream(L, b, n);
-  if (s) ps_check_reach(L, c, b, s, PS_REACH_COPY, "b:read");
   if (s) ps_wait_begin(L, c);
   ps_check(L, c->be->read(c->b, b->kind, b->addr + off, dst, n, ps_bufferstream(L, 1)),
            "(reading %llu bytes of b%d)", (unsigned long long)n, b->id);
@@ -246,7 +244,6 @@ static int buffer_write(lua_State *L) {
   uint64_t off, n = len;
   check_range(L, b, 2, &off, &n, 0);
   ps_streamud *s = access_stream(L, b, n);
-  if (s) ps_check_reach(L, c, b, s, PS_REACH_COPY, "b:write");
   if (s) ps_wait_begin(L, c);
   ps_check(L, c->be->write(c->b, b->kind, b->addr + off, src, n, ps_bufferstream(L, 1)),
            "(writing %llu bytes to b%d)", (unsigned long long)n, b->id);

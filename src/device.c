@@ -137,7 +137,7 @@ static int dev_fill(lua_State *L) {
   char n[16];
   ps_ctx *c = ps_context(L);
   ps_streamud *s = work_stream(L, 1, 3, n, sizeof n);
-  ps_check_reach(L, c, b, s, PS_REACH_KERNEL, "poolsh.fill");
+  ps_check_reach(L, c, b, s, "poolsh.fill");
   ps_check(L, c->be->fill(c->b, b->addr, b->size, byte, s->h), "(filling b%d on stream %s)", b->id, n);
   ps_obs_enqueued(L, c, &(ps_what){ .op = PS_OP_FILL, .stream = s, .buffer = b, .size = b->size });
   return 0;
@@ -150,7 +150,7 @@ static int dev_verify(lua_State *L) {
   char n[16];
   ps_ctx *c = ps_context(L);
   ps_streamud *s = work_stream(L, 1, 3, n, sizeof n);
-  ps_check_reach(L, c, b, s, PS_REACH_KERNEL, "poolsh.verify");
+  ps_check_reach(L, c, b, s, "poolsh.verify");
   int64_t bad = -1;
   ps_wait_begin(L, c);               /* the host waits for s: a synchronisation */
   ps_check(L, c->be->verify(c->b, b->addr, b->size, byte, s->h, &bad),
@@ -168,7 +168,7 @@ static int dev_touch(lua_State *L) {
   char n[16];
   ps_ctx *c = ps_context(L);
   ps_streamud *s = work_stream(L, 1, 2, n, sizeof n);
-  ps_check_reach(L, c, b, s, PS_REACH_KERNEL, "poolsh.touch");
+  ps_check_reach(L, c, b, s, "poolsh.touch");
   ps_check(L, c->be->touch(c->b, b->addr, b->size, s->h), "(touching b%d on stream %s)", b->id, n);
   ps_obs_enqueued(L, c, &(ps_what){ .op = PS_OP_TOUCH, .stream = s, .buffer = b, .size = b->size });
   return 0;
@@ -230,8 +230,6 @@ static int dev_copy(lua_State *L) {
   char name[16];
   ps_ctx *c = ps_context(L);
   ps_streamud *s = work_stream(L, dst->kind == PS_KIND_POOL ? 1 : 2, 4, name, sizeof name);
-  ps_check_reach(L, c, dst, s, PS_REACH_COPY, "poolsh.copy");
-  ps_check_reach(L, c, src, s, PS_REACH_COPY, "poolsh.copy");
   ps_check(L, c->be->copy(c->b, dst->addr + doff, src->addr + soff, n, s->h),
            "(copying %llu bytes from b%d to b%d on stream %s)", (unsigned long long)n,
            src->id, dst->id, name);

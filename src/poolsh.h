@@ -184,11 +184,10 @@ void ps_event_record(lua_State *L, ps_ctx *c, ps_eventud *e, ps_streamud *s);
 ps_poolud *ps_checkpool(lua_State *L, int arg);
 ps_bufferud *ps_checkbuffer(lua_State *L, int arg);
 int ps_streamdevice(const ps_ctx *c, const ps_streamud *s);
-/* What reaches a buffer from a stream (buffer.c): kernels (fill, touch,
- * verify) or copies (copy, read, write). */
-enum { PS_REACH_KERNEL, PS_REACH_COPY };
+/* buffer.c: raises before a kernel (fill, touch, verify) on stream s
+ * reaches b from a device without access. */
 void ps_check_reach(lua_State *L, ps_ctx *c, const ps_bufferud *b, const ps_streamud *s,
-                    int how, const char *what);
+                    const char *what);
 ps_bufferud *ps_newbuffer(lua_State *L, ps_ctx *c, ps_kind kind, uint64_t size);
 ps_stream *ps_bufferstream(lua_State *L, int arg);
 int ps_buffer_release(ps_ctx *c, ps_bufferud *b, ps_stream *s, int deferred);

@@ -136,14 +136,15 @@ static int sim_device_can_access_peer(void *ctx, int dev, int peer, int *can) {
   return PS_OK;
 }
 
-/* cudaDeviceEnablePeerAccess(peer) with dev current: dev's kernels and
- * copies may reach peer's cudaMalloc'd memory (pools keep their own
- * access). Same device or out of range: cudaErrorInvalidDevice. */
+/* cudaDeviceEnablePeerAccess(peer) with dev current: dev's kernels may
+ * reach peer's cudaMalloc'd memory (pools keep their own access).
+ * Measured (docs/calibration/h200x2-2026-11-27-issue12.log): out of range
+ * cudaErrorInvalidDevice, the same device cudaErrorPeerAccessUnsupported,
+ * twice cudaErrorPeerAccessAlreadyEnabled. */
 static int sim_device_enable_peer(void *ctx, int dev, int peer) {
   sim_ctx *c = ctx;
-  if (!sim_valid_dev(c, dev) || !sim_valid_dev(c, peer) || dev == peer)
-    return PS_ERR_INVALID_DEVICE;
-  if (!c->peer_capable) return PS_ERR_PEER_UNSUPPORTED;
+  if (!sim_valid_dev(c, dev) || !sim_valid_dev(c, peer)) return PS_ERR_INVALID_DEVICE;
+  if (dev == peer || !c->peer_capable) return PS_ERR_PEER_UNSUPPORTED;
   if (c->peer_on[dev][peer]) return PS_ERR_PEER_ALREADY_ENABLED;
   sim_host_cost(c, c->prof.api_ns);
   c->peer_on[dev][peer] = 1;
@@ -159,9 +160,9 @@ static int sim_device_peer_enabled(void *ctx, int dev, int peer, int *on) {
   return PS_OK;
 }
 
-/* A device reaches host memory (pinned, registered, host pools through
- * their access), its own cudaMalloc'd memory and a peer's once peer access
- * is enabled, and pool memory its pool grants it. */
+/* A device's kernels reach host memory (pinned, registered; host pools
+ * through their access), its own cudaMalloc'd memory and a peer's once
+ * peer access is enabled, and pool memory its pool grants it. */
 int sim_reachable(const sim_ctx *c, const sim_map *m, int dev) {
   if (m->kind == SIM_MAP_ARENA) return sim_pool_reaches(m->owner, dev);
   if (m->space == SIM_HOST_SPACE) return 1;
@@ -333,9 +334,9 @@ static int sim_copy(void *ctx, ps_addr dst, ps_addr src, uint64_t n, ps_stream *
   if (n == 0) return PS_OK;
   sim_map *d = sim_mem_range(&c->mem, dst, n), *sm = sim_mem_range(&c->mem, src, n);
   if (!d || !sm) return PS_ERR_INVALID_VALUE;
-  /* measured: cudaMemcpyAsync on a stream of a device without access is
-   * refused at once (docs/calibration/h200x2-2026-11-24-peer.log) */
-  if (!sim_reachable(c, d, st->dev) || !sim_reachable(c, sm, st->dev)) return PS_ERR_INVALID_VALUE;
+  /* No access check: cudaMemcpyAsync with cudaMemcpyDefault copies on a
+   * stream of a device without access to the memory, both ways and to the
+   * host (measured: docs/calibration/h200x2-2026-11-27-issue12.log). */
   int sync;
   int64_t dur = copy_ns(c, classify(d), classify(sm), n, &sync);
   dur += (int64_t)llround(touch_ns(c, d, dst, n));   /* faults as it lands */
@@ -416,7 +417,6 @@ static int device_access(sim_ctx *c, ps_kind k, sim_map *m, uint64_t n,
   if (k != PS_KIND_POOL && k != PS_KIND_MALLOC) return PS_OK;
   ps_stream *st = sim_stream_resolve(c, s);
   if (!st) { free(op->data); return PS_ERR_INVALID_RESOURCE; }
-  if (!sim_reachable(c, m, st->dev)) { free(op->data); return PS_ERR_INVALID_VALUE; }
   int sync;
   int64_t dur = copy_ns(c, classify(m), CLS_PAGEABLE, n, &sync);
   int r = enqueue_op(c, st, dur, op, 0);

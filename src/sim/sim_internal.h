@@ -376,8 +376,9 @@ void sim_pools_mark_done(sim_ctx *c, int stream);
 void sim_pools_release_done(sim_ctx *c);
 uint64_t sim_device_reserved(const sim_ctx *c);
 uint64_t sim_device_total(const sim_ctx *c);
-/* Whether device dev may reach the memory mapping m holds (pool access,
- * peer access for cudaMalloc'd memory; host memory always). */
+/* Whether device dev's kernels may reach the memory mapping m holds (pool
+ * access, peer access for cudaMalloc'd memory; host memory always).
+ * Copies need no access (measured). */
 int sim_reachable(const sim_ctx *c, const sim_map *m, int dev);
 int sim_pool_reaches(const ps_pool *p, int dev);
 int sim_pool_get_access(void *ctx, ps_pool *p, int dev, ps_access *out);

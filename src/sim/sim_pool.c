@@ -1185,11 +1185,13 @@ int sim_pool_default(void *ctx, int dev, ps_pool **out) {
 }
 
 /* cudaMemPoolGetAccess: a device pool's own device reads rw. A device out
- * of range: cudaErrorInvalidDevice (measured). */
+ * of range: cudaErrorInvalidValue (measured with 9,
+ * docs/calibration/h200x2-2026-11-27-issue12.log; -1 assumed alike),
+ * unlike pool_set_access. */
 int sim_pool_get_access(void *ctx, ps_pool *p, int dev, ps_access *out) {
   sim_ctx *c = ctx;
   if (!live_pool(c, p)) return PS_ERR_INVALID_VALUE;
-  if (!sim_valid_dev(c, dev)) return PS_ERR_INVALID_DEVICE;
+  if (!sim_valid_dev(c, dev)) return PS_ERR_INVALID_VALUE;
   if (!out) return PS_ERR_INVALID_VALUE;
   *out = (ps_access)p->access[dev];
   return PS_OK;

@@ -120,7 +120,7 @@ static void test_access_rules(void) {
   IS(B->pool_set_access(c, p, -1, PS_ACCESS_RW), PS_ERR_INVALID_DEVICE);
   IS(B->pool_set_access(c, p, 1, (ps_access)2), PS_ERR_INVALID_VALUE);
   ps_access a;
-  IS(B->pool_get_access(c, p, 7, &a), PS_ERR_INVALID_DEVICE);
+  IS(B->pool_get_access(c, p, 7, &a), PS_ERR_INVALID_VALUE);   /* measured: not InvalidDevice */
   OK(B->pool_set_access(c, p, 1, PS_ACCESS_RW));
   CHECK(access_of(c, p, 1) == PS_ACCESS_RW);
   OK(B->pool_set_access(c, p, 1, PS_ACCESS_NONE));
@@ -137,9 +137,9 @@ static void test_access_rules(void) {
   B->close(c);
 }
 
-/* Kernels and copies on a stream of device 1: refused without access
- * (kernels cudaErrorIllegalAddress, copies cudaErrorInvalidValue), for
- * blocks allocated before and after a grant, again after a revoke. */
+/* Kernels on a stream of device 1: refused without access
+ * (cudaErrorIllegalAddress), for blocks allocated before and after a
+ * grant, again after a revoke; copies need no access (measured). */
 static void test_work_across(void) {
   void *c = open_devices(2, 0, 0);
   ps_pool *p = pool_on(c, PS_LOCATION_DEVICE, 0);
@@ -152,10 +152,10 @@ static void test_work_across(void) {
   IS(B->fill(c, old, MiB, 1, s1), PS_ERR_ILLEGAL_ADDRESS);
   IS(B->touch(c, old, MiB, s1), PS_ERR_ILLEGAL_ADDRESS);
   IS(B->verify(c, old, MiB, 0, s1, &bad), PS_ERR_ILLEGAL_ADDRESS);
-  IS(B->copy(c, pin, old, MiB, s1), PS_ERR_INVALID_VALUE);
-  IS(B->copy(c, old, pin, MiB, s1), PS_ERR_INVALID_VALUE);
+  OK(B->copy(c, pin, old, MiB, s1));
+  OK(B->copy(c, old, pin, MiB, s1));
   char buf[4];
-  IS(B->read(c, PS_KIND_POOL, old, buf, 4, s1), PS_ERR_INVALID_VALUE);
+  OK(B->read(c, PS_KIND_POOL, old, buf, 4, s1));
   OK(B->fill(c, pin, MiB, 1, s1));                    /* host memory: reached */
   OK(B->fill(c, old, MiB, 6, NULL));                  /* its own device: reached */
   OK(B->pool_set_access(c, p, 1, PS_ACCESS_RW));
@@ -194,7 +194,7 @@ static void test_peers(void) {
   OK(B->device_can_access_peer(c, 1, 1, &can));
   CHECK(can == 0);
   IS(B->device_can_access_peer(c, 0, 2, &can), PS_ERR_INVALID_DEVICE);
-  IS(B->device_enable_peer(c, 0, 0), PS_ERR_INVALID_DEVICE);
+  IS(B->device_enable_peer(c, 0, 0), PS_ERR_PEER_UNSUPPORTED);   /* measured */
   IS(B->device_enable_peer(c, 0, 2), PS_ERR_INVALID_DEVICE);
   IS(B->device_enable_peer(c, -1, 0), PS_ERR_INVALID_DEVICE);
   OK(B->device_peer_enabled(c, 1, 0, &on));

@@ -43,9 +43,11 @@ enum {
   PS_ERR_INSUFFICIENT_DRIVER = 35,    /* cudaErrorInsufficientDriver */
   PS_ERR_NO_DEVICE = 100,             /* cudaErrorNoDevice */
   PS_ERR_INVALID_DEVICE = 101,        /* cudaErrorInvalidDevice */
+  PS_ERR_PEER_UNSUPPORTED = 217,      /* cudaErrorPeerAccessUnsupported */
   PS_ERR_INVALID_RESOURCE = 400,      /* cudaErrorInvalidResourceHandle */
   PS_ERR_NOT_READY = 600,             /* cudaErrorNotReady */
   PS_ERR_ILLEGAL_ADDRESS = 700,       /* cudaErrorIllegalAddress */
+  PS_ERR_PEER_ALREADY_ENABLED = 704,  /* cudaErrorPeerAccessAlreadyEnabled */
   PS_ERR_ALREADY_REGISTERED = 712,    /* cudaErrorHostMemoryAlreadyRegistered */
   PS_ERR_NOT_REGISTERED = 713,        /* cudaErrorHostMemoryNotRegistered */
   PS_ERR_NOT_SUPPORTED = 801,         /* cudaErrorNotSupported */

@@ -36,6 +36,59 @@ ps_bufferud *ps_newbuffer(lua_State *L, ps_ctx *c, ps_kind kind, uint64_t size) 
   return b;
 }
 
+/* Raises, before a kernel is queued, when stream s's device cannot reach
+ * buffer b: pool memory whose pool does not grant that device rw access
+ * (its own device always has it), or cudaMalloc'd memory (on poolsh's
+ * device) from another device without peer access enabled. Host memory
+ * (pinned, registered) is reached from any device. Such a kernel faults
+ * on the GPU (cudaErrorIllegalAddress, and the process's CUDA context is
+ * lost: measured, docs/calibration/h200x2-2026-11-24-peer.log and
+ * -11-27-issue12.log), so poolsh refuses it with that error, on both
+ * backends. Copies need no check: cudaMemcpyAsync (cudaMemcpyDefault)
+ * works without access (measured). The common case (the pool's own
+ * device, poolsh's device for cudaMalloc'd memory) asks the backend
+ * nothing. */
+void ps_check_reach(lua_State *L, ps_ctx *c, const ps_bufferud *b, const ps_streamud *s,
+                    const char *what) {
+  int dev = ps_streamdevice(c, s), owner, st, ok = 1;
+  const ps_poolud *p = b->pool;
+  if (b->kind == PS_KIND_POOL && p) {
+    owner = p->props.location == PS_LOCATION_DEVICE ? p->props.device : -1;
+    if (owner == dev || !p->live || !p->h) return;   /* a destroyed pool: the backend's word */
+    ps_access a = PS_ACCESS_NONE;
+    st = c->be->pool_get_access(c->b, p->h, dev, &a);
+    if (st == PS_ERR_INVALID_VALUE || st == PS_ERR_INVALID_DEVICE) return;   /* the backend
+                                                         refuses the stream's work */
+    ps_check(L, st, "(reading the access of device %d to pool p%d)", dev, p->id);
+    ok = a == PS_ACCESS_RW;
+  } else if (b->kind == PS_KIND_MALLOC) {
+    owner = c->device;
+    if (owner == dev) return;
+    st = c->be->device_peer_enabled(c->b, dev, owner, &ok);
+    if (st == PS_ERR_INVALID_DEVICE) return;
+    ps_check(L, st, "(asking whether device %d has peer access to device %d)", dev, owner);
+  } else {
+    return;
+  }
+  if (ok) return;
+  char n[16], grant[96];
+  ps_streamname(n, sizeof n, s);
+  if (b->kind == PS_KIND_MALLOC)
+    snprintf(grant, sizeof grant, "poolsh.enable_peer_access(%d, %d) grants it", owner, dev);
+  else
+    snprintf(grant, sizeof grant, "p%d:set_access(%d, \"rw\") grants it", p->id, dev);
+  char whose[64];
+  if (b->kind == PS_KIND_MALLOC)
+    snprintf(whose, sizeof whose, "no peer access to b%d (cudaMalloc'd on device %d)", b->id, owner);
+  else if (owner < 0)
+    snprintf(whose, sizeof whose, "no access to b%d's host pool p%d", b->id, p->id);
+  else
+    snprintf(whose, sizeof whose, "no access to b%d's pool p%d (on device %d)", b->id, p->id, owner);
+  ps_fail(L, PS_ERR_ILLEGAL_ADDRESS, "(%s of b%d on stream %s: device %d has %s; on the GPU "
+          "the kernel would fault and the process's CUDA context would be lost, so poolsh "
+          "refused to launch it: %s)", what, b->id, n, dev, whose, grant);
+}
+
 /* The stream a Buffer's own work goes on: its allocation stream while that
  * lives, else the legacy default stream. */
 ps_stream *ps_bufferstream(lua_State *L, int arg) {

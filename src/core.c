@@ -53,7 +53,7 @@ ps_ctx *ps_context_open(lua_State *L, ps_ctx *c) {
                ps_shown(L, -1));
   }
   const ps_backend *be = choose_backend(L, c);
-  ps_config cfg = {c->device, c->sim_memory, interrupted, c, 0};
+  ps_config cfg = {c->device, c->sim_memory, interrupted, c, c->sim_devices};
   void *b = NULL;
   int st = be->open(&cfg, &b);
   if (st != PS_OK) {
@@ -424,11 +424,14 @@ void ps_newclass(lua_State *L, int uv, const char *tname, const luaL_Reg *method
 
 /* ---- the module --------------------------------------------------------- */
 
-/* poolsh.core.configure{backend=, device=, sim_memory=, limit=,
- * pinned_limit=}: before first use. */
+/* The sim's most devices: SIM_MAX_DEVICES in src/sim/sim_internal.h. */
+#define MAX_SIM_DEVICES 16
+
+/* poolsh.core.configure{backend=, device=, sim_memory=, sim_devices=,
+ * limit=, pinned_limit=}: before first use. */
 static int core_configure(lua_State *L) {
-  static const char *const opts[] = {"backend", "device", "sim_memory", "limit", "pinned_limit",
-                                     NULL};
+  static const char *const opts[] = {"backend", "device", "sim_memory", "sim_devices", "limit",
+                                     "pinned_limit", NULL};
   ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
   luaL_checktype(L, 1, LUA_TTABLE);
   ps_checkoptions(L, 1, "poolsh.configure", opts);
@@ -443,6 +446,14 @@ static int core_configure(lua_State *L) {
   if (lua_getfield(L, 1, "device") != LUA_TNIL)
     c->device = ps_todevice(L, lua_gettop(L), "poolsh.configure");
   c->sim_memory = ps_fieldsize(L, 1, "sim_memory", "poolsh.configure", c->sim_memory);
+  if (lua_getfield(L, 1, "sim_devices") != LUA_TNIL) {   /* a number or its string */
+    int isint = 0;
+    lua_Integer n = lua_tointegerx(L, -1, &isint);
+    if (!isint || n < 1 || n > MAX_SIM_DEVICES)
+      return luaL_error(L, "poolsh.configure: sim_devices: must be an integer from 1 to %d, "
+                        "got '%s'", MAX_SIM_DEVICES, ps_shown(L, -1));
+    c->sim_devices = (int)n;
+  }
   ps_limit_configure(L, c, 1);
   return 0;
 }

@@ -137,6 +137,7 @@ static int dev_fill(lua_State *L) {
   char n[16];
   ps_ctx *c = ps_context(L);
   ps_streamud *s = work_stream(L, 1, 3, n, sizeof n);
+  ps_check_reach(L, c, b, s, "poolsh.fill");
   ps_check(L, c->be->fill(c->b, b->addr, b->size, byte, s->h), "(filling b%d on stream %s)", b->id, n);
   ps_obs_enqueued(L, c, &(ps_what){ .op = PS_OP_FILL, .stream = s, .buffer = b, .size = b->size });
   return 0;
@@ -149,6 +150,7 @@ static int dev_verify(lua_State *L) {
   char n[16];
   ps_ctx *c = ps_context(L);
   ps_streamud *s = work_stream(L, 1, 3, n, sizeof n);
+  ps_check_reach(L, c, b, s, "poolsh.verify");
   int64_t bad = -1;
   ps_wait_begin(L, c);               /* the host waits for s: a synchronisation */
   ps_check(L, c->be->verify(c->b, b->addr, b->size, byte, s->h, &bad),
@@ -166,6 +168,7 @@ static int dev_touch(lua_State *L) {
   char n[16];
   ps_ctx *c = ps_context(L);
   ps_streamud *s = work_stream(L, 1, 2, n, sizeof n);
+  ps_check_reach(L, c, b, s, "poolsh.touch");
   ps_check(L, c->be->touch(c->b, b->addr, b->size, s->h), "(touching b%d on stream %s)", b->id, n);
   ps_obs_enqueued(L, c, &(ps_what){ .op = PS_OP_TOUCH, .stream = s, .buffer = b, .size = b->size });
   return 0;
@@ -276,7 +279,39 @@ static int dev_options(lua_State *L) {
   return 1;
 }
 
+/* A device index for the peer calls: any int goes to the backend, which
+ * answers cudaErrorInvalidDevice out of range. */
+static int check_peer_device(lua_State *L, int arg) {
+  lua_Integer d = luaL_checkinteger(L, arg);
+  luaL_argcheck(L, d >= -(1 << 20) && d < 1 << 20, arg, "device index out of range");
+  return (int)d;
+}
+
+/* poolsh.can_access_peer(dev, peer) -> boolean (cudaDeviceCanAccessPeer). */
+static int dev_can_access_peer(lua_State *L) {
+  int dev = check_peer_device(L, 1), peer = check_peer_device(L, 2);
+  ps_ctx *c = ps_context(L);
+  int can = 0;
+  ps_check(L, c->be->device_can_access_peer(c->b, dev, peer, &can),
+           "(asking whether device %d can access device %d)", dev, peer);
+  lua_pushboolean(L, can);
+  return 1;
+}
+
+/* poolsh.enable_peer_access(peer [, dev]): cudaDeviceEnablePeerAccess
+ * from dev (default poolsh's device) to peer's cudaMalloc'd memory.
+ * Pools are not affected: they have their own access (p:set_access). */
+static int dev_enable_peer_access(lua_State *L) {
+  int peer = check_peer_device(L, 1);
+  ps_ctx *c = ps_context(L);
+  int dev = lua_isnoneornil(L, 2) ? c->device : check_peer_device(L, 2);
+  ps_check(L, c->be->device_enable_peer(c->b, dev, peer),
+           "(enabling peer access from device %d to device %d)", dev, peer);
+  return 0;
+}
+
 static const luaL_Reg dev_funcs[] = {
+  {"can_access_peer", dev_can_access_peer}, {"enable_peer_access", dev_enable_peer_access},
   {"device_count", dev_count}, {"device", dev_info}, {"sync", dev_sync},
   {"sleep", dev_sleep}, {"now", dev_now}, {"wallclock", dev_wallclock}, {"fill", dev_fill}, {"verify", dev_verify},
   {"touch", dev_touch}, {"spin", dev_spin}, {"copy", dev_copy},

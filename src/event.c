@@ -64,8 +64,13 @@ static int event_destroy(lua_State *L) {
 /* Records e on s, and reports it. Shared by e:record and s:record. */
 void ps_event_record(lua_State *L, ps_ctx *c, ps_eventud *e, ps_streamud *s) {
   char n[16];
-  ps_check(L, c->be->event_record(c->b, e->h, s->h), "(recording event e%d on stream %s)",
-           e->id, ps_streamname(n, sizeof n, s));
+  int dev = ps_streamdevice(c, s);
+  int st = c->be->event_record(c->b, e->h, s->h);
+  if (st != PS_OK && dev != c->device)     /* CUDA: event and stream on one device */
+    ps_fail(L, st, "(recording event e%d on stream %s of device %d: events are created on "
+            "device %d and record only on its streams)", e->id, ps_streamname(n, sizeof n, s),
+            dev, c->device);
+  ps_check(L, st, "(recording event e%d on stream %s)", e->id, ps_streamname(n, sizeof n, s));
   ps_obs_enqueued(L, c, &(ps_what){ .op = PS_OP_RECORD, .stream = s, .event = e });
 }
 

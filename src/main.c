@@ -146,6 +146,7 @@ static void print_usage(FILE *f) {
     "  --backend=NAME     auto, cuda or sim (also POOLSH_BACKEND)\n"
     "  --device=N         CUDA device index (also POOLSH_DEVICE)\n"
     "  --sim-memory=SIZE  size of the simulated device, e.g. 16GiB\n"
+    "  --sim-devices=N    devices the sim models, 1 to 16 (also POOLSH_SIM_DEVICES)\n"
     "  --profile=FILE     the sim's device profile (also POOLSH_PROFILE)\n"
     "  --limit=SIZE       cap what this process takes from the device: all\n"
     "                     pools' reservations and poolsh.malloc (POOLSH_LIMIT)\n"
@@ -623,7 +624,7 @@ typedef struct options {
   int script;                 /* index of the script in argv, 0 if none */
   int command;                /* index of a command's name in argv, 0 if none */
   int status;                 /* a command's exit status */
-  const char *backend, *device, *sim_memory, *trace, *profile;
+  const char *backend, *device, *sim_memory, *sim_devices, *trace, *profile;
   const char *limit, *pinned_limit;   /* else POOLSH_LIMIT, POOLSH_PINNED_LIMIT */
 } options;
 
@@ -633,6 +634,7 @@ static const struct { const char *name; size_t off; } GLOBAL_OPTS[] = {
   {"--backend", offsetof(options, backend)},
   {"--device", offsetof(options, device)},
   {"--sim-memory", offsetof(options, sim_memory)},
+  {"--sim-devices", offsetof(options, sim_devices)},
   {"--trace", offsetof(options, trace)},
   {"--profile", offsetof(options, profile)},
   {"--limit", offsetof(options, limit)},
@@ -820,12 +822,20 @@ static int load_poolsh(lua_State *L, const options *o) {
     lua_setfield(L, -2, "device");
   }
   if (o->sim_memory) { lua_pushstring(L, o->sim_memory); lua_setfield(L, -2, "sim_memory"); }
+  const char *sim_devices = o->sim_devices ? o->sim_devices
+                                           : (o->no_env ? NULL : getenv("POOLSH_SIM_DEVICES"));
+  if (sim_devices && *sim_devices) {
+    lua_pushstring(L, sim_devices);
+    lua_setfield(L, -2, "sim_devices");
+  }
   const char *limit = o->limit ? o->limit : (o->no_env ? NULL : getenv("POOLSH_LIMIT"));
   const char *pinned = o->pinned_limit ? o->pinned_limit
                                        : (o->no_env ? NULL : getenv("POOLSH_PINNED_LIMIT"));
   if (limit && *limit) { lua_pushstring(L, limit); lua_setfield(L, -2, "limit"); }
   if (pinned && *pinned) { lua_pushstring(L, pinned); lua_setfield(L, -2, "pinned_limit"); }
-  lua_createtable(L, 0, 3);                /* where each value came from */
+  lua_createtable(L, 0, 4);                /* where each value came from */
+  lua_pushstring(L, o->sim_devices ? "--sim-devices" : "POOLSH_SIM_DEVICES");
+  lua_setfield(L, -2, "sim_devices");
   lua_pushstring(L, o->sim_memory ? "--sim-memory" : "sim_memory");
   lua_setfield(L, -2, "sim_memory");
   lua_pushstring(L, o->limit ? "--limit" : "POOLSH_LIMIT");

@@ -30,12 +30,16 @@ typedef struct ps_what {
   const ps_bufferud *other;  /* a copy's source */
   uint64_t offset, size;     /* the bytes of buffer it touched; trim: what it keeps */
   uint64_t value;            /* set: the value written */
-  int setting;               /* set: the index in ps_setting_names, or PS_SET_RESET_HIGH */
+  int setting;               /* set: the index in ps_setting_names, PS_SET_RESET_HIGH or
+                                PS_SET_ACCESS */
   double dur;                /* ms of device work when known (spin) */
   int collected;             /* done by a finalizer */
 } ps_what;
 
 #define PS_SET_RESET_HIGH 4
+/* set: a device's access to the pool; value is PS_ACCESS_VALUE(dev, access). */
+#define PS_SET_ACCESS 5
+#define PS_ACCESS_VALUE(dev, a) ((uint64_t)(uint32_t)(dev) << 8 | (uint64_t)(a))
 
 /* Makes the layer's state (raises on out of memory) and frees it. */
 void ps_obs_open(lua_State *L, ps_ctx *c);

@@ -334,6 +334,55 @@ static int pool_alloc(lua_State *L) {
   return 1;
 }
 
+/* Access modes as Lua names them, by ps_access value order. */
+static const char *const access_names[] = {"none", "read", "rw", NULL};
+static const ps_access access_values[] = {PS_ACCESS_NONE, PS_ACCESS_READ, PS_ACCESS_RW};
+
+/* A device index for the access calls: any int goes to the backend,
+ * which answers cudaErrorInvalidDevice out of range (as the GPU does). */
+static int check_access_device(lua_State *L, int arg) {
+  lua_Integer d = luaL_checkinteger(L, arg);
+  luaL_argcheck(L, d >= -(1 << 20) && d < 1 << 20, arg, "device index out of range");
+  return (int)d;
+}
+
+static const char *access_name(ps_access a) {
+  return a == PS_ACCESS_RW ? "rw" : a == PS_ACCESS_READ ? "read" : "none";
+}
+
+/* p:access(dev) -> "none" | "read" | "rw" (cudaMemPoolGetAccess). */
+static int pool_access(lua_State *L) {
+  ps_poolud *p = ps_checkpool(L, 1);
+  int dev = check_access_device(L, 2);
+  ps_ctx *c = ps_context(L);
+  ps_access a = PS_ACCESS_NONE;
+  ps_check(L, c->be->pool_get_access(c->b, p->h, dev, &a),
+           "(reading the access of device %d to pool p%d)", dev, p->id);
+  lua_pushstring(L, access_name(a));
+  return 1;
+}
+
+/* p:set_access(dev, "rw" | "none" | "read") -> p (cudaMemPoolSetAccess):
+ * the access covers every block of the pool, allocated before or after. */
+static int pool_set_access(lua_State *L) {
+  ps_poolud *p = ps_checkpool(L, 1);
+  int dev = check_access_device(L, 2);
+  ps_access a = access_values[luaL_checkoption(L, 3, NULL, access_names)];
+  ps_ctx *c = ps_context(L);
+  const char *why = "";
+  if (a == PS_ACCESS_READ)
+    why = ": CUDA supports only \"rw\" and \"none\" for pools";
+  else if (p->props.location == PS_LOCATION_DEVICE && dev == p->props.device && a == PS_ACCESS_NONE)
+    why = ": a pool's own device always has rw access";
+  ps_check(L, c->be->pool_set_access(c->b, p->h, dev, a),
+           "(setting the access of device %d to pool p%d to \"%s\"%s)", dev, p->id,
+           access_name(a), why);
+  ps_obs_pool_set(L, c, &(ps_what){ .op = PS_OP_SET, .pool = p, .setting = PS_SET_ACCESS,
+                                    .value = PS_ACCESS_VALUE(dev, a) });
+  lua_settop(L, 1);
+  return 1;
+}
+
 static int pool_tostring(lua_State *L) {
   ps_poolud *p = (ps_poolud *)ps_checkud(L, 1, PS_UV_POOL, PS_POOL);
   lua_pushfstring(L, "poolsh.Pool %s (%s%s %d%s)", ps_pushlabel(L, PS_ID_POOL, p->id),
@@ -379,7 +428,8 @@ static int pool_newindex(lua_State *L) {
 
 static const luaL_Reg pool_methods[] = {
   {"stats", pool_stats}, {"reset_high", pool_reset_high}, {"trim", pool_trim},
-  {"alloc", pool_alloc}, {"destroy", pool_destroy}, {NULL, NULL}
+  {"alloc", pool_alloc}, {"destroy", pool_destroy}, {"access", pool_access},
+  {"set_access", pool_set_access}, {NULL, NULL}
 };
 
 static const luaL_Reg pool_meta[] = {

@@ -57,6 +57,7 @@ typedef struct ps_ctx {
   int open_status;           /* why the preferred backend was not used */
   char backend_want[PS_SHOWN_MAX + 4];   /* "auto", "cuda" or "sim" (else refused) */
   uint64_t sim_memory;
+  int sim_devices;           /* the sim's devices, 0: one (--sim-devices) */
   volatile sig_atomic_t interrupt;  /* set by the host's SIGINT handler */
   ps_obs *obs;               /* the observation layer's state (observe.c) */
   struct ps_deferred { ps_addr addr; int buffer; } *deferred;  /* cudaMalloc'd memory
@@ -81,6 +82,7 @@ typedef struct ps_streamud {
   int live;
   int priority;
   int blocking;
+  int device;                /* created on (the default stream: ps_streamdevice) */
 } ps_streamud;
 
 typedef struct ps_eventud {
@@ -181,6 +183,11 @@ ps_eventud *ps_newevent(lua_State *L, int timing);
 void ps_event_record(lua_State *L, ps_ctx *c, ps_eventud *e, ps_streamud *s);
 ps_poolud *ps_checkpool(lua_State *L, int arg);
 ps_bufferud *ps_checkbuffer(lua_State *L, int arg);
+int ps_streamdevice(const ps_ctx *c, const ps_streamud *s);
+/* buffer.c: raises before a kernel (fill, touch, verify) on stream s
+ * reaches b from a device without access. */
+void ps_check_reach(lua_State *L, ps_ctx *c, const ps_bufferud *b, const ps_streamud *s,
+                    const char *what);
 ps_bufferud *ps_newbuffer(lua_State *L, ps_ctx *c, ps_kind kind, uint64_t size);
 ps_stream *ps_bufferstream(lua_State *L, int arg);
 int ps_buffer_release(ps_ctx *c, ps_bufferud *b, ps_stream *s, int deferred);

@@ -37,12 +37,20 @@ const char *ps_streamname(char *out, size_t n, const ps_streamud *s) {
   return out;
 }
 
-/* poolsh.stream{priority=, blocking=} -> Stream. Created closed, live
- * only once CUDA gave a handle. */
+/* The device a stream's work runs on: the default stream's is poolsh's. */
+int ps_streamdevice(const ps_ctx *c, const ps_streamud *s) {
+  return s->id == 0 ? c->device : s->device;
+}
+
+/* poolsh.stream{priority=, blocking=, device=} -> Stream. Created closed,
+ * live only once CUDA gave a handle. */
 static int stream_new(lua_State *L) {
-  static const char *const opts[] = {"priority", "blocking", "name", NULL};
+  static const char *const opts[] = {"priority", "blocking", "name", "device", NULL};
   ps_checkoptions(L, 1, "poolsh.stream", opts);
   ps_ctx *c = ps_context(L);
+  int dev = c->device;
+  if (!lua_isnoneornil(L, 1) && lua_getfield(L, 1, "device") != LUA_TNIL)
+    dev = ps_todevice(L, lua_gettop(L), "poolsh.stream");
   int least = 0, greatest = 0;
   ps_check(L, c->be->stream_priority_range(c->b, &least, &greatest),
            "(querying stream priorities)");
@@ -60,8 +68,13 @@ static int stream_new(lua_State *L) {
   s->id = ps_nextid(L, PS_ID_STREAM);
   s->priority = (int)prio;
   s->blocking = blocking;
-  ps_check(L, c->be->stream_create(c->b, c->device, (int)prio, blocking, &s->h),
-           "(creating stream s%d)", s->id);
+  s->device = dev;
+  if (dev == c->device)
+    ps_check(L, c->be->stream_create(c->b, dev, (int)prio, blocking, &s->h),
+             "(creating stream s%d)", s->id);
+  else
+    ps_check(L, c->be->stream_create(c->b, dev, (int)prio, blocking, &s->h),
+             "(creating stream s%d on device %d)", s->id, dev);
   s->live = 1;
   if (!lua_isnil(L, name)) ps_setname(L, PS_ID_STREAM, s->id, name);
   ps_obs_stream_created(L, c, s);
@@ -190,7 +203,7 @@ static int stream_tostring(lua_State *L) {
 
 /* A Stream's fields: mt.fields in Lua, stream_index here. */
 static const char *const stream_fields[] = {
-  "id", "name", "priority", "blocking", "live", "default", NULL
+  "id", "name", "priority", "blocking", "live", "default", "device", NULL
 };
 
 static int stream_index(lua_State *L) {
@@ -203,6 +216,7 @@ static int stream_index(lua_State *L) {
     case 3: lua_pushboolean(L, s->blocking); break;
     case 4: lua_pushboolean(L, s->live); break;
     case 5: lua_pushboolean(L, s->id == 0); break;
+    case 6: lua_pushinteger(L, ps_streamdevice((ps_ctx *)lua_touserdata(L, PS_UP_CTX), s)); break;
     default: lua_pushnil(L); break;              /* other keys read nil */
   }
   return 1;

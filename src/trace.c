@@ -554,6 +554,15 @@ static void push_rec(lua_State *L, const ps_trace *tr, size_t i) {
       set_u64(L, "freed", r->value);                /* what the collection freed */
       break;
     case PS_OP_SET:
+      if (r->kind == PS_SET_ACCESS) {               /* value: device << 8 | access */
+        lua_pushliteral(L, "access");
+        lua_setfield(L, -2, "name");
+        int a = (int)(r->value & 0xff);
+        lua_pushstring(L, a == PS_ACCESS_RW ? "rw" : a == PS_ACCESS_READ ? "read" : "none");
+        lua_setfield(L, -2, "value");
+        set_int(L, "device", (int32_t)(uint32_t)(r->value >> 8));
+        break;
+      }
       lua_pushstring(L, r->kind < PS_SET_RESET_HIGH ? ps_setting_names[r->kind] : "reset_high");
       lua_setfield(L, -2, "name");
       if (r->kind > 0 && r->kind < PS_SET_RESET_HIGH) lua_pushboolean(L, r->value != 0);

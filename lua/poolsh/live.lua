@@ -128,14 +128,39 @@ local last_alloc = 0     -- allocations already reported
 local last_release = 0   -- releases already reported
 local last_counts = {}   -- pool id -> {allocs, reuses} from core.counts()
 
+-- Each device's access to pool p ("none", "read", "rw"), or nil with one
+-- device: only several devices make access change (docs/multi-gpu.md).
+local function access_of(p, ndev)
+  if ndev < 2 then return nil end
+  local t = {}
+  for d = 0, ndev - 1 do
+    local ok, a = pcall(p.access, p, d)
+    t[d] = ok and a or "?"
+  end
+  return t
+end
+
 local function snapshot()
   local snap = {}
+  local ndev = core.device_count()
   for _, p in ipairs((M.objects())) do
     local st = p:stats{ estimates = false }   -- no free-space estimate: nothing to build
     snap[p.id] = { name = name("pool", p.id), reserved = st.reserved, used = st.used,
-                   pending = st.pending }
+                   pending = st.pending, access = access_of(p, ndev) }
   end
   return snap
+end
+
+-- "device 1 access rw (was none)" for each device whose access to a pool
+-- changed since the last statement.
+local function access_parts(was, now)
+  local parts = {}
+  if not (was and was.access and now.access) then return parts end
+  for d = 0, #now.access do
+    local a, b = was.access[d], now.access[d]
+    if a and b and a ~= b then parts[#parts + 1] = ("device %d access %s (was %s)"):format(d, b, a) end
+  end
+  return parts
 end
 
 -- Per live pool, its allocations and reuses by rule so far (core.counts).
@@ -283,13 +308,15 @@ function M.lines()
   local released, missed = release_parts()
   for id, s in pairs(now) do
     local was = last[id] or { reserved = 0, used = 0, pending = 0 }
+    local access = access_parts(last[id], s)
     if s.reserved ~= was.reserved or s.used ~= was.used or s.pending ~= was.pending
-       or released[id] then
+       or released[id] or #access > 0 then
       local parts = { paint("bold", s.name),
         "reserved " .. fmt(s.reserved) .. delta(s.reserved - was.reserved),
         "used " .. fmt(s.used) .. delta(s.used - was.used),
         "pending " .. fmt(s.pending) .. delta(s.pending - was.pending) }
       for _, r in ipairs(released[id] or {}) do parts[#parts + 1] = r end
+      for _, a in ipairs(access) do parts[#parts + 1] = a end
       pools[#pools + 1] = { id, fit({}, parts, width) }
     end
   end

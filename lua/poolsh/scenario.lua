@@ -125,8 +125,31 @@ end
 --- Runs sc, printing its narration with out(string). Returns a result
 -- {name, ok, step (number and text of the step that failed), err, notes
 -- = {{t = ms, text}}}.
+--- Whether sc can run here: it asks for sc.devices devices (default 1).
+-- The sim is given them: poolsh resets and sets its `devices` option
+-- (M.run resets again after, back to --sim-devices). Returns true, or
+-- nil and why it is skipped (another backend with fewer devices).
+function M.devices_ready(sc)
+  local want = sc.devices or 1
+  local have = poolsh.device_count()
+  if have >= want then return true end
+  local why = ("needs %d devices, this machine has %d"):format(want, have)
+  if poolsh.backend() == "sim" then
+    poolsh.reset()
+    if pcall(poolsh.sim.set, "devices", want) then return true, true end
+    why = ("needs %d devices, more than the sim models"):format(want)
+  end
+  return nil, why
+end
+
 function M.run(sc, out)
   local res = { name = sc.name, ok = true, notes = {} }
+  local ready, why = M.devices_ready(sc)
+  if not ready then
+    res.skipped = why
+    out(("== %s: %s\nSKIPPED: %s\n"):format(sc.name, sc.summary or "", why))
+    return res
+  end
   local n, current = 0, "(before the first step)"
   local ctx = { expect = expect }
   function ctx.step(text, notice)
@@ -148,6 +171,7 @@ function M.run(sc, out)
   end
   pcall(poolsh.sync)
   collectgarbage(); collectgarbage()
+  if why == true then poolsh.reset() end   -- the sim's devices as configured again
   return res
 end
 

@@ -43,6 +43,7 @@ typedef struct node {
 struct ps_stream {
   node link;
   cudaStream_t h;
+  int dev;      /* the device it was created on */
 };
 
 struct ps_event {
@@ -58,6 +59,9 @@ struct ps_pool {
   int doomed;   /* destroyed by the user while blocks were still allocated */
 };
 
+/* Devices poolsh follows peers and verify's words on (more: refused). */
+#define CU_MAX_DEVICES 16
+
 typedef struct cu_ctx {
   int device;
   int (*interrupted)(void *ud);
@@ -66,11 +70,16 @@ typedef struct cu_ctx {
   int tsc;                      /* the time-stamp counter is usable (ticks) */
   node *streams, *events, *pools;
   int doomed;   /* how many pools wait for their last block to be freed */
-  /* verify's result word, from a private pool so user pools' counters do
-   * not see it; scratch_done orders its reuse across streams. */
-  cudaMemPool_t scratch_pool;
-  cudaEvent_t scratch_done;
-  unsigned long long *scratch;
+  /* verify's result word, one per device whose streams verified, from a
+   * private pool so user pools' counters do not see it; done orders its
+   * reuse across streams. */
+  struct scratch {
+    cudaMemPool_t pool;
+    cudaEvent_t done;
+    unsigned long long *word;
+  } scratch[CU_MAX_DEVICES];
+  /* [dev][peer]: cudaDeviceEnablePeerAccess succeeded in this context */
+  unsigned char peer_on[CU_MAX_DEVICES][CU_MAX_DEVICES];
   char driver[32];              /* the driver's version, read once */
   int driver_read;
 } cu_ctx;
@@ -91,6 +100,27 @@ static cudaStream_t stream_of(const ps_stream *s) {
 }
 
 static void *ptr_of(ps_addr a) { return (void *)(uintptr_t)a; }
+
+/* Work on a stream of another device is launched with that device
+ * current: enter() makes it so and returns the device to restore (-1:
+ * nothing changed, the hot path on the context's own device costs no
+ * call); leave() restores it. */
+static int enter(const cu_ctx *c, const ps_stream *s) {
+  if (!s || s->dev == c->device) return -1;
+  if (cudaSetDevice(s->dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return -1;
+  }
+  return c->device;
+}
+
+static void leave(int old) {
+  if (old >= 0) cudaSetDevice(old);
+}
+
+static int dev_of(const cu_ctx *c, const ps_stream *s) {
+  return s ? s->dev : c->device;
+}
 
 static ps_addr addr_of(const void *p) { return (ps_addr)(uintptr_t)p; }
 
@@ -214,12 +244,18 @@ static int cu_open(const ps_config *cfg, void **out) {
 /* Frees verify's word after the last verify that used it, without
  * waiting: the free is ordered on the legacy stream. */
 static void scratch_release(cu_ctx *c) {
-  if (c->scratch) {
-    if (c->scratch_done) cudaStreamWaitEvent(0, c->scratch_done, 0);
-    cudaFreeAsync(c->scratch, 0);
+  for (int d = 0; d < CU_MAX_DEVICES; d++) {
+    struct scratch *w = &c->scratch[d];
+    if (!w->pool && !w->done) continue;
+    if (d != c->device) cudaSetDevice(d);
+    if (w->word) {
+      if (w->done) cudaStreamWaitEvent(0, w->done, 0);
+      cudaFreeAsync(w->word, 0);
+    }
+    if (w->done) cudaEventDestroy(w->done);
+    if (w->pool) cudaMemPoolDestroy(w->pool);
+    if (d != c->device) cudaSetDevice(c->device);
   }
-  if (c->scratch_done) cudaEventDestroy(c->scratch_done);
-  if (c->scratch_pool) cudaMemPoolDestroy(c->scratch_pool);
 }
 
 /* Destroys every handle the context still owns. CUDA finishes queued
@@ -349,8 +385,12 @@ static int cu_stream_create(void *ctx, int dev, int priority, int blocking,
   cu_ctx *c = ctx;
   ps_stream *s = calloc(1, sizeof *s);
   if (!s) return PS_ERR_MEMORY_ALLOCATION;
+  s->dev = dev;
   unsigned flags = blocking ? cudaStreamDefault : cudaStreamNonBlocking;
-  int st = status(cudaStreamCreateWithPriority(&s->h, flags, priority));
+  int st = PS_OK;
+  if (dev != c->device) st = status(cudaSetDevice(dev));
+  if (st == PS_OK) st = status(cudaStreamCreateWithPriority(&s->h, flags, priority));
+  if (dev != c->device) cudaSetDevice(c->device);
   if (st != PS_OK) {
     free(s);
     return st;
@@ -613,7 +653,9 @@ static int cu_pool_alloc(void *ctx, ps_pool *p, uint64_t size, ps_stream *s,
   if (!p) return PS_ERR_INVALID_RESOURCE;
   if (p->doomed) return PS_ERR_INVALID_VALUE;
   void *m = NULL;
+  int old = enter(ctx, s);
   int st = status(cudaMallocFromPoolAsync(&m, size, p->h, stream_of(s)));
+  leave(old);
   if (st != PS_OK) return st;
   *out = addr_of(m);
   if (note) {
@@ -625,9 +667,70 @@ static int cu_pool_alloc(void *ctx, ps_pool *p, uint64_t size, ps_stream *s,
 
 static int cu_pool_free(void *ctx, ps_addr a, ps_stream *s) {
   cu_ctx *c = ctx;
+  int old = enter(c, s);
   int st = status(cudaFreeAsync(ptr_of(a), stream_of(s)));
+  leave(old);
   if (c->doomed) reap_doomed(c);
   return st;
+}
+
+/* cudaMemPoolGetAccess of device dev (out of range: the runtime's
+ * cudaErrorInvalidDevice, measured). */
+static int cu_pool_get_access(void *ctx, ps_pool *p, int dev, ps_access *out) {
+  if (!p) return PS_ERR_INVALID_RESOURCE;
+  struct cudaMemLocation loc;
+  memset(&loc, 0, sizeof loc);
+  loc.type = cudaMemLocationTypeDevice;
+  loc.id = dev;
+  enum cudaMemAccessFlags f = cudaMemAccessFlagsProtNone;
+  int st = status(cudaMemPoolGetAccess(&f, p->h, &loc));
+  if (st == PS_OK) *out = (ps_access)f;
+  return st;
+}
+
+/* cudaMemPoolSetAccess of one device; the runtime's errors as they come
+ * (measured: read-only cudaErrorNotSupported, the pool's own device none
+ * cudaErrorInvalidDevice). */
+static int cu_pool_set_access(void *ctx, ps_pool *p, int dev, ps_access a) {
+  if (!p) return PS_ERR_INVALID_RESOURCE;
+  struct cudaMemAccessDesc d;
+  memset(&d, 0, sizeof d);
+  d.location.type = cudaMemLocationTypeDevice;
+  d.location.id = dev;
+  d.flags = (enum cudaMemAccessFlags)a;
+  return status(cudaMemPoolSetAccess(p->h, &d, 1));
+}
+
+/* ------------------------------------------------------------------ */
+/* Peers                                                                */
+
+static int cu_device_can_access_peer(void *ctx, int dev, int peer, int *can) {
+  return status(cudaDeviceCanAccessPeer(can, dev, peer));
+}
+
+/* cudaDeviceEnablePeerAccess(peer) with dev current, restored after. */
+static int cu_device_enable_peer(void *ctx, int dev, int peer) {
+  cu_ctx *c = ctx;
+  int st = PS_OK;
+  if (dev != c->device) st = status(cudaSetDevice(dev));
+  if (st == PS_OK) st = status(cudaDeviceEnablePeerAccess(peer, 0));
+  if (dev != c->device) cudaSetDevice(c->device);
+  if (st == PS_OK && dev >= 0 && dev < CU_MAX_DEVICES && peer >= 0 && peer < CU_MAX_DEVICES)
+    c->peer_on[dev][peer] = 1;
+  return st;
+}
+
+/* Whether this context enabled dev's access to peer (a device reaches its
+ * own memory). CUDA has no query for it. */
+static int cu_device_peer_enabled(void *ctx, int dev, int peer, int *on) {
+  cu_ctx *c = ctx;
+  int n = 0;
+  int st = status(cudaGetDeviceCount(&n));
+  if (st != PS_OK) return st;
+  if (dev < 0 || peer < 0 || dev >= n || peer >= n) return PS_ERR_INVALID_DEVICE;
+  *on = dev == peer ||
+        (dev < CU_MAX_DEVICES && peer < CU_MAX_DEVICES && c->peer_on[dev][peer]);
+  return PS_OK;
 }
 
 /* ------------------------------------------------------------------ */
@@ -692,53 +795,61 @@ static int cu_host_unregister(void *ctx, ps_addr a) {
 
 static int cu_copy(void *ctx, ps_addr dst, ps_addr src, uint64_t n,
                    ps_stream *s) {
-  return status(cudaMemcpyAsync(ptr_of(dst), ptr_of(src), n,
-                                cudaMemcpyDefault, stream_of(s)));
+  int old = enter(ctx, s);
+  int st = status(cudaMemcpyAsync(ptr_of(dst), ptr_of(src), n,
+                                  cudaMemcpyDefault, stream_of(s)));
+  leave(old);
+  return st;
 }
 
 static int cu_fill(void *ctx, ps_addr a, uint64_t n, int byte, ps_stream *s) {
-  return status(psk_fill(ptr_of(a), n, (unsigned char)byte, stream_of(s)));
+  int old = enter(ctx, s);
+  int st = status(psk_fill(ptr_of(a), n, (unsigned char)byte, stream_of(s)));
+  leave(old);
+  return st;
 }
 
 static int cu_touch(void *ctx, ps_addr a, uint64_t n, ps_stream *s) {
-  return status(psk_touch(ptr_of(a), n, stream_of(s)));
+  int old = enter(ctx, s);
+  int st = status(psk_touch(ptr_of(a), n, stream_of(s)));
+  leave(old);
+  return st;
 }
 
-/* Creates verify's result word on first use, in a private pool, ordered
- * on the legacy stream; scratch_done marks the end of its last use. */
-static int scratch_ready(cu_ctx *c) {
-  if (c->scratch) return PS_OK;
+/* Creates device dev's result word on first use (dev current), in a
+ * private pool, ordered on the legacy stream; done marks the end of its
+ * last use. */
+static int scratch_ready(struct scratch *w, int dev) {
+  if (w->word) return PS_OK;
   int st = PS_OK;
-  if (!c->scratch_pool) {
+  if (!w->pool) {
     struct cudaMemPoolProps pp;
     memset(&pp, 0, sizeof pp);
     pp.allocType = cudaMemAllocationTypePinned;
     pp.location.type = cudaMemLocationTypeDevice;
-    pp.location.id = c->device;
-    st = status(cudaMemPoolCreate(&c->scratch_pool, &pp));
+    pp.location.id = dev;
+    st = status(cudaMemPoolCreate(&w->pool, &pp));
   }
-  if (st == PS_OK && !c->scratch_done)
-    st = status(cudaEventCreateWithFlags(&c->scratch_done,
-                                         cudaEventDisableTiming));
+  if (st == PS_OK && !w->done)
+    st = status(cudaEventCreateWithFlags(&w->done, cudaEventDisableTiming));
   void *m = NULL;
   if (st == PS_OK)
-    st = status(cudaMallocFromPoolAsync(&m, sizeof *c->scratch,
-                                        c->scratch_pool, 0));
-  if (st == PS_OK) st = status(cudaEventRecord(c->scratch_done, 0));
-  if (st == PS_OK) c->scratch = m;
+    st = status(cudaMallocFromPoolAsync(&m, sizeof *w->word, w->pool, 0));
+  if (st == PS_OK) st = status(cudaEventRecord(w->done, 0));
+  if (st == PS_OK) w->word = m;
   else if (m) cudaFreeAsync(m, 0);
   return st;
 }
 
 /* Queues: wait for the word's last user, set it to ~0, search, mark. */
-static int verify_enqueue(cu_ctx *c, ps_addr a, uint64_t n, int byte,
+static int verify_enqueue(struct scratch *w, ps_addr a, uint64_t n, int byte,
                           cudaStream_t h) {
-  int st = status(cudaStreamWaitEvent(h, c->scratch_done, 0));
+  int st = status(cudaStreamWaitEvent(h, w->done, 0));
   if (st == PS_OK)
-    st = status(cudaMemsetAsync(c->scratch, 0xff, sizeof *c->scratch, h));
+    st = status(cudaMemsetAsync(w->word, 0xff, sizeof *w->word, h));
   if (st == PS_OK)
-    st = status(psk_verify(ptr_of(a), n, (unsigned char)byte, c->scratch, h));
-  if (st == PS_OK) st = status(cudaEventRecord(c->scratch_done, h));
+    st = status(psk_verify(ptr_of(a), n, (unsigned char)byte, w->word, h));
+  if (st == PS_OK) st = status(cudaEventRecord(w->done, h));
   return st;
 }
 
@@ -748,15 +859,22 @@ static int cu_verify(void *ctx, ps_addr a, uint64_t n, int byte,
                      ps_stream *s, int64_t *first_bad) {
   cu_ctx *c = ctx;
   cudaStream_t h = stream_of(s);
-  int st = scratch_ready(c);
-  if (st == PS_OK) st = verify_enqueue(c, a, n, byte, h);
+  int dev = dev_of(c, s);
+  if (dev < 0 || dev >= CU_MAX_DEVICES) return PS_ERR_INVALID_DEVICE;
+  struct scratch *w = &c->scratch[dev];
+  int old = enter(c, s);
+  int st = scratch_ready(w, dev);
+  if (st == PS_OK) st = verify_enqueue(w, a, n, byte, h);
+  leave(old);
   if (st == PS_OK) st = poll_done(c, query_stream, (void *)h);
   if (st != PS_OK) return st;
   /* s is idle: this copy to pageable memory completes before returning. */
   unsigned long long v = 0;
-  st = status(cudaMemcpyAsync(&v, c->scratch, sizeof v,
+  old = enter(c, s);
+  st = status(cudaMemcpyAsync(&v, w->word, sizeof v,
                               cudaMemcpyDeviceToHost, h));
   if (st == PS_OK) st = status(cudaStreamSynchronize(h));
+  leave(old);
   if (st == PS_OK) *first_bad = v == ~0ULL ? -1 : (int64_t)v;
   return st;
 }
@@ -766,16 +884,22 @@ static int cu_spin(void *ctx, ps_stream *s, double ms) {
   if (!(ms >= 0)) return PS_ERR_INVALID_VALUE;
   double ns = ms * 1e6;
   uint64_t n = ns >= 9e18 ? (uint64_t)9e18 : (uint64_t)ns;
-  return status(psk_spin(n, stream_of(s)));
+  int old = enter(ctx, s);
+  int st = status(psk_spin(n, stream_of(s)));
+  leave(old);
+  return st;
 }
 
 /* Waits for h first, interruptibly, because a copy to or from pageable
  * memory would otherwise block on earlier work; then copies and waits. */
 static int copy_and_wait(cu_ctx *c, void *dst, const void *src, uint64_t n,
-                         cudaStream_t h) {
+                         const ps_stream *s) {
+  cudaStream_t h = stream_of(s);
   int st = poll_done(c, query_stream, (void *)h);
+  int old = st == PS_OK ? enter(c, s) : -1;
   if (st == PS_OK)
     st = status(cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, h));
+  leave(old);
   if (st == PS_OK) st = wait_stream(c, h);
   return st;
 }
@@ -789,7 +913,7 @@ static int cu_read(void *ctx, ps_kind k, ps_addr src, void *dst, uint64_t n,
                    ps_stream *s) {
   if (n == 0) return PS_OK;                   /* no copy: no wait */
   if (is_device_kind(k))
-    return copy_and_wait(ctx, dst, ptr_of(src), n, stream_of(s));
+    return copy_and_wait(ctx, dst, ptr_of(src), n, s);
   memcpy(dst, ptr_of(src), n);
   return PS_OK;
 }
@@ -798,7 +922,7 @@ static int cu_write(void *ctx, ps_kind k, ps_addr dst, const void *src,
                     uint64_t n, ps_stream *s) {
   if (n == 0) return PS_OK;
   if (is_device_kind(k))
-    return copy_and_wait(ctx, ptr_of(dst), src, n, stream_of(s));
+    return copy_and_wait(ctx, ptr_of(dst), src, n, s);
   memcpy(ptr_of(dst), src, n);
   return PS_OK;
 }
@@ -875,6 +999,11 @@ const ps_backend ps_backend_cuda = {
     .pool_trim = cu_pool_trim,
     .pool_alloc = cu_pool_alloc,
     .pool_free = cu_pool_free,
+    .pool_get_access = cu_pool_get_access,
+    .pool_set_access = cu_pool_set_access,
+    .device_can_access_peer = cu_device_can_access_peer,
+    .device_enable_peer = cu_device_enable_peer,
+    .device_peer_enabled = cu_device_peer_enabled,
     .malloc_device = cu_malloc_device,
     .free_device = cu_free_device,
     .alloc_pinned = cu_alloc_pinned,

@@ -16,12 +16,20 @@
 static int sim_probe(void) { return PS_OK; }
 
 /* A fresh context: the default profile (memory from cfg->sim_memory when
- * non-zero), the legacy stream, the default pool; host clock at 0. */
+ * non-zero), cfg->sim_devices devices (0: one) that can all access each
+ * other, the legacy stream and the default pool of cfg->device; host
+ * clock at 0. */
 static int sim_open(const ps_config *cfg, void **ctx) {
   if (!ctx) return PS_ERR_INVALID_VALUE;
-  if (cfg && cfg->device != 0) return PS_ERR_INVALID_DEVICE;
+  int ndev = cfg && cfg->sim_devices ? cfg->sim_devices : 1;
+  if (ndev < 1 || ndev > SIM_MAX_DEVICES) return PS_ERR_INVALID_VALUE;
+  if (cfg && (cfg->device < 0 || cfg->device >= ndev)) return PS_ERR_INVALID_DEVICE;
   sim_ctx *c = calloc(1, sizeof *c);
   if (!c) return PS_ERR_MEMORY_ALLOCATION;
+  c->ndev = ndev;
+  c->dev = cfg ? cfg->device : 0;
+  c->peer_capable = 1;
+  c->legacy.dev = c->dev;
   sim_profile_defaults(&c->prof);
   if (cfg && cfg->sim_memory) c->prof.memory = (double)cfg->sim_memory;
   if (cfg) c->interrupted = cfg->interrupted, c->interrupted_ud = cfg->interrupted_ud;
@@ -55,6 +63,10 @@ static const err ERRS[] = {
     "CUDA driver version is insufficient for CUDA runtime version" },
   { PS_ERR_NO_DEVICE, "cudaErrorNoDevice", "no CUDA-capable device is detected" },
   { PS_ERR_INVALID_DEVICE, "cudaErrorInvalidDevice", "invalid device ordinal" },
+  { PS_ERR_PEER_UNSUPPORTED, "cudaErrorPeerAccessUnsupported",
+    "peer access is not supported between these two devices" },
+  { PS_ERR_PEER_ALREADY_ENABLED, "cudaErrorPeerAccessAlreadyEnabled",
+    "peer access is already enabled" },
   { PS_ERR_INVALID_RESOURCE, "cudaErrorInvalidResourceHandle", "invalid resource handle" },
   { PS_ERR_NOT_READY, "cudaErrorNotReady", "device not ready" },
   { PS_ERR_ILLEGAL_ADDRESS, "cudaErrorIllegalAddress",
@@ -93,24 +105,68 @@ static const char *sim_error_string(int st) {
 
 static int sim_device_count(void *ctx, int *n) {
   if (!n) return PS_ERR_INVALID_VALUE;
-  *n = 1;
+  *n = ((sim_ctx *)ctx)->ndev;
   return PS_OK;
 }
 
-/* Device 0 only; free = total minus every mapped device byte. */
+/* Each device has the profile's memory of its own; free = total minus
+ * the device's mapped bytes (its pools' chunks and cudaMalloc). */
 static int sim_device_info(void *ctx, int dev, ps_device_info *out) {
   sim_ctx *c = ctx;
-  if (dev != 0) return PS_ERR_INVALID_DEVICE;
+  if (!sim_valid_dev(c, dev)) return PS_ERR_INVALID_DEVICE;
   if (!out) return PS_ERR_INVALID_VALUE;
   memset(out, 0, sizeof *out);
   snprintf(out->name, sizeof out->name, "poolsh sim (built-in profile)");
   out->total = sim_device_total(c);
-  uint64_t r = sim_device_reserved(c);
+  uint64_t r = c->mem.dev_mapped[dev];
   out->free = r < out->total ? out->total - r : 0;
   out->cc_major = 9, out->cc_minor = 0;
   out->pools_supported = 1;
   snprintf(out->driver, sizeof out->driver, "sim");   /* api versions: 0 */
   return PS_OK;
+}
+
+/* cudaDeviceCanAccessPeer: every pair of distinct devices can, unless the
+ * peer_capable option is 0; a device and itself: 0, as CUDA says. */
+static int sim_device_can_access_peer(void *ctx, int dev, int peer, int *can) {
+  sim_ctx *c = ctx;
+  if (!sim_valid_dev(c, dev) || !sim_valid_dev(c, peer)) return PS_ERR_INVALID_DEVICE;
+  if (!can) return PS_ERR_INVALID_VALUE;
+  *can = dev != peer && c->peer_capable;
+  return PS_OK;
+}
+
+/* cudaDeviceEnablePeerAccess(peer) with dev current: dev's kernels may
+ * reach peer's cudaMalloc'd memory (pools keep their own access).
+ * Measured (docs/calibration/h200x2-2026-11-27-issue12.log): out of range
+ * cudaErrorInvalidDevice, the same device cudaErrorPeerAccessUnsupported,
+ * twice cudaErrorPeerAccessAlreadyEnabled. */
+static int sim_device_enable_peer(void *ctx, int dev, int peer) {
+  sim_ctx *c = ctx;
+  if (!sim_valid_dev(c, dev) || !sim_valid_dev(c, peer)) return PS_ERR_INVALID_DEVICE;
+  if (dev == peer || !c->peer_capable) return PS_ERR_PEER_UNSUPPORTED;
+  if (c->peer_on[dev][peer]) return PS_ERR_PEER_ALREADY_ENABLED;
+  sim_host_cost(c, c->prof.api_ns);
+  c->peer_on[dev][peer] = 1;
+  return PS_OK;
+}
+
+/* Whether dev may reach peer's cudaMalloc'd memory: itself always. */
+static int sim_device_peer_enabled(void *ctx, int dev, int peer, int *on) {
+  sim_ctx *c = ctx;
+  if (!sim_valid_dev(c, dev) || !sim_valid_dev(c, peer)) return PS_ERR_INVALID_DEVICE;
+  if (!on) return PS_ERR_INVALID_VALUE;
+  *on = dev == peer || c->peer_on[dev][peer];
+  return PS_OK;
+}
+
+/* A device's kernels reach host memory (pinned, registered; host pools
+ * through their access), its own cudaMalloc'd memory and a peer's once
+ * peer access is enabled, and pool memory its pool grants it. */
+int sim_reachable(const sim_ctx *c, const sim_map *m, int dev) {
+  if (m->kind == SIM_MAP_ARENA) return sim_pool_reaches(m->owner, dev);
+  if (m->space == SIM_HOST_SPACE) return 1;
+  return m->dev == dev || c->peer_on[dev][m->dev];
 }
 
 /* ---- plain allocations ---- */
@@ -121,8 +177,9 @@ static int map_plain(sim_ctx *c, sim_space sp, sim_map_kind k, uint64_t size,
   *out = 0;
   if (size == 0) return PS_OK;
   double cap = sp == SIM_DEVICE_SPACE ? c->prof.memory : c->prof.host_memory;
-  if ((double)(c->mem.mapped[sp] + size) > cap) return PS_ERR_MEMORY_ALLOCATION;
-  sim_map *m = sim_mem_map(&c->mem, sp, size, k);
+  uint64_t have = sp == SIM_DEVICE_SPACE ? c->mem.dev_mapped[c->dev] : c->mem.mapped[sp];
+  if ((double)(have + size) > cap) return PS_ERR_MEMORY_ALLOCATION;
+  sim_map *m = sim_mem_map(&c->mem, sp, sp == SIM_DEVICE_SPACE ? c->dev : 0, size, k);
   if (!m) return PS_ERR_MEMORY_ALLOCATION;
   *out = m->base;
   return PS_OK;
@@ -277,6 +334,9 @@ static int sim_copy(void *ctx, ps_addr dst, ps_addr src, uint64_t n, ps_stream *
   if (n == 0) return PS_OK;
   sim_map *d = sim_mem_range(&c->mem, dst, n), *sm = sim_mem_range(&c->mem, src, n);
   if (!d || !sm) return PS_ERR_INVALID_VALUE;
+  /* No access check: cudaMemcpyAsync with cudaMemcpyDefault copies on a
+   * stream of a device without access to the memory, both ways and to the
+   * host (measured: docs/calibration/h200x2-2026-11-27-issue12.log). */
   int sync;
   int64_t dur = copy_ns(c, classify(d), classify(sm), n, &sync);
   dur += (int64_t)llround(touch_ns(c, d, dst, n));   /* faults as it lands */
@@ -288,7 +348,11 @@ static int sim_copy(void *ctx, ps_addr dst, ps_addr src, uint64_t n, ps_stream *
 static int kernel(sim_ctx *c, ps_addr a, uint64_t n, ps_stream *s, sim_op *op) {
   ps_stream *st = sim_stream_resolve(c, s);
   if (!st) return PS_ERR_INVALID_RESOURCE;
-  if (n && !sim_mem_range(&c->mem, a, n)) return PS_ERR_INVALID_VALUE;
+  sim_map *m = n ? sim_mem_range(&c->mem, a, n) : NULL;
+  if (n && !m) return PS_ERR_INVALID_VALUE;
+  /* A GPU faults (cudaErrorIllegalAddress, sticky); the sim refuses the
+   * launch with that code and goes on. */
+  if (m && !sim_reachable(c, m, st->dev)) return PS_ERR_ILLEGAL_ADDRESS;
   int64_t dur = ns_for((double)n, c->prof.bw_fill, c->prof.launch_ns);
   return enqueue_op(c, st, dur, op, 0);
 }
@@ -398,8 +462,47 @@ static int is_fault_key(const char *key) {
   return key && strncmp(key, "fault.", 6) == 0;
 }
 
+/* The machine's options, beside the device profile: "devices" (how many
+ * the sim models) and "peer_capable" (0: no pair can access each other).
+ * They are not profile options (a machine's, not a device's) and
+ * poolsh.reset() does not keep them. */
+static int is_machine_key(const char *key) {
+  return key && (strcmp(key, "devices") == 0 || strcmp(key, "peer_capable") == 0);
+}
+
+/* Whether anything but the default pools and the legacy stream exists or
+ * holds memory: then the number of devices cannot change. */
+static int sim_busy(const sim_ctx *c) {
+  if (c->mem.mapped[SIM_DEVICE_SPACE] || c->mem.mapped[SIM_HOST_SPACE]) return 1;
+  if (c->live.n) return 1;
+  size_t defaults = 0;
+  for (int d = 0; d < SIM_MAX_DEVICES; d++) defaults += c->default_pool[d] != NULL;
+  return c->pools.nlive > defaults;
+}
+
+static int machine_set(sim_ctx *c, const char *key, double v) {
+  if (strcmp(key, "peer_capable") == 0) {
+    if (v != 0 && v != 1) return PS_ERR_INVALID_VALUE;
+    c->peer_capable = (int)v;
+    if (!c->peer_capable) memset(c->peer_on, 0, sizeof c->peer_on);
+    return PS_OK;
+  }
+  if (!(v >= 1 && v <= SIM_MAX_DEVICES) || v != (double)(int)v || v <= c->dev)
+    return PS_ERR_INVALID_VALUE;
+  if ((int)v != c->ndev && sim_busy(c)) return PS_ERR_NOT_SUPPORTED;
+  c->ndev = (int)v;
+  memset(c->peer_on, 0, sizeof c->peer_on);
+  return PS_OK;
+}
+
 static int sim_option_get(void *ctx, const char *key, double *v) {
   if (is_fault_key(key)) return sim_fault_option_get(ctx, key, v);
+  if (is_machine_key(key)) {
+    if (!v) return PS_ERR_INVALID_VALUE;
+    const sim_ctx *c = ctx;
+    *v = strcmp(key, "devices") == 0 ? c->ndev : c->peer_capable;
+    return PS_OK;
+  }
   return sim_profile_get(&((sim_ctx *)ctx)->prof, key, v);
 }
 
@@ -410,6 +513,7 @@ static int sim_option_set(void *ctx, const char *key, double v) {
   sim_ctx *c = ctx;
   double old;
   if (is_fault_key(key)) return sim_fault_option_set(c, key, v);
+  if (is_machine_key(key)) return machine_set(c, key, v);
   if (sim_profile_get(&c->prof, key, &old) != PS_OK) return PS_ERR_INVALID_VALUE;
   if ((strcmp(key, "memory") == 0 || strcmp(key, "host_memory") == 0) &&
       (c->mem.mapped[SIM_DEVICE_SPACE] || c->mem.mapped[SIM_HOST_SPACE]))
@@ -449,6 +553,11 @@ const ps_backend ps_backend_sim = {
   .stream_peek = sim_stream_peek,
   .stream_last_span = sim_stream_last_span,
   .pool_last_map = sim_pool_last_map,
+  .device_can_access_peer = sim_device_can_access_peer,
+  .device_enable_peer = sim_device_enable_peer,
+  .device_peer_enabled = sim_device_peer_enabled,
+  .pool_get_access = sim_pool_get_access,
+  .pool_set_access = sim_pool_set_access,
   .now = sim_now,
   .option_get = sim_option_get, .option_set = sim_option_set,
   .option_names = sim_option_names,

@@ -53,6 +53,9 @@ int sim_profile_get(const sim_profile *p, const char *key, double *v);
 int sim_profile_set(sim_profile *p, const char *key, double v);
 int sim_profile_names(const char **names, int max);
 
+/* The most devices one sim models (--sim-devices). */
+#define SIM_MAX_DEVICES 16
+
 /* ---- address space and contents (sim_mem.c) ---- */
 
 #define SIM_PAGE_SHIFT 16
@@ -76,6 +79,7 @@ typedef struct sim_map {
   uint64_t reg_size;         /* pageable: the bytes registered */
   uint64_t resident;         /* pageable: bytes of touched pages */
   void *owner;               /* arena: its ps_pool */
+  int dev;                   /* device space: the device whose memory it is */
   uint64_t npages;
   sim_page *pages;
 } sim_map;
@@ -84,11 +88,13 @@ typedef struct sim_mem {
   sim_map **maps;            /* sorted by base, never overlapping */
   size_t n, cap;
   uint64_t mapped[2];        /* bytes mapped per space */
+  uint64_t dev_mapped[SIM_MAX_DEVICES];   /* device space: bytes mapped per device */
   ps_addr gap_lo[2];         /* per space: no free VA below this */
 } sim_mem;
 
-sim_map *sim_mem_map(sim_mem *m, sim_space sp, uint64_t size, sim_map_kind k);
-sim_map *sim_mem_reserve(sim_mem *m, sim_space sp, uint64_t va, sim_map_kind k);
+/* dev: the device whose memory a device-space mapping is (0 for host). */
+sim_map *sim_mem_map(sim_mem *m, sim_space sp, int dev, uint64_t size, sim_map_kind k);
+sim_map *sim_mem_reserve(sim_mem *m, sim_space sp, int dev, uint64_t va, sim_map_kind k);
 int sim_mem_resize(sim_mem *m, sim_map *map, uint64_t size);
 void sim_mem_hole(sim_mem *m, sim_map *map, uint64_t off, uint64_t n, int unmap);
 void sim_mem_unmap(sim_mem *m, sim_map *map);
@@ -132,6 +138,7 @@ void sim_vc_free(sim_vclock *c);
 
 struct ps_stream {
   int id;                  /* 0 is the legacy default stream */
+  int dev;                 /* the device it was created on */
   int priority, blocking, destroyed;
   int64_t tail;            /* ns: when the last enqueued op completes; only
                             * grows, and only in a call that resolved s */
@@ -147,6 +154,7 @@ struct ps_stream {
 
 struct ps_event {
   int timing, recorded;
+  int dev;                 /* created on the context's device */
   int64_t time;            /* ns: completion of work before the record */
   sim_vclock clock;        /* the recording stream's knowledge, position incl. */
 };
@@ -275,7 +283,11 @@ typedef struct sim_ctx {
   uint64_t op_seq;
   sim_mem mem;
   sim_pool_list pools;
-  ps_pool *default_pool;
+  ps_pool *default_pool[SIM_MAX_DEVICES];   /* made on first use (the context's at open) */
+  int ndev;                /* devices modelled: 1 .. SIM_MAX_DEVICES */
+  int dev;                 /* the context's device (ps_config.device) */
+  int peer_capable;        /* 1: every pair of devices can access each other */
+  uint8_t peer_on[SIM_MAX_DEVICES][SIM_MAX_DEVICES];   /* [dev][peer]: enabled */
   int (*interrupted)(void *ud);   /* from ps_config: give up a wait */
   void *interrupted_ud;
   sim_faults faults;
@@ -364,6 +376,15 @@ void sim_pools_mark_done(sim_ctx *c, int stream);
 void sim_pools_release_done(sim_ctx *c);
 uint64_t sim_device_reserved(const sim_ctx *c);
 uint64_t sim_device_total(const sim_ctx *c);
+/* Whether device dev's kernels may reach the memory mapping m holds (pool
+ * access, peer access for cudaMalloc'd memory; host memory always).
+ * Copies need no access (measured). */
+int sim_reachable(const sim_ctx *c, const sim_map *m, int dev);
+int sim_pool_reaches(const ps_pool *p, int dev);
+int sim_pool_get_access(void *ctx, ps_pool *p, int dev, ps_access *out);
+int sim_pool_set_access(void *ctx, ps_pool *p, int dev, ps_access a);
+/* Whether dev is a device the sim models. */
+static inline int sim_valid_dev(const sim_ctx *c, int dev) { return dev >= 0 && dev < c->ndev; }
 
 int sim_pool_create(void *ctx, const ps_pool_props *props, ps_pool **out);
 int sim_pool_default(void *ctx, int dev, ps_pool **out);

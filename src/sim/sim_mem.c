@@ -47,9 +47,16 @@ static ps_addr find_gap(sim_mem *m, sim_space sp, uint64_t size) {
   return at + size <= VA_HI[sp] ? at : 0;
 }
 
+/* Counts delta bytes of x mapped (or unmapped): in its space and, for
+ * device memory, on its device. */
+static void account(sim_mem *m, const sim_map *x, int64_t delta) {
+  m->mapped[x->space] += (uint64_t)delta;
+  if (x->space == SIM_DEVICE_SPACE) m->dev_mapped[x->dev] += (uint64_t)delta;
+}
+
 /* Maps `size` (> 0) bytes, contents zero, at the lowest free aligned VA of
  * the space. NULL when out of VA or host RAM; nothing changes then. */
-sim_map *sim_mem_map(sim_mem *m, sim_space sp, uint64_t size, sim_map_kind k) {
+sim_map *sim_mem_map(sim_mem *m, sim_space sp, int dev, uint64_t size, sim_map_kind k) {
   ps_addr base = find_gap(m, sp, size);
   if (!base || size == 0) return NULL;
   if (!sim_reserve_one((void **)&m->maps, &m->cap, m->n, sizeof *m->maps, 16)) return NULL;
@@ -58,25 +65,25 @@ sim_map *sim_mem_map(sim_mem *m, sim_space sp, uint64_t size, sim_map_kind k) {
   sim_page *pages = x ? calloc(np, sizeof *pages) : NULL;
   if (!pages) { free(x); return NULL; }
   *x = (sim_map){ .base = base, .size = size, .va = size, .space = sp,
-                  .kind = k, .npages = np, .pages = pages };
+                  .kind = k, .dev = dev, .npages = np, .pages = pages };
   size_t i = lower(m, base);
   memmove(m->maps + i + 1, m->maps + i, (m->n - i) * sizeof *m->maps);
   m->maps[i] = x;
   m->n++;
-  m->mapped[sp] += size;
+  account(m, x, (int64_t)size);
   return x;
 }
 
 /* Reserves `va` (> 0) bytes of address space with nothing mapped yet: a
  * pool arena. sim_mem_resize maps (and unmaps) its first bytes. NULL when
  * out of VA or host RAM. */
-sim_map *sim_mem_reserve(sim_mem *m, sim_space sp, uint64_t va, sim_map_kind k) {
+sim_map *sim_mem_reserve(sim_mem *m, sim_space sp, int dev, uint64_t va, sim_map_kind k) {
   ps_addr base = va ? find_gap(m, sp, va) : 0;
   if (!base) return NULL;
   if (!sim_reserve_one((void **)&m->maps, &m->cap, m->n, sizeof *m->maps, 16)) return NULL;
   sim_map *x = calloc(1, sizeof *x);
   if (!x) return NULL;
-  *x = (sim_map){ .base = base, .size = 0, .va = va, .space = sp, .kind = k };
+  *x = (sim_map){ .base = base, .size = 0, .va = va, .space = sp, .kind = k, .dev = dev };
   size_t i = lower(m, base);
   memmove(m->maps + i + 1, m->maps + i, (m->n - i) * sizeof *m->maps);
   m->maps[i] = x;
@@ -98,8 +105,7 @@ int sim_mem_resize(sim_mem *m, sim_map *x, uint64_t size) {
     if (np > x->npages) memset(pg + x->npages, 0, (np - x->npages) * sizeof *pg);
     x->pages = pg, x->npages = np;
   }
-  m->mapped[x->space] += size;
-  m->mapped[x->space] -= x->size;
+  account(m, x, (int64_t)size - (int64_t)x->size);
   x->size = size;
   return 1;
 }
@@ -110,9 +116,9 @@ int sim_mem_resize(sim_mem *m, sim_map *x, uint64_t size) {
 void sim_mem_hole(sim_mem *m, sim_map *x, uint64_t off, uint64_t n, int unmap) {
   if (unmap) {
     sim_mem_fill(x, off, n, 0);
-    m->mapped[x->space] -= n;
+    account(m, x, -(int64_t)n);
   } else {
-    m->mapped[x->space] += n;
+    account(m, x, (int64_t)n);
   }
 }
 
@@ -128,7 +134,7 @@ void sim_mem_unmap(sim_mem *m, sim_map *x) {
   if (i >= m->n || m->maps[i] != x) return;
   memmove(m->maps + i, m->maps + i + 1, (m->n - i - 1) * sizeof *m->maps);
   m->n--;
-  m->mapped[x->space] -= x->size;
+  account(m, x, -(int64_t)x->size);
   if (x->base < m->gap_lo[x->space]) m->gap_lo[x->space] = x->base;
   map_free(x);
 }

@@ -84,6 +84,8 @@ typedef struct bittree { uint64_t *w[BT_LEVELS]; int levels; } bittree;
 
 struct ps_pool {
   ps_location loc;
+  int device;                 /* device pools: whose memory; host pools: 0 */
+  uint8_t access[SIM_MAX_DEVICES];   /* ps_access of each device (its own: rw) */
   int is_default, destroyed;
   int follow, opportunistic, internal;
   uint64_t max_size, threshold;
@@ -670,7 +672,7 @@ static int arena_for(sim_ctx *c, ps_pool *p, uint64_t extent, double cap) {
     p->arena = NULL;
   }
   if (!p->arena) {
-    p->arena = sim_mem_reserve(&c->mem, pool_space(p), va, SIM_MAP_ARENA);
+    p->arena = sim_mem_reserve(&c->mem, pool_space(p), p->device, va, SIM_MAP_ARENA);
     if (!p->arena) return 0;
     p->arena->owner = p;
   }
@@ -722,7 +724,8 @@ static int map_range(sim_ctx *c, ps_pool *p, uint64_t off, uint64_t end) {
   if (add == 0) return 1;
   sim_space sp = pool_space(p);
   double cap = sp == SIM_HOST_SPACE ? c->prof.host_memory : c->prof.memory;
-  if ((double)c->mem.mapped[sp] + (double)add > cap) return 0;
+  uint64_t held = sp == SIM_HOST_SPACE ? c->mem.mapped[sp] : c->mem.dev_mapped[p->device];
+  if ((double)held + (double)add > cap) return 0;
   if (p->max_size && p->reserved + add > p->max_size) {
     /* The driver maps up to max_size before it fails: measured on the GPU,
      * a failed request leaves reserved_high at max_size. */
@@ -1123,6 +1126,12 @@ static int pool_new(sim_ctx *c, const ps_pool_props *props, ps_pool **out) {
   if (!p) return PS_ERR_MEMORY_ALLOCATION;
   if (!pset_add(l, p)) { free(p); return PS_ERR_MEMORY_ALLOCATION; }
   p->loc = props->location;
+  p->device = p->loc == PS_LOCATION_DEVICE ? props->device : 0;
+  /* Its own device reaches a device pool; a host pool is granted the
+   * context's device at creation, as the cuda backend does. Other
+   * devices: none (measured on the GPU, default pools too). */
+  if (p->loc == PS_LOCATION_DEVICE) p->access[p->device] = PS_ACCESS_RW;
+  else p->access[c->dev] = PS_ACCESS_RW;
   p->follow = p->opportunistic = p->internal = 1;
   p->max_size = sim_round_up(props->max_size, gran(c));
   if (p->max_size < props->max_size) p->max_size = 0;   /* overflow: no limit */
@@ -1132,12 +1141,22 @@ static int pool_new(sim_ctx *c, const ps_pool_props *props, ps_pool **out) {
   return PS_OK;
 }
 
-/* Creates the device's default pool. */
+/* The default pool of device dev, made on first use. */
+static int default_pool(sim_ctx *c, int dev, ps_pool **out) {
+  if (!c->default_pool[dev]) {
+    ps_pool_props props = { PS_LOCATION_DEVICE, dev, 0, 0 };
+    int st = pool_new(c, &props, &c->default_pool[dev]);
+    if (st != PS_OK) return st;
+    c->default_pool[dev]->is_default = 1;
+  }
+  *out = c->default_pool[dev];
+  return PS_OK;
+}
+
+/* Creates the context's device's default pool. */
 int sim_pools_init(sim_ctx *c) {
-  ps_pool_props props = { PS_LOCATION_DEVICE, 0, 0, 0 };
-  int st = pool_new(c, &props, &c->default_pool);
-  if (st == PS_OK) c->default_pool->is_default = 1;
-  return st;
+  ps_pool *p;
+  return default_pool(c, c->dev, &p);
 }
 
 /* Frees every pool and its records (the arenas go with sim_mem). */
@@ -1152,15 +1171,59 @@ int sim_pool_create(void *ctx, const ps_pool_props *props, ps_pool **out) {
   if (!props || !out) return PS_ERR_INVALID_VALUE;
   if (props->location != PS_LOCATION_DEVICE && props->location != PS_LOCATION_HOST)
     return PS_ERR_INVALID_VALUE;
-  if (props->device != 0) return PS_ERR_INVALID_VALUE;
+  if (props->location == PS_LOCATION_DEVICE && !sim_valid_dev(c, props->device))
+    return PS_ERR_INVALID_VALUE;
+  if (props->location == PS_LOCATION_HOST && props->device != 0) return PS_ERR_INVALID_VALUE;
   return pool_new(c, props, out);
 }
 
 int sim_pool_default(void *ctx, int dev, ps_pool **out) {
   sim_ctx *c = ctx;
-  if (dev != 0) return PS_ERR_INVALID_DEVICE;
+  if (!sim_valid_dev(c, dev)) return PS_ERR_INVALID_DEVICE;
   if (!out) return PS_ERR_INVALID_VALUE;
-  *out = c->default_pool;
+  return default_pool(c, dev, out);
+}
+
+/* cudaMemPoolGetAccess: a device pool's own device reads rw. A device out
+ * of range: cudaErrorInvalidValue (measured with 9,
+ * docs/calibration/h200x2-2026-11-27-issue12.log; -1 assumed alike),
+ * unlike pool_set_access. */
+int sim_pool_get_access(void *ctx, ps_pool *p, int dev, ps_access *out) {
+  sim_ctx *c = ctx;
+  if (!live_pool(c, p)) return PS_ERR_INVALID_VALUE;
+  if (!sim_valid_dev(c, dev)) return PS_ERR_INVALID_VALUE;
+  if (!out) return PS_ERR_INVALID_VALUE;
+  *out = (ps_access)p->access[dev];
+  return PS_OK;
+}
+
+/* Whether dev has rw access to p's memory (p may be destroyed with blocks
+ * still allocated: its access stays). */
+int sim_pool_reaches(const ps_pool *p, int dev) {
+  return dev >= 0 && dev < SIM_MAX_DEVICES && p->access[dev] == PS_ACCESS_RW;
+}
+
+/* cudaMemPoolSetAccess, as measured on two H200s
+ * (docs/calibration/h200x2-2026-11-24-peer.log): read-only is never
+ * supported (cudaErrorNotSupported); a device pool's own device stays rw
+ * (none: cudaErrorInvalidDevice); another device needs peer capability
+ * (cudaErrorInvalidDevice without it, CUDA's docs); out of range:
+ * cudaErrorInvalidDevice. The access covers every block, past and future,
+ * and can be revoked. Not measured: which error comes first when several
+ * apply (the sim checks range, then read-only, then the own device, then
+ * capability). */
+int sim_pool_set_access(void *ctx, ps_pool *p, int dev, ps_access a) {
+  sim_ctx *c = ctx;
+  if (!live_pool(c, p)) return PS_ERR_INVALID_VALUE;
+  if (!sim_valid_dev(c, dev)) return PS_ERR_INVALID_DEVICE;
+  if (a != PS_ACCESS_NONE && a != PS_ACCESS_READ && a != PS_ACCESS_RW) return PS_ERR_INVALID_VALUE;
+  if (a == PS_ACCESS_READ) return PS_ERR_NOT_SUPPORTED;
+  int own = p->loc == PS_LOCATION_DEVICE && dev == p->device;
+  if (own) return a == PS_ACCESS_RW ? PS_OK : PS_ERR_INVALID_DEVICE;
+  if (p->loc == PS_LOCATION_DEVICE && a == PS_ACCESS_RW && !c->peer_capable)
+    return PS_ERR_INVALID_DEVICE;
+  sim_host_cost(c, c->prof.api_ns);
+  p->access[dev] = (uint8_t)a;
   return PS_OK;
 }
 
@@ -1249,7 +1312,7 @@ int sim_pool_trim(void *ctx, ps_pool *p, uint64_t keep) {
 
 /* Bytes the device has mapped (pool chunks and cudaMalloc). */
 uint64_t sim_device_reserved(const sim_ctx *c) {
-  return c->mem.mapped[SIM_DEVICE_SPACE];
+  return c->mem.dev_mapped[c->dev];
 }
 
 uint64_t sim_device_total(const sim_ctx *c) { return (uint64_t)c->prof.memory; }

@@ -494,6 +494,7 @@ int sim_device_sync(void *ctx) {
 int sim_stream_create(void *ctx, int dev, int priority, int blocking, ps_stream **out) {
   sim_ctx *c = ctx;
   if (!out) return PS_ERR_INVALID_VALUE;
+  if (!sim_valid_dev(c, dev)) return PS_ERR_INVALID_DEVICE;
   if (!sim_reserve_one((void **)&c->streams, &c->capstreams, c->nstreams, sizeof *c->streams, 8) ||
       !sim_reserve_one((void **)&c->touched, &c->captouched, c->nstreams, sizeof *c->touched, 8))
     return PS_ERR_MEMORY_ALLOCATION;
@@ -508,6 +509,7 @@ int sim_stream_create(void *ctx, int dev, int priority, int blocking, ps_stream 
   }
   c->stream_ids = id;
   s->id = id;
+  s->dev = dev;
   s->priority = priority > 0 ? 0 : priority < -5 ? -5 : priority;
   s->blocking = blocking != 0;
   s->span_start = -1;
@@ -595,6 +597,7 @@ int sim_event_create(void *ctx, unsigned flags, ps_event **out) {
   if (!e) return PS_ERR_MEMORY_ALLOCATION;
   if (!sim_table_put(&c->events, (uintptr_t)e, 0)) { free(e); return PS_ERR_MEMORY_ALLOCATION; }
   e->timing = (flags & PS_EVENT_TIMING) != 0;
+  e->dev = c->dev;
   *out = e;
   return PS_OK;
 }
@@ -614,6 +617,8 @@ int sim_event_record(void *ctx, ps_event *e, ps_stream *s) {
   sim_ctx *c = ctx;
   ps_stream *r = sim_stream_resolve(c, s);
   if (!r || !sim_event_valid(c, e)) return PS_ERR_INVALID_RESOURCE;
+  /* CUDA's docs: the event and the stream must be on the same device */
+  if (r->dev != e->dev) return PS_ERR_INVALID_RESOURCE;
   sim_host_cost(c, c->prof.event_api_ns);
   e->time = sim_enqueue(c, r, 0);
   e->recorded = 1;

@@ -265,7 +265,53 @@ local OVER_PINNED = limited("--pinned-limit=1MiB", "poolsh.pinned('2 MiB')")
 local LEAK = cli("-e " .. H.quote("keep = poolsh.pool{}:alloc('4 MiB')"))
 local LEAK2 = cli("-e " .. H.quote("keep = {poolsh.malloc(8), poolsh.malloc(8)}"))
 
+-- Two simulated devices in a child poolsh (docs/multi-gpu.md).
+local function two(code, flags)
+  return on("sim", cli("--backend=sim --sim-devices=2 " .. (flags or "") .. " -e " .. H.quote(code)))
+end
+local NO_ACCESS = "local p = poolsh.pool{device = 0}; local s1 = poolsh.stream{device = 1}; "
+  .. "local b = p:alloc(4096); "
+
 local TRIGGERS = {
+  -- several devices and peer access (docs/multi-gpu.md)
+  ["poolsh.configure: sim_devices: must be an integer from 1 to 16, got '<value>'"] =
+    lua("poolsh.configure{sim_devices = 0}"),
+  ["poolsh: --sim-devices: must be an integer from 1 to 16, got 'x'"] =
+    cli("--backend=sim --sim-devices=x -e ''"),
+  ["poolsh.stream: device must be a device index (an integer from 0), got <value>"] =
+    function() poolsh.stream{ device = -1 } end,
+  ["cudaErrorInvalidDevice: invalid device ordinal (creating stream s<n> on device <d>)"] =
+    function() poolsh.stream{ device = 9 } end,
+  ["cudaErrorInvalidResourceHandle: invalid resource handle (recording event e<n> on stream <name> of device <d>: events are created on device <d> and record only on its streams)"] =
+    two("poolsh.event():record(poolsh.stream{device = 1})"),
+  ["bad argument #1 to 'access' (number expected, got <type>)"] = function(_, p) p:access("x") end,
+  ["cudaErrorInvalidValue: invalid argument (reading the access of device <d> to pool p<n>)"] =
+    function(_, p) p:access(9) end,
+  ["cudaErrorInvalidDevice: invalid device ordinal (setting the access of device <d> to pool p<n> to \"none\": a pool's own device always has rw access)"] =
+    function(_, p) p:set_access(p.device, "none") end,
+  ["cudaErrorNotSupported: operation not supported (setting the access of device <d> to pool p<n> to \"read\": CUDA supports only \"rw\" and \"none\" for pools)"] =
+    function(_, p) p:set_access(p.device, "read") end,
+  ["cudaErrorInvalidDevice: invalid device ordinal (setting the access of device <d> to pool p<n> to \"rw\")"] =
+    function(_, p) p:set_access(9, "rw") end,
+  ["bad argument #2 to 'set_access' (invalid option '<mode>')"] = function(_, p) p:set_access(0, "write") end,
+  ["cudaErrorIllegalAddress: an illegal memory access was encountered (poolsh.<f> of b<n> on stream <name>: device <d> has no access to b<n>'s pool p<n> (on device <d>); on the GPU the kernel would fault and the process's CUDA context would be lost, so poolsh refused to launch it: p<n>:set_access(<d>, \"rw\") grants it)"] =
+    two(NO_ACCESS .. "poolsh.fill(b, 1, s1)"),
+  ["cudaErrorIllegalAddress: an illegal memory access was encountered (poolsh.fill of b1 on stream s1: device 1 has no access to b1's pool p1 (on device 0); on the GPU the kernel would fault and the process's CUDA context would be lost, so poolsh refused to launch it: p1:set_access(1, \"rw\") grants it)"] =
+    two(NO_ACCESS .. "poolsh.fill(b, 1, s1)"),
+  ["cudaErrorIllegalAddress: ... device <d> has no peer access to b<n> (cudaMalloc'd on device <d>); ... poolsh.enable_peer_access(<peer>, <d>) grants it)"] =
+    two("poolsh.touch(poolsh.malloc(4096), poolsh.stream{device = 1})"),
+  ["bad argument #1 to 'can_access_peer' (number expected, got <type>)"] =
+    function() poolsh.can_access_peer("x", 0) end,
+  ["cudaErrorInvalidDevice: invalid device ordinal (asking whether device <d> can access device <peer>)"] =
+    function() poolsh.can_access_peer(0, 9) end,
+  ["cudaErrorInvalidDevice: invalid device ordinal (enabling peer access from device <d> to device <peer>)"] =
+    function() poolsh.enable_peer_access(9) end,
+  ["cudaErrorPeerAccessUnsupported: peer access is not supported between these two devices (enabling peer access from device <d> to device <peer>)"] =
+    two("poolsh.sim.set('peer_capable', 0); poolsh.enable_peer_access(1)"),
+  ["cudaErrorPeerAccessAlreadyEnabled: peer access is already enabled (enabling peer access from device <d> to device <peer>)"] =
+    two("poolsh.enable_peer_access(1); poolsh.enable_peer_access(1)"),
+  ["cudaErrorNotSupported: operation not supported (setting the sim option 'devices')"] =
+    on("sim", function() poolsh.sim.set("devices", 2) end),
   -- forms (any message of the form)
   ["bad argument #<n> to '<f>' (...)"] = function(_, p) p:alloc(0) end,
   ["bad argument #<n> to '<f>' (<message>)"] = function(_, p) p:alloc(0) end,

@@ -56,6 +56,7 @@ local function run_one(o)
     require("poolsh.export").save(o.report, poolsh.trace.each, meta)
     out("report: " .. o.report .. "\n")
   end
+  if res.skipped then out("SKIP " .. res.name .. ": " .. res.skipped .. "\n"); return 0 end
   out(res.ok and ("PASS " .. res.name .. "\n") or ("FAIL " .. res.name .. "\n"))
   return res.ok and 0 or 1
 end
@@ -70,14 +71,17 @@ local function run_all()
     out("\n")
   end
   out(("backend %s, device %s, driver %s\n"):format(poolsh.backend(), dev.name, dev.driver))
-  local failed = 0
+  local failed, skipped = 0, 0
   for _, r in ipairs(results) do
     if not r.ok then failed = failed + 1 end
-    local line = ("%-4s %-20s %s"):format(r.ok and "pass" or "FAIL", r.name,
-      r.ok and "" or ("step " .. r.step .. ": " .. r.err:match("^[^\n]*")))
+    if r.skipped then skipped = skipped + 1 end
+    local line = ("%-4s %-20s %s"):format(r.skipped and "skip" or r.ok and "pass" or "FAIL", r.name,
+      r.skipped or r.ok and "" or ("step " .. r.step .. ": " .. r.err:match("^[^\n]*")))
     out(line:gsub("%s+$", "") .. "\n")
   end
-  out(("%d/%d scenarios pass\n"):format(#results - failed, #results))
+  local ran = #results - skipped
+  out(("%d/%d scenarios pass%s\n"):format(ran - failed, ran,
+    skipped > 0 and (", %d skipped"):format(skipped) or ""))
   return failed == 0 and 0 or 1
 end
 

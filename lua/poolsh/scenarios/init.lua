@@ -17,4 +17,5 @@ return {
   "host_pools",
   "destroy_stream",
   "pool_per_stream",
+  "peer_access",
 }

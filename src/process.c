@@ -619,7 +619,7 @@ static int process_eval(lua_State *L) {
   }
   uint32_t seq = ++p->seq;
   int top = lua_gettop(L);
-  wbuf *w = frame(L, 'E', seq, 2, top - 1, "argument %d of eval", 2);
+  wbuf *w = frame(L, 'E', seq, 2, top - 1, "argument %d of eval", 1);
   send_frame(L, 1, p, w);
   lua_settop(L, 1);
   for (;;) {

@@ -196,9 +196,13 @@ static int msghandler(lua_State *L) {
 
 /* ---- Ctrl-C --------------------------------------------------------------- */
 
+/* Stops Lua code with "interrupted!", unless a poolsh wait took the
+ * interrupt first (it cleared the flag and raised its own message, which
+ * this hook, run when the message handler is called, must not replace). */
 static void lstop(lua_State *L, lua_Debug *ar) {
   (void)ar;
   lua_sethook(L, NULL, 0, 0);
+  if (interrupt_flag && !*interrupt_flag) return;
   luaL_error(L, "interrupted!");
 }
 

@@ -418,10 +418,12 @@ static void send_frame(lua_State *L, int idx, ps_processud *p, const wbuf *w) {
         if (off > 0) {
           close(p->fd);
           p->fd = -1;
-          return (void)luaL_error(L, "interrupted sending to %s: the channel is closed "
-                                  "(a message was cut)", lua_tostring(L, -1));
+          lua_pushfstring(L, "interrupted sending to %s: the channel is closed (a message "
+                          "was cut)", lua_tostring(L, -1));
+          return (void)lua_error(L);
         }
-        return (void)luaL_error(L, "interrupted sending to %s", lua_tostring(L, -1));
+        lua_pushfstring(L, "interrupted sending to %s", lua_tostring(L, -1));
+        return (void)lua_error(L);
       }
       struct pollfd pf = {p->fd, POLLOUT, 0};
       poll(&pf, 1, POLL_MS);
@@ -490,7 +492,8 @@ static int read_frame(lua_State *L, int idx, ps_processud *p, double deadline,
   if (r == -2) {
     *interrupt_of(L) = 0;
     push_who(L, idx, p);
-    return luaL_error(L, "interrupted %s %s", waiting, lua_tostring(L, -1));
+    lua_pushfstring(L, "interrupted %s %s", waiting, lua_tostring(L, -1));
+    return lua_error(L);   /* as every interrupted wait: no position (errors.md) */
   }
   rd d = {(const unsigned char *)p->rbuf + 4, (const unsigned char *)p->rbuf + 4 + len};
   char kind = (char)*d.p++;
@@ -652,7 +655,8 @@ static int process_wait(lua_State *L) {
   while (!reap(p, 0)) {
     if (*intr) {
       *intr = 0;
-      return luaL_error(L, "interrupted waiting for process %d to exit", (int)p->pid);
+      lua_pushfstring(L, "interrupted waiting for process %d to exit", (int)p->pid);
+      return lua_error(L);
     }
     if (deadline >= 0 && now_ms() >= deadline) {
       lua_pushnumber(L, luaL_optnumber(L, 2, 0));
@@ -1114,7 +1118,8 @@ static int process_serve(lua_State *L) {
       lua_pushcfunction(L, listener_gc);
       lua_pushvalue(L, lidx);
       lua_call(L, 1, 0);
-      return luaL_error(L, "interrupted serving on %s", path);
+      lua_pushfstring(L, "interrupted serving on %s", path);
+      return lua_error(L);
     }
     int r = poll(&pf, 1, POLL_MS);
     if (r <= 0) continue;

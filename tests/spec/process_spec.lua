@@ -337,3 +337,38 @@ describe("poolsh --serve and poolsh.connect", function()
     assert.truthy((o .. e):find("--serve runs what clients send: it takes no script and no -i", 1, true))
   end)
 end)
+
+describe("in the REPL", function()
+  -- a tmux server of this run's own, as repl_spec.lua drives it
+  local SOCK = ("poolsh-proc-%d-%d"):format(os.time(), math.random(1e6))
+  local function tmux(args) return H.sh("tmux -L " .. SOCK .. " " .. args) end
+  local function screen() return (tmux("capture-pane -p -t repl")) end
+  local function send(text, key)
+    tmux("send-keys -t repl -l " .. H.quote(text))
+    if key then tmux("send-keys -t repl " .. key) end
+  end
+  local function wait_for(pat, timeout)
+    return H.poll(function() return screen():match(pat) end, timeout or 5)
+  end
+  after_each(function() tmux("kill-server") end)
+
+  it("Ctrl-C interrupts a p:recv() that waits; the child and the channel stay", function()
+    local hist = os.tmpname()
+    finally(function() os.remove(hist) end)
+    local cmd = ("env POOLSH_HISTORY=%s %s --backend=sim"):format(hist, H.exe)
+    tmux("new-session -d -s repl -x 200 -y 50 " .. H.quote(cmd))
+    assert.truthy(wait_for("poolsh>"), screen())
+    send("p = poolsh.spawn(); print('pid', p.pid)", "Enter")
+    local pid = tonumber(wait_for("pid%s+(%d+)"))
+    assert.truthy(pid, screen())
+    send("p:recv()", "Enter")
+    H.rsleep(0.5)
+    tmux("send-keys -t repl C-c")
+    assert.truthy(wait_for("interrupted waiting for a message from process " .. pid), screen())
+    send("print('answer', p:eval('return 6 * 7'))", "Enter")
+    assert.truthy(wait_for("answer%s+42"), screen())
+    send("print('closed', p:close())", "Enter")
+    assert.truthy(wait_for("closed%s+0"), screen())
+    assert.truthy(H.poll(function() return not present(pid) end, 5))
+  end)
+end)

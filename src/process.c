@@ -1140,7 +1140,10 @@ static int process_serve(lua_State *L) {
  * waited for (exited ones included until reaped), in no order. */
 static int process_children(lua_State *L) {
   lua_newtable(L);
-  if (lua_getfield(L, LUA_REGISTRYINDEX, "poolsh.processes") != LUA_TTABLE) return 1;
+  if (lua_getfield(L, LUA_REGISTRYINDEX, "poolsh.processes") != LUA_TTABLE) {
+    lua_pop(L, 1);
+    return 1;
+  }
   lua_Integer n = 0;
   lua_pushnil(L);
   while (lua_next(L, -2)) {

@@ -85,7 +85,7 @@ static volatile sig_atomic_t *interrupt_of(lua_State *L) {
   return &((ps_ctx *)lua_touserdata(L, PS_UP_CTX))->interrupt;
 }
 
-/* ---- children: the context's count, reaping --------------------------------- */
+/* ---- children: tracking, reaping --------------------------------------------- */
 
 /* Every Process of this state, weakly: poolsh.children() lists the
  * children not yet waited for. */
@@ -343,61 +343,63 @@ static wbuf *frame(lua_State *L, char kind, uint32_t seq, int first, int n,
 
 typedef struct rd {
   const unsigned char *p, *end;
+  int bad;                   /* the bytes are not a well-formed message */
 } rd;
 
-static int malformed(lua_State *L) { return luaL_error(L, "a malformed message came"); }
-
-static uint32_t get32(lua_State *L, rd *r) {
-  if (r->end - r->p < 4) malformed(L);
+static uint32_t get32(rd *r) {
+  if (r->end - r->p < 4) { r->bad = 1; return 0; }
   uint32_t v = ((uint32_t)r->p[0] << 24) | ((uint32_t)r->p[1] << 16) |
                ((uint32_t)r->p[2] << 8) | r->p[3];
   r->p += 4;
   return v;
 }
 
-static uint64_t get64(lua_State *L, rd *r) {
-  uint64_t hi = get32(L, r);
-  return (hi << 32) | get32(L, r);
+static uint64_t get64(rd *r) {
+  uint64_t hi = get32(r);
+  return (hi << 32) | get32(r);
 }
 
-/* Pushes one decoded value. */
+/* Pushes one decoded value (something, even when r->bad gets set). */
 static void decode(lua_State *L, rd *r, int depth) {
-  if (r->p >= r->end || depth > DEPTH_MAX) malformed(L);
   luaL_checkstack(L, 3, "receiving a message");
+  if (r->p >= r->end || depth > DEPTH_MAX) { r->bad = 1; lua_pushnil(L); return; }
   char t = (char)*r->p++;
   switch (t) {
     case 'n': lua_pushnil(L); break;
     case 't': lua_pushboolean(L, 1); break;
     case 'f': lua_pushboolean(L, 0); break;
-    case 'i': lua_pushinteger(L, (lua_Integer)get64(L, r)); break;
+    case 'i': lua_pushinteger(L, (lua_Integer)get64(r)); break;
     case 'd': {
-      uint64_t u = get64(L, r);
+      uint64_t u = get64(r);
       double d;
       memcpy(&d, &u, sizeof d);
       lua_pushnumber(L, d);
       break;
     }
     case 's': {
-      uint32_t n = get32(L, r);
-      if ((size_t)(r->end - r->p) < n) malformed(L);
+      uint32_t n = get32(r);
+      if ((size_t)(r->end - r->p) < n) { r->bad = 1; n = 0; }
       lua_pushlstring(L, (const char *)r->p, n);
       r->p += n;
       break;
     }
     case 'T': {
-      uint32_t n = get32(L, r);
-      if ((size_t)(r->end - r->p) < (size_t)n * 2) malformed(L);
+      uint32_t n = get32(r);
+      if ((size_t)(r->end - r->p) < (size_t)n * 2) { r->bad = 1; n = 0; }
       lua_createtable(L, 0, (int)(n < 1024 ? n : 1024));
-      for (uint32_t i = 0; i < n; i++) {
+      for (uint32_t i = 0; i < n && !r->bad; i++) {
         decode(L, r, depth + 1);
-        if (lua_isnil(L, -1) || (lua_type(L, -1) == LUA_TNUMBER && isnan(lua_tonumber(L, -1))))
-          malformed(L);
         decode(L, r, depth + 1);
-        lua_rawset(L, -3);
+        if (lua_isnil(L, -2) || (lua_type(L, -2) == LUA_TNUMBER && isnan(lua_tonumber(L, -2)))) {
+          r->bad = 1;
+          lua_pop(L, 2);
+        } else {
+          lua_rawset(L, -3);
+        }
       }
       break;
     }
-    default: malformed(L);
+    default: r->bad = 1; lua_pushnil(L);
   }
 }
 
@@ -495,22 +497,28 @@ static int read_frame(lua_State *L, int idx, ps_processud *p, double deadline,
     lua_pushfstring(L, "interrupted %s %s", waiting, lua_tostring(L, -1));
     return lua_error(L);   /* as every interrupted wait: no position (errors.md) */
   }
-  rd d = {(const unsigned char *)p->rbuf + 4, (const unsigned char *)p->rbuf + 4 + len};
-  char kind = (char)*d.p++;
-  int top = lua_gettop(L);
-  /* a malformed body: the frame is dropped whole, then the error raised */
-  *seq = get32(L, &d);
-  uint32_t n = get32(L, &d);
-  if (n > len) malformed(L);
-  luaL_checkstack(L, (int)n + 4, "too many values in a message");
-  for (uint32_t i = 0; i < n; i++) decode(L, &d, 0);
-  if (d.p != d.end || (kind != 'M' && kind != 'E' && kind != 'R' && kind != 'X')) {
-    lua_settop(L, top);
-    malformed(L);
-  }
+  /* the frame leaves the buffer first: a malformed one is dropped whole */
   size_t used = 4 + (size_t)len;
+  const char *body = lua_pushlstring(L, p->rbuf + 4, len);
+  int bodyidx = lua_gettop(L);
   memmove(p->rbuf, p->rbuf + used, p->rlen - used);
   p->rlen -= used;
+  rd d = {(const unsigned char *)body, (const unsigned char *)body + len, 0};
+  char kind = (char)*d.p++;
+  *seq = get32(&d);
+  uint32_t n = get32(&d);
+  if (n > len) d.bad = 1;
+  if (!d.bad) luaL_checkstack(L, (int)n + 4, "too many values in a message");
+  for (uint32_t i = 0; i < n && !d.bad; i++) decode(L, &d, 0);
+  if (d.bad || d.p != d.end || (kind != 'M' && kind != 'E' && kind != 'R' && kind != 'X')) {
+    lua_settop(L, bodyidx - 1);
+    close(p->fd);
+    p->fd = -1;
+    push_who(L, idx, p);
+    return luaL_error(L, "a malformed message came from %s: the channel is closed",
+                      lua_tostring(L, -1));
+  }
+  lua_remove(L, bodyidx);
   *nvals = (int)n;
   return kind;
 }
@@ -734,7 +742,10 @@ static int process_tostring(lua_State *L) {
     push_end(L, p);
     lua_pushfstring(L, "poolsh.Process (%s %s)", lua_tostring(L, -2), lua_tostring(L, -1));
   } else {
-    lua_pushfstring(L, "poolsh.Process (%s%s)", lua_tostring(L, -1),
+    lua_getiuservalue(L, 1, UV_WHERE);                /* a child's script, or nil */
+    int script = p->role == ROLE_CHILD && lua_isstring(L, -1);
+    lua_pushfstring(L, "poolsh.Process (%s%s%s%s)", lua_tostring(L, -2), script ? ", " : "",
+                    script ? lua_tostring(L, -1) : "",
                     p->fd < 0 ? ", closed" : p->serving ? ", serving" : "");
   }
   return 1;
@@ -1039,6 +1050,12 @@ static void serve_channel(lua_State *L, int idx) {
   }
 }
 
+/* Serves the client Process at 1 (in a pcall: its errors end only it). */
+static int serve_client(lua_State *L) {
+  serve_channel(L, 1);
+  return 0;
+}
+
 /* The listening socket of poolsh.serve(path): closed and its path
  * removed by close or the collector. */
 typedef struct listener {
@@ -1130,7 +1147,15 @@ static int process_serve(lua_State *L) {
     struct ucred cred;
     socklen_t cl = sizeof cred;
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) == 0) p->pid = cred.pid;
-    serve_channel(L, lua_gettop(L));
+    lua_getfield(L, LUA_REGISTRYINDEX, PS_CONTEXT);
+    lua_pushcclosure(L, serve_client, 1);
+    lua_pushvalue(L, -2);
+    if (lua_pcall(L, 1, 0, 0) != LUA_OK) {             /* that client's session ends */
+      const char *e = lua_tostring(L, -1);
+      if (!e || strncmp(e, "interrupted", 11) == 0) return lua_error(L);   /* the server's too */
+      fprintf(stderr, "poolsh: client %d: %s\n", p->pid, lua_tostring(L, -1));
+      fflush(stderr);
+    }
     process_release(L, p);
     lua_settop(L, lidx);
   }

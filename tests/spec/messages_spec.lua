@@ -283,8 +283,9 @@ local function with_server(fn)
       :format(H.exe, path, errf)))
     local pid = f:read("l")
     f:close()
-    local said = H.poll(function() return H.slurp_or(errf):find("serving on", 1, true) end, 5)
-    local ok, e = pcall(fn, path, pid)
+    local said = H.poll(function() return H.slurp_or(errf):find("serving on", 1, true) end, 10)
+    local ok, e = false, "the server did not start"
+    if said then ok, e = pcall(fn, path, pid) end   -- else poolsh.serve(path) would serve here
     os.execute("kill -TERM " .. pid)
     H.poll(function() return os.rename(path, path) == nil end, 5)
     local text = H.slurp_or(errf)
@@ -793,6 +794,13 @@ local TRIGGERS = {
   ["poolsh.serve: cannot listen on <path>: <reason>"] = function() poolsh.serve("/nonexistent/s.sock") end,
   ["poolsh.serve: this process was not spawned: give a socket path"] = function() poolsh.serve() end,
   ["poolsh: serving on <path> (pid <n>)"] = with_server(function() end),
+  ["poolsh: client <pid>: <what>"] = with_server(function(path)
+    local py = "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); "
+      .. "s.sendall(bytes([0,0,0,10]) + b'M' + bytes(8) + b'?'); s.close()"
+    H.sh("python3 -c " .. H.quote(py) .. " " .. path)
+    local c <close> = poolsh.connect(path)          -- served after the bad client
+    c:eval("return 1")
+  end),
   ["poolsh.spawn: POOLSH_BIN=<path> is not an executable file"] = with_bin("", nil),
   ["poolsh.spawn: cannot run <path>: <reason>"] = with_bin("\1\2\3 not a program", "+x"),
   ["poolsh.spawn: cannot find the poolsh program (not beside the module poolsh.core): set POOLSH_BIN to its path"] = module_alone,

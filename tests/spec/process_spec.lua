@@ -271,7 +271,12 @@ describe("poolsh --serve and poolsh.connect", function()
     os.remove(base)
     sock, errf = base .. ".sock", base .. ".err"
   end)
-  after_each(function() os.remove(sock) os.remove(errf) end)
+  local servers = {}
+  after_each(function()
+    for _, pid in ipairs(servers) do os.execute("kill -KILL " .. pid .. " 2>/dev/null") end
+    servers = {}
+    os.remove(sock) os.remove(errf)
+  end)
 
   -- Starts a server; returns its pid.
   local function serve()
@@ -279,6 +284,7 @@ describe("poolsh --serve and poolsh.connect", function()
       :format(H.exe, sock, errf)))
     local pid = tonumber(f:read("l"))
     f:close()
+    servers[#servers + 1] = pid                      -- ended after the test, whatever happens
     assert.truthy(H.poll(function()
       local f = io.open(errf)
       local said = f and f:read("a") or ""
@@ -383,6 +389,7 @@ describe("a malformed message", function()
       :format(H.exe, sock, errf)))
     local pid = tonumber(f:read("l"))
     f:close()
+    finally(function() os.execute("kill -KILL " .. pid .. " 2>/dev/null") end)
     assert.truthy(H.poll(function() return H.slurp_or(errf):find("serving on", 1, true) end, 5))
     -- a frame of 12 bytes: kind 'M', sequence 0, one value of an unknown tag
     local py = "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); "

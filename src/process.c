@@ -45,6 +45,8 @@ extern char **environ;
 #define POLL_MS 50              /* waits poll the interrupt flag this often */
 #define CLOSE_GRACE_MS 2000     /* close: the child's time to exit, then SIGTERM */
 #define TERM_GRACE_MS 1000      /* then SIGKILL */
+#define CHILD_FD 3              /* the child's end of the channel, in the child */
+#define CHILD_FD_S "3"
 
 enum { ROLE_CHILD, ROLE_PARENT, ROLE_PEER, ROLE_CLIENT };
 enum { UV_INBOX = 1, UV_REQUESTS, UV_WHERE, PROCESS_NUV = UV_WHERE };
@@ -878,22 +880,20 @@ static int process_spawn(lua_State *L) {
     arg_push(L, "--");
     for (int i = 1; i <= nargs; i++) arg_push(L, lua_tostring(L, i));
   }
-  int sv[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
-    return luaL_error(L, "poolsh.spawn: cannot make a channel: %s", strerror(errno));
-  ps_processud *p = newprocess(L, ROLE_CHILD);       /* closed: collected if a step raises */
-  int pidx = lua_gettop(L);
-  p->fd = sv[0];
-  p->serving = script == NULL;
   lua_newtable(L);                                   /* the environment */
   int env_t = lua_gettop(L);
   for (char **e = environ; *e; e++)
     if (strncmp(*e, "POOLSH_PARENT_FD=", 17) != 0) arg_push(L, *e);
-  lua_pushfstring(L, "POOLSH_PARENT_FD=%d", sv[1]);
-  lua_rawseti(L, env_t, (lua_Integer)luaL_len(L, env_t) + 1);
+  arg_push(L, "POOLSH_PARENT_FD=" CHILD_FD_S);
   char **argv = push_cvec(L, argv_t);
   char **envp = push_cvec(L, env_t);
-  int errpipe[2];
+  ps_processud *p = newprocess(L, ROLE_CHILD);       /* closed: collected if a step raises */
+  int pidx = lua_gettop(L);
+  p->serving = script == NULL;
+  int sv[2], errpipe[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+    return luaL_error(L, "poolsh.spawn: cannot make a channel: %s", strerror(errno));
+  p->fd = sv[0];
   if (pipe2(errpipe, O_CLOEXEC) != 0) {
     close(sv[1]);
     return luaL_error(L, "poolsh.spawn: %s", strerror(errno));
@@ -907,7 +907,8 @@ static int process_spawn(lua_State *L) {
     if (getppid() != parent) _exit(127);
     int devnull = open("/dev/null", O_RDONLY);
     if (devnull >= 0) dup2(devnull, 0), close(devnull);
-    fcntl(sv[1], F_SETFD, 0);
+    if (sv[1] != CHILD_FD) dup2(sv[1], CHILD_FD);     /* the copy does not close on exec */
+    else fcntl(CHILD_FD, F_SETFD, 0);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);

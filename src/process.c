@@ -606,10 +606,11 @@ static int process_recv(lua_State *L) {
     int n;
     int kind = read_frame(L, 1, p, deadline, &seq, &n, "waiting for a message from");
     if (kind == 0) {
+      char t[32];
+      snprintf(t, sizeof t, "%.14g", (double)secs);
       push_who(L, 1, p);
-      lua_pushnumber(L, secs);
-      return luaL_error(L, "timed out after %s s waiting for a message from %s",
-                        lua_tostring(L, -1), lua_tostring(L, -2));
+      return luaL_error(L, "timed out after %s s waiting for a message from %s", t,
+                        lua_tostring(L, -1));
     }
     if (kind == 'M') {
       if (n == 0) lua_pushnil(L);
@@ -669,9 +670,9 @@ static int process_wait(lua_State *L) {
       return lua_error(L);
     }
     if (deadline >= 0 && now_ms() >= deadline) {
-      lua_pushnumber(L, luaL_optnumber(L, 2, 0));
-      return luaL_error(L, "timed out after %s s waiting for process %d to exit",
-                        lua_tostring(L, -1), (int)p->pid);
+      char t[32];
+      snprintf(t, sizeof t, "%.14g", (double)luaL_optnumber(L, 2, 0));
+      return luaL_error(L, "timed out after %s s waiting for process %d to exit", t, (int)p->pid);
     }
     sleep_ms(10);
   }

@@ -117,6 +117,8 @@ describe("poolsh.spawn() and p:eval", function()
     local e = H.err(p.recv, p, 0.2)
     assert.are.equal("timed out after 0.2 s waiting for a message from process " .. p.pid, e)
     assert.is_true(clock() - t0 < 3)
+    e = H.err(p.recv, p, 0)                          -- an integer reads as one
+    assert.are.equal("timed out after 0 s waiting for a message from process " .. p.pid, e)
     e = H.err(function() return p:recv(-1) end)
     assert.truthy(e:find("bad argument #1 to 'recv' (timeout must be >= 0 and finite (seconds))", 1, true), e)
     e = H.err(p.wait, p, 0.1)

@@ -153,6 +153,7 @@ static void print_usage(FILE *f) {
     "  --pinned-limit=SIZE  cap pinned host memory (POOLSH_PINNED_LIMIT)\n"
     "  --trace=FILE       record the whole run; save it to FILE at exit\n"
     "                     (.json, .csv, .pickle or .html)\n"
+    "  --serve=SOCKET     serve poolsh.connect clients on a Unix-domain socket\n"
     "  -h, --help         show this help\n"
     "  --                 stop handling options\n"
     "  -                  stop handling options and execute stdin\n",
@@ -196,9 +197,13 @@ static int msghandler(lua_State *L) {
 
 /* ---- Ctrl-C --------------------------------------------------------------- */
 
+/* Stops Lua code with "interrupted!", unless a poolsh wait took the
+ * interrupt first (it cleared the flag and raised its own message, which
+ * this hook, run when the message handler is called, must not replace). */
 static void lstop(lua_State *L, lua_Debug *ar) {
   (void)ar;
   lua_sethook(L, NULL, 0, 0);
+  if (interrupt_flag && !*interrupt_flag) return;
   luaL_error(L, "interrupted!");
 }
 
@@ -626,6 +631,7 @@ typedef struct options {
   int status;                 /* a command's exit status */
   const char *backend, *device, *sim_memory, *sim_devices, *trace, *profile;
   const char *limit, *pinned_limit;   /* else POOLSH_LIMIT, POOLSH_PINNED_LIMIT */
+  const char *serve;          /* --serve SOCKET */
 } options;
 
 /* The options that configure the device or the run: before a script, or
@@ -682,6 +688,16 @@ static int collect(int argc, char **argv, options *o) {
     int g = global_option(argc, argv, &i, o);
     if (g < 0) return 1;
     if (g > 0) continue;
+    if (strncmp(a, "--serve", 7) == 0 && (a[7] == '=' || a[7] == '\0')) {
+      if (a[7] == '=') o->serve = a + 8;
+      else if (++i < argc) o->serve = argv[i];
+      else {
+        fprintf(stderr, "%s: '--serve' needs a value\n", progname);
+        print_usage(stderr);
+        return 1;
+      }
+      continue;
+    }
     if (strcmp(a, "-i") == 0) o->interactive = o->version = 1;
     else if (strcmp(a, "-v") == 0) o->version = 1;
     else if (strcmp(a, "-E") == 0) o->no_env = 1;
@@ -702,6 +718,11 @@ static int collect(int argc, char **argv, options *o) {
     }
   }
   o->script = (i < argc && !o->stdin_script) ? i : 0;
+  if (o->serve && (o->script || o->stdin_script || o->interactive)) {
+    fprintf(stderr, "%s: --serve runs what clients send: it takes no script and no -i\n",
+            progname);
+    return 1;
+  }
   return 0;
 }
 
@@ -710,7 +731,7 @@ static int runargs(lua_State *L, char **argv, int n) {
   for (int i = 1; i < n; i++) {
     const char *a = argv[i];
     if (a[0] != '-' || strcmp(a, "--") == 0 || strcmp(a, "-") == 0) break;
-    if (global_takes_next(a)) { i++; continue; }
+    if (global_takes_next(a) || strcmp(a, "--serve") == 0) { i++; continue; }
     int opt = (a[1] == 'e' || a[1] == 'l') ? a[1] : 0;
     if (!opt) continue;
     char *extra = (char *)(a[2] ? a + 2 : argv[++i]);
@@ -760,6 +781,8 @@ static int set_program(lua_State *L) {
   lua_pushstring(L, exe);
   lua_setfield(L, -2, "program");
   lua_pop(L, 1);
+  lua_pushstring(L, exe);              /* poolsh.spawn runs this program */
+  lua_setfield(L, LUA_REGISTRYINDEX, "poolsh.host");
   return 1;
 }
 
@@ -1027,6 +1050,15 @@ static int check_trace_path(lua_State *L, const char *path) {
   return 0;
 }
 
+/* Whether poolsh.spawn started this process (poolsh.parent is set). */
+static int spawned(lua_State *L) {
+  int top = lua_gettop(L);
+  lua_getglobal(L, "poolsh");
+  int yes = lua_type(L, -1) == LUA_TTABLE && lua_getfield(L, -1, "parent") == LUA_TUSERDATA;
+  lua_settop(L, top);
+  return yes;
+}
+
 /* The protected main: everything that can raise runs here. Leaves true
  * on success. */
 static int pmain(lua_State *L) {
@@ -1034,7 +1066,7 @@ static int pmain(lua_State *L) {
   char **argv = (char **)lua_touserdata(L, 2);
   options *o = (options *)lua_touserdata(L, 3);
   int repl = o->interactive ||
-             (!o->script && !o->stdin_script && !o->version && !o->has_e);
+             (!o->script && !o->stdin_script && !o->version && !o->has_e && !o->serve);
   luaL_checkversion(L);
   if (o->version || (repl && isatty(0)))
     fprintf(stdout, "%s (%s)\n", LUA_COPYRIGHT, "poolsh 0.1.0");
@@ -1077,6 +1109,16 @@ static int pmain(lua_State *L) {
   if (!o->no_env && handle_luainit(L) != LUA_OK) return 1;
   if (!runargs(L, argv, o->script ? o->script : argc)) return 1;
   if (o->script && handle_script(L, argv[o->script]) != LUA_OK) return 1;
+  if (o->serve || (repl && !o->interactive && !o->command && spawned(L))) {
+    /* --serve SOCKET, or a child of poolsh.spawn() without a script */
+    lua_getglobal(L, "poolsh");
+    lua_getfield(L, -1, "serve");
+    lua_remove(L, -2);
+    if (o->serve) lua_pushstring(L, o->serve);
+    if (report(L, docall(L, o->serve ? 1 : 0, 0)) != LUA_OK) return 1;
+    lua_pushboolean(L, 1);
+    return 1;
+  }
   if (o->command) {
     lua_getfield(L, LUA_REGISTRYINDEX, "poolsh.command_args");
     if (run_command(L, argv[o->command], o) != LUA_OK) { lua_pushboolean(L, 0); return 1; }

@@ -18,6 +18,7 @@ const size_t ps_udsize[PS_UV_COUNT + 1] = {
   [PS_UV_EVENT] = sizeof(ps_eventud) + sizeof(ps_seen_event),
   [PS_UV_POOL] = sizeof(ps_poolud) + sizeof(ps_seen_pool),
   [PS_UV_BUFFER] = sizeof(ps_bufferud) + PS_SEEN_BUFFER_BYTES,
+  [PS_UV_PROCESS] = sizeof(ps_processud),
 };
 
 void ps_obs_open(lua_State *L, ps_ctx *c) {

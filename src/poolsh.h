@@ -25,7 +25,8 @@ enum {
   PS_UV_BUFFER_FREED,        /* a freed Buffer's metatable: no __gc to run */
   PS_UV_OBJECTS,             /* weak-keyed: every Pool and Stream -> true */
   PS_UV_DEFAULTS,            /* {stream = the default Stream, pools = {[dev] = Pool}} */
-  PS_UV_COUNT = PS_UV_DEFAULTS
+  PS_UV_PROCESS,             /* poolsh.Process's metatable (process.c) */
+  PS_UV_COUNT = PS_UV_PROCESS
 };
 
 /* Every bound struct starts with a tag, PS_TAG | its user value index, so
@@ -116,6 +117,22 @@ typedef struct ps_bufferud {
   int registered;            /* pageable buffers: cudaHostRegister'd */
   uint64_t held;             /* bytes counted in ps_limits (not pool memory) */
 } ps_bufferud;
+
+/* A Process (process.c): the channel (fd), the other end's pid and
+ * what it is (role: process.c's ROLE_*). No observation record. */
+typedef struct ps_processud {
+  uint32_t tag;
+  int fd;                    /* -1 once closed */
+  int pid;                   /* the child, the parent or the server (0: unknown) */
+  int role;
+  int serving;               /* the other end runs p:eval's chunks */
+  int reaped;                /* the child was waited for: status/signal hold */
+  int status, signal;
+  int eof;                   /* the other end closed the channel */
+  uint32_t seq;              /* the last eval request's number */
+  char *rbuf;                /* bytes read, not yet a whole frame */
+  size_t rlen, rcap;
+} ps_processud;
 
 #include "observe.h"
 
@@ -208,6 +225,7 @@ int poolsh_open_pool(lua_State *L);
 int poolsh_open_buffer(lua_State *L);
 int poolsh_open_device(lua_State *L);
 int poolsh_open_bench(lua_State *L);
+int poolsh_open_process(lua_State *L);
 
 /* naming.c: names given to objects (kind: PS_ID_*). */
 void ps_checkname(lua_State *L, int idx);

@@ -10,7 +10,7 @@ local slurp = H.slurp
 local API_MD = "docs/api.md"
 
 -- Method receivers as api.md writes them.
-local RECEIVER = { s = "Stream", e = "Event", p = "Pool", b = "Buffer" }
+local RECEIVER = { s = "Stream", e = "Event", p = "Pool", b = "Buffer", proc = "Process" }
 
 -- Names left out of api.md on purpose, each with the reason. None today.
 -- (Metamethods are not walked: api.md describes __tostring, __len and
@@ -21,6 +21,7 @@ local INTERNAL = {
 -- Names api.md documents that exist only in some hosts.
 local HOST_ONLY = {
   ["poolsh.program"] = true,   -- set by the poolsh host; nil under stock lua5.4
+  ["poolsh.parent"] = true,    -- set in a process poolsh.spawn started; nil here
 }
 
 --- What api.md documents: a set of "poolsh.x.y", "Type:method" and
@@ -33,7 +34,7 @@ local function documented(text)
     if heading then
       section = heading:match("^(%a+) fields")     -- "Stream fields (read-only)"
       for span in heading:gmatch("`([^`]+)`") do
-        local r, m = span:match("^(%a):([%w_]+)")
+        local r, m = span:match("^(%a+):([%w_]+)")
         local name = r and RECEIVER[r] and (RECEIVER[r] .. ":" .. m)
           or span:match("^(poolsh[%w_%.]*)")
         if name then names[name] = names[name] or n end
@@ -108,6 +109,10 @@ local function existing(objs)
     for k in pairs(mt.methods) do names[tname .. ":" .. k] = "method" end
     for _, k in ipairs(c_fields(tname, mt)) do names[tname .. "." .. k] = "field" end
   end
+  -- poolsh.Process: from its metatable (a live one needs a child process)
+  local pmt = debug.getregistry()["poolsh.Process"]
+  for k in pairs(pmt.methods) do names["Process:" .. k] = "method" end
+  for _, k in ipairs(c_fields("Process", pmt)) do names["Process." .. k] = "field" end
   return names
 end
 

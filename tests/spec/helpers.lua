@@ -42,6 +42,15 @@ function H.slurp(path)
   return s
 end
 
+--- The whole contents of the file at path, "" when it cannot be read.
+function H.slurp_or(path)
+  local f = io.open(path, "rb")
+  if not f then return "" end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
 --- Real-time sleep for the CLI/REPL tests (not the device's clock).
 function H.rsleep(s) os.execute("sleep " .. s) end
 

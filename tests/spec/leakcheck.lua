@@ -7,7 +7,10 @@
 --   2. the test fails if a buffer is still live (kept somewhere), if a free
 --      is still pending after the sync, or if a buffer was freed by its
 --      finalizer instead of by free() or <close> (dropped while live,
---      during the test or at step 1).
+--      during the test or at step 1);
+--   3. it fails if a process poolsh.spawn started is still there, not
+--      waited for (poolsh.children(): a Process kept somewhere, or a
+--      finalizer that did not reap its child).
 -- It runs after the test's own after_each hooks, and again at the end of
 -- each file (for buffers kept by setup()). A test that failed is not
 -- reported again for what its failure left behind. A test that drops live
@@ -99,6 +102,13 @@ local function leftovers()
       known[-f.buffer] = true
       left[#left + 1] = ("  pending after a device sync: the free of b%d, %s of p%d, queued on %s")
         :format(f.buffer, poolsh.fmt(f.size), f.pool, stream_name(f.stream))
+    end
+  end
+  for _, pid in ipairs(poolsh.children()) do
+    if not known["pid" .. pid] then
+      known["pid" .. pid] = true
+      left[#left + 1] = ("  process %d spawned and not waited for: close it (p:close() or <close>)")
+        :format(pid)
     end
   end
   for i, d in ipairs(dropped) do

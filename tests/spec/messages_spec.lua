@@ -272,6 +272,60 @@ end
 local NO_ACCESS = "local p = poolsh.pool{device = 0}; local s1 = poolsh.stream{device = 1}; "
   .. "local b = p:alloc(4096); "
 
+local function lua_cmd(code, env, bare)
+  local paths = "LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH=" .. H.quote(H.build .. "/lib/?.so;;")
+  return H.sh((env or "") .. " " .. paths .. " lua5.4 -e "
+    .. H.quote((bare and "" or "poolsh = require 'poolsh'; ") .. code))
+end
+
+-- Processes (docs/processes.md): a `poolsh --serve` in the background on
+-- a fresh socket path; calls fn(path) while it serves, ends it, returns
+-- what fn raised, else what the server said on stderr.
+local function with_server(fn)
+  return function()
+    local base = os.tmpname()
+    os.remove(base)
+    local path, errf = base .. ".sock", base .. ".err"
+    local f = assert(io.popen(("%s --backend=sim --serve %s 2>%s </dev/null & echo $!")
+      :format(H.exe, path, errf)))
+    local pid = f:read("l")
+    f:close()
+    local said = H.poll(function() return H.slurp_or(errf):find("serving on", 1, true) end, 10)
+    local ok, e = false, "the server did not start"
+    if said then ok, e = pcall(fn, path, pid) end   -- else poolsh.serve(path) would serve here
+    os.execute("kill -TERM " .. pid)
+    H.poll(function() return os.rename(path, path) == nil end, 5)
+    local text = H.slurp_or(errf)
+    os.remove(errf)
+    os.remove(path)
+    assert(said, "the server did not start: " .. text)
+    error(ok and text or e, 0)
+  end
+end
+-- The same with a file that is not poolsh as POOLSH_BIN.
+local function with_bin(text, mode)
+  return function()
+    local bin = os.tmpname()
+    local f = assert(io.open(bin, "w")); f:write(text); f:close()
+    if mode then os.execute("chmod " .. mode .. " " .. bin) end
+    local o, e = lua_cmd("print(select(2, pcall(poolsh.spawn)))", "POOLSH_BIN=" .. bin)
+    os.remove(bin)
+    error(o .. e, 0)
+  end
+end
+-- poolsh.core copied where no poolsh program is beside it.
+local function module_alone()
+  local dir = os.tmpname()
+  os.remove(dir)
+  os.execute("mkdir -p " .. dir .. "/a/b/c/lib/poolsh && cp " .. H.build .. "/lib/poolsh/core.so "
+    .. dir .. "/a/b/c/lib/poolsh/")
+  local o, e = H.sh("env -u POOLSH_BIN LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH="
+    .. H.quote(dir .. "/a/b/c/lib/?.so;;") .. " lua5.4 -e "
+    .. H.quote("local poolsh = require 'poolsh' print(select(2, pcall(poolsh.spawn)))"))
+  os.execute("rm -rf " .. dir)
+  error(o .. e, 0)
+end
+
 local TRIGGERS = {
   -- several devices and peer access (docs/multi-gpu.md)
   ["poolsh.configure: sim_devices: must be an integer from 1 to 16, got '<value>'"] =
@@ -752,15 +806,55 @@ local TRIGGERS = {
   ["poolsh golden: unknown scenario 'x' (poolsh golden list shows them)"] = cli("golden run x"),
   ["poolsh run: unknown scenario 'x' (poolsh scenarios lists them)"] = cli("run x"),
   ["interrupted!"] = cli("-e " .. H.quote("local f = io.popen('kill -INT $PPID'); f:close()")),
+  -- processes (api.md "Processes", processes.md, cli.md --serve)
+  ["attempt to use a closed poolsh.Process (process <pid>)"] = function()
+    local q = poolsh.spawn(); q:close(); q:recv()
+  end,
+  ["bad argument #1 to 'recv' (timeout must be >= 0 and finite (seconds))"] = function()
+    local q <close> = poolsh.spawn(); q:recv(-1)
+  end,
+  ["bad argument #2 to 'send' (send takes one value (a table carries more))"] = function()
+    local q <close> = poolsh.spawn(); q:send(1, 2)
+  end,
+  ["cannot send a function (the message): only strings, numbers, booleans, nil and tables of them travel"] = function()
+    local q <close> = poolsh.spawn(); q:send(print)
+  end,
+  ["interrupted waiting for a message from process <pid>"] =
+    interrupt_then("local q <close> = poolsh.spawn(); q:recv()"),
+  ["process <pid>: eval: result 1 is a function, which cannot be sent back"] = function()
+    local q <close> = poolsh.spawn(); q:eval("return print")
+  end,
+  ["poolsh.connect: no socket at <path> (start poolsh --serve <path>)"] = function()
+    poolsh.connect("/nonexistent/poolsh.sock")
+  end,
+  ["poolsh.connect: nobody serves on <path> (connection refused)"] = with_server(function(path, pid)
+    os.execute("kill -KILL " .. pid)               -- the socket file stays
+    H.poll(function() return not io.open("/proc/" .. pid .. "/stat") end, 5)
+    poolsh.connect(path)
+  end),
+  ["poolsh.connect: socket path too long (<n> bytes, at most 107)"] = function()
+    poolsh.connect("/tmp/" .. ("x"):rep(120))
+  end,
+  ["poolsh.serve: <path> already exists and is not a socket"] = function() poolsh.serve("/etc/passwd") end,
+  ["poolsh.serve: <path>: a poolsh already serves there"] = with_server(function(path) poolsh.serve(path) end),
+  ["poolsh.serve: cannot listen on <path>: <reason>"] = function() poolsh.serve("/nonexistent/s.sock") end,
+  ["poolsh.serve: this process was not spawned: give a socket path"] = function() poolsh.serve() end,
+  ["poolsh: serving on <path> (pid <n>)"] = with_server(function() end),
+  ["poolsh: client <pid>: <what>"] = with_server(function(path)
+    local py = "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); "
+      .. "s.sendall(bytes([0,0,0,10]) + b'M' + bytes(8) + b'?'); s.close()"
+    H.sh("python3 -c " .. H.quote(py) .. " " .. path)
+    local c <close> = poolsh.connect(path)          -- served after the bad client
+    c:eval("return 1")
+  end),
+  ["poolsh.spawn: POOLSH_BIN=<path> is not an executable file"] = with_bin("", nil),
+  ["poolsh.spawn: cannot run <path>: <reason>"] = with_bin("\1\2\3 not a program", "+x"),
+  ["poolsh.spawn: cannot find the poolsh program (not beside the module poolsh.core): set POOLSH_BIN to its path"] = module_alone,
+  ["poolsh.spawn: cannot read script <path>: <reason>"] = function() poolsh.spawn("/nonexistent/x.lua") end,
 }
 
 ---------------------------------------------------------------------------
 
-local function lua_cmd(code, env, bare)
-  local paths = "LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH=" .. H.quote(H.build .. "/lib/?.so;;")
-  return H.sh((env or "") .. " " .. paths .. " lua5.4 -e "
-    .. H.quote((bare and "" or "poolsh = require 'poolsh'; ") .. code))
-end
 
 --- Runs trigger t; returns the message (or output) it produced.
 local function produce(name, t)

@@ -434,7 +434,7 @@ void ps_obs_retried(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, uint6
  * sim's release_on_cuda_free): the caller began a wait for it, ended here. */
 void ps_obs_free(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_streamud *s, int collected) {
   ps_obs *o = c->obs;
-  if (b->kind != PS_KIND_POOL) {
+  if (b->kind != PS_KIND_POOL || b->ipc == PS_IPC_IMPORTED) {   /* imported: not this pool's */
     int waited = b->kind == PS_KIND_MALLOC && !collected;
     ps_ledger_untrack(c, b);
     if (o->tracing) {

@@ -238,7 +238,14 @@ typedef struct sim_pool_list {
     (ctx, k, src, dst, n, s)) \
   X(write, (void *ctx, ps_kind k, ps_addr dst, const void *src, uint64_t n, ps_stream *s), \
     (ctx, k, dst, src, n, s)) \
-  X(sleep, (void *ctx, double ms), (ctx, ms))
+  X(sleep, (void *ctx, double ms), (ctx, ms)) \
+  X(event_export, (void *ctx, ps_event *e, uint8_t out[PS_IPC_BYTES]), (ctx, e, out)) \
+  X(event_import, (void *ctx, const uint8_t data[PS_IPC_BYTES], ps_event **out), (ctx, data, out)) \
+  X(pool_export, (void *ctx, ps_pool *p, int *fd), (ctx, p, fd)) \
+  X(pool_import, (void *ctx, int fd, ps_pool **out), (ctx, fd, out)) \
+  X(ptr_export, (void *ctx, ps_addr a, uint8_t out[PS_IPC_BYTES]), (ctx, a, out)) \
+  X(ptr_import, (void *ctx, ps_pool *p, const uint8_t data[PS_IPC_BYTES], ps_addr *out), \
+    (ctx, p, data, out))
 
 #define SIM_FAULT_ENUM(name, params, args) SIM_F_##name,
 typedef enum { SIM_FAULT_OPS(SIM_FAULT_ENUM) SIM_F_N } sim_fault_op;

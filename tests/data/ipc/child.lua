@@ -32,8 +32,11 @@ if mode == "read" then
   local ip = poolsh.import_pool(path)
   say("pool", ip.imported, ip.exporter, tostring(ip))
   local s = poolsh.stream()
+  poolsh.live.lines()               -- what came before
   local b = ip:import(arg[3], s)
   say("buffer", b.imported, b.source, tostring(b))
+  local live = poolsh.live.lines()
+  say("live", live[#live])
   local ready = poolsh.import_event(arg[4])
   say("event", ready.ipc, ready.imported, ready.timing)
   s:wait(ready)

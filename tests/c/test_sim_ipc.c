@@ -118,6 +118,20 @@ int main(void) {
   int64_t first_bad = 0;
   IS(B->verify(c, a, 65536, 0xCD, s, &first_bad), PS_OK);   /* the child's bytes */
   CHECK(first_bad == -1);
+  /* An IPC event opened in the process that made it, recorded through
+   * the import: the creator sees the record, completing as long after its
+   * own clock as the recorder's work took. */
+  ps_event *twin;
+  IS(B->event_import(c, ev, &twin), PS_OK);
+  IS(B->spin(c, s, 5), PS_OK);
+  IS(B->event_record(c, twin, s), PS_OK);
+  int done = 1;
+  IS(B->event_query(c, e, &done), PS_OK);
+  CHECK(done == 0);
+  IS(B->event_sync(c, e), PS_OK);
+  IS(B->event_query(c, e, &done), PS_OK);
+  CHECK(done == 1);
+  IS(B->event_destroy(c, twin), PS_OK);
   uint8_t junk[PS_IPC_BYTES] = { 1, 2, 3 };
   ps_event *none;
   IS(B->event_import(c, junk, &none), PS_ERR_INVALID_VALUE);

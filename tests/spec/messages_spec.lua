@@ -814,7 +814,7 @@ local TRIGGERS = {
     function() poolsh.event{ ipc = true, timing = true } end,
   ["poolsh.import_event: malformed token: <what is wrong>"] = function() poolsh.import_event("x") end,
   ["poolsh.import_pool: interrupted waiting for <path>"] = on("sim", cli("--backend=sim -e " .. H.quote(
-    "local p = poolsh.pool{ipc = true}; local path = os.tmpname() .. '.sock'; p:export(path); "
+    "local p = poolsh.pool{ipc = true}; local t = os.tmpname(); os.remove(t); local path = t .. '.sock'; p:export(path); "
     .. "local ok, e = pcall(function() local f = io.popen('kill -INT $PPID'); f:close() end); "
     .. "print(select(2, pcall(poolsh.import_pool, path)))"))),
   ["poolsh.import_pool: no socket at <path>: export the pool there first"] =
@@ -822,7 +822,7 @@ local TRIGGERS = {
   ["poolsh.import_pool: nobody is serving <path> (its exporter ended or destroyed the pool)"] = ipc_nobody,
   ["poolsh.import_pool: timed out after <ms> ms waiting for the pool at <path>"] = ipc_timeout,
   ["poolsh: b<n> is still imported by <k> process: not freed"] = on("sim", cli("--backend=sim -e " .. H.quote(
-    "local xp = poolsh.pool{ipc = true}; local path = os.tmpname() .. '.sock'; xp:export(path); "
+    "local xp = poolsh.pool{ipc = true}; local t = os.tmpname(); os.remove(t); local path = t .. '.sock'; xp:export(path); "
     .. "local ip = poolsh.import_pool(path); local b = xp:alloc(64); keep = ip:import(b:export()); "
     .. "b = nil; collectgarbage(); collectgarbage(); keep:free()"))),
 }

@@ -80,6 +80,8 @@ describe("IPC pools", function()
     assert.matches("imported from pid %d+'s b" .. b.id, buf)
     -- the importer's live line names where the buffer comes from
     assert.matches("^live\t  b%d+ 1%.00 MiB imported from pid %d+'s b" .. b.id .. "$", line())
+    -- and its trace marks the imported pool and buffer
+    assert.equal("trace\tpool_create ipc=true imported=true, alloc ipc=nil imported=true", line())
     assert.equal("event\ttrue\ttrue\tfalse", line())
     assert.equal("read\tab\t171", line())          -- the exporter's bytes, after the wait
     local fin = line():match("^finished\t(%S+)$")

@@ -29,6 +29,7 @@ if mode == "read" then
   -- import the pool, the buffer and the ready event; wait, read, write
   -- 0xCD, record our finished event, free our import first, hand back
   -- the finished event's token and stay alive until told.
+  poolsh.trace.start()
   local ip = poolsh.import_pool(path)
   say("pool", ip.imported, ip.exporter, tostring(ip))
   local s = poolsh.stream()
@@ -37,6 +38,14 @@ if mode == "read" then
   say("buffer", b.imported, b.source, tostring(b))
   local live = poolsh.live.lines()
   say("live", live[#live])
+  local marks = {}
+  for _, ev in ipairs(poolsh.trace.events()) do
+    if ev.op == "pool_create" or ev.op == "alloc" then
+      marks[#marks + 1] = ("%s ipc=%s imported=%s"):format(ev.op, ev.ipc, ev.imported)
+    end
+  end
+  poolsh.trace.stop()
+  say("trace", table.concat(marks, ", "))
   local ready = poolsh.import_event(arg[4])
   say("event", ready.ipc, ready.imported, ready.timing)
   s:wait(ready)

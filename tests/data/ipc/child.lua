@@ -12,8 +12,11 @@ local function say(...)
   io.stdout:flush()
 end
 
+-- Waits for <path>.go, at most 30 s: a spec that failed before creating
+-- it must not leave this process (and the spec's pclose) waiting forever.
 local function wait_go()
-  while true do
+  local deadline = os.time() + 30
+  while os.time() < deadline do
     local f = io.open(path .. ".go")
     if f then f:close() return end
     os.execute("sleep 0.02")

@@ -322,7 +322,7 @@ end
 local function ipc_timeout()
   local path = sock()
   local code = ("local p = poolsh.pool{ipc = true}; p:export(%q); print('serving'); "
-    .. "io.stdout:flush(); while true do os.execute('sleep 0.05') end"):format(path)
+    .. "io.stdout:flush(); for _ = 1, 600 do os.execute('sleep 0.05') end"):format(path)   -- 30 s at most
   local f = io.popen("sh -c " .. H.quote("echo $$; exec " .. H.exe .. " --backend=sim -e "
                                          .. H.quote(code)))
   local pid = f:read("l")

@@ -183,7 +183,8 @@ typedef struct ps_backend {
   int (*event_query)(void *ctx, ps_event *e, int *done);
   int (*event_elapsed)(void *ctx, ps_event *start, ps_event *end, double *ms);
   /* IPC events (PS_EVENT_IPC): cudaIpcGetEventHandle, cudaIpcOpenEventHandle.
-   * An imported event can be waited on, queried and synced, not recorded. */
+   * An imported event can be waited on, queried and synced, and recorded
+   * (CUDA allows it; the sim shares the record back). */
   int (*event_export)(void *ctx, ps_event *e, uint8_t out[PS_IPC_BYTES]);
   int (*event_import)(void *ctx, const uint8_t data[PS_IPC_BYTES], ps_event **out);
 

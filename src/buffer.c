@@ -4,9 +4,12 @@
  * host memory. Also poolsh.malloc, pinned, pageable, register, unregister.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "poolsh.h"
+#include "share.h"
 
 #define kind_names ps_kind_names
 
@@ -131,14 +134,44 @@ static ps_streamud *own_stream(lua_State *L, const ps_bufferud *b) {
   return s;
 }
 
+/* The ledger of b's pool (an exported or imported buffer), or NULL. */
+static ps_share *ledger_of(const ps_bufferud *b) {
+  return b->ipc && b->pool ? b->pool->share : NULL;
+}
+
+/* How many processes still import exported buffer b (0 for others). */
+static int importers(const ps_bufferud *b) {
+  ps_share *sh = b->ipc == PS_IPC_OWN ? ledger_of(b) : NULL;
+  return sh ? ps_share_importers(sh, b->ipc_slot) : 0;
+}
+
+/* After b's free: the ledger learns that the exporter freed it, or that
+ * this importer's import is gone. */
+static void ipc_freed(ps_bufferud *b) {
+  ps_share *sh = ledger_of(b);
+  if (!sh) return;
+  if (b->ipc == PS_IPC_OWN) ps_share_freed(sh, b->ipc_slot);
+  else ps_share_import(sh, b->ipc_slot, -1);
+}
+
 /* __gc and __close: frees without synchronising and never raises;
- * problems become warnings. */
+ * problems become warnings. An exported buffer still imported is not
+ * freed (its block stays allocated until the pool goes). */
 static int buffer_gc(lua_State *L) {
   ps_bufferud *b = (ps_bufferud *)ps_toud(L, 1, PS_UV_BUFFER);
   ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
   if (b == NULL) return luaL_typeerror(L, 1, PS_BUFFER);    /* called by hand */
   if (!b->live || !c->b) return 0;
+  int n = b->ipc ? importers(b) : 0;
+  if (n) {
+    char msg[200];
+    snprintf(msg, sizeof msg, "poolsh: b%d is still imported by %d process%s: not freed",
+             b->id, n, n == 1 ? "" : "es");
+    lua_warning(L, msg, 0);
+    return 0;
+  }
   int st = ps_buffer_release(c, b, ps_bufferstream(L, 1), 1);
+  if (st == PS_OK && b->ipc) ipc_freed(b);
   if (st == PS_OK)
     ps_obs_free(L, c, b, b->kind != PS_KIND_POOL ? NULL : own_stream(L, b), 1);
   else {
@@ -183,8 +216,15 @@ static int buffer_free(lua_State *L) {
       return luaL_error(L, "b%d's stream s%d was destroyed: pass a stream to free it on",
                         b->id, su->id);
   }
+  if (b->ipc) {
+    int n = importers(b);
+    if (n)
+      return luaL_error(L, "b%d is still imported by %d process%s: every importer must free it "
+                        "first", b->id, n, n == 1 ? "" : "es");
+  }
   if (b->kind == PS_KIND_MALLOC) ps_wait_begin(L, c);     /* cudaFree waits */
   int st = ps_buffer_release(c, b, su ? su->h : NULL, 0);
+  if (st == PS_OK && b->ipc) ipc_freed(b);
   if (st != PS_OK && su) {
     char n[16];
     ps_fail(L, st, "(freeing buffer b%d on stream %s)", b->id, ps_streamname(n, sizeof n, su));
@@ -258,13 +298,138 @@ static int buffer_newindex(lua_State *L) {
   return ps_newindex_name(L, PS_ID_BUFFER, tobuffer(L, 1)->id, PS_BUFFER);
 }
 
+/* Pushes where imported buffer b comes from: "pid 1234's b3". */
+static void push_source(lua_State *L, const ps_bufferud *b) {
+  ps_share *sh = b->ipc == PS_IPC_IMPORTED ? ledger_of(b) : NULL;
+  if (!sh) { lua_pushnil(L); return; }
+  lua_pushfstring(L, "pid %d's b%d", ps_share_pid(sh), ps_share_buffer(sh, b->ipc_slot));
+}
+
 static int buffer_tostring(lua_State *L) {
   ps_bufferud *b = tobuffer(L, 1);
   char sz[32];
-  lua_pushfstring(L, "poolsh.Buffer %s (%s %s%s)", ps_pushlabel(L, PS_ID_BUFFER, b->id),
+  const char *ipc = "";
+  if (b->ipc == PS_IPC_IMPORTED) {
+    push_source(L, b);
+    ipc = lua_pushfstring(L, ", imported from %s", lua_tostring(L, -1));
+  } else if (b->ipc == PS_IPC_OWN) {
+    ipc = ", exported";
+  }
+  lua_pushfstring(L, "poolsh.Buffer %s (%s %s%s%s)", ps_pushlabel(L, PS_ID_BUFFER, b->id),
                   ps_fmtsize(sz, sizeof sz, b->size),
-                  kind_names[b->kind], b->live ? "" : ", freed");
+                  kind_names[b->kind], ipc, b->live ? "" : ", freed");
   return 1;
+}
+
+/* ---- IPC: tokens ---- */
+
+#define TOKEN_PREFIX "poolsh-ipc1:"
+
+/* b:export() -> token: "poolsh-ipc1:<pid>:b<id>:<size>:" and the
+ * backend's 64 bytes (cudaMemPoolPtrExportData) in hex. */
+int ps_buffer_export(lua_State *L) {
+  ps_bufferud *b = ps_checkbuffer(L, 1);
+  ps_ctx *c = ps_context(L);
+  if (b->kind != PS_KIND_POOL || !b->pool || !b->pool->props.ipc)
+    return luaL_error(L, "b%d is not in an IPC pool: allocate it from poolsh.pool{ipc = true}",
+                      b->id);
+  if (b->ipc == PS_IPC_IMPORTED)
+    return luaL_error(L, "b%d is imported: only its exporter can export it", b->id);
+  ps_poolud *p = b->pool;
+  if (!p->share && !(p->share = ps_share_new(p->id)))
+    return luaL_error(L, "b%d: cannot make the pool's export ledger (out of memory)", b->id);
+  uint8_t d[PS_IPC_BYTES];
+  ps_check(L, c->be->ptr_export(c->b, b->addr, d), "(exporting b%d)", b->id);
+  int slot = ps_share_exported(p->share, b->id, b->size);
+  if (slot < 0) return luaL_error(L, "b%d: p%d's export ledger is full", b->id, p->id);
+  b->ipc = PS_IPC_OWN, b->ipc_slot = slot;
+  char hex[2 * PS_IPC_BYTES + 1];
+  for (int i = 0; i < PS_IPC_BYTES; i++) snprintf(hex + 2 * i, 3, "%02x", d[i]);
+  lua_pushfstring(L, TOKEN_PREFIX "%d:b%d:%I:%s", (int)getpid(), b->id, (lua_Integer)b->size,
+                  hex);
+  return 1;
+}
+
+/* Parses a token into pid, buffer id, size and the 64 bytes; NULL, or
+ * what is wrong with it. */
+static const char *parse_token(const char *t, size_t len, long *pid, long *id,
+                               unsigned long long *size, uint8_t d[PS_IPC_BYTES]) {
+  size_t np = strlen(TOKEN_PREFIX);
+  if (len < np || memcmp(t, TOKEN_PREFIX, np) != 0)
+    return strncmp(t, "poolsh-ipc", 10) == 0 ? "a token of another poolsh version"
+                                             : "not a buffer token (poolsh-ipc1:...)";
+  char *end;
+  const char *q = t + np;
+  *pid = strtol(q, &end, 10);
+  if (end == q || *end != ':' || *pid <= 0) return "no exporter pid";
+  q = end + 1;
+  if (*q != 'b') return "no buffer id";
+  *id = strtol(q + 1, &end, 10);
+  if (end == q + 1 || *end != ':' || *id <= 0) return "no buffer id";
+  q = end + 1;
+  *size = strtoull(q, &end, 10);
+  if (end == q || *end != ':' || *size == 0) return "no size";
+  q = end + 1;
+  if (strlen(q) != 2 * PS_IPC_BYTES || (size_t)(q - t) + 2 * PS_IPC_BYTES != len)
+    return "its data is not 128 hex digits";
+  for (int i = 0; i < PS_IPC_BYTES; i++) {
+    unsigned v;
+    char two[3] = { q[2 * i], q[2 * i + 1], 0 };
+    if (!strchr("0123456789abcdef", two[0]) || !strchr("0123456789abcdef", two[1]) ||
+        sscanf(two, "%2x", &v) != 1)
+      return "its data is not 128 hex digits";
+    d[i] = (uint8_t)v;
+  }
+  return NULL;
+}
+
+/* ip:import(token [, stream]): pushes a Buffer mapping the exporter's
+ * block, in imported pool p, its work (and free) on stream. */
+ps_bufferud *ps_buffer_import(lua_State *L, ps_ctx *c, ps_poolud *p, int token, int stream) {
+  size_t len;
+  const char *t = luaL_checklstring(L, token, &len);
+  ps_streamud *s = ps_optstream(L, stream);
+  if (!p->imported)
+    luaL_error(L, "p%d is not an imported pool: import buffers into poolsh.import_pool's pool",
+               p->id);
+  long pid, id;
+  unsigned long long size;
+  uint8_t d[PS_IPC_BYTES];
+  const char *bad = parse_token(t, len, &pid, &id, &size, d);
+  if (bad) luaL_error(L, "p%d:import: malformed token: %s", p->id, bad);
+  int epid = ps_share_pid(p->share);
+  if (pid != epid)
+    luaL_error(L, "p%d:import: the token is from pid %d's pool, not from p%d's exporter (pid %d)",
+               p->id, (int)pid, p->id, epid);
+  uint64_t lsize;
+  int freed, slot = ps_share_find(p->share, (int)id, &lsize, &freed);
+  if (slot < 0)
+    luaL_error(L, "p%d:import: pid %d's b%d was never exported from this pool", p->id,
+               (int)pid, (int)id);
+  if (lsize != size) luaL_error(L, "p%d:import: malformed token: its size is not b%d's", p->id,
+                                (int)id);
+  if (freed)
+    luaL_error(L, "p%d:import: pid %d's b%d was already freed by its exporter", p->id, (int)pid,
+               (int)id);
+  ps_bufferud *b = ps_newbuffer(L, c, PS_KIND_POOL, size);
+  lua_pushvalue(L, 1);
+  lua_setiuservalue(L, -2, 1);
+  lua_pushvalue(L, stream);                       /* ps_optstream put it there */
+  lua_setiuservalue(L, -2, 2);
+  b->stream = s, b->pool = p;
+  ps_check(L, c->be->ptr_import(c->b, p->h, d, &b->addr), "(importing pid %d's b%d into p%d)",
+           (int)pid, (int)id, p->id);
+  if (ps_share_import(p->share, slot, 1) != 0) {
+    c->be->pool_free(c->b, b->addr, s->h);
+    luaL_error(L, "p%d:import: pid %d's b%d has too many importing processes", p->id,
+               (int)pid, (int)id);
+  }
+  b->ipc = PS_IPC_IMPORTED, b->ipc_slot = slot;
+  b->live = 1;
+  /* Observed as memory of no pool here: the block is the exporter's, the
+   * imported pool's counters do not count it (measured). */
+  ps_obs_alloc(L, c, b, NULL, NULL, PS_RULE_UNKNOWN);
+  return b;
 }
 
 static int buffer_len(lua_State *L) {
@@ -275,7 +440,7 @@ static int buffer_len(lua_State *L) {
 /* A Buffer's fields: mt.fields in Lua, buffer_index here. */
 static const char *const buffer_fields[] = {
   "size", "addr", "kind", "pool", "stream", "live", "id", "name", "registered", "reused",
-  "reused_from", "reuse_rule", "why_fresh", NULL
+  "reused_from", "reuse_rule", "why_fresh", "exported", "imported", "source", NULL
 };
 
 static int buffer_index(lua_State *L) {
@@ -298,6 +463,9 @@ static int buffer_index(lua_State *L) {
     case 10: if (from >= 0) lua_pushinteger(L, from); else lua_pushnil(L); break;
     case 11: lua_pushstring(L, ps_rule_names[rule]); break;   /* nil when fresh */
     case 12: ps_obs_push_why_fresh(L, b); break;
+    case 13: lua_pushboolean(L, b->ipc == PS_IPC_OWN); break;
+    case 14: lua_pushboolean(L, b->ipc == PS_IPC_IMPORTED); break;
+    case 15: push_source(L, b); break;
     default: lua_pushnil(L); break;              /* other keys read nil */
   }
   return 1;
@@ -390,7 +558,8 @@ static int buffer_unregister(lua_State *L) {
 }
 
 static const luaL_Reg buffer_methods[] = {
-  {"free", buffer_free}, {"read", buffer_read}, {"write", buffer_write}, {NULL, NULL}
+  {"free", buffer_free}, {"read", buffer_read}, {"write", buffer_write},
+  {"export", ps_buffer_export}, {NULL, NULL}
 };
 
 static const luaL_Reg buffer_meta[] = {

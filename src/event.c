@@ -3,7 +3,9 @@
  * streams can wait on and the host can synchronise with.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "poolsh.h"
 
@@ -25,13 +27,29 @@ ps_eventud *ps_newevent(lua_State *L, int timing) {
   return e;
 }
 
-/* poolsh.event{timing=true} -> Event. */
+/* Pushes a new live IPC event (cudaEventInterprocess, no timing). */
+ps_eventud *ps_newevent_ipc(lua_State *L) {
+  ps_ctx *c = ps_context(L);
+  ps_eventud *e = (ps_eventud *)ps_newobject(L, PS_UV_EVENT, 0);
+  e->id = ps_nextid(L, PS_ID_EVENT);
+  ps_check(L, c->be->event_create(c->b, PS_EVENT_IPC, &e->h), "(creating IPC event e%d)", e->id);
+  e->ipc = PS_IPC_OWN;
+  e->live = 1;
+  return e;
+}
+
+/* poolsh.event{timing=true, ipc=false} -> Event. An IPC event has no
+ * timing (CUDA's rule). */
 static int event_new(lua_State *L) {
-  static const char *const opts[] = {"timing", "name", NULL};
+  static const char *const opts[] = {"timing", "name", "ipc", NULL};
   ps_checkoptions(L, 1, "poolsh.event", opts);
-  int timing = ps_optfield_bool(L, 1, "timing", 1);
+  int ipc = ps_optfield_bool(L, 1, "ipc", 0);
+  int timing = ps_optfield_bool(L, 1, "timing", !ipc);
+  if (ipc && timing)
+    return luaL_error(L, "poolsh.event: an IPC event cannot have timing: pass timing = false "
+                      "(CUDA needs cudaEventDisableTiming with cudaEventInterprocess)");
   int name = ps_optname(L, 1);
-  ps_eventud *e = ps_newevent(L, timing);
+  ps_eventud *e = ipc ? ps_newevent_ipc(L) : ps_newevent(L, timing);
   if (!lua_isnil(L, name)) ps_setname(L, PS_ID_EVENT, e->id, name);
   return 1;
 }
@@ -117,6 +135,52 @@ static int event_elapsed(lua_State *L) {
   return 1;
 }
 
+#define EVENT_TOKEN "poolsh-event1:"
+
+/* e:export() -> token: "poolsh-event1:<pid>:e<id>:" and the 64 bytes of
+ * cudaIpcEventHandle_t in hex. */
+static int event_export(lua_State *L) {
+  ps_eventud *e = ps_checkevent(L, 1);
+  ps_ctx *c = ps_context(L);
+  if (!e->ipc)
+    return luaL_error(L, "e%d is not an IPC event: create it with poolsh.event{ipc = true}", e->id);
+  uint8_t d[PS_IPC_BYTES];
+  ps_check(L, c->be->event_export(c->b, e->h, d), "(exporting event e%d)", e->id);
+  char hex[2 * PS_IPC_BYTES + 1];
+  for (int i = 0; i < PS_IPC_BYTES; i++) snprintf(hex + 2 * i, 3, "%02x", d[i]);
+  lua_pushfstring(L, EVENT_TOKEN "%d:e%d:%s", (int)getpid(), e->id, hex);
+  return 1;
+}
+
+/* poolsh.import_event(token) -> Event: another process's IPC event, to
+ * wait on, query, sync (and record). */
+static int event_import(lua_State *L) {
+  size_t len;
+  const char *t = luaL_checklstring(L, 1, &len);
+  ps_ctx *c = ps_context(L);
+  size_t np = strlen(EVENT_TOKEN);
+  const char *bad = NULL, *q = t + np;
+  char *end;
+  uint8_t d[PS_IPC_BYTES];
+  if (len < np || memcmp(t, EVENT_TOKEN, np) != 0) bad = "not an event token (poolsh-event1:...)";
+  else if (strtol(q, &end, 10) <= 0 || *end != ':') bad = "no exporter pid";
+  else if (end[1] != 'e' || strtol(end + 2, &end, 10) <= 0 || *end != ':') bad = "no event id";
+  else if (strlen(q = end + 1) != 2 * PS_IPC_BYTES || strspn(q, "0123456789abcdef") != 2 * PS_IPC_BYTES)
+    bad = "its data is not 128 hex digits";
+  if (bad) return luaL_error(L, "poolsh.import_event: malformed token: %s", bad);
+  for (int i = 0; i < PS_IPC_BYTES; i++) {
+    char two[3] = { q[2 * i], q[2 * i + 1], 0 };
+    d[i] = (uint8_t)strtoul(two, NULL, 16);
+  }
+  ps_eventud *e = (ps_eventud *)ps_newobject(L, PS_UV_EVENT, 0);
+  e->id = ps_nextid(L, PS_ID_EVENT);
+  ps_check(L, c->be->event_import(c->b, d, &e->h), "(importing event %.*s as e%d)",
+           (int)(q - 1 - t - np), t + np, e->id);
+  e->ipc = PS_IPC_IMPORTED;
+  e->live = 1;
+  return 1;
+}
+
 /* e.name = "done": the only settable field. */
 static int event_newindex(lua_State *L) {
   ps_eventud *e = (ps_eventud *)ps_checkud(L, 1, PS_UV_EVENT, PS_EVENT);
@@ -131,7 +195,8 @@ static int event_tostring(lua_State *L) {
 }
 
 /* An Event's fields: mt.fields in Lua, event_index here. */
-static const char *const event_fields[] = {"id", "name", "timing", "live", NULL};
+static const char *const event_fields[] = {"id", "name", "timing", "live", "ipc", "imported",
+                                           NULL};
 
 static int event_index(lua_State *L) {
   if (ps_method(L)) return 1;
@@ -141,6 +206,8 @@ static int event_index(lua_State *L) {
     case 1: ps_pushname(L, PS_ID_EVENT, e->id); break;
     case 2: lua_pushboolean(L, e->timing); break;
     case 3: lua_pushboolean(L, e->live); break;
+    case 4: lua_pushboolean(L, e->ipc != 0); break;
+    case 5: lua_pushboolean(L, e->ipc == PS_IPC_IMPORTED); break;
     default: lua_pushnil(L); break;              /* other keys read nil */
   }
   return 1;
@@ -148,7 +215,8 @@ static int event_index(lua_State *L) {
 
 static const luaL_Reg event_methods[] = {
   {"record", event_record}, {"sync", event_sync}, {"query", event_query},
-  {"elapsed", event_elapsed}, {"destroy", event_destroy}, {NULL, NULL}
+  {"elapsed", event_elapsed}, {"destroy", event_destroy}, {"export", event_export},
+  {NULL, NULL}
 };
 
 static const luaL_Reg event_meta[] = {
@@ -156,7 +224,9 @@ static const luaL_Reg event_meta[] = {
   {"__tostring", event_tostring}, {"__newindex", event_newindex}, {NULL, NULL}
 };
 
-static const luaL_Reg event_funcs[] = {{"event", event_new}, {NULL, NULL}};
+static const luaL_Reg event_funcs[] = {
+  {"event", event_new}, {"import_event", event_import}, {NULL, NULL}
+};
 
 int poolsh_open_event(lua_State *L) {
   ps_newclass(L, PS_UV_EVENT, PS_EVENT, event_methods, event_meta, event_fields);

@@ -118,6 +118,10 @@ static int insp_recent(lua_State *L) {
       lua_pushstring(L, ps_rule_names[r->rule]);
       lua_setfield(L, -2, "rule");
     }
+    if (r->src_pid) {
+      lua_pushfstring(L, "pid %d's b%d", (int)r->src_pid, (int)r->src_buffer);
+      lua_setfield(L, -2, "source");
+    }
     if (r->why) {
       ps_push_why(L, ps_context(L), r->why, r->why_slot, r->buffer, r->pool, r->stream);
       lua_setfield(L, -2, "why_fresh");

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "observer.h"
+#include "share.h"
 
 _Static_assert(sizeof(ps_seen_buffer) == PS_SEEN_BUFFER_BYTES, "observe.h's record size");
 
@@ -202,6 +203,7 @@ static void remember(ps_ctx *c, const ps_bufferud *b, int32_t pool, int32_t stre
   r->rule = sb->reuse_rule, r->kind = (uint8_t)b->kind;
   r->size = b->size;
   r->why = sb->why_code, r->why_slot = sb->why_slot;
+  r->src_pid = 0;
 }
 
 /* Counts a pool allocation: reused or fresh, and whether the pool grew
@@ -225,6 +227,11 @@ void ps_obs_alloc(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_poolud *p,
   if (!p) {
     ps_ledger_track(L, c, b);
     remember(c, b, -1, -1);
+    if (b->ipc == PS_IPC_IMPORTED && b->pool && b->pool->share) {   /* where it comes from */
+      struct ps_recent *r = &o->recent[(o->nrecent - 1) % (sizeof o->recent / sizeof o->recent[0])];
+      r->src_pid = ps_share_pid(b->pool->share);
+      r->src_buffer = ps_share_buffer(b->pool->share, b->ipc_slot);
+    }
     if (o->tracing) ps_trace_buffer(L, c, PS_OP_ALLOC, b, -1, NULL, 0, 0);
     return;
   }
@@ -435,7 +442,7 @@ void ps_obs_retried(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, uint6
  * sim's release_on_cuda_free): the caller began a wait for it, ended here. */
 void ps_obs_free(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_streamud *s, int collected) {
   ps_obs *o = c->obs;
-  if (b->kind != PS_KIND_POOL) {
+  if (b->kind != PS_KIND_POOL || b->ipc == PS_IPC_IMPORTED) {   /* imported: not this pool's */
     int waited = b->kind == PS_KIND_MALLOC && !collected;
     ps_ledger_untrack(c, b);
     if (o->tracing) {

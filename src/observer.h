@@ -128,6 +128,7 @@ struct ps_obs {
     uint8_t rule, kind, why;
     uint16_t why_slot;
     uint64_t size;
+    int32_t src_pid, src_buffer;   /* imported buffers: the exporter's pid and buffer */
   } recent[PS_RING];
   ps_why *whys;              /* ring of PS_WHYS, made on first use */
   uint64_t nwhys;

@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "poolsh.h"
+#include "share.h"
 
 /* The pool settings readable and writable as fields: ps_setting_names. */
 #define settings ps_setting_names
@@ -26,7 +28,8 @@ ps_poolud *ps_checkpool(lua_State *L, int arg) {
 /* A Pool's fields: its settings (read from the backend), then these.
  * mt.fields in Lua, pool_index here. */
 static const char *const pool_fields[] = {
-  "location", "device", "max_size", "id", "name", "live", "default", NULL
+  "location", "device", "max_size", "id", "name", "live", "default", "ipc", "imported",
+  "exporter", NULL
 };
 #define NSETTINGS 4
 
@@ -132,7 +135,7 @@ static int pool_release(lua_State *L, ps_poolud *p, int from_gc);
 static int pool_new(lua_State *L) {
   static const char *const opts[] = {
     "location", "device", "max_size", "release_threshold",
-    "follow_event_dependencies", "opportunistic", "internal_dependencies", "name", NULL
+    "follow_event_dependencies", "opportunistic", "internal_dependencies", "name", "ipc", NULL
   };
   static const char *const locations[] = {"device", "host", NULL};
   ps_checkoptions(L, 1, "poolsh.pool", opts);
@@ -150,14 +153,16 @@ static int pool_new(lua_State *L) {
     if (lua_getfield(L, 1, "device") != LUA_TNIL)
       props.device = ps_todevice(L, lua_gettop(L), "poolsh.pool");
     ps_optname(L, 1);                             /* checked before the pool is made */
+    props.ipc = ps_optfield_bool(L, 1, "ipc", 0);
     lua_settop(L, 1);
     props.max_size = ps_fieldsize(L, 1, "max_size", "poolsh.pool", 0);
   }
   ps_poolud *p = new_poolud(L);
   p->props = props;
   char sz[32];
-  ps_check(L, c->be->pool_create(c->b, &props, &p->h), "(creating pool p%d on %s %d%s%s)",
-           p->id, props.location == PS_LOCATION_HOST ? "host" : "device", props.device,
+  ps_check(L, c->be->pool_create(c->b, &props, &p->h), "(creating %spool p%d on %s %d%s%s)",
+           props.ipc ? "IPC " : "", p->id,
+           props.location == PS_LOCATION_HOST ? "host" : "device", props.device,
            props.max_size ? ", max_size " : "",
            props.max_size ? ps_fmtsize(sz, sizeof sz, props.max_size) : "");
   p->live = 1;
@@ -205,18 +210,91 @@ static int pool_release(lua_State *L, ps_poolud *p, int from_gc) {
   if (!p->live || p->is_default) return PS_OK;
   ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
   if (c->b) ps_obs_pool_destroying(L, c, p, from_gc);
+  ps_share_stop(p->share);              /* the socket goes; the ledger stays for its buffers */
   int st = (c->b && p->h) ? c->be->pool_destroy(c->b, p->h) : PS_OK;
   p->live = 0;
   p->h = NULL;
   return st;
 }
 
-static int pool_gc(lua_State *L) {
+/* __close: destroys the pool (its buffers may outlive it). */
+static int pool_close(lua_State *L) {
   ps_poolud *p = (ps_poolud *)ps_toud(L, 1, PS_UV_POOL);
   if (p == NULL) return luaL_typeerror(L, 1, PS_POOL);      /* called by hand */
   if (pool_release(L, p, 1) != PS_OK)
     lua_warning(L, "poolsh: destroying a pool failed", 0);
   return 0;
+}
+
+/* __gc: destroys the pool, then frees its export ledger: no buffer of it
+ * is left (each keeps its Pool alive). */
+static int pool_gc(lua_State *L) {
+  pool_close(L);
+  ps_poolud *p = (ps_poolud *)lua_touserdata(L, 1);
+  ps_share_free(p->share);
+  p->share = NULL;
+  return 0;
+}
+
+/* p:export(path): serves IPC pool p to other poolsh processes at a
+ * Unix-domain socket at path until p is destroyed or poolsh closes. */
+static int pool_export(lua_State *L) {
+  ps_poolud *p = ps_checkpool(L, 1);
+  const char *path = luaL_checkstring(L, 2);
+  ps_ctx *c = ps_context(L);
+  if (p->imported)
+    return luaL_error(L, "p%d is imported: only its exporter can export it", p->id);
+  if (!p->props.ipc)
+    return luaL_error(L, "p%d was not created with ipc = true: only an IPC pool can be exported",
+                      p->id);
+  if (p->share && ps_share_path(p->share))
+    return luaL_error(L, "p%d is already exported at %s", p->id, ps_share_path(p->share));
+  if (!p->share && !(p->share = ps_share_new(p->id)))
+    return luaL_error(L, "p%d: cannot make its export ledger (out of memory)", p->id);
+  int fd = -1;
+  ps_check(L, c->be->pool_export(c->b, p->h, &fd), "(exporting pool p%d)", p->id);
+  char err[256];
+  if (ps_share_serve(p->share, path, fd, err, sizeof err) != 0) {
+    close(fd);
+    return luaL_error(L, "p%d:export: %s", p->id, err);
+  }
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* poolsh.import_pool(path [, timeout_ms]) -> the Pool another poolsh
+ * process serves at path (p:export). */
+static int pool_import(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  double timeout = lua_isnoneornil(L, 2) ? 10000 : ps_checkduration(L, 2);
+  ps_ctx *c = ps_context(L);
+  ps_poolud *p = new_poolud(L);
+  p->imported = 1;
+  p->props.ipc = 1;
+  int fd = -1;
+  char err[300];
+  int r = ps_share_connect(path, timeout, &c->interrupt, &fd, &p->share, err, sizeof err);
+  if (r == PS_SHARE_INTERRUPTED) {
+    c->interrupt = 0;
+    return luaL_error(L, "poolsh.import_pool: %s", err);
+  }
+  if (r != 0) return luaL_error(L, "poolsh.import_pool: %s", err);
+  int st = c->be->pool_import(c->b, fd, &p->h);
+  close(fd);
+  ps_check(L, st, "(importing pid %d's pool p%d from %s as p%d)", ps_share_pid(p->share),
+           ps_share_pool(p->share), path, p->id);
+  p->props.device = c->device;
+  p->live = 1;
+  ps_obs_pool_created(L, c, p);
+  return 1;
+}
+
+/* ip:import(token [, stream]) -> Buffer: a block exported by another
+ * process (b:export) mapped here, in imported pool ip. */
+static int pool_import_buffer(lua_State *L) {
+  ps_poolud *p = ps_checkpool(L, 1);
+  ps_buffer_import(L, ps_context(L), p, 2, 3);
+  return 1;
 }
 
 static int pool_destroy(lua_State *L) {
@@ -385,7 +463,13 @@ static int pool_set_access(lua_State *L) {
 
 static int pool_tostring(lua_State *L) {
   ps_poolud *p = (ps_poolud *)ps_checkud(L, 1, PS_UV_POOL, PS_POOL);
-  lua_pushfstring(L, "poolsh.Pool %s (%s%s %d%s)", ps_pushlabel(L, PS_ID_POOL, p->id),
+  const char *from = "";
+  if (p->imported && p->share)
+    from = lua_pushfstring(L, "imported from pid %d's p%d, ", ps_share_pid(p->share),
+                           ps_share_pool(p->share));
+  else if (p->props.ipc)
+    from = "ipc, ";
+  lua_pushfstring(L, "poolsh.Pool %s (%s%s%s %d%s)", ps_pushlabel(L, PS_ID_POOL, p->id), from,
                   p->is_default ? "default, " : "",
                   p->props.location == PS_LOCATION_HOST ? "host" : "device", p->props.device,
                   p->live ? "" : ", destroyed");
@@ -412,6 +496,13 @@ static int pool_index(lua_State *L) {
     case 4: ps_pushname(L, PS_ID_POOL, p->id); break;
     case 5: lua_pushboolean(L, p->live); break;
     case 6: lua_pushboolean(L, p->is_default); break;
+    case 7: lua_pushboolean(L, p->props.ipc); break;
+    case 8: lua_pushboolean(L, p->imported); break;
+    case 9:                                      /* imported: "pid 1234's p1" */
+      if (p->imported && p->share)
+        lua_pushfstring(L, "pid %d's p%d", ps_share_pid(p->share), ps_share_pool(p->share));
+      else lua_pushnil(L);
+      break;
     default: lua_pushnil(L); break;              /* other keys read nil */
   }
   return 1;
@@ -429,16 +520,18 @@ static int pool_newindex(lua_State *L) {
 static const luaL_Reg pool_methods[] = {
   {"stats", pool_stats}, {"reset_high", pool_reset_high}, {"trim", pool_trim},
   {"alloc", pool_alloc}, {"destroy", pool_destroy}, {"access", pool_access},
-  {"set_access", pool_set_access}, {NULL, NULL}
+  {"set_access", pool_set_access}, {"export", pool_export}, {"import", pool_import_buffer},
+  {NULL, NULL}
 };
 
 static const luaL_Reg pool_meta[] = {
   {"__index", pool_index}, {"__newindex", pool_newindex}, {"__gc", pool_gc},
-  {"__close", pool_gc}, {"__tostring", pool_tostring}, {NULL, NULL}
+  {"__close", pool_close}, {"__tostring", pool_tostring}, {NULL, NULL}
 };
 
 static const luaL_Reg pool_funcs[] = {
-  {"pool", pool_new}, {"default_pool", pool_default}, {NULL, NULL}
+  {"pool", pool_new}, {"default_pool", pool_default}, {"import_pool", pool_import},
+  {NULL, NULL}
 };
 
 int poolsh_open_pool(lua_State *L) {

@@ -92,7 +92,10 @@ typedef struct ps_eventud {
   int id;
   int timing;
   int live;
+  int ipc;                   /* 0, PS_IPC_OWN (poolsh.event{ipc=true}) or PS_IPC_IMPORTED */
 } ps_eventud;
+
+enum { PS_IPC_OWN = 1, PS_IPC_IMPORTED = 2 };
 
 typedef struct ps_poolud {
   uint32_t tag;
@@ -101,6 +104,8 @@ typedef struct ps_poolud {
   int is_default;
   int live;
   ps_pool_props props;
+  int imported;              /* poolsh.import_pool: another process's pool */
+  struct ps_share *share;    /* IPC pools: the socket and export ledger (share.c) */
 } ps_poolud;
 
 /* A Buffer's user values: 1 = its Pool (or nil), 2 = its Stream (or nil);
@@ -116,6 +121,8 @@ typedef struct ps_bufferud {
   int live;
   int registered;            /* pageable buffers: cudaHostRegister'd */
   uint64_t held;             /* bytes counted in ps_limits (not pool memory) */
+  int ipc;                   /* 0, PS_IPC_OWN (exported) or PS_IPC_IMPORTED */
+  int ipc_slot;              /* exported or imported: its slot in the pool's ledger */
 } ps_bufferud;
 
 /* A Process (process.c): the channel (fd), the other end's pid and
@@ -197,6 +204,10 @@ void ps_pushdefaultstream(lua_State *L);
 const char *ps_streamname(char *out, size_t n, const ps_streamud *s);
 ps_eventud *ps_checkevent(lua_State *L, int arg);
 ps_eventud *ps_newevent(lua_State *L, int timing);
+ps_eventud *ps_newevent_ipc(lua_State *L);
+/* buffer.c: IPC buffers (b:export, ip:import). */
+int ps_buffer_export(lua_State *L);
+ps_bufferud *ps_buffer_import(lua_State *L, ps_ctx *c, ps_poolud *p, int token, int stream);
 void ps_event_record(lua_State *L, ps_ctx *c, ps_eventud *e, ps_streamud *s);
 ps_poolud *ps_checkpool(lua_State *L, int arg);
 ps_bufferud *ps_checkbuffer(lua_State *L, int arg);

@@ -260,7 +260,8 @@ void ps_trace_pool(lua_State *L, ps_ctx *c, ps_seen_pool *p, int64_t used_delta,
   r->pool = p->id;
   if (r->op == PS_OP_POOL_CREATE) {            /* the Pool's struct precedes p */
     const ps_poolud *ud = (const ps_poolud *)(const void *)p - 1;
-    r->kind = (uint8_t)((ud->props.location == PS_LOCATION_HOST) | (ud->is_default ? 2 : 0));
+    r->kind = (uint8_t)((ud->props.location == PS_LOCATION_HOST) | (ud->is_default ? 2 : 0) |
+                        (ud->props.ipc ? 4 : 0) | (ud->imported ? 8 : 0));
   }
   r->reserved = reserved;
   r->used = p->last_used;
@@ -522,6 +523,10 @@ static void push_rec(lua_State *L, const ps_trace *tr, size_t i) {
     case PS_OP_ALLOC: case PS_OP_FREE: case PS_OP_ALLOC_FAILED:
       lua_pushstring(L, ps_kind_names[r->kind & 3]);
       lua_setfield(L, -2, "kind");
+      if (r->kind & 4) {                            /* another process's buffer */
+        lua_pushboolean(L, 1);
+        lua_setfield(L, -2, "imported");
+      }
       if (r->op == PS_OP_ALLOC && r->rule != PS_RULE_UNKNOWN && r->kind == PS_KIND_POOL) {
         lua_pushboolean(L, r->rule != PS_RULE_NONE);
         lua_setfield(L, -2, "reused");
@@ -544,6 +549,12 @@ static void push_rec(lua_State *L, const ps_trace *tr, size_t i) {
       lua_setfield(L, -2, "location");
       lua_pushboolean(L, r->kind & 2);
       lua_setfield(L, -2, "default");
+      if (r->kind & 4) {                            /* IPC pools only (docs/ipc.md) */
+        lua_pushboolean(L, 1);
+        lua_setfield(L, -2, "ipc");
+        lua_pushboolean(L, (r->kind & 8) != 0);
+        lua_setfield(L, -2, "imported");
+      }
       break;
     case PS_OP_RELEASE:
       lua_pushstring(L, ps_op_names[r->kind]);      /* poolsh/trace.lua words it */
@@ -622,7 +633,7 @@ void ps_trace_buffer(lua_State *L, ps_ctx *c, ps_op op, const ps_bufferud *b, in
   ps_rec *r = append(c, tr);
   if (!r) return;
   r->op = (uint8_t)op;
-  r->kind = (uint8_t)b->kind;
+  r->kind = (uint8_t)(b->kind | (b->ipc == PS_IPC_IMPORTED ? 4 : 0));
   r->rule = op != PS_OP_ALLOC ? 0 : b->kind != PS_KIND_POOL ? PS_RULE_UNKNOWN
           : sb->reused_from ? (uint8_t)sb->reuse_rule : PS_RULE_NONE;
   r->gc = (uint8_t)(collected != 0);

@@ -206,7 +206,11 @@ local function alloc_line(out, a, width)
   local where = a.pool and ("%s on %s"):format(name("pool", a.pool), name("stream", a.stream))
                 or "host/device"
   local what
-  if a.reused then
+  if a.source then            -- another process's buffer (docs/ipc.md)
+    fit(out, { ("  %s %s imported from %s"):format(name("buffer", a.buffer), fmt(a.size), a.source) },
+        width)
+    return
+  elseif a.reused then
     what = ("reused %s's memory (%s)"):format(name("buffer", a.reused_from), paint("rule", a.rule))
   elseif a.pool then
     what = a.why_fresh and "fresh memory \u{2014} " .. a.why_fresh or "fresh memory"

@@ -57,10 +57,19 @@ struct ps_pool {
   int owned;    /* 0: a device's default pool, never destroyed */
   int device;   /* for default pools: which device's */
   int doomed;   /* destroyed by the user while blocks were still allocated */
+  int imported; /* cudaMemPoolImportFromShareableHandle'd: used reads 0 */
+  int imports;  /* imported: pointers imported and not yet freed */
 };
 
 /* Devices poolsh follows peers and verify's words on (more: refused). */
 #define CU_MAX_DEVICES 16
+/* A pointer imported from another process's pool (cudaMemPoolImportPointer),
+ * so that its pool is destroyed only once every import is freed. */
+typedef struct import_node {
+  node link;
+  ps_addr addr;
+  ps_pool *pool;
+} import_node;
 
 typedef struct cu_ctx {
   int device;
@@ -68,7 +77,7 @@ typedef struct cu_ctx {
   void *interrupted_ud;
   struct timespec origin;
   int tsc;                      /* the time-stamp counter is usable (ticks) */
-  node *streams, *events, *pools;
+  node *streams, *events, *pools, *imports;
   int doomed;   /* how many pools wait for their last block to be freed */
   /* verify's result word, one per device whose streams verified, from a
    * private pool so user pools' counters do not see it; done orders its
@@ -274,6 +283,10 @@ static void cu_close(void *ctx) {
     cudaEventDestroy(((ps_event *)l)->h);
     free(l);
   }
+  for (node *l = c->imports, *next; l; l = next) {
+    next = l->next;
+    free(l);
+  }
   for (node *l = c->pools, *next; l; l = next) {
     next = l->next;
     if (((ps_pool *)l)->owned) cudaMemPoolDestroy(((ps_pool *)l)->h);
@@ -433,12 +446,14 @@ static int cu_stream_wait(void *ctx, ps_stream *s, ps_event *e) {
 /* ------------------------------------------------------------------ */
 /* Events                                                               */
 
+/* An IPC event is cudaEventInterprocess | cudaEventDisableTiming; with
+ * timing too, CUDA's answer (cudaErrorInvalidValue) comes back. */
 static int cu_event_create(void *ctx, unsigned flags, ps_event **out) {
   cu_ctx *c = ctx;
-  if (flags & PS_EVENT_IPC) return PS_ERR_NOT_SUPPORTED;   /* not bound yet */
   ps_event *e = calloc(1, sizeof *e);
   if (!e) return PS_ERR_MEMORY_ALLOCATION;
   unsigned cflags = (flags & PS_EVENT_TIMING) ? cudaEventDefault : cudaEventDisableTiming;
+  if (flags & PS_EVENT_IPC) cflags |= cudaEventInterprocess;
   int st = status(cudaEventCreateWithFlags(&e->h, cflags));
   if (st != PS_OK) {
     free(e);
@@ -477,6 +492,33 @@ static int cu_event_query(void *ctx, ps_event *e, int *done) {
   return r == cudaErrorNotReady ? PS_OK : status(r);
 }
 
+/* cudaIpcGetEventHandle: the handle's 64 bytes. */
+static int cu_event_export(void *ctx, ps_event *e, uint8_t out[PS_IPC_BYTES]) {
+  if (!e) return PS_ERR_INVALID_RESOURCE;
+  cudaIpcEventHandle_t h;
+  int st = status(cudaIpcGetEventHandle(&h, e->h));
+  if (st == PS_OK) memcpy(out, &h, sizeof h < PS_IPC_BYTES ? sizeof h : PS_IPC_BYTES);
+  return st;
+}
+
+/* cudaIpcOpenEventHandle: destroyed with cudaEventDestroy like any event. */
+static int cu_event_import(void *ctx, const uint8_t data[PS_IPC_BYTES], ps_event **out) {
+  cu_ctx *c = ctx;
+  cudaIpcEventHandle_t h;
+  memset(&h, 0, sizeof h);
+  memcpy(&h, data, sizeof h < PS_IPC_BYTES ? sizeof h : PS_IPC_BYTES);
+  ps_event *e = calloc(1, sizeof *e);
+  if (!e) return PS_ERR_MEMORY_ALLOCATION;
+  int st = status(cudaIpcOpenEventHandle(&e->h, h));
+  if (st != PS_OK) {
+    free(e);
+    return st;
+  }
+  push(&c->events, &e->link);
+  *out = e;
+  return PS_OK;
+}
+
 /* Milliseconds between two completed timing events (float in CUDA). */
 static int cu_event_elapsed(void *ctx, ps_event *start, ps_event *end,
                             double *ms) {
@@ -513,15 +555,16 @@ static int grant_access(cudaMemPool_t h, int device) {
   return status(cudaMemPoolSetAccess(h, &d, 1));
 }
 
-/* A pinned, non-shareable pool on a device or on the host (CUDA 12.2+;
- * older drivers return their error). */
+/* A pinned pool on a device or on the host (CUDA 12.2+; older drivers
+ * return their error); props->ipc makes it exportable as a POSIX file
+ * descriptor. */
 static int cu_pool_create(void *ctx, const ps_pool_props *props,
                           ps_pool **out) {
   cu_ctx *c = ctx;
   struct cudaMemPoolProps pp;
   memset(&pp, 0, sizeof pp);
   pp.allocType = cudaMemAllocationTypePinned;
-  pp.handleTypes = cudaMemHandleTypeNone;
+  pp.handleTypes = props->ipc ? cudaMemHandleTypePosixFileDescriptor : cudaMemHandleTypeNone;
   int host = props->location == PS_LOCATION_HOST;
   pp.location.type = host ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice;
   pp.location.id = host ? 0 : props->device;
@@ -552,6 +595,7 @@ static int cu_pool_default(void *ctx, int dev, ps_pool **out) {
 }
 
 static uint64_t pool_used(ps_pool *p) {
+  if (p->imported) return (uint64_t)p->imports;   /* the driver says 0 (measured) */
   uint64_t used = 0; /* cuuint64_t */
   cudaMemPoolGetAttribute(p->h, cudaMemPoolAttrUsedMemCurrent, &used);
   return used;
@@ -669,13 +713,21 @@ static int cu_pool_free(void *ctx, ps_addr a, ps_stream *s) {
   cu_ctx *c = ctx;
   int old = enter(c, s);
   int st = status(cudaFreeAsync(ptr_of(a), stream_of(s)));
+  for (node *l = c->imports; st == PS_OK && l; l = l->next) {
+    import_node *n = (import_node *)l;
+    if (n->addr != a) continue;
+    n->pool->imports--;
+    unlink_from(&c->imports, l);
+    free(n);
+    break;
+  }
   leave(old);
   if (c->doomed) reap_doomed(c);
   return st;
 }
 
 /* cudaMemPoolGetAccess of device dev (out of range: the runtime's
- * cudaErrorInvalidDevice, measured). */
+ * cudaErrorInvalidValue, measured on an H200). */
 static int cu_pool_get_access(void *ctx, ps_pool *p, int dev, ps_access *out) {
   if (!p) return PS_ERR_INVALID_RESOURCE;
   struct cudaMemLocation loc;
@@ -730,6 +782,63 @@ static int cu_device_peer_enabled(void *ctx, int dev, int peer, int *on) {
   if (dev < 0 || peer < 0 || dev >= n || peer >= n) return PS_ERR_INVALID_DEVICE;
   *on = dev == peer ||
         (dev < CU_MAX_DEVICES && peer < CU_MAX_DEVICES && c->peer_on[dev][peer]);
+  return PS_OK;
+}
+
+/* cudaMemPoolExportToShareableHandle: a new POSIX file descriptor. */
+static int cu_pool_export(void *ctx, ps_pool *p, int *fd) {
+  if (!p) return PS_ERR_INVALID_RESOURCE;
+  int h = -1;
+  int st = status(cudaMemPoolExportToShareableHandle(&h, p->h,
+                                                     cudaMemHandleTypePosixFileDescriptor, 0));
+  if (st == PS_OK) *fd = h;
+  return st;
+}
+
+/* cudaMemPoolImportFromShareableHandle; the fd stays the caller's. The
+ * handle is destroyed with cudaMemPoolDestroy once its imports are freed. */
+static int cu_pool_import(void *ctx, int fd, ps_pool **out) {
+  cu_ctx *c = ctx;
+  cudaMemPool_t h;
+  int st = status(cudaMemPoolImportFromShareableHandle(
+      &h, (void *)(uintptr_t)fd, cudaMemHandleTypePosixFileDescriptor, 0));
+  if (st != PS_OK) return st;
+  st = wrap_pool(c, h, 1, c->device, out);   /* the exporter's device: assumed ours */
+  if (st != PS_OK) {
+    cudaMemPoolDestroy(h);
+    return st;
+  }
+  (*out)->imported = 1;
+  return PS_OK;
+}
+
+static int cu_ptr_export(void *ctx, ps_addr a, uint8_t out[PS_IPC_BYTES]) {
+  struct cudaMemPoolPtrExportData d;
+  memset(&d, 0, sizeof d);
+  int st = status(cudaMemPoolExportPointer(&d, ptr_of(a)));
+  if (st == PS_OK) memcpy(out, &d, sizeof d < PS_IPC_BYTES ? sizeof d : PS_IPC_BYTES);
+  return st;
+}
+
+static int cu_ptr_import(void *ctx, ps_pool *p, const uint8_t data[PS_IPC_BYTES],
+                         ps_addr *out) {
+  cu_ctx *c = ctx;
+  if (!p) return PS_ERR_INVALID_RESOURCE;
+  struct cudaMemPoolPtrExportData d;
+  memset(&d, 0, sizeof d);
+  memcpy(&d, data, sizeof d < PS_IPC_BYTES ? sizeof d : PS_IPC_BYTES);
+  import_node *n = calloc(1, sizeof *n);
+  if (!n) return PS_ERR_MEMORY_ALLOCATION;
+  void *m = NULL;
+  int st = status(cudaMemPoolImportPointer(&m, p->h, &d));
+  if (st != PS_OK) {
+    free(n);
+    return st;
+  }
+  n->addr = addr_of(m), n->pool = p;
+  push(&c->imports, &n->link);
+  p->imports++;
+  *out = n->addr;
   return PS_OK;
 }
 
@@ -1004,6 +1113,12 @@ const ps_backend ps_backend_cuda = {
     .device_can_access_peer = cu_device_can_access_peer,
     .device_enable_peer = cu_device_enable_peer,
     .device_peer_enabled = cu_device_peer_enabled,
+    .pool_export = cu_pool_export,
+    .pool_import = cu_pool_import,
+    .ptr_export = cu_ptr_export,
+    .ptr_import = cu_ptr_import,
+    .event_export = cu_event_export,
+    .event_import = cu_event_import,
     .malloc_device = cu_malloc_device,
     .free_device = cu_free_device,
     .alloc_pinned = cu_alloc_pinned,

@@ -82,6 +82,12 @@ typedef struct sim_map {
   int dev;                   /* device space: the device whose memory it is */
   uint64_t npages;
   sim_page *pages;
+  /* Shared (IPC) memory: contents live at shm + offset, in a segment
+   * other processes map too (sim_ipc.c); pages stay unused. A foreign map
+   * (an imported block) does not count in `mapped`: another process owns
+   * its memory. */
+  uint8_t *shm;
+  int foreign;
 } sim_map;
 
 typedef struct sim_mem {
@@ -95,6 +101,9 @@ typedef struct sim_mem {
 /* dev: the device whose memory a device-space mapping is (0 for host). */
 sim_map *sim_mem_map(sim_mem *m, sim_space sp, int dev, uint64_t size, sim_map_kind k);
 sim_map *sim_mem_reserve(sim_mem *m, sim_space sp, int dev, uint64_t va, sim_map_kind k);
+/* Maps size bytes whose contents are the shared bytes at shm, owned by
+ * another process (foreign: not counted as mapped). NULL when out of VA. */
+sim_map *sim_mem_attach(sim_mem *m, sim_space sp, uint64_t size, uint8_t *shm, sim_map_kind k);
 int sim_mem_resize(sim_mem *m, sim_map *map, uint64_t size);
 void sim_mem_hole(sim_mem *m, sim_map *map, uint64_t off, uint64_t n, int unmap);
 void sim_mem_unmap(sim_mem *m, sim_map *map);
@@ -152,9 +161,13 @@ struct ps_stream {
   size_t due;              /* destroyed busy: its slot in ctx->due + 1 */
 };
 
+typedef struct sim_ipc_ev sim_ipc_ev;
+
 struct ps_event {
   int timing, recorded;
   int dev;                 /* created on the context's device */
+  sim_ipc_ev *ipc;         /* an IPC event (created or imported): its shared slot */
+  int imported;
   int64_t time;            /* ns: completion of work before the record */
   sim_vclock clock;        /* the recording stream's knowledge, position incl. */
 };
@@ -233,7 +246,14 @@ typedef struct sim_pool_list {
     (ctx, k, src, dst, n, s)) \
   X(write, (void *ctx, ps_kind k, ps_addr dst, const void *src, uint64_t n, ps_stream *s), \
     (ctx, k, dst, src, n, s)) \
-  X(sleep, (void *ctx, double ms), (ctx, ms))
+  X(sleep, (void *ctx, double ms), (ctx, ms)) \
+  X(event_export, (void *ctx, ps_event *e, uint8_t out[PS_IPC_BYTES]), (ctx, e, out)) \
+  X(event_import, (void *ctx, const uint8_t data[PS_IPC_BYTES], ps_event **out), (ctx, data, out)) \
+  X(pool_export, (void *ctx, ps_pool *p, int *fd), (ctx, p, fd)) \
+  X(pool_import, (void *ctx, int fd, ps_pool **out), (ctx, fd, out)) \
+  X(ptr_export, (void *ctx, ps_addr a, uint8_t out[PS_IPC_BYTES]), (ctx, a, out)) \
+  X(ptr_import, (void *ctx, ps_pool *p, const uint8_t data[PS_IPC_BYTES], ps_addr *out), \
+    (ctx, p, data, out))
 
 #define SIM_FAULT_ENUM(name, params, args) SIM_F_##name,
 typedef enum { SIM_FAULT_OPS(SIM_FAULT_ENUM) SIM_F_N } sim_fault_op;
@@ -327,6 +347,9 @@ static inline void sim_cost(sim_ctx *c, double ns, double ns_per_gib, uint64_t b
   sim_host_cost(c, ns + (double)bytes / GIB_D * ns_per_gib);
 }
 int sim_push_op(sim_ctx *c, const sim_op *op);
+/* Lands now, in order, every queued op that ends by t (an IPC event's
+ * record: its work is in the shared bytes before another process looks). */
+void sim_land_until(sim_ctx *c, int64_t t);
 /* Host waits for s as cudaStreamSynchronize does (retire and release
  * included); PS_INTERRUPTED when it had to wait and cfg said stop. */
 int sim_sync_stream(sim_ctx *c, ps_stream *s);
@@ -395,6 +418,34 @@ int sim_pool_trim(void *ctx, ps_pool *p, uint64_t keep);
 int sim_pool_alloc(void *ctx, ps_pool *p, uint64_t size, ps_stream *s,
                    ps_addr *out, ps_alloc_note *note);
 int sim_pool_free(void *ctx, ps_addr a, ps_stream *s);
+
+/* ---- IPC between processes (sim_ipc.c) ---- */
+
+typedef struct sim_ipc_seg sim_ipc_seg;
+sim_ipc_seg *sim_ipc_seg_create(uint64_t va, int dev);
+sim_ipc_seg *sim_ipc_seg_open(int fd);
+void sim_ipc_seg_close(sim_ipc_seg *g);
+uint8_t *sim_ipc_seg_data(sim_ipc_seg *g);
+uint64_t sim_ipc_seg_va(const sim_ipc_seg *g);
+int sim_ipc_seg_device(const sim_ipc_seg *g);
+int sim_ipc_seg_fd(sim_ipc_seg *g);
+int sim_ipc_seg_export(sim_ipc_seg *g, uint64_t off, uint64_t size, uint8_t out[PS_IPC_BYTES]);
+void sim_ipc_seg_freed(sim_ipc_seg *g, uint64_t off);
+int sim_ipc_seg_check(sim_ipc_seg *g, const uint8_t data[PS_IPC_BYTES], uint64_t *off,
+                      uint64_t *size);
+sim_ipc_ev *sim_ipc_ev_create(void);
+void sim_ipc_ev_handle(const sim_ipc_ev *v, uint8_t out[PS_IPC_BYTES]);
+sim_ipc_ev *sim_ipc_ev_open(const uint8_t data[PS_IPC_BYTES]);
+void sim_ipc_ev_close(sim_ipc_ev *v);
+void sim_ipc_ev_recorded(sim_ipc_ev *v, int64_t delay);
+int sim_ipc_ev_news(sim_ipc_ev *v, int64_t *delay);
+
+int sim_event_export(void *ctx, ps_event *e, uint8_t out[PS_IPC_BYTES]);
+int sim_event_import(void *ctx, const uint8_t data[PS_IPC_BYTES], ps_event **out);
+int sim_pool_export(void *ctx, ps_pool *p, int *fd);
+int sim_pool_import(void *ctx, int fd, ps_pool **out);
+int sim_ptr_export(void *ctx, ps_addr a, uint8_t out[PS_IPC_BYTES]);
+int sim_ptr_import(void *ctx, ps_pool *p, const uint8_t data[PS_IPC_BYTES], ps_addr *out);
 
 /* ---- helpers ---- */
 

@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "sim_internal.h"
 
@@ -91,11 +92,48 @@ sim_map *sim_mem_reserve(sim_mem *m, sim_space sp, int dev, uint64_t va, sim_map
   return x;
 }
 
+/* Maps size bytes of another process's shared memory (an imported IPC
+ * block): contents at shm, not counted as mapped here. */
+sim_map *sim_mem_attach(sim_mem *m, sim_space sp, uint64_t size, uint8_t *shm, sim_map_kind k) {
+  ps_addr base = size ? find_gap(m, sp, size) : 0;
+  if (!base) return NULL;
+  if (!sim_reserve_one((void **)&m->maps, &m->cap, m->n, sizeof *m->maps, 16)) return NULL;
+  sim_map *x = calloc(1, sizeof *x);
+  if (!x) return NULL;
+  *x = (sim_map){ .base = base, .size = size, .va = size, .space = sp, .kind = k,
+                  .shm = shm, .foreign = 1 };
+  size_t i = lower(m, base);
+  memmove(m->maps + i + 1, m->maps + i, (m->n - i) * sizeof *m->maps);
+  m->maps[i] = x;
+  m->n++;
+  return x;
+}
+
+/* Gives the shared pages under [off, off+n) back to the system (they read
+ * 0 after): whole host pages are punched out, the edges zeroed. */
+static void shm_zero(uint8_t *shm, uint64_t off, uint64_t n) {
+  const uint64_t pg = 4096;
+  uint64_t lo = sim_round_up(off, pg), hi = (off + n) / pg * pg;
+  if (hi > lo && madvise(shm + lo, hi - lo, MADV_REMOVE) == 0) {
+    memset(shm + off, 0, lo - off);
+    memset(shm + hi, 0, off + n - hi);
+  } else {
+    memset(shm + off, 0, n);
+  }
+}
+
 /* Makes the first `size` bytes (<= x->va) of x mapped. Bytes that become
  * mapped read 0; bytes that stop being mapped lose their contents. 0 when
  * out of host RAM (x unchanged). */
 int sim_mem_resize(sim_mem *m, sim_map *x, uint64_t size) {
   if (size > x->va) return 0;
+  if (x->shm) {                          /* shared: the segment holds the bytes */
+    if (size < x->size) shm_zero(x->shm, size, x->size - size);
+    m->mapped[x->space] += size;
+    m->mapped[x->space] -= x->size;
+    x->size = size;
+    return 1;
+  }
   uint64_t np = (size + SIM_PAGE - 1) >> SIM_PAGE_SHIFT;
   for (uint64_t i = np; i < x->npages; i++) free(x->pages[i].data);
   if (np != x->npages) {
@@ -134,7 +172,7 @@ void sim_mem_unmap(sim_mem *m, sim_map *x) {
   if (i >= m->n || m->maps[i] != x) return;
   memmove(m->maps + i, m->maps + i + 1, (m->n - i - 1) * sizeof *m->maps);
   m->n--;
-  account(m, x, -(int64_t)x->size);
+  if (!x->foreign) account(m, x, -(int64_t)x->size);
   if (x->base < m->gap_lo[x->space]) m->gap_lo[x->space] = x->base;
   map_free(x);
 }
@@ -172,6 +210,10 @@ static int materialize(sim_page *p) {
 
 /* Sets [off, off+n) to v; whole pages become uniform. */
 void sim_mem_fill(sim_map *d, uint64_t off, uint64_t n, uint8_t v) {
+  if (d->shm) {
+    if (v == 0 && n >= 2 * 4096) shm_zero(d->shm, off, n); else memset(d->shm + off, v, n);
+    return;
+  }
   while (n) {
     sim_page *p = &d->pages[off >> SIM_PAGE_SHIFT];
     uint64_t in = off & (SIM_PAGE - 1), k = SIM_PAGE - in;
@@ -188,6 +230,7 @@ void sim_mem_fill(sim_map *d, uint64_t off, uint64_t n, uint8_t v) {
 
 /* Writes n bytes from src at off. */
 void sim_mem_write(sim_map *d, uint64_t off, const uint8_t *src, uint64_t n) {
+  if (d->shm) { memmove(d->shm + off, src, n); return; }
   while (n) {
     sim_page *p = &d->pages[off >> SIM_PAGE_SHIFT];
     uint64_t in = off & (SIM_PAGE - 1), k = SIM_PAGE - in;
@@ -199,6 +242,7 @@ void sim_mem_write(sim_map *d, uint64_t off, const uint8_t *src, uint64_t n) {
 
 /* Reads n bytes at off into dst. */
 void sim_mem_read(const sim_map *s, uint64_t off, uint8_t *dst, uint64_t n) {
+  if (s->shm) { memmove(dst, s->shm + off, n); return; }
   while (n) {
     const sim_page *p = &s->pages[off >> SIM_PAGE_SHIFT];
     uint64_t in = off & (SIM_PAGE - 1), k = SIM_PAGE - in;
@@ -213,6 +257,7 @@ void sim_mem_read(const sim_map *s, uint64_t off, uint8_t *dst, uint64_t n) {
  * whole destination page. */
 void sim_mem_copy(sim_map *d, uint64_t doff, const sim_map *s, uint64_t soff,
                   uint64_t n) {
+  if (s->shm) { sim_mem_write(d, doff, s->shm + soff, n); return; }
   while (n) {
     const sim_page *sp = &s->pages[soff >> SIM_PAGE_SHIFT];
     uint64_t sin = soff & (SIM_PAGE - 1), din = doff & (SIM_PAGE - 1);
@@ -227,6 +272,11 @@ void sim_mem_copy(sim_map *d, uint64_t doff, const sim_map *s, uint64_t soff,
 /* Offset (from off) of the first byte != v in [off, off+n), or -1. */
 int64_t sim_mem_verify(const sim_map *s, uint64_t off, uint64_t n, uint8_t v) {
   uint64_t start = off;
+  if (s->shm) {
+    for (uint64_t i = 0; i < n; i++)
+      if (s->shm[off + i] != v) return (int64_t)i;
+    return -1;
+  }
   while (n) {
     const sim_page *p = &s->pages[off >> SIM_PAGE_SHIFT];
     uint64_t in = off & (SIM_PAGE - 1), k = SIM_PAGE - in;

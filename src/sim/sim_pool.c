@@ -116,6 +116,8 @@ struct ps_pool {
                                  not retired on it */
   uint64_t *mapped;           /* per chunk: a bit, set when mapped */
   bittree idle;               /* chunks mapped with busy 0: may go back */
+  sim_ipc_seg *ipc;           /* an IPC pool's segment (exported or imported) */
+  int imported;               /* opened from another process: blocks only imported */
 };
 
 #define R(p, i) (&(p)->pages[(i) >> PAGE_BITS][(i) & (PAGE_RECS - 1)])
@@ -216,6 +218,14 @@ static int hash_put(ps_pool *p, ri i) {
   R(p, i)->u.l.hnext = p->buckets[h];
   p->buckets[h] = i;
   return 1;
+}
+
+/* The live record at off, 0 when none. */
+static ri hash_find(const ps_pool *p, uint64_t off) {
+  if (!p->nb) return 0;
+  for (ri i = p->buckets[hslot(p, off)]; i; i = R(p, i)->u.l.hnext)
+    if (R(p, i)->off == off) return i;
+  return 0;
 }
 
 /* Removes and returns the live record at off, 0 when none. */
@@ -667,6 +677,7 @@ static void over_update(sim_ctx *c, ps_pool *p);
  * of VA or host RAM. */
 static int arena_for(sim_ctx *c, ps_pool *p, uint64_t extent, double cap) {
   uint64_t va = p->max_size ? p->max_size : sim_round_up((uint64_t)cap, gran(c));
+  if (p->ipc) va = sim_ipc_seg_va(p->ipc);   /* fixed by the segment */
   if (p->arena && p->arena->size == 0 && p->arena->va < va) {   /* memory grew */
     sim_mem_unmap(&c->mem, p->arena);
     p->arena = NULL;
@@ -675,6 +686,7 @@ static int arena_for(sim_ctx *c, ps_pool *p, uint64_t extent, double cap) {
     p->arena = sim_mem_reserve(&c->mem, pool_space(p), p->device, va, SIM_MAP_ARENA);
     if (!p->arena) return 0;
     p->arena->owner = p;
+    if (p->ipc) p->arena->shm = sim_ipc_seg_data(p->ipc);   /* contents shared */
   }
   return extent <= p->arena->va;
 }
@@ -941,6 +953,7 @@ static void over_update(sim_ctx *c, ps_pool *p) {
 }
 
 static void pool_free_mem(ps_pool *p) {
+  sim_ipc_seg_close(p->ipc);
   for (uint32_t i = 0; i < p->npages; i++) free(p->pages[i]);
   free(p->pages), free(p->buckets), free(p->pq);
   free(p->busy), free(p->mapped), bt_free(&p->idle);
@@ -965,7 +978,7 @@ int sim_pool_alloc(void *ctx, ps_pool *p, uint64_t size, ps_stream *s,
                    ps_addr *out, ps_alloc_note *note) {
   sim_ctx *c = ctx;
   ps_stream *st = sim_stream_resolve(c, s);
-  if (!live_pool(c, p) || !out) return PS_ERR_INVALID_VALUE;
+  if (!live_pool(c, p) || !out || p->imported) return PS_ERR_INVALID_VALUE;
   if (!st) return PS_ERR_INVALID_RESOURCE;
   sim_host_cost(c, p->loc == PS_LOCATION_HOST ? c->prof.host_pool_alloc_ns : c->prof.pool_alloc_ns);
   ps_alloc_note dummy;
@@ -988,6 +1001,20 @@ int sim_pool_alloc(void *ctx, ps_pool *p, uint64_t size, ps_stream *s,
   return PS_OK;
 }
 
+static void maybe_free(sim_ctx *c, ps_pool *p);
+
+/* The importer's cudaFreeAsync of an imported block: the import goes (its
+ * mapping here), not the exporter's block. Not stream-ordered in the sim:
+ * work still queued on it no longer lands. */
+static int free_import(sim_ctx *c, ps_pool *p, sim_map *m, ps_addr a) {
+  if (a != m->base) return PS_ERR_INVALID_VALUE;
+  sim_host_cost(c, c->prof.pool_free_ns);
+  sim_mem_unmap(&c->mem, m);
+  p->live--;
+  maybe_free(c, p);
+  return PS_OK;
+}
+
 /* cudaFreeAsync: the block becomes free at s's current position; used
  * drops now. Freeing 0 is a no-op; an unknown address or a double free is
  * PS_ERR_INVALID_VALUE. */
@@ -999,9 +1026,11 @@ int sim_pool_free(void *ctx, ps_addr a, ps_stream *s) {
   sim_map *m = sim_mem_find(&c->mem, a);
   if (!m || m->kind != SIM_MAP_ARENA) return PS_ERR_INVALID_VALUE;
   ps_pool *p = m->owner;
+  if (p->imported) return free_import(c, p, m, a);
   if (!pq_room(p)) return PS_ERR_MEMORY_ALLOCATION;
   ri i = hash_take(p, a - m->base);
   if (!i) return PS_ERR_INVALID_VALUE;
+  if (p->ipc) sim_ipc_seg_freed(p->ipc, a - m->base);   /* imports refused from now */
   sim_host_cost(c, c->prof.pool_free_ns);
   rec *x = R(p, i);
   uint64_t req = x->u.l.req;
@@ -1166,6 +1195,8 @@ void sim_pools_free(sim_ctx *c) {
   memset(&c->pools, 0, sizeof c->pools);
 }
 
+/* An IPC pool (props->ipc, device pools only in the sim) gets its shared
+ * segment now, its arena's size fixed: max_size, else the device. */
 int sim_pool_create(void *ctx, const ps_pool_props *props, ps_pool **out) {
   sim_ctx *c = ctx;
   if (!props || !out) return PS_ERR_INVALID_VALUE;
@@ -1174,7 +1205,78 @@ int sim_pool_create(void *ctx, const ps_pool_props *props, ps_pool **out) {
   if (props->location == PS_LOCATION_DEVICE && !sim_valid_dev(c, props->device))
     return PS_ERR_INVALID_VALUE;
   if (props->location == PS_LOCATION_HOST && props->device != 0) return PS_ERR_INVALID_VALUE;
-  return pool_new(c, props, out);
+  /* A host-location IPC pool: cudaErrorInvalidValue, measured on an H200
+   * (docs/calibration/h200x2-2026-11-27-issue12.log). */
+  if (props->ipc && props->location == PS_LOCATION_HOST) return PS_ERR_INVALID_VALUE;
+  sim_ipc_seg *g = NULL;
+  if (props->ipc) {
+    uint64_t va = props->max_size ? sim_round_up(props->max_size, gran(c))
+                                  : sim_round_up((uint64_t)c->prof.memory, gran(c));
+    if (!(g = sim_ipc_seg_create(va, props->device))) return PS_ERR_MEMORY_ALLOCATION;
+  }
+  int st = pool_new(c, props, out);
+  if (st != PS_OK) sim_ipc_seg_close(g);
+  else (*out)->ipc = g;
+  return st;
+}
+
+/* cudaMemPoolExportToShareableHandle: a new fd of the pool's segment. A
+ * pool made without ipc, or an imported one: cudaErrorInvalidValue
+ * (CUDA's documented answer for a pool without handle types; assumed). */
+int sim_pool_export(void *ctx, ps_pool *p, int *fd) {
+  sim_ctx *c = ctx;
+  if (!live_pool(c, p) || !fd || !p->ipc || p->imported) return PS_ERR_INVALID_VALUE;
+  sim_host_cost(c, c->prof.api_ns);
+  *fd = sim_ipc_seg_fd(p->ipc);
+  return *fd < 0 ? PS_ERR_MEMORY_ALLOCATION : PS_OK;
+}
+
+/* cudaMemPoolImportFromShareableHandle: a pool over another process's
+ * segment; its counters read 0 (measured on an H200). */
+int sim_pool_import(void *ctx, int fd, ps_pool **out) {
+  sim_ctx *c = ctx;
+  if (!out) return PS_ERR_INVALID_VALUE;
+  sim_host_cost(c, c->prof.api_ns);
+  sim_ipc_seg *g = sim_ipc_seg_open(fd);
+  if (!g) return PS_ERR_INVALID_VALUE;
+  ps_pool_props props = { PS_LOCATION_DEVICE, sim_ipc_seg_device(g), 0, 1 };
+  int st = pool_new(c, &props, out);
+  if (st != PS_OK) { sim_ipc_seg_close(g); return st; }
+  (*out)->ipc = g, (*out)->imported = 1;
+  return PS_OK;
+}
+
+/* cudaMemPoolExportPointer: a live block's token of an exported pool's
+ * own block (an IPC pool, not imported). */
+int sim_ptr_export(void *ctx, ps_addr a, uint8_t out[PS_IPC_BYTES]) {
+  sim_ctx *c = ctx;
+  sim_map *m = sim_mem_find(&c->mem, a);
+  if (!out || !m || m->kind != SIM_MAP_ARENA) return PS_ERR_INVALID_VALUE;
+  ps_pool *p = m->owner;
+  if (!p->ipc || p->imported) return PS_ERR_INVALID_VALUE;
+  ri i = hash_find(p, a - m->base);
+  if (!i) return PS_ERR_INVALID_VALUE;
+  sim_host_cost(c, c->prof.api_ns);
+  return sim_ipc_seg_export(p->ipc, a - m->base, R(p, i)->u.l.req, out);
+}
+
+/* cudaMemPoolImportPointer: maps the exporter's block here. A token of
+ * another pool or of a block the exporter freed: cudaErrorInvalidValue. */
+int sim_ptr_import(void *ctx, ps_pool *p, const uint8_t data[PS_IPC_BYTES], ps_addr *out) {
+  sim_ctx *c = ctx;
+  if (!live_pool(c, p) || !data || !out || !p->imported) return PS_ERR_INVALID_VALUE;
+  sim_host_cost(c, c->prof.api_ns);
+  uint64_t off, size;
+  int st = sim_ipc_seg_check(p->ipc, data, &off, &size);
+  if (st != PS_OK) return st;
+  sim_map *m = sim_mem_attach(&c->mem, SIM_DEVICE_SPACE, size,
+                              sim_ipc_seg_data(p->ipc) + off, SIM_MAP_ARENA);
+  if (!m) return PS_ERR_MEMORY_ALLOCATION;
+  m->owner = p;
+  m->dev = p->device;
+  p->live++;
+  *out = m->base;
+  return PS_OK;
 }
 
 int sim_pool_default(void *ctx, int dev, ps_pool **out) {
@@ -1248,7 +1350,9 @@ int sim_pool_set(void *ctx, ps_pool *p, ps_pool_attr a, uint64_t v) {
   sim_ctx *c = ctx;
   if (!live_pool(c, p)) return PS_ERR_INVALID_VALUE;
   switch (a) {
-  case PS_ATTR_RELEASE_THRESHOLD: p->threshold = v; over_update(c, p); return PS_OK;
+  case PS_ATTR_RELEASE_THRESHOLD:
+    if (p->imported) return PS_ERR_INVALID_VALUE;   /* as the GPU (measured) */
+    p->threshold = v; over_update(c, p); return PS_OK;
   case PS_ATTR_FOLLOW_EVENT_DEPS: p->follow = v != 0; return PS_OK;
   case PS_ATTR_OPPORTUNISTIC: p->opportunistic = v != 0; return PS_OK;
   case PS_ATTR_INTERNAL_DEPS: p->internal = v != 0; return PS_OK;
@@ -1298,7 +1402,7 @@ int sim_pool_last_map(void *ctx, ps_pool *p, ps_addr *addr, uint64_t *size) {
  * (not measured; the conservative choice). */
 int sim_pool_trim(void *ctx, ps_pool *p, uint64_t keep) {
   sim_ctx *c = ctx;
-  if (!live_pool(c, p)) return PS_ERR_INVALID_VALUE;
+  if (!live_pool(c, p) || p->imported) return PS_ERR_INVALID_VALUE;   /* imported: measured */
   uint64_t floor = sim_round_up(keep, pgran(c, p));
   if (floor < keep) return PS_OK;   /* overflow: keep everything */
   uint64_t gone = shrink(c, p, floor);

@@ -189,6 +189,15 @@ static void apply_due(sim_ctx *c) {
   }
 }
 
+void sim_land_until(sim_ctx *c, int64_t t) {
+  while (c->nops && c->ops[0].end <= t) {
+    sim_op op = c->ops[0];
+    op_pop(c);
+    op_apply(c, &op);
+    free(op.data);
+  }
+}
+
 /* ---- the host clock ---- */
 
 /* host_now = max(host_now, t); due device work lands. */
@@ -567,6 +576,8 @@ int sim_stream_query(void *ctx, ps_stream *s, int *idle) {
   return PS_OK;
 }
 
+static void ipc_news(sim_ctx *c, ps_event *e);
+
 /* s's later work starts after e's work; s learns what e knew. Waiting on
  * an event never recorded is a no-op. */
 int sim_stream_wait(void *ctx, ps_stream *s, ps_event *e) {
@@ -575,6 +586,7 @@ int sim_stream_wait(void *ctx, ps_stream *s, ps_event *e) {
   if (!r) return PS_ERR_INVALID_RESOURCE;
   if (!sim_event_valid(c, e)) return PS_ERR_INVALID_RESOURCE;
   sim_host_cost(c, c->prof.event_api_ns);
+  ipc_news(c, e);
   if (!e->recorded) return PS_OK;
   r->tail = sim_max64(r->tail, e->time);
   if (!sim_vc_merge(&r->clock, &e->clock)) return PS_ERR_MEMORY_ALLOCATION;
@@ -589,26 +601,80 @@ int sim_event_valid(sim_ctx *c, ps_event *e) {
   return e && sim_table_find(&c->events, (uintptr_t)e);
 }
 
+/* An IPC event with timing is refused, as CUDA refuses
+ * cudaEventInterprocess without cudaEventDisableTiming. */
 int sim_event_create(void *ctx, unsigned flags, ps_event **out) {
   sim_ctx *c = ctx;
-  if (!out) return PS_ERR_INVALID_VALUE;
-  if (flags & PS_EVENT_IPC) return PS_ERR_NOT_SUPPORTED;   /* not modelled yet */
+  if (!out || flags & ~(unsigned)(PS_EVENT_TIMING | PS_EVENT_IPC)) return PS_ERR_INVALID_VALUE;
+  if ((flags & PS_EVENT_IPC) && (flags & PS_EVENT_TIMING)) return PS_ERR_INVALID_VALUE;
   ps_event *e = calloc(1, sizeof *e);
   if (!e) return PS_ERR_MEMORY_ALLOCATION;
-  if (!sim_table_put(&c->events, (uintptr_t)e, 0)) { free(e); return PS_ERR_MEMORY_ALLOCATION; }
+  if ((flags & PS_EVENT_IPC) && !(e->ipc = sim_ipc_ev_create())) {
+    free(e);
+    return PS_ERR_MEMORY_ALLOCATION;
+  }
+  if (!sim_table_put(&c->events, (uintptr_t)e, 0)) {
+    sim_ipc_ev_close(e->ipc);
+    free(e);
+    return PS_ERR_MEMORY_ALLOCATION;
+  }
   e->timing = (flags & PS_EVENT_TIMING) != 0;
   e->dev = c->dev;
   *out = e;
   return PS_OK;
 }
 
-/* Frees e; its handle is invalid afterwards. */
+static void event_free(ps_event *e) {
+  sim_vc_free(&e->clock);
+  sim_ipc_ev_close(e->ipc);
+  free(e);
+}
+
+/* Frees e; its handle is invalid afterwards. An IPC event's name goes
+ * (importers that opened it keep their slot). */
 int sim_event_destroy(void *ctx, ps_event *e) {
   sim_ctx *c = ctx;
   if (!e || !sim_table_remove(&c->events, (uintptr_t)e)) return PS_ERR_INVALID_RESOURCE;
-  sim_vc_free(&e->clock);
-  free(e);
+  event_free(e);
   return PS_OK;
+}
+
+/* cudaIpcGetEventHandle: the slot's name. A non-IPC event:
+ * cudaErrorInvalidResourceHandle (CUDA's documented answer; not measured). */
+int sim_event_export(void *ctx, ps_event *e, uint8_t out[PS_IPC_BYTES]) {
+  sim_ctx *c = ctx;
+  if (!sim_event_valid(c, e)) return PS_ERR_INVALID_RESOURCE;
+  if (!out) return PS_ERR_INVALID_VALUE;
+  if (!e->ipc) return PS_ERR_INVALID_RESOURCE;
+  sim_host_cost(c, c->prof.event_api_ns);
+  sim_ipc_ev_handle(e->ipc, out);
+  return PS_OK;
+}
+
+/* cudaIpcOpenEventHandle: an event whose records come from the slot; a
+ * handle that names no live IPC event: cudaErrorInvalidValue (assumed). */
+int sim_event_import(void *ctx, const uint8_t data[PS_IPC_BYTES], ps_event **out) {
+  sim_ctx *c = ctx;
+  if (!data || !out) return PS_ERR_INVALID_VALUE;
+  sim_host_cost(c, c->prof.event_api_ns);
+  ps_event *e = calloc(1, sizeof *e);
+  if (!e) return PS_ERR_MEMORY_ALLOCATION;
+  if (!(e->ipc = sim_ipc_ev_open(data))) { free(e); return PS_ERR_INVALID_VALUE; }
+  if (!sim_table_put(&c->events, (uintptr_t)e, 0)) { event_free(e); return PS_ERR_MEMORY_ALLOCATION; }
+  e->imported = 1;
+  *out = e;
+  return PS_OK;
+}
+
+/* An IPC event that another process recorded since this one last looked
+ * completes `delay` after now on this process's clock (each process has
+ * its own); it carries no knowledge of this process's streams. */
+static void ipc_news(sim_ctx *c, ps_event *e) {
+  int64_t delay;
+  if (!e->ipc || !sim_ipc_ev_news(e->ipc, &delay)) return;
+  e->recorded = 1;
+  e->time = c->host_now + (delay > 0 ? delay : 0);
+  sim_vc_free(&e->clock);
 }
 
 /* e captures s's position: the completion time of all prior work on s and
@@ -623,6 +689,10 @@ int sim_event_record(void *ctx, ps_event *e, ps_stream *s) {
   e->time = sim_enqueue(c, r, 0);
   e->recorded = 1;
   if (!sim_vc_copy(&e->clock, &r->clock)) return PS_ERR_MEMORY_ALLOCATION;
+  if (e->ipc) {   /* the work before it is in the shared bytes for other processes */
+    sim_land_until(c, e->time);
+    sim_ipc_ev_recorded(e->ipc, e->time - c->host_now);
+  }
   return PS_OK;
 }
 
@@ -630,6 +700,7 @@ int sim_event_record(void *ctx, ps_event *e, ps_stream *s) {
 int sim_event_sync(void *ctx, ps_event *e) {
   sim_ctx *c = ctx;
   if (!sim_event_valid(c, e)) return PS_ERR_INVALID_RESOURCE;
+  ipc_news(c, e);
   if (e->recorded && sim_wait_check(c, e->time) != PS_OK) return PS_INTERRUPTED;
   sim_host_cost(c, c->prof.sync_ns);
   if (!e->recorded) return PS_OK;
@@ -645,6 +716,7 @@ int sim_event_query(void *ctx, ps_event *e, int *done) {
   if (!sim_event_valid(c, e)) return PS_ERR_INVALID_RESOURCE;
   if (!done) return PS_ERR_INVALID_VALUE;
   sim_host_cost(c, c->prof.query_ns);
+  ipc_news(c, e);
   *done = !e->recorded || e->time <= c->host_now;
   return PS_OK;
 }
@@ -686,9 +758,7 @@ void sim_streams_free(sim_ctx *c) {
   }
   for (size_t i = 0; i < c->events.cap; i++) {
     ps_event *e = (ps_event *)(uintptr_t)c->events.v[i].key;
-    if (!e) continue;
-    sim_vc_free(&e->clock);
-    free(e);
+    if (e) event_free(e);
   }
   for (size_t i = 0; i < c->nops; i++) free(c->ops[i].data);
   free(c->streams), free(c->touched), free(c->ops), free(c->due);

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend.h"
 #include "sim/sim_internal.h"
@@ -25,6 +26,11 @@ typedef struct fixture {
   ps_event *e, *e2;
   ps_pool *p, *p2;
   ps_addr pool_buf, malloc_buf, pinned_buf, pageable_buf, registered_buf;
+  ps_pool *ipc, *imported;       /* an IPC pool, and it imported here */
+  ps_event *ipc_e;
+  ps_addr ipc_buf;
+  int fd;
+  uint8_t tok[PS_IPC_BYTES], ev[PS_IPC_BYTES];
 } fixture;
 
 static void *open_sim(void) {
@@ -50,6 +56,14 @@ static void make(void *c, fixture *f) {
   OK(B->alloc_pageable(c, 4096, &f->pageable_buf));
   OK(B->alloc_pageable(c, 4096, &f->registered_buf));
   OK(B->host_register(c, f->registered_buf, 4096));
+  ps_pool_props ipc = { PS_LOCATION_DEVICE, 0, 0, 1 };
+  OK(B->pool_create(c, &ipc, &f->ipc));
+  OK(B->pool_alloc(c, f->ipc, 4096, f->s, &f->ipc_buf, NULL));
+  OK(B->ptr_export(c, f->ipc_buf, f->tok));
+  OK(B->pool_export(c, f->ipc, &f->fd));
+  OK(B->pool_import(c, f->fd, &f->imported));
+  OK(B->event_create(c, PS_EVENT_IPC, &f->ipc_e));
+  OK(B->event_export(c, f->ipc_e, f->ev));
   OK(B->spin(c, f->s, 1));   /* work still queued, so syncs have to wait */
 }
 
@@ -66,6 +80,7 @@ static int call(void *c, int op, fixture *f) {
   int64_t bad;
   double ms;
   char buf[16] = "0123456789abcdef";
+  uint8_t tok[PS_IPC_BYTES];
   switch ((sim_fault_op)op) {
   case SIM_F_device_count: return B->device_count(c, &n);
   case SIM_F_device_info: return B->device_info(c, 0, &info);
@@ -106,6 +121,16 @@ static int call(void *c, int op, fixture *f) {
   case SIM_F_read: return B->read(c, PS_KIND_POOL, f->pool_buf, buf, 16, f->s);
   case SIM_F_write: return B->write(c, PS_KIND_POOL, f->pool_buf, buf, 16, f->s);
   case SIM_F_sleep: return B->sleep(c, 1);
+  case SIM_F_event_export: return B->event_export(c, f->ipc_e, tok);
+  case SIM_F_event_import: return B->event_import(c, f->ev, &e);
+  case SIM_F_pool_export: {
+    int fd = -1, st = B->pool_export(c, f->ipc, &fd);
+    if (fd >= 0) close(fd);
+    return st;
+  }
+  case SIM_F_pool_import: return B->pool_import(c, f->fd, &p);
+  case SIM_F_ptr_export: return B->ptr_export(c, f->ipc_buf, tok);
+  case SIM_F_ptr_import: return B->ptr_import(c, f->imported, f->tok, &a);
   case SIM_F_N: break;
   }
   return -100;
@@ -172,6 +197,7 @@ static void test_every_op_fails_first(void) {
     if (st != PS_OK) fprintf(stderr, "op %s again returned %d\n", name, st);
     OK(st);
     B->close(c);
+    close(f.fd);
   }
 }
 
@@ -279,7 +305,7 @@ static void test_refusals(void) {
 static void test_names(void) {
   for (int i = 0; i < SIM_F_N; i++)
     for (int j = i + 1; j < SIM_F_N; j++) CHECK(strcmp(sim_fault_names[i], sim_fault_names[j]) != 0);
-  CHECK(SIM_F_N == 39);
+  CHECK(SIM_F_N == 45);   /* 39, and the six IPC operations */
   CHECK(strcmp(sim_fault_names[SIM_F_pool_alloc], "pool_alloc") == 0);
 }
 

@@ -81,10 +81,32 @@ local function objects()
   x:free()
   local b3 = p:alloc(1024, s2)                      -- fresh: x's free pends on s (why_fresh)
   local objs = { Stream = { s }, Event = { e }, Pool = { p }, Buffer = { b2, m, b3 } }
+  -- An IPC pool imported into this same process, for the fields only
+  -- imported objects have (the sim allows it; where the backend refuses,
+  -- those fields are not checked).
+  local path, unreadable = os.tmpname(), {}
+  os.remove(path)
+  path = path .. ".sock"
+  local xp = poolsh.pool{ ipc = true }
+  xp:export(path)
+  local xb = xp:alloc(64, s)
+  local ok, ip = pcall(poolsh.import_pool, path)
+  local ib = ok and select(2, pcall(ip.import, ip, xb:export(), s)) or nil
+  if ok and type(ib) == "userdata" then
+    table.insert(objs.Pool, ip)
+    table.insert(objs.Buffer, ib)
+  else
+    ib = nil
+    unreadable = { ["Pool.exporter"] = true, ["Buffer.source"] = true }
+  end
   return objs, function()
+    if ib then ib:free() end
+    xb:free()
+    if ok then ip:destroy() end
+    xp:destroy()
     b2:free(); m:free(); b3:free(); poolsh.sync(); p:destroy(); e:destroy(); s:destroy()
     s2:destroy()
-  end
+  end, unreadable
 end
 
 --- What exists: the same kind of names as documented() returns. Tables
@@ -136,8 +158,8 @@ end
 describe("docs/api.md", function()
   local text = slurp(API_MD)
   local docs, ment = documented(text), mentioned(text)
-  local objs, cleanup
-  before_each(function() objs, cleanup = objects() end)
+  local objs, cleanup, unreadable
+  before_each(function() objs, cleanup, unreadable = objects() end)
   after_each(function() cleanup() end)
 
   it("reads entries of every kind", function()
@@ -157,7 +179,8 @@ describe("docs/api.md", function()
         for _, o in ipairs(list) do
           if o[k] ~= nil then seen = true end
         end
-        assert.is_true(seen, tname .. "." .. k .. " reads nil on every object")
+        assert.is_true(seen or unreadable[tname .. "." .. k] ~= nil,
+                       tname .. "." .. k .. " reads nil on every object")
       end
     end
   end)

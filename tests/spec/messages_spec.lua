@@ -325,6 +325,82 @@ local function module_alone()
   os.execute("rm -rf " .. dir)
   error(o .. e, 0)
 end
+-- IPC (docs/ipc.md): a socket path, and a pool exported and imported in
+-- this same process (the sim allows it; the GPU's answer is not measured).
+local function sock()
+  local path = os.tmpname()
+  os.remove(path)
+  return path .. ".sock"
+end
+-- Runs fn(...), then cleanup(), then raises fn's error.
+local function then_clean(cleanup, fn, ...)
+  local ok, e = pcall(fn, ...)
+  cleanup()
+  if not ok then error(e, 0) end
+end
+local function ipc_pair(fn)
+  return function(s)
+    local path = sock()
+    local xp <close> = poolsh.pool{ ipc = true }
+    xp:export(path)
+    local ip <close> = poolsh.import_pool(path)
+    return fn(s, xp, ip)
+  end
+end
+local ipc_still_imported = on("sim", ipc_pair(function(s, xp, ip)
+  local b = xp:alloc(64, s)
+  local ib = ip:import(b:export(), s)
+  then_clean(function() ib:free(); b:free() end, b.free, b)
+end))
+local ipc_freed = on("sim", ipc_pair(function(s, xp, ip)
+  local b = xp:alloc(64, s)
+  local tok = b:export()
+  b:free()
+  ip:import(tok)
+end))
+local ipc_import_fault = fault("ptr_import", ipc_pair(function(s, xp, ip)
+  local b = xp:alloc(64, s)
+  then_clean(function() b:free() end, ip.import, ip, b:export())
+end))
+local function ipc_export_fault()
+  local p <close> = poolsh.pool{ ipc = true }
+  local b = p:alloc(64)
+  then_clean(function() b:free() end, b.export, b)
+end
+local function ipc_again()
+  local p <close> = poolsh.pool{ ipc = true }
+  local path = sock()
+  p:export(path)
+  p:export(path)
+end
+local function ipc_taken()
+  local p <close> = poolsh.pool{ ipc = true }
+  local taken = os.tmpname()
+  then_clean(function() os.remove(taken) end, p.export, p, taken)
+end
+-- A server that stopped (SIGSTOP) answers nothing: the import times out.
+local function ipc_timeout()
+  local path = sock()
+  local code = ("local p = poolsh.pool{ipc = true}; p:export(%q); print('serving'); "
+    .. "io.stdout:flush(); for _ = 1, 600 do os.execute('sleep 0.05') end"):format(path)   -- 30 s at most
+  local f = io.popen("sh -c " .. H.quote("echo $$; exec " .. H.exe .. " --backend=sim -e "
+                                         .. H.quote(code)))
+  local pid = f:read("l")
+  f:read("l")
+  os.execute("kill -STOP " .. pid)
+  then_clean(function()
+    os.execute("kill -KILL " .. pid)
+    f:close()
+    os.remove(path)
+  end, poolsh.import_pool, path, 100)
+end
+-- A server killed outright leaves its socket file: nobody serves it.
+local function ipc_nobody()
+  local path = sock()
+  H.poolsh_cmd("--backend=sim -e " .. H.quote(("poolsh.pool{ipc = true}:export(%q); "
+    .. "os.execute('kill -KILL $PPID')"):format(path)))
+  then_clean(function() os.remove(path) end, poolsh.import_pool, path)
+end
 
 local TRIGGERS = {
   -- several devices and peer access (docs/multi-gpu.md)
@@ -851,6 +927,48 @@ local TRIGGERS = {
   ["poolsh.spawn: cannot run <path>: <reason>"] = with_bin("\1\2\3 not a program", "+x"),
   ["poolsh.spawn: cannot find the poolsh program (not beside the module poolsh.core): set POOLSH_BIN to its path"] = module_alone,
   ["poolsh.spawn: cannot read script <path>: <reason>"] = function() poolsh.spawn("/nonexistent/x.lua") end,
+  -- IPC (api.md, ipc.md)
+  ["<cudaErrorName>: <description> (exporting b<n>)"] = fault("ptr_export", ipc_export_fault),
+  ["<cudaErrorName>: <description> (exporting event e<n>)"] = fault("event_export", function()
+    local e <close> = poolsh.event{ ipc = true }
+    e:export()
+  end),
+  ["<cudaErrorName>: <description> (exporting pool p<n>)"] = fault("pool_export", function()
+    local p <close> = poolsh.pool{ ipc = true }
+    p:export(sock())
+  end),
+  ["<cudaErrorName>: <description> (importing event <pid>:e<n> as e<m>)"] = fault("event_import", function()
+    local e <close> = poolsh.event{ ipc = true }
+    poolsh.import_event(e:export())
+  end),
+  ["<cudaErrorName>: <description> (importing pid <pid>'s b<n> into p<m>)"] = ipc_import_fault,
+  ["<cudaErrorName>: <description> (importing pid <pid>'s pool p<n> from <path> as p<m>)"] =
+    fault("pool_import", function()
+      local p <close> = poolsh.pool{ ipc = true }
+      local path = sock()
+      p:export(path)
+      poolsh.import_pool(path)
+    end),
+  ["b<n> is still imported by <k> process: every importer must free it first"] = ipc_still_imported,
+  ["b1 is still imported by 1 process: every importer must free it first"] = ipc_still_imported,
+  ["p<n> is already exported at <path>"] = ipc_again,
+  ["p<n>:export: <path> already exists: remove it or choose another path"] = ipc_taken,
+  ["p<n>:import: pid <pid>'s b<n> was already freed by its exporter"] = ipc_freed,
+  ["poolsh.event: an IPC event cannot have timing: pass timing = false (CUDA needs cudaEventDisableTiming with cudaEventInterprocess)"] =
+    function() poolsh.event{ ipc = true, timing = true } end,
+  ["poolsh.import_event: malformed token: <what is wrong>"] = function() poolsh.import_event("x") end,
+  ["poolsh.import_pool: interrupted waiting for <path>"] = on("sim", cli("--backend=sim -e " .. H.quote(
+    "local p = poolsh.pool{ipc = true}; local t = os.tmpname(); os.remove(t); local path = t .. '.sock'; p:export(path); "
+    .. "local ok, e = pcall(function() local f = io.popen('kill -INT $PPID'); f:close() end); "
+    .. "print(select(2, pcall(poolsh.import_pool, path)))"))),
+  ["poolsh.import_pool: no socket at <path>: export the pool there first"] =
+    function() poolsh.import_pool(sock()) end,
+  ["poolsh.import_pool: nobody is serving <path> (its exporter ended or destroyed the pool)"] = ipc_nobody,
+  ["poolsh.import_pool: timed out after <ms> ms waiting for the pool at <path>"] = ipc_timeout,
+  ["poolsh: b<n> is still imported by <k> process: not freed"] = on("sim", cli("--backend=sim -e " .. H.quote(
+    "local xp = poolsh.pool{ipc = true}; local t = os.tmpname(); os.remove(t); local path = t .. '.sock'; xp:export(path); "
+    .. "local ip = poolsh.import_pool(path); local b = xp:alloc(64); keep = ip:import(b:export()); "
+    .. "b = nil; collectgarbage(); collectgarbage(); keep:free()"))),
 }
 
 ---------------------------------------------------------------------------

@@ -49,6 +49,7 @@ local function wanted(ev, host)
   if type(ev) ~= "table" or not OPS[ev.cat] or type(ev.args) ~= "table" then return false end
   local a = ev.args
   if a.kind ~= nil and not DEVICE_KINDS[a.kind] then return false end
+  if a.imported then return false end   -- another process's memory (docs/ipc.md)
   return not host[a.pool]
 end
 

@@ -1,0 +1,347 @@
+/*
+ * share.c: what poolsh itself keeps to share an IPC pool between
+ * processes, whatever the backend (docs/ipc.md):
+ *
+ *  - the socket: p:export(path) serves the pool's file descriptor on a
+ *    Unix-domain socket at path, from a small thread that accepts
+ *    connections and sends it with SCM_RIGHTS (beside the ledger's) until
+ *    the pool is destroyed or poolsh closes; then the socket file goes.
+ *    poolsh.import_pool(path) connects and receives both.
+ *  - the export ledger: a small shared segment (a memfd) holding, per
+ *    exported buffer, its id and size, whether the exporter freed it, and
+ *    how many imports of it each importing process holds. The exporter's
+ *    b:free() of a buffer still imported is refused; an import of a
+ *    buffer the exporter freed is refused. A process that ended no longer
+ *    counts as an importer.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "share.h"
+
+#define LEDGER_MAGIC 0x4745444cu    /* "LDEG" */
+#define HELLO_MAGIC 0x52485350u     /* "PSHR" */
+#define SHARE_VERSION 1u
+#define LEDGER_CAP 1024u
+#define IMPORTERS 8                 /* importing processes counted per buffer */
+
+typedef struct ledger_entry {
+  int32_t buffer;                   /* the exporter's buffer id; 0: slot unused */
+  uint32_t freed;                   /* the exporter freed it */
+  uint64_t size;
+  struct { int32_t pid, n; } imp[IMPORTERS];
+} ledger_entry;
+
+typedef struct ledger {
+  uint32_t magic, version;
+  int32_t pid, pool;                /* the exporter: its pid and pool id */
+  uint32_t cap, used;
+  ledger_entry e[];
+} ledger;
+
+/* What the server sends with the two fds. */
+typedef struct hello { uint32_t magic, version; int32_t pid, pool; } hello;
+
+struct ps_share {
+  int ledger_fd;
+  ledger *led;
+  size_t len;
+  /* the server (exporter) */
+  int serving, listen_fd, pool_fd, stop[2];
+  pthread_t thread;
+  char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+};
+
+static size_t ledger_len(void) { return sizeof(ledger) + LEDGER_CAP * sizeof(ledger_entry); }
+
+static ps_share *share_map(int fd) {
+  ps_share *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->len = ledger_len();
+  void *p = mmap(NULL, s->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) { free(s); return NULL; }
+  s->led = p, s->ledger_fd = fd, s->listen_fd = -1, s->pool_fd = -1;
+  s->stop[0] = s->stop[1] = -1;
+  return s;
+}
+
+ps_share *ps_share_new(int pool_id) {
+  int fd = memfd_create("poolsh-export-ledger", MFD_CLOEXEC);
+  if (fd < 0) return NULL;
+  ps_share *s = ftruncate(fd, (off_t)ledger_len()) == 0 ? share_map(fd) : NULL;
+  if (!s) { close(fd); return NULL; }
+  s->led->version = SHARE_VERSION, s->led->pid = (int32_t)getpid();
+  s->led->pool = pool_id, s->led->cap = LEDGER_CAP;
+  __atomic_store_n(&s->led->magic, LEDGER_MAGIC, __ATOMIC_RELEASE);
+  return s;
+}
+
+int ps_share_pid(const ps_share *s) { return s->led->pid; }
+int ps_share_pool(const ps_share *s) { return s->led->pool; }
+const char *ps_share_path(const ps_share *s) { return s->serving ? s->path : NULL; }
+
+/* ---- the ledger ---- */
+
+int ps_share_exported(ps_share *s, int buffer, uint64_t size) {
+  ledger *l = s->led;
+  for (uint32_t i = 0; i < l->used; i++)
+    if (l->e[i].buffer == buffer) return (int)i;
+  if (l->used >= l->cap) return -1;
+  ledger_entry *e = &l->e[l->used];
+  e->size = size;
+  e->buffer = buffer;
+  __atomic_store_n(&l->used, l->used + 1, __ATOMIC_RELEASE);
+  return (int)(l->used - 1);
+}
+
+int ps_share_find(const ps_share *s, int buffer, uint64_t *size, int *freed) {
+  const ledger *l = s->led;
+  uint32_t n = __atomic_load_n(&l->used, __ATOMIC_ACQUIRE);
+  for (uint32_t i = 0; i < n && i < l->cap; i++)
+    if (l->e[i].buffer == buffer) {
+      *size = l->e[i].size;
+      *freed = (int)__atomic_load_n(&l->e[i].freed, __ATOMIC_ACQUIRE);
+      return (int)i;
+    }
+  return -1;
+}
+
+int ps_share_buffer(const ps_share *s, int slot) { return s->led->e[slot].buffer; }
+
+/* Whether process pid is still running (a process that ended holds no
+ * imports). */
+static int alive(int32_t pid) {
+  return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+}
+
+int ps_share_importers(const ps_share *s, int slot) {
+  const ledger_entry *e = &s->led->e[slot];
+  int n = 0;
+  for (int i = 0; i < IMPORTERS; i++) {
+    int32_t pid = __atomic_load_n(&e->imp[i].pid, __ATOMIC_ACQUIRE);
+    if (pid && __atomic_load_n(&e->imp[i].n, __ATOMIC_ACQUIRE) > 0 && alive(pid)) n++;
+  }
+  return n;
+}
+
+void ps_share_freed(ps_share *s, int slot) {
+  __atomic_store_n(&s->led->e[slot].freed, 1, __ATOMIC_RELEASE);
+}
+
+int ps_share_import(ps_share *s, int slot, int delta) {
+  ledger_entry *e = &s->led->e[slot];
+  int32_t me = (int32_t)getpid();
+  for (int i = 0; i < IMPORTERS; i++)
+    if (__atomic_load_n(&e->imp[i].pid, __ATOMIC_ACQUIRE) == me) {
+      __atomic_add_fetch(&e->imp[i].n, delta, __ATOMIC_ACQ_REL);
+      return 0;
+    }
+  if (delta <= 0) return -1;
+  for (int i = 0; i < IMPORTERS; i++) {      /* a free slot, or one of a process gone */
+    int32_t pid = __atomic_load_n(&e->imp[i].pid, __ATOMIC_ACQUIRE);
+    if (pid && alive(pid)) continue;
+    __atomic_store_n(&e->imp[i].n, 0, __ATOMIC_RELEASE);
+    if (!__atomic_compare_exchange_n(&e->imp[i].pid, &pid, me, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE))
+      continue;
+    __atomic_store_n(&e->imp[i].n, delta, __ATOMIC_RELEASE);
+    return 0;
+  }
+  return -1;
+}
+
+/* ---- the socket ---- */
+
+static int send_fds(int conn, const hello *h, int a, int b) {
+  char buf[CMSG_SPACE(2 * sizeof(int))];
+  memset(buf, 0, sizeof buf);
+  struct iovec io = { .iov_base = (void *)h, .iov_len = sizeof *h };
+  struct msghdr m = { .msg_iov = &io, .msg_iovlen = 1, .msg_control = buf,
+                      .msg_controllen = sizeof buf };
+  struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+  cm->cmsg_level = SOL_SOCKET, cm->cmsg_type = SCM_RIGHTS;
+  cm->cmsg_len = CMSG_LEN(2 * sizeof(int));
+  int fds[2] = { a, b };
+  memcpy(CMSG_DATA(cm), fds, sizeof fds);
+  return sendmsg(conn, &m, MSG_NOSIGNAL) == (ssize_t)sizeof *h ? 0 : -1;
+}
+
+/* The server: each connection gets the hello and both fds, then is
+ * closed. Ends when the stop pipe is written. */
+static void *serve(void *ud) {
+  ps_share *s = ud;
+  hello h = { HELLO_MAGIC, SHARE_VERSION, s->led->pid, s->led->pool };
+  for (;;) {
+    struct pollfd pf[2] = { { s->listen_fd, POLLIN, 0 }, { s->stop[0], POLLIN, 0 } };
+    if (poll(pf, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (pf[1].revents) break;
+    if (!(pf[0].revents & POLLIN)) continue;
+    int conn = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+    if (conn < 0) continue;
+    send_fds(conn, &h, s->pool_fd, s->ledger_fd);
+    close(conn);
+  }
+  return NULL;
+}
+
+static int fail(char *err, size_t n, const char *fmt, const char *path) {
+  snprintf(err, n, fmt, path, strerror(errno));
+  return -1;
+}
+
+int ps_share_serve(ps_share *s, const char *path, int pool_fd, char *err, size_t n) {
+  struct sockaddr_un a = { .sun_family = AF_UNIX };
+  struct stat sb;
+  if (strlen(path) == 0) { snprintf(err, n, "the socket path is empty"); return -1; }
+  if (strlen(path) >= sizeof a.sun_path) {
+    snprintf(err, n, "socket path too long (%zu bytes, at most %zu)", strlen(path),
+             sizeof a.sun_path - 1);
+    return -1;
+  }
+  if (lstat(path, &sb) == 0) {
+    snprintf(err, n, "%s already exists: remove it or choose another path", path);
+    return -1;
+  }
+  memcpy(a.sun_path, path, strlen(path) + 1);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return fail(err, n, "cannot make a socket for %s: %s", path);
+  if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+    fail(err, n, "cannot bind a socket at %s: %s", path);
+    close(fd);
+    return -1;
+  }
+  if (listen(fd, 16) != 0 || pipe2(s->stop, O_CLOEXEC) != 0) {
+    fail(err, n, "cannot listen at %s: %s", path);
+    close(fd), unlink(path);
+    return -1;
+  }
+  s->listen_fd = fd, s->pool_fd = pool_fd;
+  memcpy(s->path, path, strlen(path) + 1);
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);   /* signals stay the main thread's */
+  int r = pthread_create(&s->thread, NULL, serve, s);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (r != 0) {
+    errno = r;
+    fail(err, n, "cannot start serving %s: %s", path);
+    close(fd), unlink(path), close(s->stop[0]), close(s->stop[1]);
+    s->listen_fd = s->pool_fd = s->stop[0] = s->stop[1] = -1;
+    return -1;
+  }
+  s->serving = 1;
+  return 0;
+}
+
+void ps_share_stop(ps_share *s) {
+  if (!s || !s->serving) return;
+  ssize_t w = write(s->stop[1], "x", 1);
+  (void)w;
+  pthread_join(s->thread, NULL);
+  close(s->listen_fd), close(s->stop[0]), close(s->stop[1]), close(s->pool_fd);
+  unlink(s->path);
+  s->listen_fd = s->pool_fd = s->stop[0] = s->stop[1] = -1;
+  s->serving = 0;
+}
+
+void ps_share_free(ps_share *s) {
+  if (!s) return;
+  ps_share_stop(s);
+  munmap(s->led, s->len);
+  close(s->ledger_fd);
+  free(s);
+}
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+int ps_share_connect(const char *path, double timeout_ms, volatile sig_atomic_t *interrupt,
+                     int *pool_fd, ps_share **out, char *err, size_t n) {
+  struct sockaddr_un a = { .sun_family = AF_UNIX };
+  if (strlen(path) >= sizeof a.sun_path) {
+    snprintf(err, n, "socket path too long (%zu bytes, at most %zu)", strlen(path),
+             sizeof a.sun_path - 1);
+    return PS_SHARE_FAILED;
+  }
+  memcpy(a.sun_path, path, strlen(path) + 1);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return fail(err, n, "cannot make a socket for %s: %s", path);
+  if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+    int e = errno;
+    close(fd);
+    if (e == ENOENT) snprintf(err, n, "no socket at %s: export the pool there first", path);
+    else if (e == ECONNREFUSED)
+      snprintf(err, n, "nobody is serving %s (its exporter ended or destroyed the pool)", path);
+    else { errno = e; fail(err, n, "cannot connect to %s: %s", path); }
+    return PS_SHARE_FAILED;
+  }
+  double end = now_ms() + timeout_ms;
+  for (;;) {
+    if (interrupt && *interrupt) {
+      close(fd);
+      snprintf(err, n, "interrupted waiting for %s", path);
+      return PS_SHARE_INTERRUPTED;
+    }
+    double left = end - now_ms();
+    if (left <= 0) {
+      close(fd);
+      snprintf(err, n, "timed out after %g ms waiting for the pool at %s", timeout_ms, path);
+      return PS_SHARE_FAILED;
+    }
+    struct pollfd pf = { fd, POLLIN, 0 };
+    int r = poll(&pf, 1, left < 50 ? (int)left + 1 : 50);
+    if (r > 0) break;
+    if (r < 0 && errno != EINTR) {
+      close(fd);
+      return fail(err, n, "cannot wait for %s: %s", path);
+    }
+  }
+  hello h;
+  char buf[CMSG_SPACE(2 * sizeof(int))];
+  struct iovec io = { .iov_base = &h, .iov_len = sizeof h };
+  struct msghdr m = { .msg_iov = &io, .msg_iovlen = 1, .msg_control = buf,
+                      .msg_controllen = sizeof buf };
+  ssize_t got = recvmsg(fd, &m, MSG_CMSG_CLOEXEC);
+  close(fd);
+  int fds[2] = { -1, -1 };
+  struct cmsghdr *cm = got > 0 ? CMSG_FIRSTHDR(&m) : NULL;
+  if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+      cm->cmsg_len == CMSG_LEN(2 * sizeof(int)))
+    memcpy(fds, CMSG_DATA(cm), sizeof fds);
+  if (got != (ssize_t)sizeof h || h.magic != HELLO_MAGIC || h.version != SHARE_VERSION ||
+      fds[0] < 0 || fds[1] < 0) {
+    if (fds[0] >= 0) close(fds[0]);
+    if (fds[1] >= 0) close(fds[1]);
+    snprintf(err, n, "%s is not a poolsh pool's socket (or another version's)", path);
+    return PS_SHARE_FAILED;
+  }
+  ps_share *s = share_map(fds[1]);
+  if (!s || s->led->magic != LEDGER_MAGIC || s->led->pid != h.pid) {
+    if (s) ps_share_free(s); else close(fds[1]);
+    close(fds[0]);
+    snprintf(err, n, "%s sent no valid export ledger", path);
+    return PS_SHARE_FAILED;
+  }
+  *pool_fd = fds[0];
+  *out = s;
+  return 0;
+}

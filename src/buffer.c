@@ -411,6 +411,11 @@ ps_bufferud *ps_buffer_import(lua_State *L, ps_ctx *c, ps_poolud *p, int token, 
   if (freed)
     luaL_error(L, "p%d:import: pid %d's b%d was already freed by its exporter", p->id, (int)pid,
                (int)id);
+  /* The driver gives the same address again (an H200, 2026-11-27): two
+   * Buffers would free one import twice. */
+  if (ps_share_held(p->share, slot) > 0)
+    luaL_error(L, "p%d:import: pid %d's b%d is already imported in this process: free that "
+               "Buffer first", p->id, (int)pid, (int)id);
   ps_bufferud *b = ps_newbuffer(L, c, PS_KIND_POOL, size);
   lua_pushvalue(L, 1);
   lua_setiuservalue(L, -2, 1);

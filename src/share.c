@@ -163,6 +163,15 @@ int ps_share_import(ps_share *s, int slot, int delta) {
   return -1;
 }
 
+int ps_share_held(const ps_share *s, int slot) {
+  const ledger_entry *e = &s->led->e[slot];
+  int32_t me = (int32_t)getpid();
+  for (int i = 0; i < IMPORTERS; i++)
+    if (__atomic_load_n(&e->imp[i].pid, __ATOMIC_ACQUIRE) == me)
+      return __atomic_load_n(&e->imp[i].n, __ATOMIC_ACQUIRE);
+  return 0;
+}
+
 /* ---- the socket ---- */
 
 static int send_fds(int conn, const hello *h, int a, int b) {

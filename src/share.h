@@ -39,5 +39,6 @@ int ps_share_buffer(const ps_share *s, int slot);
 int ps_share_importers(const ps_share *s, int slot);   /* live processes importing it */
 void ps_share_freed(ps_share *s, int slot);
 int ps_share_import(ps_share *s, int slot, int delta);  /* this process: +1 / -1 */
+int ps_share_held(const ps_share *s, int slot);   /* this process's imports of it */
 
 #endif

@@ -88,6 +88,7 @@ typedef struct sim_map {
    * its memory. */
   uint8_t *shm;
   int foreign;
+  int dropping;              /* foreign: its free is queued (SIM_OP_UNMAP) */
 } sim_map;
 
 typedef struct sim_mem {
@@ -172,7 +173,8 @@ struct ps_event {
   sim_vclock clock;        /* the recording stream's knowledge, position incl. */
 };
 
-typedef enum { SIM_OP_NONE, SIM_OP_FILL, SIM_OP_COPY, SIM_OP_WRITE } sim_op_kind;
+/* SIM_OP_UNMAP: an imported block's free; its mapping goes when it lands. */
+typedef enum { SIM_OP_NONE, SIM_OP_FILL, SIM_OP_COPY, SIM_OP_WRITE, SIM_OP_UNMAP } sim_op_kind;
 
 /* Device work whose memory effect lands at `end`. */
 typedef struct sim_op {
@@ -418,6 +420,8 @@ int sim_pool_trim(void *ctx, ps_pool *p, uint64_t keep);
 int sim_pool_alloc(void *ctx, ps_pool *p, uint64_t size, ps_stream *s,
                    ps_addr *out, ps_alloc_note *note);
 int sim_pool_free(void *ctx, ps_addr a, ps_stream *s);
+/* An imported block's free landed on the importer's stream: its mapping goes. */
+void sim_pool_drop_import(sim_ctx *c, sim_map *m);
 
 /* ---- IPC between processes (sim_ipc.c) ---- */
 

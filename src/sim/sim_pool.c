@@ -1004,15 +1004,24 @@ int sim_pool_alloc(void *ctx, ps_pool *p, uint64_t size, ps_stream *s,
 static void maybe_free(sim_ctx *c, ps_pool *p);
 
 /* The importer's cudaFreeAsync of an imported block: the import goes (its
- * mapping here), not the exporter's block. Not stream-ordered in the sim:
- * work still queued on it no longer lands. */
-static int free_import(sim_ctx *c, ps_pool *p, sim_map *m, ps_addr a) {
-  if (a != m->base) return PS_ERR_INVALID_VALUE;
+ * mapping here), not the exporter's block, once the free is reached on s:
+ * work queued before it still lands in the shared bytes, as on a GPU. */
+static int free_import(sim_ctx *c, ps_stream *st, sim_map *m, ps_addr a) {
+  if (a != m->base || m->dropping) return PS_ERR_INVALID_VALUE;
   sim_host_cost(c, c->prof.pool_free_ns);
+  sim_op op = { .kind = SIM_OP_UNMAP, .dst = a };
+  op.end = sim_enqueue(c, st, 0);
+  if (!sim_push_op(c, &op)) return PS_ERR_MEMORY_ALLOCATION;
+  m->dropping = 1;
+  sim_host_advance(c, c->host_now);   /* lands it now when s is idle */
+  return PS_OK;
+}
+
+void sim_pool_drop_import(sim_ctx *c, sim_map *m) {
+  ps_pool *p = m->owner;
   sim_mem_unmap(&c->mem, m);
   p->live--;
   maybe_free(c, p);
-  return PS_OK;
 }
 
 /* cudaFreeAsync: the block becomes free at s's current position; used
@@ -1026,7 +1035,7 @@ int sim_pool_free(void *ctx, ps_addr a, ps_stream *s) {
   sim_map *m = sim_mem_find(&c->mem, a);
   if (!m || m->kind != SIM_MAP_ARENA) return PS_ERR_INVALID_VALUE;
   ps_pool *p = m->owner;
-  if (p->imported) return free_import(c, p, m, a);
+  if (p->imported) return free_import(c, st, m, a);
   if (!pq_room(p)) return PS_ERR_MEMORY_ALLOCATION;
   ri i = hash_take(p, a - m->base);
   if (!i) return PS_ERR_INVALID_VALUE;

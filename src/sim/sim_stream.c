@@ -168,6 +168,11 @@ static void op_pop(sim_ctx *c) {
 /* Applies op to whatever is mapped at its addresses now; an op whose
  * range is no longer mapped (the chunk was released) has no effect. */
 static void op_apply(sim_ctx *c, const sim_op *op) {
+  if (op->kind == SIM_OP_UNMAP) {
+    sim_map *m = sim_mem_find(&c->mem, op->dst);
+    if (m && m->foreign && m->dropping && m->base == op->dst) sim_pool_drop_import(c, m);
+    return;
+  }
   sim_map *d = sim_mem_range(&c->mem, op->dst, op->n);
   if (!d) return;
   uint64_t off = op->dst - d->base;

@@ -358,6 +358,12 @@ local ipc_freed = on("sim", ipc_pair(function(s, xp, ip)
   b:free()
   ip:import(tok)
 end))
+local ipc_twice = on("sim", ipc_pair(function(s, xp, ip)
+  local b = xp:alloc(64, s)
+  local tok = b:export()
+  local ib = ip:import(tok, s)
+  then_clean(function() ib:free(); b:free() end, ip.import, ip, tok, s)
+end))
 local ipc_import_fault = fault("ptr_import", ipc_pair(function(s, xp, ip)
   local b = xp:alloc(64, s)
   then_clean(function() b:free() end, ip.import, ip, b:export())
@@ -954,6 +960,7 @@ local TRIGGERS = {
   ["p<n> is already exported at <path>"] = ipc_again,
   ["p<n>:export: <path> already exists: remove it or choose another path"] = ipc_taken,
   ["p<n>:import: pid <pid>'s b<n> was already freed by its exporter"] = ipc_freed,
+  ["p<n>:import: pid <pid>'s b<n> is already imported in this process: free that Buffer first"] = ipc_twice,
   ["poolsh.event: an IPC event cannot have timing: pass timing = false (CUDA needs cudaEventDisableTiming with cudaEventInterprocess)"] =
     function() poolsh.event{ ipc = true, timing = true } end,
   ["poolsh.import_event: malformed token: <what is wrong>"] = function() poolsh.import_event("x") end,

@@ -18,4 +18,6 @@ return {
   "destroy_stream",
   "pool_per_stream",
   "peer_access",
+  "ipc_share",
+  "ipc_after_free",
 }

@@ -1,29 +1,40 @@
 #!/usr/bin/env bash
-# Runs the cuda side's checks on a GPU machine in one go (docs/gpu-verification.md):
-# the busted suite on the cuda backend, the backend's C test, every
-# scenario, and a fresh golden recording compared with tests/golden/h100.
-# Each log goes to OUTDIR (default .); the summary lines are printed.
-# Usage (GPU machine, after `source .gpu/env.sh`): scripts/gpu-verify.sh [OUTDIR]
+# Runs the cuda side's checks on a GPU machine (docs/gpu-verification.md):
+# busted: the busted suite on the cuda backend; backend: the backend's C
+# test; scenarios: every scenario (poolsh run --all); golden: a fresh golden
+# recording compared with tests/golden/h100. Each log goes to OUTDIR; the
+# summary lines are printed.
+# Usage (GPU machine, after `source .gpu/env.sh`):
+#   scripts/gpu-verify.sh OUTDIR [busted] [backend] [scenarios] [golden]   (none named: all)
 set -u
 cd "$(dirname "$0")/.."
-out=${1:-.}
+out=${1:?usage: scripts/gpu-verify.sh OUTDIR [busted] [backend] [scenarios] [golden]}
+shift
+steps=${*:-busted backend scenarios golden}
 mkdir -p "$out"
 export POOLSH_BACKEND=cuda
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader | tee "$out/gpu.txt"
-git rev-parse --short HEAD 2>/dev/null | tee -a "$out/gpu.txt"
 
-busted --config-file=.busted -o TAP > "$out/busted.tap" 2>&1
-echo "busted: $(grep -c '^ok' "$out/busted.tap") ok, $(grep -c '^not ok' "$out/busted.tap") not ok ($(grep -m1 '^1\.\.' "$out/busted.tap"))"
-grep -A3 '^not ok' "$out/busted.tap" | head -60
-
-./build/test_backend > "$out/test_backend.log" 2>&1; tail -1 "$out/test_backend.log"
-./build/poolsh --backend=cuda run --all > "$out/run-all.log" 2>&1; tail -3 "$out/run-all.log"
-
-golden=$(mktemp -d)
-./build/poolsh --backend=cuda golden record --out "$golden" > "$out/golden-record.log" 2>&1
-if diff -r -I '^  date = ' -I '^  gpu = ' tests/golden/h100 "$golden" > "$out/golden.diff"; then
-  echo "golden: the recording equals tests/golden/h100"
-else
-  echo "golden: differs from tests/golden/h100 ($(wc -l < "$out/golden.diff") diff lines)"
-fi
-rm -rf "$golden"
+for step in $steps; do
+  case $step in
+    busted)
+      busted --config-file=.busted -o TAP > "$out/busted.tap" 2>&1
+      echo "busted: $(grep -c '^ok' "$out/busted.tap") ok, $(grep -c '^not ok' "$out/busted.tap") not ok" \
+           "($(grep -m1 '^1\.\.' "$out/busted.tap"))"
+      grep -A4 '^not ok' "$out/busted.tap" | head -80 ;;
+    backend)
+      ./build/test_backend > "$out/test_backend.log" 2>&1; tail -1 "$out/test_backend.log" ;;
+    scenarios)
+      ./build/poolsh --backend=cuda run --all > "$out/run-all.log" 2>&1; tail -4 "$out/run-all.log" ;;
+    golden)
+      golden=$(mktemp -d)
+      ./build/poolsh --backend=cuda golden record --out "$golden" > "$out/golden-record.log" 2>&1
+      if diff -r -I '^  date = ' -I '^  gpu = ' tests/golden/h100 "$golden" > "$out/golden.diff"; then
+        echo "golden: the recording equals tests/golden/h100"
+      else
+        echo "golden: differs from tests/golden/h100 ($(wc -l < "$out/golden.diff") diff lines)"
+      fi
+      rm -rf "$golden" ;;
+    *) echo "gpu-verify.sh: unknown step '$step'" >&2; exit 2 ;;
+  esac
+done

@@ -63,8 +63,8 @@ static void set_setting(lua_State *L, ps_poolud *p, int i, int arg) {
   }
   if (!p->live)          /* a size parser written in Lua may have destroyed it */
     luaL_error(L, "attempt to use a destroyed poolsh.Pool (p%d)", p->id);
-  ps_check(L, c->be->pool_set(c->b, p->h, setting_attr[i], v), "(setting %s of pool p%d)",
-           settings[i], p->id);
+  ps_check(L, c->be->pool_set(c->b, p->h, setting_attr[i], v), "(setting %s of pool p%d%s)",
+           settings[i], p->id, p->imported ? ": an imported pool's memory is its exporter's" : "");
   ps_obs_pool_set(L, c, &(ps_what){ .op = PS_OP_SET, .pool = p, .setting = i, .value = v });
 }
 
@@ -348,7 +348,8 @@ static int pool_trim(lua_State *L) {
   ps_poolud *p = ps_checkpool(L, 1);
   ps_ctx *c = ps_context(L);
   ps_wait_begin(L, c);
-  ps_check(L, c->be->pool_trim(c->b, p->h, keep), "(trimming pool p%d)", p->id);
+  ps_check(L, c->be->pool_trim(c->b, p->h, keep), "(trimming pool p%d%s)", p->id,
+           p->imported ? ": an imported pool's memory is its exporter's" : "");
   ps_obs_waited(L, c, &(ps_what){ .op = PS_OP_TRIM, .pool = p, .size = keep });
   lua_settop(L, 1);
   return 1;
@@ -364,6 +365,10 @@ static int alloc_failed(lua_State *L, int st, uint64_t size, ps_poolud *p, ps_st
     return ps_limit_fail(L, c, lua_pushfstring(L, "p%d:alloc(%s)", p->id,
                                                ps_fmtsize(sz, sizeof sz, size)));
   }
+  if (p->imported)                              /* the GPU's answer, measured */
+    return ps_fail(L, st, "allocating %s from pool p%d on stream %s: p%d is imported, and "
+                   "an imported pool cannot allocate: only its exporter does",
+                   ps_fmtsize(sz, sizeof sz, size), p->id, ps_streamname(n, sizeof n, s), p->id);
   return ps_fail(L, st, "allocating %s from pool p%d on stream %s%s",   /* then why */
                  ps_fmtsize(sz, sizeof sz, size), p->id, ps_streamname(n, sizeof n, s),
                  lua_tostring(L, -1));

@@ -159,8 +159,11 @@ describe("IPC pools", function()
     local out = run("rules", path, tok)
     assert.equal("stats\t0\t0\t0\t0", out[1])
     assert.matches("^error\tcudaErrorInvalidValue: invalid argument allocating 4%.00 KiB from pool p1", out[2])
-    assert.equal("error\tcudaErrorInvalidValue: invalid argument (trimming pool p1)", out[3])
-    assert.equal("error\tcudaErrorInvalidValue: invalid argument (setting release_threshold of pool p1)", out[4])
+    assert.matches("p1 is imported, and an imported pool cannot allocate: only its exporter does", out[2], 1, true)
+    assert.equal("error\tcudaErrorInvalidValue: invalid argument (trimming pool p1: an imported pool's memory "
+                 .. "is its exporter's)", out[3])
+    assert.equal("error\tcudaErrorInvalidValue: invalid argument (setting release_threshold of pool p1: an "
+                 .. "imported pool's memory is its exporter's)", out[4])
     assert.matches("p1 is imported: only its exporter can export it", out[5])
     assert.matches("p1:import: pid %d+'s b" .. b.id .. " was already freed by its exporter", out[6])
     os.remove(path)

@@ -68,10 +68,15 @@ static void set_setting(lua_State *L, ps_poolud *p, int i, int arg) {
   ps_obs_pool_set(L, c, &(ps_what){ .op = PS_OP_SET, .pool = p, .setting = i, .value = v });
 }
 
+/* An imported pool's attributes cannot be read (the driver answers
+ * cudaErrorInvalidValue, measured): its counters read 0 here, as it holds
+ * nothing of its own; its settings raise, saying why. */
 static uint64_t get_attr(lua_State *L, ps_poolud *p, ps_pool_attr a) {
   ps_ctx *c = ps_context(L);
   uint64_t v = 0;
-  ps_check(L, c->be->pool_get(c->b, p->h, a, &v), "(reading pool p%d)", p->id);
+  if (p->imported && a >= PS_ATTR_RESERVED_CURRENT) return 0;
+  ps_check(L, c->be->pool_get(c->b, p->h, a, &v), "(reading pool p%d%s)", p->id,
+           p->imported ? ": an imported pool's settings are its exporter's" : "");
   return v;
 }
 

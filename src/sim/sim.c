@@ -326,6 +326,15 @@ static int enqueue_op(sim_ctx *c, ps_stream *s, int64_t dur, sim_op *op,
   return PS_OK;
 }
 
+/* Whether a copy on a stream of device dev (made current, as poolsh's
+ * cuda backend does) may touch m: pool memory only where its pool grants
+ * dev access; with that device current the driver refuses the copy with
+ * cudaErrorInvalidValue (measured on two H200s, 2026-11-27: poolsh's own
+ * copies; with another device current the same copy went through). */
+static int copy_reaches(const sim_map *m, int dev) {
+  return m->kind != SIM_MAP_ARENA || sim_pool_reaches(m->owner, dev);
+}
+
 /* cudaMemcpyAsync(cudaMemcpyDefault) of n bytes; both ranges mapped. */
 static int sim_copy(void *ctx, ps_addr dst, ps_addr src, uint64_t n, ps_stream *s) {
   sim_ctx *c = ctx;
@@ -334,9 +343,7 @@ static int sim_copy(void *ctx, ps_addr dst, ps_addr src, uint64_t n, ps_stream *
   if (n == 0) return PS_OK;
   sim_map *d = sim_mem_range(&c->mem, dst, n), *sm = sim_mem_range(&c->mem, src, n);
   if (!d || !sm) return PS_ERR_INVALID_VALUE;
-  /* No access check: cudaMemcpyAsync with cudaMemcpyDefault copies on a
-   * stream of a device without access to the memory, both ways and to the
-   * host (measured: docs/calibration/h200x2-2026-11-27-issue12.log). */
+  if (!copy_reaches(d, st->dev) || !copy_reaches(sm, st->dev)) return PS_ERR_INVALID_VALUE;
   int sync;
   int64_t dur = copy_ns(c, classify(d), classify(sm), n, &sync);
   dur += (int64_t)llround(touch_ns(c, d, dst, n));   /* faults as it lands */
@@ -417,6 +424,7 @@ static int device_access(sim_ctx *c, ps_kind k, sim_map *m, uint64_t n,
   if (k != PS_KIND_POOL && k != PS_KIND_MALLOC) return PS_OK;
   ps_stream *st = sim_stream_resolve(c, s);
   if (!st) { free(op->data); return PS_ERR_INVALID_RESOURCE; }
+  if (!copy_reaches(m, st->dev)) { free(op->data); return PS_ERR_INVALID_VALUE; }
   int sync;
   int64_t dur = copy_ns(c, classify(m), CLS_PAGEABLE, n, &sync);
   int r = enqueue_op(c, st, dur, op, 0);

@@ -403,7 +403,7 @@ uint64_t sim_device_reserved(const sim_ctx *c);
 uint64_t sim_device_total(const sim_ctx *c);
 /* Whether device dev's kernels may reach the memory mapping m holds (pool
  * access, peer access for cudaMalloc'd memory; host memory always).
- * Copies need no access (measured). */
+ * Copies of pool memory need the pool's access too (sim.c, copy_reaches). */
 int sim_reachable(const sim_ctx *c, const sim_map *m, int dev);
 int sim_pool_reaches(const ps_pool *p, int dev);
 int sim_pool_get_access(void *ctx, ps_pool *p, int dev, ps_access *out);

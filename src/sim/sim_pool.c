@@ -1380,6 +1380,9 @@ int sim_pool_set(void *ctx, ps_pool *p, ps_pool_attr a, uint64_t v) {
 int sim_pool_get(void *ctx, ps_pool *p, ps_pool_attr a, uint64_t *v) {
   sim_ctx *c = ctx;
   if (!live_pool(c, p) || !v) return PS_ERR_INVALID_VALUE;
+  /* An imported pool's attributes cannot be read (measured on an H200,
+   * 2026-11-27: cudaErrorInvalidValue). */
+  if (p->imported) return PS_ERR_INVALID_VALUE;
   switch (a) {
   case PS_ATTR_RELEASE_THRESHOLD: *v = p->threshold; return PS_OK;
   case PS_ATTR_FOLLOW_EVENT_DEPS: *v = (uint64_t)p->follow; return PS_OK;

@@ -176,8 +176,9 @@ describe("docs/api.md", function()
       assert.is_true(#fields >= 4, tname .. " has too few fields: " .. #fields)
       for _, k in ipairs(fields) do
         local seen = false
-        for _, o in ipairs(list) do
-          if o[k] ~= nil then seen = true end
+        for _, o in ipairs(list) do    -- an imported pool's settings raise (api.md)
+          local ok, v = pcall(function() return o[k] end)
+          if ok and v ~= nil then seen = true end
         end
         assert.is_true(seen or unreadable[tname .. "." .. k] ~= nil,
                        tname .. "." .. k .. " reads nil on every object")

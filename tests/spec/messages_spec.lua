@@ -961,6 +961,8 @@ local TRIGGERS = {
   ["p<n>:export: <path> already exists: remove it or choose another path"] = ipc_taken,
   ["p<n>:import: pid <pid>'s b<n> was already freed by its exporter"] = ipc_freed,
   ["p<n>:import: pid <pid>'s b<n> is already imported in this process: free that Buffer first"] = ipc_twice,
+  ["... (reading pool p<n>: an imported pool's settings are its exporter's)"] =
+    on("sim", ipc_pair(function(s, xp, ip) return ip.release_threshold end)),
   ["... p<n> is imported, and an imported pool cannot allocate: only its exporter does"] =
     on("sim", ipc_pair(function(s, xp, ip) ip:alloc(4096, s) end)),
   ["poolsh.event: an IPC event cannot have timing: pass timing = false (CUDA needs cudaEventDisableTiming with cudaEventInterprocess)"] =

@@ -11,7 +11,7 @@ end
 
 return {
   name = "peer_access",
-  summary = "a pool on device 0 used from device 1: kernels refused until p:set_access(1, \"rw\"), for old and new blocks; copies work",
+  summary = "a pool on device 0 used from device 1: kernels refused until p:set_access(1, \"rw\"), for old and new blocks; copies refused too",
   devices = 2,
   run = function(ctx)
     local step, expect = ctx.step, ctx.expect
@@ -32,10 +32,9 @@ return {
     expect.truthy(ok, "fill from device 1 refused with cudaErrorIllegalAddress (got: " .. err .. ")")
 
     step("copy it to pinned memory on device 1's stream",
-      "works: cudaMemcpyAsync (cudaMemcpyDefault) needs no access, only kernels do")
-    poolsh.copy(host, a, { stream = s1 })
-    s1:sync()
-    expect.equal(host:read(0, 1), "\7", "the first byte copied on device 1's stream")
+      "refused as well (cudaErrorInvalidValue), but not sticky: with device 1 current the driver will not copy p's memory")
+    ok, err = refused("cudaErrorInvalidValue", poolsh.copy, host, a, { stream = s1 })
+    expect.truthy(ok, "copy on device 1's stream refused with cudaErrorInvalidValue (got: " .. err .. ")")
 
     step("enable peer access from device 1 to device 0 (cudaDeviceEnablePeerAccess)",
       "pools are not affected: device 1 still has no access to p's memory")

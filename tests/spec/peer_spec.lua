@@ -188,7 +188,7 @@ describe("pool access", function()
     cuda_err("cudaErrorInvalidValue", c.write, c, 0, "abc")
     cuda_err("cudaErrorInvalidValue", c.read, c, 0, 3)
     assert.equal(("\5"):rep(4), b:read(0, 4))     -- on its own device's stream: fine
-    c:free()
+    c:free(); b:free(); pin:free()
   end)
 
   it("rw covers blocks allocated before and after; none revokes both", function()
@@ -216,7 +216,7 @@ describe("pool access", function()
     cuda_err("cudaErrorIllegalAddress", poolsh.touch, new, s1)
     cuda_err("cudaErrorIllegalAddress", poolsh.verify, c, 0, s1)
     cuda_err("cudaErrorInvalidValue", c.read, c, 0, 4)   -- a copy through s1: refused too
-    c:free()
+    c:free(); old:free(); new:free(); pin:free()
   end)
 
   it("gives the GPU's errors for bad requests", function()
@@ -320,6 +320,7 @@ describe("peer access (cudaDeviceEnablePeerAccess)", function()
     assert.is_true(poolsh.verify(m, 9, s1))
     assert.equal("none", p:access(1))                -- pools keep their own access
     cuda_err("cudaErrorIllegalAddress", poolsh.fill, b, 9, s1)
+    b:free(); pin:free(); m:free()
   end)
 
   it("gives the GPU's errors: same device, out of range, twice, not capable", function()

@@ -82,6 +82,13 @@ function expect.faster(a_ms, b_ms, factor, what)
   end
 end
 
+--- A fresh path for a Unix-domain socket (short: sun_path holds 107 bytes).
+function M.socket_path()
+  local base = os.tmpname()
+  os.remove(base)
+  return base .. ".sock"
+end
+
 --- Scenario helpers: the ms fn() took on poolsh.now()'s clock, and fn's
 -- result; the median of a list of numbers.
 function M.timed(fn)

@@ -37,9 +37,9 @@ static int child(int fd, const uint8_t *tok, const uint8_t *freed_tok, const uin
   void *c = open_sim();
   ps_pool *ip;
   IS(B->pool_import(c, fd, &ip), PS_OK);
-  uint64_t v = 1;
-  IS(B->pool_get(c, ip, PS_ATTR_RESERVED_CURRENT, &v), PS_OK);
-  CHECK(v == 0);
+  uint64_t v = 1;   /* an imported pool's attributes cannot be read (an H200) */
+  IS(B->pool_get(c, ip, PS_ATTR_RESERVED_CURRENT, &v), PS_ERR_INVALID_VALUE);
+  IS(B->pool_get(c, ip, PS_ATTR_RELEASE_THRESHOLD, &v), PS_ERR_INVALID_VALUE);
   ps_addr a = 0, bad = 0;
   IS(B->pool_alloc(c, ip, 4096, NULL, &a, NULL), PS_ERR_INVALID_VALUE);
   IS(B->pool_trim(c, ip, 0), PS_ERR_INVALID_VALUE);

@@ -394,6 +394,12 @@ local function ipc_timeout()
   local pid = f:read("l")
   f:read("l")
   os.execute("kill -STOP " .. pid)
+  H.poll(function()                               -- stopped for sure before we ask it
+    local st = io.open("/proc/" .. pid .. "/stat")
+    local text = st and st:read("a") or ""
+    if st then st:close() end
+    return text:match("^%d+ %b() (%a)") == "T"
+  end, 5)
   then_clean(function()
     os.execute("kill -KILL " .. pid)
     f:close()

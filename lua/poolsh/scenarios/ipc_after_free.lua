@@ -6,14 +6,9 @@
 -- importer's free must complete before the exporter's (the exporter waits
 -- on the importer's IPC event). docs/ipc.md.
 local poolsh = require "poolsh"
+local socket_path = require("poolsh.scenario").socket_path
 
 local SIZE, SPIN, LATE, NEW = "4 MiB", "50 ms", 0x11, 0x22
-
-local function socket_path()
-  local base = os.tmpname()
-  os.remove(base)
-  return base .. ".sock"
-end
 
 return {
   name = "ipc_after_free",

@@ -5,15 +5,9 @@
 -- IPC event and frees its import; the exporter waits on that event, then
 -- frees. docs/ipc.md.
 local poolsh = require "poolsh"
+local socket_path = require("poolsh.scenario").socket_path
 
 local SIZE, MINE, THEIRS = "8 MiB", 0xAB, 0xCD
-
--- A fresh socket path.
-local function socket_path()
-  local base = os.tmpname()
-  os.remove(base)
-  return base .. ".sock"
-end
 
 return {
   name = "ipc_share",

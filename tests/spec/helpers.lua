@@ -73,14 +73,7 @@ H.exe = H.build .. "/poolsh"
 local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 H.quote = q
 
--- A file's contents, "" when it cannot be read (a command's output files).
-local function contents(path)
-  local f = io.open(path, "rb")
-  if not f then return "" end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local contents = H.slurp_or   -- a command's output files
 
 --- Runs a shell command; returns stdout, stderr, exit code.
 function H.sh(cmd, stdin)

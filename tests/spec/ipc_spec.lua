@@ -7,12 +7,7 @@ local H = require "helpers"
 local CHILD = "tests/data/ipc/child.lua"
 local BACKEND = "--backend=" .. H.backend()
 
--- A fresh socket path (short: sun_path holds 107 bytes).
-local function socket_path()
-  local p = os.tmpname()
-  os.remove(p)
-  return p .. ".sock"
-end
+local socket_path = require("poolsh.scenario").socket_path
 
 -- Starts the child in mode with args; returns a reader of its lines, a
 -- function that lets it end (creates <path>.go) and closes it, and its pid.

@@ -327,11 +327,7 @@ local function module_alone()
 end
 -- IPC (docs/ipc.md): a socket path, and a pool exported and imported in
 -- this same process (the sim allows it; the GPU's answer is not measured).
-local function sock()
-  local path = os.tmpname()
-  os.remove(path)
-  return path .. ".sock"
-end
+local sock = require("poolsh.scenario").socket_path
 -- Runs fn(...), then cleanup(), then raises fn's error.
 local function then_clean(cleanup, fn, ...)
   local ok, e = pcall(fn, ...)

@@ -243,7 +243,7 @@ static wbuf *newwbuf(lua_State *L) {
 }
 
 static void put(lua_State *L, wbuf *w, const void *src, size_t n) {
-  if (w->n + n > (size_t)FRAME_MAX + 16)
+  if (w->n + n > 4 + (size_t)FRAME_MAX)            /* the length, then what the receiver takes */
     luaL_error(L, "message too large (more than %d MiB)", (int)(FRAME_MAX >> 20));
   if (w->n + n > w->cap) {
     size_t cap = w->cap ? w->cap : 256;

@@ -903,6 +903,9 @@ local TRIGGERS = {
   ["cannot send a function (the message): only strings, numbers, booleans, nil and tables of them travel"] = function()
     local q <close> = poolsh.spawn(); q:send(print)
   end,
+  ["message too large (more than 64 MiB)"] = function()
+    local q <close> = poolsh.spawn(); q:send(("x"):rep((64 << 20) - 4))
+  end,
   ["interrupted waiting for a message from process <pid>"] =
     interrupt_then("local q <close> = poolsh.spawn(); q:recv()"),
   ["process <pid>: eval: result 1 is a function, which cannot be sent back"] = function()

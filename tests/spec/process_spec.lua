@@ -99,6 +99,16 @@ describe("poolsh.spawn() and p:eval", function()
     assert.are.equal(1, p:eval("return 1"))       -- nothing was sent: the channel is whole
   end)
 
+  it("refuses a message over 64 MiB before sending it; the largest that fits arrives", function()
+    local p <close> = poolsh.spawn()
+    local e = H.err(p.send, p, ("x"):rep((64 << 20) - 4))   -- its frame is 10 bytes over
+    assert.truthy(e:find("message too large (more than 64 MiB)", 1, true), e)
+    assert.is_true(p.open)
+    local fits = (64 << 20) - 14              -- 64 MiB less kind, sequence, count, tag, length
+    p:send(("y"):rep(fits))
+    assert.are.equal(fits, p:eval("return #poolsh.parent:recv(10)"))
+  end)
+
   it("carries messages both ways, and keeps those that come during an eval", function()
     local p <close> = poolsh.spawn()
     p:send({ hello = "child" })

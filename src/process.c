@@ -981,6 +981,37 @@ static int process_connect(lua_State *L) {
   return 1;
 }
 
+/* frame() for a pcall: (kind, seq, label, base, values...) -> the buffer. */
+static int frame_protected(lua_State *L) {
+  char kind = (char)lua_tointeger(L, 1);
+  uint32_t seq = (uint32_t)lua_tointeger(L, 2);
+  const char *label = lua_tostring(L, 3);
+  int base = (int)lua_tointeger(L, 4);
+  frame(L, kind, seq, 5, lua_gettop(L) - 4, label, base);
+  return 1;
+}
+
+/* Pushes the reply frame of kind with the n values from index first;
+ * when they cannot be encoded (a function inside a table, too large),
+ * an 'X' frame with that error instead: a reply always goes back. */
+static wbuf *reply_frame(lua_State *L, char kind, uint32_t seq, int first, int n,
+                         const char *label, int base) {
+  first = lua_absindex(L, first);
+  luaL_checkstack(L, n + 5, "too many results of eval");
+  lua_pushcfunction(L, frame_protected);
+  lua_pushinteger(L, kind);
+  lua_pushinteger(L, (lua_Integer)seq);
+  lua_pushstring(L, label);
+  lua_pushinteger(L, base);
+  for (int i = 0; i < n; i++) lua_pushvalue(L, first + i);
+  if (lua_pcall(L, n + 4, 1, 0) == LUA_OK) return (wbuf *)lua_touserdata(L, -1);
+  if (lua_type(L, -1) != LUA_TSTRING) {
+    lua_pop(L, 1);
+    lua_pushliteral(L, "eval: the reply cannot be sent back");
+  }
+  return frame(L, 'X', seq, -1, 1, "the error", 0);   /* a short string: fits */
+}
+
 /* Runs the eval request on top (its entry {n, seq, code, args...}) and
  * sends the reply. */
 static void serve_request(lua_State *L, int idx, ps_processud *p) {
@@ -1016,16 +1047,16 @@ static void serve_request(lua_State *L, int idx, ps_processud *p) {
                         luaL_typename(L, i));
     }
     if (ok) {
-      w = frame(L, 'R', seq, base + 1, top - base, "result %d of eval", 1);
+      w = reply_frame(L, 'R', seq, base + 1, top - base, "result %d of eval", 1);
     } else {
-      w = frame(L, 'X', seq, -1, 1, "the error", 0);
+      w = reply_frame(L, 'X', seq, -1, 1, "the error", 0);
     }
   } else {
     if (!lua_isstring(L, -1)) {
       const char *tn = luaL_typename(L, -1);
       lua_pushfstring(L, "(error object is a %s value)", tn);
     }
-    w = frame(L, 'X', seq, -1, 1, "the error", 0);
+    w = reply_frame(L, 'X', seq, -1, 1, "the error", 0);
   }
   send_frame(L, idx, p, w);
   lua_settop(L, entry - 1);

@@ -911,6 +911,9 @@ local TRIGGERS = {
   ["process <pid>: eval: result 1 is a function, which cannot be sent back"] = function()
     local q <close> = poolsh.spawn(); q:eval("return print")
   end,
+  ["process <pid>: cannot send a function inside a table (result 1 of eval): ..."] = function()
+    local q <close> = poolsh.spawn(); q:eval("return {print}")
+  end,
   ["poolsh.connect: no socket at <path> (start poolsh --serve <path>)"] = function()
     poolsh.connect("/nonexistent/poolsh.sock")
   end,

@@ -80,6 +80,19 @@ describe("poolsh.spawn() and p:eval", function()
     assert.are.equal(3, p:eval("return 3"))      -- the child serves on
   end)
 
+  it("raises, and serves on, when a result cannot be encoded (nested, too large)", function()
+    local p <close> = poolsh.spawn()
+    local e = H.err(p.eval, p, "return 1, {print}")
+    assert.are.equal("process " .. p.pid .. ": cannot send a function inside a table (result 2 "
+      .. "of eval): only strings, numbers, booleans, nil and tables of them travel", e)
+    e = H.err(p.eval, p, "return ('x'):rep(64 << 20)")
+    assert.are.equal("process " .. p.pid .. ": message too large (more than 64 MiB)", e)
+    e = H.err(p.eval, p, "error(('x'):rep(64 << 20), 0)")   -- an error too large to send back
+    assert.are.equal("process " .. p.pid .. ": message too large (more than 64 MiB)", e)
+    assert.are.equal(3, p:eval("return 3"))
+    assert.is_nil(p.status)
+  end)
+
   it("refuses what cannot be sent, and says what it was", function()
     local p <close> = poolsh.spawn()
     local e = H.err(p.send, p, print)
@@ -317,6 +330,9 @@ describe("poolsh --serve and poolsh.connect", function()
     local d <close> = poolsh.connect(sock)
     assert.are.equal(2, d:eval("return n + 1"))
     assert.are.equal("process " .. pid .. ": no", H.err(d.eval, d, "error('no', 0)"))
+    local e = H.err(d.eval, d, "return {f = print}")   -- the session goes on
+    assert.truthy(e:find("^process " .. pid .. ": cannot send a function inside a table"), e)
+    assert.are.equal(2, d:eval("return n + 1"))
     assert.truthy(H.err(d.wait, d):find("the server at " .. sock .. " was not spawned by this process", 1, true))
     d:close()
     local o, e, code = H.poolsh_cmd("--backend=sim --serve " .. sock)

@@ -955,25 +955,60 @@ static void sockaddr_of(lua_State *L, const char *fn, const char *path, struct s
   memcpy(a->sun_path, path, n);
 }
 
-/* poolsh.connect(path) -> a Process for the `poolsh --serve` at path. */
+/* poolsh.connect(path [, timeout_s]) -> a Process for the `poolsh --serve`
+ * at path. The connect does not block: while the server's backlog is
+ * full (it serves one client at a time) it is tried again every POLL_MS,
+ * until timeout_s (default: no limit) or an interrupt. */
 static int process_connect(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
+  double deadline = optdeadline(L, 2);
   struct sockaddr_un a;
   sockaddr_of(L, "poolsh.connect", path, &a);
   ps_processud *p = newprocess(L, ROLE_PEER);
   lua_pushvalue(L, 1);
   lua_setiuservalue(L, -2, UV_WHERE);
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return luaL_error(L, "poolsh.connect: %s", strerror(errno));
   p->fd = fd;                                          /* closed by the collector on error */
-  if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
-    int e = errno;
+  volatile sig_atomic_t *intr = interrupt_of(L);
+  int e = connect(fd, (struct sockaddr *)&a, sizeof a) == 0 ? 0 : errno;
+  while (e == EAGAIN || e == EINTR || e == EINPROGRESS || e == EALREADY) {
+    if (*intr) {
+      *intr = 0;
+      lua_pushfstring(L, "interrupted connecting to the server at %s", path);
+      return lua_error(L);                             /* no position, as every interrupted wait */
+    }
+    int wait = POLL_MS;
+    if (deadline >= 0) {
+      double left = deadline - now_ms();
+      if (left <= 0) {
+        char t[32];
+        snprintf(t, sizeof t, "%.14g", (double)luaL_checknumber(L, 2));
+        return luaL_error(L, "poolsh.connect: timed out after %s s: the server at %s does not "
+                          "accept (busy with other clients, or stopped)", t, path);
+      }
+      if (left < wait) wait = (int)left + 1;
+    }
+    if (e == EINPROGRESS || e == EALREADY) {          /* not for Unix sockets on Linux */
+      struct pollfd pf = {fd, POLLOUT, 0};
+      if (poll(&pf, 1, wait) > 0) {
+        socklen_t el = sizeof e;
+        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) != 0) e = errno;
+      }
+    } else {                                           /* the backlog is full: again later */
+      sleep_ms(wait);
+      e = connect(fd, (struct sockaddr *)&a, sizeof a) == 0 ? 0 : errno;
+      if (e == EISCONN) e = 0;
+    }
+  }
+  if (e != 0) {
     if (e == ENOENT)
       return luaL_error(L, "poolsh.connect: no socket at %s (start poolsh --serve %s)", path, path);
     if (e == ECONNREFUSED)
       return luaL_error(L, "poolsh.connect: nobody serves on %s (connection refused)", path);
     return luaL_error(L, "poolsh.connect: cannot connect to %s: %s", path, strerror(e));
   }
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);   /* as a spawned child's channel */
   struct ucred cred;
   socklen_t cl = sizeof cred;
   if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) == 0) p->pid = cred.pid;
@@ -1125,8 +1160,9 @@ static listener *listen_on(lua_State *L, const char *path) {
   if (lstat(path, &st) == 0) {
     if (!S_ISSOCK(st.st_mode))
       luaL_error(L, "poolsh.serve: %s already exists and is not a socket", path);
-    int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int live = probe >= 0 && connect(probe, (struct sockaddr *)&a, sizeof a) == 0;
+    int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    int live = probe >= 0 && (connect(probe, (struct sockaddr *)&a, sizeof a) == 0 ||
+                              errno == EAGAIN);    /* a full backlog: it serves, busily */
     if (probe >= 0) close(probe);
     if (live) luaL_error(L, "poolsh.serve: %s: a poolsh already serves there", path);
     unlink(path);                                    /* stale: nobody serves it */

@@ -281,6 +281,27 @@ end
 -- Processes (docs/processes.md): a `poolsh --serve` in the background on
 -- a fresh socket path; calls fn(path) while it serves, ends it, returns
 -- what fn raised, else what the server said on stderr.
+-- Runs fn(path) with a socket at path whose backlog is full and that
+-- nobody accepts on (python listens with a backlog of 0 and takes it up).
+local function with_full_backlog(fn)
+  return function()
+    local base = os.tmpname()
+    os.remove(base)
+    local path = base .. ".sock"
+    local py = "import socket,sys,os,time; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); "
+      .. "s.listen(0); c=socket.socket(socket.AF_UNIX); c.connect(sys.argv[1]); "
+      .. "print(os.getpid(), flush=True); time.sleep(20)"
+    local f = assert(io.popen("python3 -c " .. H.quote(py) .. " " .. path .. " &"))
+    local pid = f:read("l")
+    f:close()
+    local ok, e = pcall(fn, path)
+    if pid then os.execute("kill -KILL " .. pid) end
+    os.remove(path)
+    if not ok then error(e, 0) end
+    return e
+  end
+end
+
 local function with_server(fn)
   return function()
     local base = os.tmpname()
@@ -921,6 +942,14 @@ local TRIGGERS = {
     os.execute("kill -KILL " .. pid)               -- the socket file stays
     H.poll(function() return not io.open("/proc/" .. pid .. "/stat") end, 5)
     poolsh.connect(path)
+  end),
+  ["poolsh.connect: timed out after <timeout_s> s: the server at <path> does not accept (busy with other clients, or stopped)"] =
+    with_full_backlog(function(path) poolsh.connect(path, 0.1) end),
+  ["interrupted connecting to the server at <path>"] = with_full_backlog(function(path)
+    local o, e = H.poolsh_cmd("--backend=sim -e " .. H.quote(
+      "pcall(function() local f = io.popen('kill -INT $PPID'); f:close() end); "
+      .. "poolsh.connect('" .. path .. "')"))
+    error(o .. e, 0)
   end),
   ["poolsh.connect: socket path too long (<n> bytes, at most 107)"] = function()
     poolsh.connect("/tmp/" .. ("x"):rep(120))

@@ -343,6 +343,39 @@ describe("poolsh --serve and poolsh.connect", function()
     assert.truthy(H.slurp(errf):find("poolsh: serving on " .. sock, 1, true))
   end)
 
+  -- A socket at sock whose backlog is full and that nobody accepts on
+  -- (python listens with a backlog of 0 and takes it up); its pid.
+  local function full_backlog()
+    local py = "import socket,sys,os,time; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); "
+      .. "s.listen(0); c=socket.socket(socket.AF_UNIX); c.connect(sys.argv[1]); "
+      .. "print(os.getpid(), flush=True); time.sleep(20)"
+    local f = assert(io.popen("python3 -c " .. H.quote(py) .. " " .. sock .. " &"))
+    local pid = tonumber(f:read("l"))
+    f:close()
+    assert.truthy(pid, "python did not start")
+    servers[#servers + 1] = pid
+    return pid
+  end
+
+  it("does not hang on a server that does not accept: a timeout, Ctrl-C", function()
+    full_backlog()
+    local t0 = clock()
+    assert.are.equal(("poolsh.connect: timed out after 0.3 s: the server at %s does not accept "
+      .. "(busy with other clients, or stopped)"):format(sock), H.err(poolsh.connect, sock, 0.3))
+    assert.is_true(clock() - t0 < 3)
+    local e = H.err(function() return poolsh.connect(sock, -1) end)
+    assert.truthy(e:find("bad argument #2 to '[%w.]*connect' %(timeout must be >= 0"), e)
+    local o, err, code = H.poolsh_cmd("--backend=sim -e " .. H.quote(
+      "pcall(function() local f = io.popen('kill -INT $PPID'); f:close() end); "
+      .. "print(select(2, pcall(poolsh.connect, '"
+      .. sock .. "')))"))
+    assert.are.equal(0, code, err)
+    assert.are.equal("interrupted connecting to the server at " .. sock .. "\n", o)
+    o, err, code = H.poolsh_cmd("--backend=sim --serve " .. sock)   -- busy counts as live
+    assert.are.equal(1, code)
+    assert.truthy((o .. err):find("poolsh.serve: " .. sock .. ": a poolsh already serves there", 1, true), o .. err)
+  end)
+
   it("says when nobody serves, or the path is wrong", function()
     assert.are.equal(("poolsh.connect: no socket at %s (start poolsh --serve %s)"):format(sock, sock),
                      H.err(poolsh.connect, sock))

@@ -404,19 +404,28 @@ int ps_share_connect(const char *path, double timeout_ms, volatile sig_atomic_t 
     return PS_SHARE_FAILED;
   }
   memcpy(a.sun_path, path, strlen(path) + 1);
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return fail(err, n, "cannot make a socket for %s: %s", path);
-  if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
-    int e = errno;
-    close(fd);
-    if (e == ENOENT) snprintf(err, n, "no socket at %s: export the pool there first", path);
-    else if (e == ECONNREFUSED)
-      snprintf(err, n, "nobody is serving %s (its exporter ended or destroyed the pool)", path);
-    else { errno = e; fail(err, n, "cannot connect to %s: %s", path); }
-    return PS_SHARE_FAILED;
-  }
+  /* Non-blocking: a stopped exporter with a full backlog answers EAGAIN
+   * (retried) and the wait below sees Ctrl-C and the deadline. */
   double end = now_ms() + timeout_ms;
+  int connected = 0;
   for (;;) {
+    if (!connected) {
+      int r = connect(fd, (struct sockaddr *)&a, sizeof a);
+      int e = errno;
+      if (r == 0 || e == EISCONN) connected = 1;
+      else if (e == EINPROGRESS || e == EALREADY) connected = 2;   /* poll for POLLOUT */
+      else if (e != EAGAIN && e != EINTR) {
+        close(fd);
+        if (e == ENOENT) snprintf(err, n, "no socket at %s: export the pool there first", path);
+        else if (e == ECONNREFUSED)
+          snprintf(err, n, "nobody is serving %s (its exporter ended or destroyed the pool)",
+                   path);
+        else { errno = e; fail(err, n, "cannot connect to %s: %s", path); }
+        return PS_SHARE_FAILED;
+      }
+    }
     if (interrupt && *interrupt) {
       close(fd);
       snprintf(err, n, "interrupted waiting for %s", path);
@@ -428,13 +437,25 @@ int ps_share_connect(const char *path, double timeout_ms, volatile sig_atomic_t 
       snprintf(err, n, "timed out after %g ms waiting for the pool at %s", timeout_ms, path);
       return PS_SHARE_FAILED;
     }
-    struct pollfd pf = { fd, POLLIN, 0 };
-    int r = poll(&pf, 1, left < 50 ? (int)left + 1 : 50);
-    if (r > 0) break;
+    struct pollfd pf = { fd, connected == 1 ? POLLIN : POLLOUT, 0 };
+    int r = poll(connected ? &pf : NULL, connected ? 1 : 0, left < 50 ? (int)left + 1 : 50);
     if (r < 0 && errno != EINTR) {
       close(fd);
       return fail(err, n, "cannot wait for %s: %s", path);
     }
+    if (r > 0 && connected == 2 && (pf.revents & (POLLOUT | POLLERR | POLLHUP))) {
+      int e = 0;
+      socklen_t el = sizeof e;
+      if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) != 0) e = errno;
+      if (e) {
+        close(fd);
+        errno = e;
+        return fail(err, n, "cannot connect to %s: %s", path);
+      }
+      connected = 1;
+      continue;
+    }
+    if (r > 0 && connected == 1) break;
   }
   hello h;
   char buf[CMSG_SPACE(2 * sizeof(int))];

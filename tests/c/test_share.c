@@ -88,6 +88,31 @@ int main(void) {
   CHECK(connect_to(1 << 20, &hd, err, sizeof err) == 0);
   /* ... but not when the file is shorter than the ledger */
   CHECK(connect_to(4096, &hd, err, sizeof err) == PS_SHARE_FAILED);
+  /* an exporter that accepts nothing, its backlog full: the connect
+   * itself used to block; now the timeout holds */
+  {
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/poolsh-test-share-full-%d.sock", (int)getpid());
+    unlink(path);
+    struct sockaddr_un a = { .sun_family = AF_UNIX };
+    memcpy(a.sun_path, path, strlen(path) + 1);
+    int l = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof a) != 0 || listen(l, 0) != 0) exit(1);
+    int filler[64], nf = 0;
+    while (nf < 64) {
+      int c = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+      if (connect(c, (struct sockaddr *)&a, sizeof a) != 0) { close(c); break; }
+      filler[nf++] = c;
+    }
+    alarm(10);                          /* a blocking connect fails the test */
+    int pool_fd;
+    ps_share *s = NULL;
+    CHECK(ps_share_connect(path, 200, NULL, &pool_fd, &s, err, sizeof err) == PS_SHARE_FAILED);
+    CHECK(strstr(err, "timed out after 200 ms") != NULL);
+    alarm(0);
+    while (nf) close(filler[--nf]);
+    close(l), unlink(path);
+  }
   printf("%s\n", fails ? "FAILED" : "ok");
   return fails != 0;
 }

@@ -314,7 +314,15 @@ static void *serve(void *ud) {
     if (pf[1].revents) break;
     if (!(pf[0].revents & POLLIN)) continue;
     int conn = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-    if (conn < 0) continue;
+    if (conn < 0) {
+      /* Out of fds or memory: the socket stays readable, so wait a while
+       * (still seeing the stop pipe) rather than spin. */
+      if (errno == EMFILE || errno == ENFILE || errno == ENOMEM || errno == ENOBUFS) {
+        struct pollfd st = { s->stop[0], POLLIN, 0 };
+        if (poll(&st, 1, 50) > 0) break;
+      }
+      continue;
+    }
     send_fds(conn, &h, s->pool_fd, s->ledger_fd);
     close(conn);
   }
@@ -335,11 +343,22 @@ int ps_share_serve(ps_share *s, const char *path, int pool_fd, char *err, size_t
              sizeof a.sun_path - 1);
     return -1;
   }
-  if (lstat(path, &sb) == 0) {
-    snprintf(err, n, "%s already exists: remove it or choose another path", path);
-    return -1;
-  }
   memcpy(a.sun_path, path, strlen(path) + 1);
+  if (lstat(path, &sb) == 0) {
+    /* A socket nobody serves (its exporter was killed) is replaced, as
+     * poolsh.serve does; a live one or anything else stays. */
+    int stale = 0;
+    if (S_ISSOCK(sb.st_mode)) {
+      int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+      stale = probe >= 0 && connect(probe, (struct sockaddr *)&a, sizeof a) != 0 &&
+              errno == ECONNREFUSED;
+      if (probe >= 0) close(probe);
+    }
+    if (!stale || unlink(path) != 0) {
+      snprintf(err, n, "%s already exists: remove it or choose another path", path);
+      return -1;
+    }
+  }
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return fail(err, n, "cannot make a socket for %s: %s", path);
   if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0) {

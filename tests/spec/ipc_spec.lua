@@ -285,6 +285,15 @@ describe("IPC pools", function()
     os.execute("kill -KILL " .. pid)
     finish()
     assert.matches("poolsh.import_pool: nobody is serving " .. path, H.err(poolsh.import_pool, path), 1, true)
+    -- p:export replaces that dead socket file (a live one stays an error)
+    local p <close> = poolsh.pool{ ipc = true }
+    p:export(path)
+    local q <close> = poolsh.pool{ ipc = true }
+    assert.matches(path .. " already exists: remove it or choose another path",
+                   H.err(q.export, q, path), 1, true)
+    local ip <close> = poolsh.import_pool(path)
+    assert.is_true(ip.imported)
+    p:destroy()
     os.remove(path)
     assert.matches("duration must be >= 0", H.err(poolsh.import_pool, path, -1))
   end)

@@ -3,6 +3,7 @@
  * (stream-ordered), cudaMalloc, pinned host (cudaHostAlloc) or pageable
  * host memory. Also poolsh.malloc, pinned, pageable, register, unregister.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,19 +140,24 @@ static ps_share *ledger_of(const ps_bufferud *b) {
   return b->ipc && b->pool ? b->pool->share : NULL;
 }
 
-/* How many processes still import exported buffer b (0 for others). */
-static int importers(const ps_bufferud *b) {
+/* Before the exporter frees b: marks it freed in the ledger unless some
+ * process still imports it; returns how many do (0 for others). The mark
+ * comes before the count, an importer counts itself before it checks the
+ * mark (ps_share_claim): an import and the free never both go through. */
+static int begin_free(const ps_bufferud *b) {
   ps_share *sh = b->ipc == PS_IPC_OWN ? ledger_of(b) : NULL;
-  return sh ? ps_share_importers(sh, b->ipc_slot) : 0;
+  return sh ? ps_share_begin_free(sh, b->ipc_slot) : 0;
 }
 
-/* After b's free: the ledger learns that the exporter freed it, or that
- * this importer's import is gone. */
-static void ipc_freed(ps_bufferud *b) {
+/* After b's free: the importer's import is gone; or, st != PS_OK, the
+ * exporter's mark is undone (b stays live). */
+static void ipc_freed(ps_bufferud *b, int st) {
   ps_share *sh = ledger_of(b);
   if (!sh) return;
-  if (b->ipc == PS_IPC_OWN) ps_share_freed(sh, b->ipc_slot);
-  else ps_share_import(sh, b->ipc_slot, -1);
+  if (b->ipc == PS_IPC_OWN) {
+    if (st != PS_OK) ps_share_unfree(sh, b->ipc_slot);
+  } else if (st == PS_OK)
+    ps_share_import(sh, b->ipc_slot, -1);
 }
 
 /* __gc and __close: frees without synchronising and never raises;
@@ -162,7 +168,7 @@ static int buffer_gc(lua_State *L) {
   ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
   if (b == NULL) return luaL_typeerror(L, 1, PS_BUFFER);    /* called by hand */
   if (!b->live || !c->b) return 0;
-  int n = b->ipc ? importers(b) : 0;
+  int n = b->ipc ? begin_free(b) : 0;
   if (n) {
     char msg[200];
     snprintf(msg, sizeof msg, "poolsh: b%d is still imported by %d process%s: not freed",
@@ -171,7 +177,7 @@ static int buffer_gc(lua_State *L) {
     return 0;
   }
   int st = ps_buffer_release(c, b, ps_bufferstream(L, 1), 1);
-  if (st == PS_OK && b->ipc) ipc_freed(b);
+  if (b->ipc) ipc_freed(b, st);
   if (st == PS_OK)
     ps_obs_free(L, c, b, b->kind != PS_KIND_POOL ? NULL : own_stream(L, b), 1);
   else {
@@ -217,14 +223,14 @@ static int buffer_free(lua_State *L) {
                         b->id, su->id);
   }
   if (b->ipc) {
-    int n = importers(b);
+    int n = begin_free(b);
     if (n)
       return luaL_error(L, "b%d is still imported by %d process%s: every importer must free it "
                         "first", b->id, n, n == 1 ? "" : "es");
   }
   if (b->kind == PS_KIND_MALLOC) ps_wait_begin(L, c);     /* cudaFree waits */
   int st = ps_buffer_release(c, b, su ? su->h : NULL, 0);
-  if (st == PS_OK && b->ipc) ipc_freed(b);
+  if (b->ipc) ipc_freed(b, st);
   if (st != PS_OK && su) {
     char n[16];
     ps_fail(L, st, "(freeing buffer b%d on stream %s)", b->id, ps_streamname(n, sizeof n, su));
@@ -361,11 +367,11 @@ static const char *parse_token(const char *t, size_t len, long *pid, long *id,
   char *end;
   const char *q = t + np;
   *pid = strtol(q, &end, 10);
-  if (end == q || *end != ':' || *pid <= 0) return "no exporter pid";
+  if (end == q || *end != ':' || *pid <= 0 || *pid > INT_MAX) return "no exporter pid";
   q = end + 1;
   if (*q != 'b') return "no buffer id";
   *id = strtol(q + 1, &end, 10);
-  if (end == q + 1 || *end != ':' || *id <= 0) return "no buffer id";
+  if (end == q + 1 || *end != ':' || *id <= 0 || *id > INT_MAX) return "no buffer id";
   q = end + 1;
   *size = strtoull(q, &end, 10);
   if (end == q || *end != ':' || *size == 0) return "no size";
@@ -422,13 +428,18 @@ ps_bufferud *ps_buffer_import(lua_State *L, ps_ctx *c, ps_poolud *p, int token, 
   lua_pushvalue(L, stream);                       /* ps_optstream put it there */
   lua_setiuservalue(L, -2, 2);
   b->stream = s, b->pool = p;
-  ps_check(L, c->be->ptr_import(c->b, p->h, d, &b->addr), "(importing pid %d's b%d into p%d)",
-           (int)pid, (int)id, p->id);
-  if (ps_share_import(p->share, slot, 1) != 0) {
-    c->be->pool_free(c->b, b->addr, s->h);
+  /* Counted before the import, then the exporter's free re-checked (see
+   * begin_free); the count goes again if the backend refuses. */
+  int claim = ps_share_claim(p->share, slot, (int)id);
+  if (claim == -1)
     luaL_error(L, "p%d:import: pid %d's b%d has too many importing processes", p->id,
                (int)pid, (int)id);
-  }
+  if (claim == -2)
+    luaL_error(L, "p%d:import: pid %d's b%d was already freed by its exporter", p->id, (int)pid,
+               (int)id);
+  int st = c->be->ptr_import(c->b, p->h, d, &b->addr);
+  if (st != PS_OK) ps_share_import(p->share, slot, -1);
+  ps_check(L, st, "(importing pid %d's b%d into p%d)", (int)pid, (int)id, p->id);
   b->ipc = PS_IPC_IMPORTED, b->ipc_slot = slot;
   b->live = 1;
   /* Observed as memory of no pool here: the block is the exporter's, the

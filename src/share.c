@@ -34,15 +34,21 @@
 
 #define LEDGER_MAGIC 0x4745444cu    /* "LDEG" */
 #define HELLO_MAGIC 0x52485350u     /* "PSHR" */
-#define SHARE_VERSION 1u
+#define SHARE_VERSION 2u
 #define LEDGER_CAP 1024u
 #define IMPORTERS 8                 /* importing processes counted per buffer */
 
+/* An importer: its pid, its start time (field 22 of /proc/<pid>/stat, so
+ * that a reused pid is not taken for it; 0: unknown) and how many imports
+ * it holds. A claimer writes pid (by CAS), start, then n; a reader loads
+ * n first, then pid and start (docs/ipc.md, the ledger). */
+typedef struct ledger_imp { int32_t pid, n; uint64_t start; } ledger_imp;
+
 typedef struct ledger_entry {
   int32_t buffer;                   /* the exporter's buffer id; 0: slot unused */
-  uint32_t freed;                   /* the exporter freed it */
+  uint32_t freed;                   /* the exporter freed it (or is freeing it) */
   uint64_t size;
-  struct { int32_t pid, n; } imp[IMPORTERS];
+  ledger_imp imp[IMPORTERS];
 } ledger_entry;
 
 typedef struct ledger {
@@ -95,25 +101,116 @@ const char *ps_share_path(const ps_share *s) { return s->serving ? s->path : NUL
 
 /* ---- the ledger ---- */
 
+#define SC __ATOMIC_SEQ_CST
+
+/* How many entries may be read: the peer writes used, so it is clamped. */
+static uint32_t used_of(const ledger *l) {
+  uint32_t n = __atomic_load_n(&l->used, __ATOMIC_ACQUIRE);
+  return n < LEDGER_CAP ? n : LEDGER_CAP;
+}
+
+/* Process pid's state and start time from /proc/<pid>/stat: 1 running
+ * (*start set), 0 gone or a zombie, -1 unknown (no /proc). */
+static int proc_stat(int32_t pid, uint64_t *start) {
+  char path[40], buf[1024];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno == ENOENT || errno == ESRCH ? 0 : -1;
+  ssize_t got = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (got <= 0) return got == 0 ? 0 : (errno == ESRCH ? 0 : -1);
+  buf[got] = 0;
+  char *q = strrchr(buf, ')');          /* the name may hold spaces and ')' */
+  if (!q || q[1] != ' ') return -1;
+  char state = q[2];
+  if (state == 'Z' || state == 'X' || state == 'x') return 0;
+  /* fields 3.. follow; the start time is field 22 */
+  q += 2;
+  for (int field = 3; field < 22; field++) {
+    q = strchr(q, ' ');
+    if (!q) return -1;
+    q++;
+  }
+  *start = strtoull(q, NULL, 10);
+  return 1;
+}
+
+static uint64_t my_start(void) {
+  static uint64_t start;
+  static int32_t pid;
+  int32_t me = (int32_t)getpid();
+  if (pid != me) {                      /* after a fork, the child's own */
+    uint64_t st = 0;
+    if (proc_stat(me, &st) != 1) st = 0;
+    start = st, pid = me;
+  }
+  return start;
+}
+
+/* Whether process pid, started at start (0: unknown), is still running:
+ * a process that ended (a zombie too) or whose pid went to another
+ * process holds no imports. */
+static int alive(int32_t pid, uint64_t start) {
+  if (pid <= 0) return 0;
+  uint64_t st = 0;
+  int r = proc_stat(pid, &st);
+  if (r == 0) return 0;
+  if (r == 1) return start == 0 || st == start;
+  return kill(pid, 0) == 0 || errno == EPERM;
+}
+
+/* Live importers of entry e (n loaded first: see ledger_imp). */
+static int live_importers(const ledger_entry *e) {
+  int n = 0;
+  for (int i = 0; i < IMPORTERS; i++) {
+    int32_t k = __atomic_load_n(&e->imp[i].n, SC);
+    int32_t pid = __atomic_load_n(&e->imp[i].pid, SC);
+    uint64_t start = __atomic_load_n(&e->imp[i].start, SC);
+    if (k > 0 && pid && alive(pid, start)) n++;
+  }
+  return n;
+}
+
 int ps_share_exported(ps_share *s, int buffer, uint64_t size) {
   ledger *l = s->led;
-  for (uint32_t i = 0; i < l->used; i++)
-    if (l->e[i].buffer == buffer) return (int)i;
-  if (l->used >= l->cap) return -1;
-  ledger_entry *e = &l->e[l->used];
-  e->size = size;
-  e->buffer = buffer;
-  __atomic_store_n(&l->used, l->used + 1, __ATOMIC_RELEASE);
-  return (int)(l->used - 1);
+  uint32_t used = used_of(l);
+  for (uint32_t i = 0; i < used; i++)
+    if (__atomic_load_n(&l->e[i].buffer, SC) == buffer) return (int)i;
+  if (used < LEDGER_CAP) {
+    ledger_entry *e = &l->e[used];
+    e->size = size;
+    e->buffer = buffer;
+    __atomic_store_n(&l->used, used + 1, __ATOMIC_RELEASE);
+    return (int)used;
+  }
+  /* Full: an entry of a buffer the exporter freed that no live process
+   * imports is reused (a token of that buffer then names a buffer never
+   * exported). The buffer id goes first (an importer re-checking it then
+   * refuses), the importers are cleared, the new id comes last. */
+  for (uint32_t i = 0; i < used; i++) {
+    ledger_entry *e = &l->e[i];
+    if (!__atomic_load_n(&e->freed, SC) || live_importers(e)) continue;
+    __atomic_store_n(&e->buffer, 0, SC);
+    for (int k = 0; k < IMPORTERS; k++) {
+      __atomic_store_n(&e->imp[k].n, 0, SC);
+      __atomic_store_n(&e->imp[k].start, 0, SC);
+      __atomic_store_n(&e->imp[k].pid, 0, SC);
+    }
+    __atomic_store_n(&e->size, size, SC);
+    __atomic_store_n(&e->freed, 0, SC);
+    __atomic_store_n(&e->buffer, buffer, SC);
+    return (int)i;
+  }
+  return -1;
 }
 
 int ps_share_find(const ps_share *s, int buffer, uint64_t *size, int *freed) {
   const ledger *l = s->led;
-  uint32_t n = __atomic_load_n(&l->used, __ATOMIC_ACQUIRE);
-  for (uint32_t i = 0; i < n && i < l->cap; i++)
-    if (l->e[i].buffer == buffer) {
-      *size = l->e[i].size;
-      *freed = (int)__atomic_load_n(&l->e[i].freed, __ATOMIC_ACQUIRE);
+  uint32_t n = used_of(l);
+  for (uint32_t i = 0; i < n; i++)
+    if (__atomic_load_n(&l->e[i].buffer, SC) == buffer) {
+      *size = __atomic_load_n(&l->e[i].size, SC);
+      *freed = (int)__atomic_load_n(&l->e[i].freed, SC);
       return (int)i;
     }
   return -1;
@@ -121,55 +218,70 @@ int ps_share_find(const ps_share *s, int buffer, uint64_t *size, int *freed) {
 
 int ps_share_buffer(const ps_share *s, int slot) { return s->led->e[slot].buffer; }
 
-/* Whether process pid is still running (a process that ended holds no
- * imports). */
-static int alive(int32_t pid) {
-  return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+int ps_share_importers(const ps_share *s, int slot) {
+  return live_importers(&s->led->e[slot]);
 }
 
-int ps_share_importers(const ps_share *s, int slot) {
-  const ledger_entry *e = &s->led->e[slot];
-  int n = 0;
-  for (int i = 0; i < IMPORTERS; i++) {
-    int32_t pid = __atomic_load_n(&e->imp[i].pid, __ATOMIC_ACQUIRE);
-    if (pid && __atomic_load_n(&e->imp[i].n, __ATOMIC_ACQUIRE) > 0 && alive(pid)) n++;
-  }
+int ps_share_begin_free(ps_share *s, int slot) {
+  ledger_entry *e = &s->led->e[slot];
+  __atomic_store_n(&e->freed, 1, SC);   /* first: an importer re-checks it after counting */
+  int n = live_importers(e);
+  if (n) __atomic_store_n(&e->freed, 0, SC);
   return n;
 }
 
-void ps_share_freed(ps_share *s, int slot) {
-  __atomic_store_n(&s->led->e[slot].freed, 1, __ATOMIC_RELEASE);
+void ps_share_unfree(ps_share *s, int slot) {
+  __atomic_store_n(&s->led->e[slot].freed, 0, SC);
+}
+
+/* This process's importer record in e, or NULL. */
+static ledger_imp *mine(ledger_entry *e) {
+  int32_t me = (int32_t)getpid();
+  uint64_t start = my_start();
+  for (int i = 0; i < IMPORTERS; i++)
+    if (__atomic_load_n(&e->imp[i].pid, SC) == me &&
+        __atomic_load_n(&e->imp[i].start, SC) == start)
+      return &e->imp[i];
+  return NULL;
 }
 
 int ps_share_import(ps_share *s, int slot, int delta) {
   ledger_entry *e = &s->led->e[slot];
-  int32_t me = (int32_t)getpid();
-  for (int i = 0; i < IMPORTERS; i++)
-    if (__atomic_load_n(&e->imp[i].pid, __ATOMIC_ACQUIRE) == me) {
-      __atomic_add_fetch(&e->imp[i].n, delta, __ATOMIC_ACQ_REL);
-      return 0;
-    }
+  ledger_imp *m = mine(e);
+  if (m) {
+    int32_t n = __atomic_load_n(&m->n, SC);   /* never below 0 */
+    while (!__atomic_compare_exchange_n(&m->n, &n, n + delta < 0 ? 0 : n + delta, 0, SC, SC)) {}
+    return 0;
+  }
   if (delta <= 0) return -1;
-  for (int i = 0; i < IMPORTERS; i++) {      /* a free slot, or one of a process gone */
-    int32_t pid = __atomic_load_n(&e->imp[i].pid, __ATOMIC_ACQUIRE);
-    if (pid && alive(pid)) continue;
-    __atomic_store_n(&e->imp[i].n, 0, __ATOMIC_RELEASE);
-    if (!__atomic_compare_exchange_n(&e->imp[i].pid, &pid, me, 0, __ATOMIC_ACQ_REL,
-                                     __ATOMIC_ACQUIRE))
-      continue;
-    __atomic_store_n(&e->imp[i].n, delta, __ATOMIC_RELEASE);
+  for (int i = 0; i < IMPORTERS; i++) {      /* a free record, or one of a process gone */
+    ledger_imp *r = &e->imp[i];
+    int32_t pid = __atomic_load_n(&r->pid, SC);
+    if (pid && alive(pid, __atomic_load_n(&r->start, SC))) continue;
+    /* the pid first: only the winner writes start and n */
+    if (!__atomic_compare_exchange_n(&r->pid, &pid, (int32_t)getpid(), 0, SC, SC)) continue;
+    __atomic_store_n(&r->start, my_start(), SC);
+    __atomic_store_n(&r->n, delta, SC);
     return 0;
   }
   return -1;
 }
 
-int ps_share_held(const ps_share *s, int slot) {
-  const ledger_entry *e = &s->led->e[slot];
-  int32_t me = (int32_t)getpid();
-  for (int i = 0; i < IMPORTERS; i++)
-    if (__atomic_load_n(&e->imp[i].pid, __ATOMIC_ACQUIRE) == me)
-      return __atomic_load_n(&e->imp[i].n, __ATOMIC_ACQUIRE);
+int ps_share_claim(ps_share *s, int slot, int buffer) {
+  ledger_entry *e = &s->led->e[slot];
+  if (ps_share_import(s, slot, 1) != 0) return -1;
+  /* counted first, then the exporter's free re-checked (it sets freed
+   * first, then counts): one of the two sees the other */
+  if (__atomic_load_n(&e->freed, SC) || __atomic_load_n(&e->buffer, SC) != buffer) {
+    ps_share_import(s, slot, -1);
+    return -2;
+  }
   return 0;
+}
+
+int ps_share_held(const ps_share *s, int slot) {
+  ledger_imp *m = mine((ledger_entry *)&s->led->e[slot]);
+  return m ? __atomic_load_n(&m->n, SC) : 0;
 }
 
 /* ---- the socket ---- */
@@ -202,7 +314,15 @@ static void *serve(void *ud) {
     if (pf[1].revents) break;
     if (!(pf[0].revents & POLLIN)) continue;
     int conn = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-    if (conn < 0) continue;
+    if (conn < 0) {
+      /* Out of fds or memory: the socket stays readable, so wait a while
+       * (still seeing the stop pipe) rather than spin. */
+      if (errno == EMFILE || errno == ENFILE || errno == ENOMEM || errno == ENOBUFS) {
+        struct pollfd st = { s->stop[0], POLLIN, 0 };
+        if (poll(&st, 1, 50) > 0) break;
+      }
+      continue;
+    }
     send_fds(conn, &h, s->pool_fd, s->ledger_fd);
     close(conn);
   }
@@ -223,11 +343,22 @@ int ps_share_serve(ps_share *s, const char *path, int pool_fd, char *err, size_t
              sizeof a.sun_path - 1);
     return -1;
   }
-  if (lstat(path, &sb) == 0) {
-    snprintf(err, n, "%s already exists: remove it or choose another path", path);
-    return -1;
-  }
   memcpy(a.sun_path, path, strlen(path) + 1);
+  if (lstat(path, &sb) == 0) {
+    /* A socket nobody serves (its exporter was killed) is replaced, as
+     * poolsh.serve does; a live one or anything else stays. */
+    int stale = 0;
+    if (S_ISSOCK(sb.st_mode)) {
+      int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+      stale = probe >= 0 && connect(probe, (struct sockaddr *)&a, sizeof a) != 0 &&
+              errno == ECONNREFUSED;
+      if (probe >= 0) close(probe);
+    }
+    if (!stale || unlink(path) != 0) {
+      snprintf(err, n, "%s already exists: remove it or choose another path", path);
+      return -1;
+    }
+  }
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return fail(err, n, "cannot make a socket for %s: %s", path);
   if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0) {
@@ -292,19 +423,28 @@ int ps_share_connect(const char *path, double timeout_ms, volatile sig_atomic_t 
     return PS_SHARE_FAILED;
   }
   memcpy(a.sun_path, path, strlen(path) + 1);
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return fail(err, n, "cannot make a socket for %s: %s", path);
-  if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
-    int e = errno;
-    close(fd);
-    if (e == ENOENT) snprintf(err, n, "no socket at %s: export the pool there first", path);
-    else if (e == ECONNREFUSED)
-      snprintf(err, n, "nobody is serving %s (its exporter ended or destroyed the pool)", path);
-    else { errno = e; fail(err, n, "cannot connect to %s: %s", path); }
-    return PS_SHARE_FAILED;
-  }
+  /* Non-blocking: a stopped exporter with a full backlog answers EAGAIN
+   * (retried) and the wait below sees Ctrl-C and the deadline. */
   double end = now_ms() + timeout_ms;
+  int connected = 0;
   for (;;) {
+    if (!connected) {
+      int r = connect(fd, (struct sockaddr *)&a, sizeof a);
+      int e = errno;
+      if (r == 0 || e == EISCONN) connected = 1;
+      else if (e == EINPROGRESS || e == EALREADY) connected = 2;   /* poll for POLLOUT */
+      else if (e != EAGAIN && e != EINTR) {
+        close(fd);
+        if (e == ENOENT) snprintf(err, n, "no socket at %s: export the pool there first", path);
+        else if (e == ECONNREFUSED)
+          snprintf(err, n, "nobody is serving %s (its exporter ended or destroyed the pool)",
+                   path);
+        else { errno = e; fail(err, n, "cannot connect to %s: %s", path); }
+        return PS_SHARE_FAILED;
+      }
+    }
     if (interrupt && *interrupt) {
       close(fd);
       snprintf(err, n, "interrupted waiting for %s", path);
@@ -316,13 +456,25 @@ int ps_share_connect(const char *path, double timeout_ms, volatile sig_atomic_t 
       snprintf(err, n, "timed out after %g ms waiting for the pool at %s", timeout_ms, path);
       return PS_SHARE_FAILED;
     }
-    struct pollfd pf = { fd, POLLIN, 0 };
-    int r = poll(&pf, 1, left < 50 ? (int)left + 1 : 50);
-    if (r > 0) break;
+    struct pollfd pf = { fd, connected == 1 ? POLLIN : POLLOUT, 0 };
+    int r = poll(connected ? &pf : NULL, connected ? 1 : 0, left < 50 ? (int)left + 1 : 50);
     if (r < 0 && errno != EINTR) {
       close(fd);
       return fail(err, n, "cannot wait for %s: %s", path);
     }
+    if (r > 0 && connected == 2 && (pf.revents & (POLLOUT | POLLERR | POLLHUP))) {
+      int e = 0;
+      socklen_t el = sizeof e;
+      if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) != 0) e = errno;
+      if (e) {
+        close(fd);
+        errno = e;
+        return fail(err, n, "cannot connect to %s: %s", path);
+      }
+      connected = 1;
+      continue;
+    }
+    if (r > 0 && connected == 1) break;
   }
   hello h;
   char buf[CMSG_SPACE(2 * sizeof(int))];
@@ -343,8 +495,13 @@ int ps_share_connect(const char *path, double timeout_ms, volatile sig_atomic_t 
     snprintf(err, n, "%s is not a poolsh pool's socket (or another version's)", path);
     return PS_SHARE_FAILED;
   }
-  ps_share *s = share_map(fds[1]);
-  if (!s || s->led->magic != LEDGER_MAGIC || s->led->pid != h.pid) {
+  /* The ledger is the peer's: its size and header are checked before any
+   * entry is read (a short one would be SIGBUS). */
+  struct stat st;
+  ps_share *s = fstat(fds[1], &st) == 0 && st.st_size >= (off_t)ledger_len()
+                    ? share_map(fds[1]) : NULL;
+  if (!s || s->led->magic != LEDGER_MAGIC || s->led->version != SHARE_VERSION ||
+      s->led->cap != LEDGER_CAP || s->led->pid != h.pid) {
     if (s) ps_share_free(s); else close(fds[1]);
     close(fds[0]);
     snprintf(err, n, "%s sent no valid export ledger", path);

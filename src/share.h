@@ -32,13 +32,22 @@ int ps_share_pid(const ps_share *s);        /* the exporter's pid */
 int ps_share_pool(const ps_share *s);       /* the exporter's pool id */
 const char *ps_share_path(const ps_share *s);   /* where it is served, or NULL */
 
-/* The ledger. Slots are per exported buffer (by the exporter's id). */
+/* The ledger. Slots are per exported buffer (by the exporter's id); the
+ * slot of a freed buffer that no live process imports is reused. */
 int ps_share_exported(ps_share *s, int buffer, uint64_t size);   /* slot, -1: full */
 int ps_share_find(const ps_share *s, int buffer, uint64_t *size, int *freed);  /* -1: none */
 int ps_share_buffer(const ps_share *s, int slot);
 int ps_share_importers(const ps_share *s, int slot);   /* live processes importing it */
-void ps_share_freed(ps_share *s, int slot);
+/* The exporter's free: marks the entry freed, then counts the live
+ * importers; when some remain, unmarks it and returns how many (the free
+ * must be refused). ps_share_unfree undoes it if the free then fails. */
+int ps_share_begin_free(ps_share *s, int slot);
+void ps_share_unfree(ps_share *s, int slot);
 int ps_share_import(ps_share *s, int slot, int delta);  /* this process: +1 / -1 */
+/* An importer's +1 for buffer (at slot), then the re-check that the
+ * exporter has not freed it: 0, -1 too many importing processes, -2 freed
+ * (nothing counted then). */
+int ps_share_claim(ps_share *s, int slot, int buffer);
 int ps_share_held(const ps_share *s, int slot);   /* this process's imports of it */
 
 #endif

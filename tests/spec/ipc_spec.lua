@@ -143,6 +143,61 @@ describe("IPC pools", function()
     assert.is_false(b.live)
   end)
 
+  -- Reads /proc/<pid>/stat: the state letter and the parent pid.
+  local function proc_stat(pid)
+    local f = io.open("/proc/" .. pid .. "/stat")
+    if not f then return nil end
+    local t = f:read("a"); f:close()
+    local state, ppid = t:match("%) (%S) (%d+)")
+    return state, tonumber(ppid)
+  end
+
+  it("an importer that ended but was not reaped (a zombie) no longer counts", function()
+    local path = socket_path()
+    local s = poolsh.stream()
+    local p <close> = poolsh.pool{ ipc = true }
+    p:export(path)
+    local b = p:alloc(4096, s)
+    local line, finish, pid = start("hold", path, b:export())
+    assert.equal("held\t4096", line())
+    -- its parent (a shell, or this process) must not reap it: stop the shell
+    local _, ppid = proc_stat(pid)
+    local self = assert(io.open("/proc/self/stat"))
+    local me = tonumber(self:read("a"):match("^(%d+)")); self:close()
+    local stopped = ppid and ppid ~= me
+    if stopped then os.execute("kill -STOP " .. ppid) end
+    os.execute("kill -KILL " .. pid)
+    local deadline = os.time() + 5
+    while proc_stat(pid) ~= "Z" and os.time() < deadline do os.execute("sleep 0.02") end
+    local zombie = proc_stat(pid) == "Z"
+    local ok, err = pcall(b.free, b)
+    if stopped then os.execute("kill -CONT " .. ppid) end
+    finish()
+    assert.is_true(zombie)
+    assert.is_true(ok, err)
+    assert.is_false(b.live)
+  end)
+
+  it("a pool exports any number of buffers over its life (freed entries are reused)", function()
+    local s = poolsh.stream()
+    local p <close> = poolsh.pool{ ipc = true }
+    for _ = 1, 1100 do
+      local b = p:alloc(64, s)
+      b:export()
+      b:free()
+    end
+    -- with 1024 buffers exported and live, the ledger is full
+    local live = {}
+    for i = 1, 1024 do live[i] = p:alloc(64, s); live[i]:export() end
+    local extra = p:alloc(64, s)
+    assert.matches("b" .. extra.id .. ": p" .. p.id .. "'s export ledger is full", H.err(extra.export, extra))
+    live[1]:free()
+    assert.matches("^poolsh%-ipc1:", extra:export())   -- the freed one's entry
+    extra:free()
+    for i = 2, 1024 do live[i]:free() end
+    s:sync()
+  end)
+
   it("an imported pool cannot allocate, trim or set its threshold; its counters read 0", function()
     local path = socket_path()
     local s = poolsh.stream()
@@ -174,6 +229,8 @@ describe("IPC pools", function()
       { "poolsh-ipc9:1:b1:1:" .. hex, "malformed token: a token of another poolsh version" },
       { "poolsh-ipc1:x:b1:1:" .. hex, "malformed token: no exporter pid" },
       { "poolsh-ipc1:12:1:1:" .. hex, "malformed token: no buffer id" },
+      { "poolsh-ipc1:12:b4294967297:1:" .. hex, "malformed token: no buffer id" },   -- > INT_MAX
+      { "poolsh-ipc1:4294967297:b1:1:" .. hex, "malformed token: no exporter pid" },
       { "poolsh-ipc1:12:b1:0:" .. hex, "malformed token: no size" },
       { "poolsh-ipc1:12:b1:1:abc", "malformed token: its data is not 128 hex digits" },
       { "poolsh-ipc1:1:b1:1:" .. hex, "the token is from pid 1's pool, not from p1's exporter" },
@@ -228,6 +285,15 @@ describe("IPC pools", function()
     os.execute("kill -KILL " .. pid)
     finish()
     assert.matches("poolsh.import_pool: nobody is serving " .. path, H.err(poolsh.import_pool, path), 1, true)
+    -- p:export replaces that dead socket file (a live one stays an error)
+    local p <close> = poolsh.pool{ ipc = true }
+    p:export(path)
+    local q <close> = poolsh.pool{ ipc = true }
+    assert.matches(path .. " already exists: remove it or choose another path",
+                   H.err(q.export, q, path), 1, true)
+    local ip <close> = poolsh.import_pool(path)
+    assert.is_true(ip.imported)
+    p:destroy()
     os.remove(path)
     assert.matches("duration must be >= 0", H.err(poolsh.import_pool, path, -1))
   end)

@@ -181,15 +181,16 @@ describe("IPC pools", function()
   it("a pool exports any number of buffers over its life (freed entries are reused)", function()
     local s = poolsh.stream()
     local p <close> = poolsh.pool{ ipc = true }
+    p:export(socket_path())   -- shared first, as a program does (an H200 refused b:export() before)
     for _ = 1, 1100 do
-      local b = p:alloc(64, s)
+      local b = p:alloc(4096, s)
       b:export()
       b:free()
     end
     -- with 1024 buffers exported and live, the ledger is full
     local live = {}
-    for i = 1, 1024 do live[i] = p:alloc(64, s); live[i]:export() end
-    local extra = p:alloc(64, s)
+    for i = 1, 1024 do live[i] = p:alloc(4096, s); live[i]:export() end
+    local extra = p:alloc(4096, s)
     assert.matches("b" .. extra.id .. ": p" .. p.id .. "'s export ledger is full", H.err(extra.export, extra))
     live[1]:free()
     assert.matches("^poolsh%-ipc1:", extra:export())   -- the freed one's entry

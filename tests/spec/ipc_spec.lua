@@ -181,7 +181,7 @@ describe("IPC pools", function()
   it("a pool exports any number of buffers over its life (freed entries are reused)", function()
     local s = poolsh.stream()
     local p <close> = poolsh.pool{ ipc = true }
-    p:export(socket_path())   -- shared first, as a program does (an H200 refused b:export() before)
+    p:export(socket_path())   -- shared first, 4 KiB buffers: an H200 refused 64 B ones of an unshared pool
     for _ = 1, 1100 do
       local b = p:alloc(4096, s)
       b:export()

@@ -9,6 +9,14 @@ local BACKEND = "--backend=" .. H.backend()
 
 local socket_path = require("poolsh.scenario").socket_path
 
+-- An IPC pool served at a fresh socket, a stream, and the path.
+local function shared_pool()
+  local path = socket_path()
+  local p = poolsh.pool{ ipc = true }
+  p:export(path)
+  return p, poolsh.stream(), path
+end
+
 -- Starts the child in mode with args; returns a reader of its lines, a
 -- function that lets it end (creates <path>.go) and closes it, and its pid.
 local function start(mode, path, ...)
@@ -95,10 +103,7 @@ describe("IPC pools", function()
   end)
 
   it("refuses the exporter's free of a block still imported, and keeps it", function()
-    local path = socket_path()
-    local s = poolsh.stream()
-    local p <close> = poolsh.pool{ ipc = true }
-    p:export(path)
+    local p <close>, s, path = shared_pool()
     local b = p:alloc(4096, s)
     local line, finish = start("hold", path, b:export())
     assert.equal("held\t4096", line())
@@ -111,10 +116,7 @@ describe("IPC pools", function()
   end)
 
   it_sim("refuses a second import of one block in one process, and allows it after the free", function()
-    local path = socket_path()
-    local s = poolsh.stream()
-    local p <close> = poolsh.pool{ ipc = true }
-    p:export(path)
+    local p <close>, s, path = shared_pool()
     local ip <close> = poolsh.import_pool(path)
     local b = p:alloc(4096, s)
     local tok = b:export()
@@ -129,10 +131,7 @@ describe("IPC pools", function()
   end)
 
   it("an importer that ended without freeing no longer counts", function()
-    local path = socket_path()
-    local s = poolsh.stream()
-    local p <close> = poolsh.pool{ ipc = true }
-    p:export(path)
+    local p <close>, s, path = shared_pool()
     local b = p:alloc(4096, s)
     local line, finish, pid = start("hold", path, b:export())
     assert.equal("held\t4096", line())
@@ -153,10 +152,7 @@ describe("IPC pools", function()
   end
 
   it("an importer that ended but was not reaped (a zombie) no longer counts", function()
-    local path = socket_path()
-    local s = poolsh.stream()
-    local p <close> = poolsh.pool{ ipc = true }
-    p:export(path)
+    local p <close>, s, path = shared_pool()
     local b = p:alloc(4096, s)
     local line, finish, pid = start("hold", path, b:export())
     assert.equal("held\t4096", line())
@@ -200,10 +196,7 @@ describe("IPC pools", function()
   end)
 
   it("an imported pool cannot allocate, trim or set its threshold; its counters read 0", function()
-    local path = socket_path()
-    local s = poolsh.stream()
-    local p <close> = poolsh.pool{ ipc = true }
-    p:export(path)
+    local p <close>, s, path = shared_pool()
     local b = p:alloc(4096, s)
     local tok = b:export()
     b:free()                                      -- now the token names a freed block

@@ -3,6 +3,7 @@
 # the operation fuzzer (scripts/fuzz.lua) on the sim. Exits non-zero on a
 # crash, a sanitizer report, a broken invariant, a Lua warning or a buffer
 # left live at exit. docs/fuzzing.md says what it checks and how to replay.
+# Then runs the input fuzzers (scripts/fuzz/*.lua) on every seed.
 # Usage: scripts/fuzz.sh [seconds] [seed]
 #   seconds  total time, shared by the seeds (default 60)
 #   seed     one seed; without it POOLSH_FUZZ_SEEDS (default "1 2 3")
@@ -18,7 +19,7 @@ case "$secs" in ''|*[!0-9]*) echo "fuzz.sh: seconds must be a whole number, got 
 
 echo "fuzz.sh: building $build (ASan + UBSan, sim only)"
 cmake -S . -B "$build" -DPOOLSH_CUDA=OFF -DPOOLSH_SANITIZE=ON >/dev/null
-cmake --build "$build" -j"$(nproc)" --target poolsh >/dev/null
+cmake --build "$build" -j"$(nproc)" --target poolsh fuzzers >/dev/null
 
 # Any report ends the process with a non-zero status.
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:print_stacktrace=1:exitcode=23"
@@ -46,4 +47,29 @@ for seed in $seeds; do
   fi
 done
 [ "$status" -eq 0 ] && echo "fuzz.sh: all seeds passed"
+
+# The input fuzzers (scripts/fuzz/*.lua, lib.lua's loop): each decoder and
+# reader of untrusted bytes gets POOLSH_FUZZ_INPUT_SECONDS (default 5) per
+# seed, each input bounded in time and memory.
+input_secs=${POOLSH_FUZZ_INPUT_SECONDS:-5}
+# Those written in C (tests/c/fuzz_*.c) take the same arguments.
+for target in scripts/fuzz/*.lua "$build"/fuzz_*; do
+  [ -e "$target" ] || continue
+  [ "$(basename "$target")" = lib.lua ] && continue
+  runner=("$build/poolsh" --backend=sim "$target"); [ -x "$target" ] && runner=("$target")
+  for seed in $seeds; do
+    cmd=("${runner[@]}" --seed "$seed" --seconds "$input_secs" --tmpdir "$tmp")
+    echo "fuzz.sh: ${cmd[*]}"
+    rc=0
+    "${cmd[@]}" >"$tmp/out" 2>"$tmp/err" || rc=$?
+    cat "$tmp/out"
+    bad=$(grep -E -m1 'Sanitizer|runtime error:|Lua warning' "$tmp/err" || true)
+    if [ "$rc" -ne 0 ] || [ -n "$bad" ]; then
+      echo "fuzz.sh: $target seed $seed FAILED (exit status $rc)${bad:+: $bad}" >&2
+      tail -n 40 "$tmp/err" >&2
+      status=1
+    fi
+  done
+done
+[ "$status" -eq 0 ] && echo "fuzz.sh: all fuzzers passed"
 exit "$status"

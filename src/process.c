@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -33,6 +35,8 @@
 #include <unistd.h>
 
 #include "poolsh.h"
+#include "frame.h"
+#include "usock.h"
 
 extern char **environ;
 
@@ -47,6 +51,15 @@ extern char **environ;
 #define TERM_GRACE_MS 1000      /* then SIGKILL */
 #define CHILD_FD 3              /* the child's end of the channel, in the child */
 #define CHILD_FD_S "3"
+#define QUEUE_MSGS_MAX 4096     /* unread messages (or requests) queued per channel */
+#define QUEUE_BYTES_MAX (128u << 20)   /* and their bytes */
+#define CLIENTS_MAX 16          /* --serve: clients connected at once; more wait */
+#define PARTIAL_MS 10000        /* --serve: a message begun must be whole within this */
+#define SEND_MS 10000           /* --serve: a client must take its reply within this */
+#define IDLE_MS 60000           /* --serve, full: a client idle this long makes room */
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
 
 enum { ROLE_CHILD, ROLE_PARENT, ROLE_PEER, ROLE_CLIENT };
 enum { UV_INBOX = 1, UV_REQUESTS, UV_WHERE, PROCESS_NUV = UV_WHERE };
@@ -363,7 +376,7 @@ static uint64_t get64(rd *r) {
 
 /* Pushes one decoded value (something, even when r->bad gets set). */
 static void decode(lua_State *L, rd *r, int depth) {
-  luaL_checkstack(L, 3, "receiving a message");
+  if (!lua_checkstack(L, 3)) { r->bad = 1; return; }     /* the caller's top is reset */
   if (r->p >= r->end || depth > DEPTH_MAX) { r->bad = 1; lua_pushnil(L); return; }
   char t = (char)*r->p++;
   switch (t) {
@@ -391,7 +404,8 @@ static void decode(lua_State *L, rd *r, int depth) {
       lua_createtable(L, 0, (int)(n < 1024 ? n : 1024));
       for (uint32_t i = 0; i < n && !r->bad; i++) {
         decode(L, r, depth + 1);
-        decode(L, r, depth + 1);
+        if (!r->bad) decode(L, r, depth + 1);
+        if (r->bad) break;                           /* the caller resets the stack */
         if (lua_isnil(L, -2) || (lua_type(L, -2) == LUA_TNUMBER && isnan(lua_tonumber(L, -2)))) {
           r->bad = 1;
           lua_pop(L, 2);
@@ -405,14 +419,42 @@ static void decode(lua_State *L, rd *r, int depth) {
   }
 }
 
+int ps_frame_decode(lua_State *L, const char *body, size_t len, char *kind, uint32_t *seq) {
+  int top = lua_gettop(L);
+  if (len < 9) return -1;
+  rd d = {(const unsigned char *)body, (const unsigned char *)body + len, 0};
+  char k = (char)*d.p++;
+  *seq = get32(&d);
+  uint32_t n = get32(&d);
+  if (n > len || (k != 'M' && k != 'E' && k != 'R' && k != 'X') || !lua_checkstack(L, (int)n + 4))
+    d.bad = 1;                                         /* each value takes a byte at least */
+  for (uint32_t i = 0; i < n && !d.bad; i++) decode(L, &d, 0);
+  if (d.bad || d.p != d.end) {
+    lua_settop(L, top);
+    return -1;
+  }
+  *kind = k;
+  return (int)n;
+}
+
 /* ---- the channel: sending, reading frames ---------------------------------------- */
 
 /* Writes the frame; raises when the other end is gone or on an
- * interrupt (the channel then closes: a frame may be cut). */
+ * interrupt (the channel then closes: a frame may be cut). A server's
+ * client that does not take its reply within SEND_MS is closed too: it
+ * must not hold the server. */
 static void send_frame(lua_State *L, int idx, ps_processud *p, const wbuf *w) {
   size_t off = 0;
   volatile sig_atomic_t *intr = interrupt_of(L);
+  double deadline = p->role == ROLE_CLIENT ? now_ms() + SEND_MS : -1;
   while (off < w->n) {
+    if (deadline >= 0 && now_ms() > deadline) {
+      close(p->fd);
+      p->fd = -1;
+      push_who(L, idx, p);
+      luaL_error(L, "%s did not take its reply for %d s: the channel is closed",
+                 lua_tostring(L, -1), SEND_MS / 1000);
+    }
     ssize_t k = send(p->fd, w->b + off, w->n - off, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (k > 0) { off += (size_t)k; continue; }
     if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
@@ -438,18 +480,24 @@ static void send_frame(lua_State *L, int idx, ps_processud *p, const wbuf *w) {
   }
 }
 
+/* Makes room in the read buffer when it is full and holds less than
+ * need: the buffer grows as the bytes arrive (doubling, never past need),
+ * so a header announcing 64 MiB costs nothing until they come. */
+static void grow(lua_State *L, ps_processud *p, size_t need) {
+  if (p->rlen < p->rcap || p->rlen >= need) return;
+  size_t cap = p->rcap < 2048 ? 4096 : p->rcap * 2;
+  if (cap > need && need > 4096) cap = need;
+  char *b = realloc(p->rbuf, cap);
+  if (!b) luaL_error(L, "poolsh: out of memory");
+  p->rbuf = b, p->rcap = cap;
+}
+
 /* Reads until the buffer holds need bytes; 1 done, 0 timed out (ms < 0:
  * no limit), -1 the other end closed, -2 interrupted. */
 static int fill(lua_State *L, ps_processud *p, size_t need, double deadline) {
   volatile sig_atomic_t *intr = interrupt_of(L);
-  if (p->rcap < need) {
-    size_t cap = p->rcap ? p->rcap : 4096;
-    while (cap < need) cap *= 2;
-    char *b = realloc(p->rbuf, cap);
-    if (!b) luaL_error(L, "poolsh: out of memory");
-    p->rbuf = b, p->rcap = cap;
-  }
   while (p->rlen < need) {
+    grow(L, p, need);
     if (*intr) return -2;
     int wait = POLL_MS;
     if (deadline >= 0) {
@@ -471,25 +519,39 @@ static int fill(lua_State *L, ps_processud *p, size_t need, double deadline) {
   return 1;
 }
 
+/* Raises that a malformed message came from the Process at idx, closing
+ * its channel. */
+static int malformed(lua_State *L, int idx, ps_processud *p, const char *why) {
+  close(p->fd);
+  p->fd = -1;
+  push_who(L, idx, p);
+  return luaL_error(L, "a malformed message came from %s: the channel is closed%s",
+                    lua_tostring(L, -1), why);
+}
+
+/* The length a whole frame at the head of the buffer takes (4 + its
+ * announced length), or 0 while fewer than 4 bytes are there. */
+static size_t frame_need(const ps_processud *p) {
+  if (p->rlen < 4) return 0;
+  const unsigned char *h = (const unsigned char *)p->rbuf;
+  uint32_t len = ((uint32_t)h[0] << 24) | ((uint32_t)h[1] << 16) | ((uint32_t)h[2] << 8) | h[3];
+  return 4 + (size_t)len;
+}
+
 /* Reads one frame and pushes its values; returns its kind ('M', 'E', 'R',
- * 'X'), or 0 when timed out (nothing pushed). Raises when the other end
- * closed, on an interrupt (waiting: the text after "interrupted ") and
- * on a malformed frame (the channel then closes). */
+ * 'X'), or 0 when timed out (nothing pushed); *flen gets its length.
+ * Raises when the other end closed, on an interrupt (waiting: the text
+ * after "interrupted ") and on a malformed frame (the channel then
+ * closes): so is an eval request ('E') from a process that serves eval
+ * (a spawned child, a server): only a parent or a client sends those. */
 static int read_frame(lua_State *L, int idx, ps_processud *p, double deadline,
-                      uint32_t *seq, int *nvals, const char *waiting) {
+                      uint32_t *seq, int *nvals, size_t *flen, const char *waiting) {
   int r = fill(L, p, 4, deadline);
-  uint32_t len = 0;
+  size_t used = 0;
   if (r == 1) {
-    const unsigned char *h = (const unsigned char *)p->rbuf;
-    len = ((uint32_t)h[0] << 24) | ((uint32_t)h[1] << 16) | ((uint32_t)h[2] << 8) | h[3];
-    if (len < 9 || len > FRAME_MAX) {
-      close(p->fd);
-      p->fd = -1;
-      push_who(L, idx, p);
-      return luaL_error(L, "a malformed message came from %s: the channel is closed",
-                        lua_tostring(L, -1));
-    }
-    r = fill(L, p, 4 + (size_t)len, deadline);
+    used = frame_need(p);
+    if (used < 4 + 9 || used > 4 + (size_t)FRAME_MAX) return malformed(L, idx, p, "");
+    r = fill(L, p, used, deadline);
   }
   if (r == 0) return 0;
   if (r == -1) return gone(L, idx, p);
@@ -500,45 +562,63 @@ static int read_frame(lua_State *L, int idx, ps_processud *p, double deadline,
     return lua_error(L);   /* as every interrupted wait: no position (errors.md) */
   }
   /* the frame leaves the buffer first: a malformed one is dropped whole */
-  size_t used = 4 + (size_t)len;
+  size_t len = used - 4;
   const char *body = lua_pushlstring(L, p->rbuf + 4, len);
   int bodyidx = lua_gettop(L);
   memmove(p->rbuf, p->rbuf + used, p->rlen - used);
   p->rlen -= used;
-  rd d = {(const unsigned char *)body, (const unsigned char *)body + len, 0};
-  char kind = (char)*d.p++;
-  *seq = get32(&d);
-  uint32_t n = get32(&d);
-  if (n > len) d.bad = 1;
-  if (!d.bad) luaL_checkstack(L, (int)n + 4, "too many values in a message");
-  for (uint32_t i = 0; i < n && !d.bad; i++) decode(L, &d, 0);
-  if (d.bad || d.p != d.end || (kind != 'M' && kind != 'E' && kind != 'R' && kind != 'X')) {
+  if (p->rcap > (1u << 20) && p->rlen < (64u << 10)) {   /* a large frame went: give it back */
+    char *b = realloc(p->rbuf, 64u << 10);
+    if (b) p->rbuf = b, p->rcap = 64u << 10;
+  }
+  char kind;
+  int n = ps_frame_decode(L, body, len, &kind, seq);
+  if (n < 0) {
     lua_settop(L, bodyidx - 1);
-    close(p->fd);
-    p->fd = -1;
-    push_who(L, idx, p);
-    return luaL_error(L, "a malformed message came from %s: the channel is closed",
-                      lua_tostring(L, -1));
+    return malformed(L, idx, p, "");
+  }
+  if (kind == 'E' && (p->role == ROLE_CHILD || p->role == ROLE_PEER)) {
+    lua_settop(L, bodyidx - 1);
+    return malformed(L, idx, p, " (an eval request: only this process sends those to it)");
   }
   lua_remove(L, bodyidx);
-  *nvals = (int)n;
+  *nvals = n;
+  if (flen) *flen = len;
   return kind;
 }
 
-/* Appends the top n values, packed as {n = n, ...}, to queue uv of the
- * Process at idx. */
-static void enqueue(lua_State *L, int idx, int uv, int n, uint32_t seq) {
+/* Appends the top n values, packed as {n = n, seq = seq, len = bytes},
+ * to queue uv of the Process at idx. Past QUEUE_MSGS_MAX entries or
+ * QUEUE_BYTES_MAX bytes unread, closes the channel and raises: a peer
+ * that floods messages must not grow this process without bound. */
+static void enqueue(lua_State *L, int idx, int uv, int n, uint32_t seq, size_t bytes) {
   idx = lua_absindex(L, idx);
-  lua_createtable(L, n, 2);
+  lua_createtable(L, n, 3);
   lua_insert(L, -n - 1);
   for (int i = n; i >= 1; i--) lua_rawseti(L, -i - 1, i);
   lua_pushinteger(L, n);
   lua_setfield(L, -2, "n");
   lua_pushinteger(L, (lua_Integer)seq);
   lua_setfield(L, -2, "seq");
+  lua_pushinteger(L, (lua_Integer)bytes);
+  lua_setfield(L, -2, "len");
   lua_getiuservalue(L, idx, uv);
+  lua_Integer count = (lua_Integer)lua_rawlen(L, -1);
+  lua_getfield(L, -1, "bytes");
+  lua_Integer total = lua_tointeger(L, -1) + (lua_Integer)bytes;
+  lua_pop(L, 1);
+  if (count >= QUEUE_MSGS_MAX || total > (lua_Integer)QUEUE_BYTES_MAX) {
+    ps_processud *p = toprocess(L, idx);
+    close(p->fd);
+    p->fd = -1;
+    push_who(L, idx, p);
+    luaL_error(L, "%s sent more than %d messages or %d MiB that were not read: the channel "
+               "is closed", lua_tostring(L, -1), QUEUE_MSGS_MAX, (int)(QUEUE_BYTES_MAX >> 20));
+  }
+  lua_pushinteger(L, total);
+  lua_setfield(L, -2, "bytes");
   lua_insert(L, -2);
-  lua_rawseti(L, -2, (lua_Integer)luaL_len(L, -2) + 1);
+  lua_rawseti(L, -2, count + 1);
   lua_pop(L, 1);
 }
 
@@ -547,7 +627,7 @@ static void enqueue(lua_State *L, int idx, int uv, int n, uint32_t seq) {
 static int dequeue(lua_State *L, int idx, int uv) {
   idx = lua_absindex(L, idx);
   lua_getiuservalue(L, idx, uv);
-  lua_Integer n = luaL_len(L, -1);
+  lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
   if (n == 0) { lua_pop(L, 1); return 0; }
   lua_rawgeti(L, -1, 1);
   for (lua_Integer i = 1; i < n; i++) {
@@ -556,6 +636,12 @@ static int dequeue(lua_State *L, int idx, int uv) {
   }
   lua_pushnil(L);
   lua_rawseti(L, -3, n);
+  lua_getfield(L, -1, "len");
+  lua_getfield(L, -3, "bytes");
+  lua_Integer left = lua_tointeger(L, -1) - lua_tointeger(L, -2);
+  lua_pop(L, 2);
+  lua_pushinteger(L, left > 0 ? left : 0);
+  lua_setfield(L, -3, "bytes");
   lua_remove(L, -2);
   return 1;
 }
@@ -604,7 +690,8 @@ static int process_recv(lua_State *L) {
   for (;;) {
     uint32_t seq;
     int n;
-    int kind = read_frame(L, 1, p, deadline, &seq, &n, "waiting for a message from");
+    size_t len;
+    int kind = read_frame(L, 1, p, deadline, &seq, &n, &len, "waiting for a message from");
     if (kind == 0) {
       char t[32];
       snprintf(t, sizeof t, "%.14g", (double)secs);
@@ -616,15 +703,33 @@ static int process_recv(lua_State *L) {
       if (n == 0) lua_pushnil(L);
       return 1;
     }
-    if (kind == 'E') enqueue(L, 1, UV_REQUESTS, n, seq);   /* for poolsh.serve */
+    if (kind == 'E') enqueue(L, 1, UV_REQUESTS, n, seq, len);   /* for poolsh.serve */
     else lua_pop(L, n);                                    /* a late reply: dropped */
   }
 }
 
 /* p:eval(code, ...) -> what the chunk returned in the other process;
- * raises its error, prefixed with its pid. */
+ * raises its error, prefixed with its pid. code may be {code, timeout_s
+ * = seconds}: eval then raises when the results take longer (a late
+ * reply is dropped: its sequence number names the eval that gave up). */
 static int process_eval(lua_State *L) {
   ps_processud *p = checkopen(L, 1);
+  double deadline = -1;
+  lua_Number secs = 0;
+  if (lua_type(L, 2) == LUA_TTABLE) {
+    if (lua_rawgeti(L, 2, 1) != LUA_TSTRING)
+      return luaL_argerror(L, 2, "the table holds no code: {code, timeout_s = seconds}");
+    if (lua_getfield(L, 2, "timeout_s") != LUA_TNIL) {
+      if (!lua_isnumber(L, -1))
+        return luaL_argerror(L, 2, "timeout_s must be a number (seconds)");
+      secs = lua_tonumber(L, -1);
+      if (!(secs >= 0) || isinf(secs))
+        return luaL_argerror(L, 2, "timeout_s must be >= 0 and finite (seconds)");
+      deadline = now_ms() + secs * 1e3;
+    }
+    lua_pop(L, 1);
+    lua_replace(L, 2);                                 /* the code, in the table's place */
+  }
   luaL_checkstring(L, 2);
   if (!p->serving) {
     push_who(L, 1, p);
@@ -639,9 +744,17 @@ static int process_eval(lua_State *L) {
   for (;;) {
     uint32_t got;
     int n;
-    int kind = read_frame(L, 1, p, -1, &got, &n, "waiting for eval's results from");
-    if (kind == 'M') { enqueue(L, 1, UV_INBOX, n, 0); continue; }
-    if (kind == 'E') { enqueue(L, 1, UV_REQUESTS, n, got); continue; }
+    size_t len;
+    int kind = read_frame(L, 1, p, deadline, &got, &n, &len, "waiting for eval's results from");
+    if (kind == 0) {
+      char t[32];
+      snprintf(t, sizeof t, "%.14g", (double)secs);
+      push_who(L, 1, p);
+      return luaL_error(L, "timed out after %s s waiting for eval's results from %s", t,
+                        lua_tostring(L, -1));
+    }
+    if (kind == 'M') { enqueue(L, 1, UV_INBOX, n, 0, len); continue; }
+    if (kind == 'E') { enqueue(L, 1, UV_REQUESTS, n, got, len); continue; }
     if (got != seq) { lua_pop(L, n); continue; }
     if (kind == 'R') return n;
     lua_settop(L, 1 + (n > 0));
@@ -820,10 +933,18 @@ static void arg_push(lua_State *L, const char *s) {
 
 /* Appends this process's global options to the argv table on top, so
  * that the child opens the same device: the backend in use, the device,
- * the sim's memory and profile, the limits. */
+ * the sim's memory and profile, the limits, -E. */
 static void push_global_options(lua_State *L) {
   ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
   char opt[128];
+  /* -E (the host sets LUA_NOENV, as lua.c does): the child ignores
+   * LUA_INIT and the environment too */
+  if (lua_getfield(L, LUA_REGISTRYINDEX, "LUA_NOENV") != LUA_TNIL && lua_toboolean(L, -1)) {
+    lua_pop(L, 1);
+    arg_push(L, "-E");
+  } else {
+    lua_pop(L, 1);
+  }
   snprintf(opt, sizeof opt, "--backend=%s", c->be ? c->be->name : c->backend_want);
   arg_push(L, opt);
   if (c->device >= 0) snprintf(opt, sizeof opt, "--device=%d", c->device), arg_push(L, opt);
@@ -910,6 +1031,13 @@ static int process_spawn(lua_State *L) {
     if (devnull >= 0) dup2(devnull, 0), close(devnull);
     if (sv[1] != CHILD_FD) dup2(sv[1], CHILD_FD);     /* the copy does not close on exec */
     else fcntl(CHILD_FD, F_SETFD, 0);
+    /* Nothing else the parent opened reaches the program: every fd past
+     * the channel closes on exec (errpipe too, as it should). */
+    if (syscall(SYS_close_range, CHILD_FD + 1, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+      struct rlimit rl;
+      int max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536 ? (int)rl.rlim_cur : 65536;
+      for (int fd = CHILD_FD + 1; fd < max; fd++) fcntl(fd, F_SETFD, FD_CLOEXEC);
+    }
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
@@ -943,75 +1071,45 @@ static int process_spawn(lua_State *L) {
 
 /* ---- Unix-domain sockets: connect and serve ------------------------------------------ */
 
-/* Fills a with path; raises (naming fn) when it does not fit. */
-static void sockaddr_of(lua_State *L, const char *fn, const char *path, struct sockaddr_un *a) {
-  memset(a, 0, sizeof *a);
-  a->sun_family = AF_UNIX;
-  size_t n = strlen(path);
-  if (n == 0) luaL_error(L, "%s: the socket path is empty", fn);
-  if (n >= sizeof a->sun_path)
-    luaL_error(L, "%s: socket path too long (%d bytes, at most %d)", fn, (int)n,
-               (int)sizeof a->sun_path - 1);
-  memcpy(a->sun_path, path, n);
-}
-
-/* poolsh.connect(path [, timeout_s]) -> a Process for the `poolsh --serve`
- * at path. The connect does not block: while the server's backlog is
- * full (it serves one client at a time) it is tried again every POLL_MS,
- * until timeout_s (default: no limit) or an interrupt. */
+/* poolsh.connect(name [, timeout_s]) -> a Process for the `poolsh --serve`
+ * at name (a bare name: in the private directory, usock.h). The connect
+ * does not block: while the server's backlog is full (it serves
+ * CLIENTS_MAX clients) it is tried again every POLL_MS, until timeout_s
+ * (default: no limit) or an interrupt. A server of another uid (not root)
+ * is refused before anything is sent. */
 static int process_connect(lua_State *L) {
-  const char *path = luaL_checkstring(L, 1);
+  const char *name = luaL_checkstring(L, 1);
   double deadline = optdeadline(L, 2);
-  struct sockaddr_un a;
-  sockaddr_of(L, "poolsh.connect", path, &a);
+  char path[PS_USOCK_PATH_MAX], err[320];
+  if (ps_usock_resolve(name, 0, path, err, sizeof err) != PS_USOCK_OK)
+    return luaL_error(L, "poolsh.connect: %s", err);
   ps_processud *p = newprocess(L, ROLE_PEER);
-  lua_pushvalue(L, 1);
+  lua_pushstring(L, path);
   lua_setiuservalue(L, -2, UV_WHERE);
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) return luaL_error(L, "poolsh.connect: %s", strerror(errno));
-  p->fd = fd;                                          /* closed by the collector on error */
   volatile sig_atomic_t *intr = interrupt_of(L);
-  int e = connect(fd, (struct sockaddr *)&a, sizeof a) == 0 ? 0 : errno;
-  while (e == EAGAIN || e == EINTR || e == EINPROGRESS || e == EALREADY) {
-    if (*intr) {
+  int pid;
+  int fd = ps_usock_connect(path, deadline, intr, &pid, err, sizeof err);
+  switch (fd) {
+    case PS_USOCK_INTERRUPTED:
       *intr = 0;
       lua_pushfstring(L, "interrupted connecting to the server at %s", path);
       return lua_error(L);                             /* no position, as every interrupted wait */
+    case PS_USOCK_TIMEOUT: {
+      char t[32];
+      snprintf(t, sizeof t, "%.14g", (double)luaL_checknumber(L, 2));
+      return luaL_error(L, "poolsh.connect: timed out after %s s: the server at %s does not "
+                        "accept (busy with other clients, or stopped)", t, path);
     }
-    int wait = POLL_MS;
-    if (deadline >= 0) {
-      double left = deadline - now_ms();
-      if (left <= 0) {
-        char t[32];
-        snprintf(t, sizeof t, "%.14g", (double)luaL_checknumber(L, 2));
-        return luaL_error(L, "poolsh.connect: timed out after %s s: the server at %s does not "
-                          "accept (busy with other clients, or stopped)", t, path);
-      }
-      if (left < wait) wait = (int)left + 1;
-    }
-    if (e == EINPROGRESS || e == EALREADY) {          /* not for Unix sockets on Linux */
-      struct pollfd pf = {fd, POLLOUT, 0};
-      if (poll(&pf, 1, wait) > 0) {
-        socklen_t el = sizeof e;
-        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) != 0) e = errno;
-      }
-    } else {                                           /* the backlog is full: again later */
-      sleep_ms(wait);
-      e = connect(fd, (struct sockaddr *)&a, sizeof a) == 0 ? 0 : errno;
-      if (e == EISCONN) e = 0;
-    }
-  }
-  if (e != 0) {
-    if (e == ENOENT)
-      return luaL_error(L, "poolsh.connect: no socket at %s (start poolsh --serve %s)", path, path);
-    if (e == ECONNREFUSED)
+    case PS_USOCK_NOENT:
+      return luaL_error(L, "poolsh.connect: no socket at %s (start poolsh --serve %s)", path, name);
+    case PS_USOCK_REFUSED:
       return luaL_error(L, "poolsh.connect: nobody serves on %s (connection refused)", path);
-    return luaL_error(L, "poolsh.connect: cannot connect to %s: %s", path, strerror(e));
+    default:
+      if (fd < 0) return luaL_error(L, "poolsh.connect: %s", err);
   }
+  p->fd = fd;
   fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);   /* as a spawned child's channel */
-  struct ucred cred;
-  socklen_t cl = sizeof cred;
-  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) == 0) p->pid = cred.pid;
+  p->pid = pid;
   p->serving = 1;
   return 1;
 }
@@ -1109,46 +1207,61 @@ static void serve_channel(lua_State *L, int idx) {
     if (p->fd < 0) return;
     uint32_t seq;
     int n;
+    size_t len;
     int r = fill(L, p, 1, -1);
     if (r == -1) return;                             /* the other end closed */
-    int kind = read_frame(L, idx, p, -1, &seq, &n, "waiting for a request from");
-    if (kind == 'E') enqueue(L, idx, UV_REQUESTS, n, seq);
-    else if (kind == 'M') enqueue(L, idx, UV_INBOX, n, 0);
+    int kind = read_frame(L, idx, p, -1, &seq, &n, &len, "waiting for a request from");
+    if (kind == 'E') enqueue(L, idx, UV_REQUESTS, n, seq, len);
+    else if (kind == 'M') enqueue(L, idx, UV_INBOX, n, 0, len);
     else lua_pop(L, n);
   }
 }
 
-/* Serves the client Process at 1 (in a pcall: its errors end only it). */
-static int serve_client(lua_State *L) {
-  serve_channel(L, 1);
-  return 0;
+/* Serves what the client Process at 1 sent so far, without waiting
+ * (in a pcall: its errors end only it): reads what the socket holds, runs
+ * each whole eval request, queues messages. Returns whether the client
+ * closed the channel, and whether a whole message came. */
+static int serve_ready(lua_State *L) {
+  ps_processud *p = toprocess(L, 1);
+  int closed = 0;
+  size_t need = frame_need(p);
+  if (need == 0 || p->rlen < need) {                 /* read what came */
+    grow(L, p, need ? need : 4);
+    ssize_t k = recv(p->fd, p->rbuf + p->rlen, p->rcap - p->rlen, MSG_DONTWAIT);
+    if (k > 0) p->rlen += (size_t)k;
+    else if (k == 0 || (errno != EAGAIN && errno != EINTR && errno != EWOULDBLOCK)) closed = 1;
+  }
+  int whole = 0;
+  for (;; whole = 1) {
+    need = frame_need(p);
+    if (need == 0 || (p->rlen < need && need >= 4 + 9 && need <= 4 + (size_t)FRAME_MAX)) break;
+    uint32_t seq;
+    int n;
+    size_t len;
+    int kind = read_frame(L, 1, p, 0, &seq, &n, &len, "waiting for a request from");
+    if (kind == 'E') enqueue(L, 1, UV_REQUESTS, n, seq, len);
+    else if (kind == 'M') enqueue(L, 1, UV_INBOX, n, 0, len);
+    else lua_pop(L, n);
+    while (dequeue(L, 1, UV_REQUESTS)) serve_request(L, 1, p);
+    if (p->fd < 0) break;
+  }
+  lua_pushboolean(L, closed || p->fd < 0);
+  lua_pushboolean(L, whole);
+  return 2;
 }
 
 /* The listening socket of poolsh.serve(path): closed and its path
- * removed by close or the collector. */
-typedef struct listener {
-  int fd;
-  char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-} listener;
-
+ * removed (if it is still the socket bound) by close or the collector. */
 static int listener_gc(lua_State *L) {
-  listener *l = (listener *)lua_touserdata(L, 1);
-  if (l->fd >= 0) {
-    close(l->fd);
-    unlink(l->path);
-  }
-  l->fd = -1;
+  ps_usock_close((ps_usock_listener *)lua_touserdata(L, 1));
   return 0;
 }
 
 /* Listens on path (a stale socket there, which nobody serves, is
  * replaced); pushes the listener. */
-static listener *listen_on(lua_State *L, const char *path) {
-  struct sockaddr_un a;
-  sockaddr_of(L, "poolsh.serve", path, &a);
-  listener *l = (listener *)lua_newuserdatauv(L, sizeof *l, 0);
+static ps_usock_listener *listen_on(lua_State *L, const char *path) {
+  ps_usock_listener *l = (ps_usock_listener *)lua_newuserdatauv(L, sizeof *l, 0);
   l->fd = -1;
-  memcpy(l->path, a.sun_path, sizeof l->path);
   if (luaL_newmetatable(L, PS_LISTENER)) {
     lua_pushcfunction(L, listener_gc);
     lua_setfield(L, -2, "__gc");
@@ -1156,33 +1269,41 @@ static listener *listen_on(lua_State *L, const char *path) {
     lua_setfield(L, -2, "__close");
   }
   lua_setmetatable(L, -2);
-  struct stat st;
-  if (lstat(path, &st) == 0) {
-    if (!S_ISSOCK(st.st_mode))
-      luaL_error(L, "poolsh.serve: %s already exists and is not a socket", path);
-    int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    int live = probe >= 0 && (connect(probe, (struct sockaddr *)&a, sizeof a) == 0 ||
-                              errno == EAGAIN);    /* a full backlog: it serves, busily */
-    if (probe >= 0) close(probe);
-    if (live) luaL_error(L, "poolsh.serve: %s: a poolsh already serves there", path);
-    unlink(path);                                    /* stale: nobody serves it */
+  char err[320];
+  switch (ps_usock_listen(l, path, CLIENTS_MAX, err, sizeof err)) {
+    case PS_USOCK_OK: return l;
+    case PS_USOCK_NOTSOCK:
+      return luaL_error(L, "poolsh.serve: %s already exists and is not a socket", path), NULL;
+    case PS_USOCK_LIVE:
+      return luaL_error(L, "poolsh.serve: %s: a poolsh already serves there", path), NULL;
+    default: return luaL_error(L, "poolsh.serve: %s", err), NULL;
   }
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) luaL_error(L, "poolsh.serve: %s", strerror(errno));
-  if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0) {
-    int e = errno;
-    close(fd);
-    luaL_error(L, "poolsh.serve: cannot listen on %s: %s", path, strerror(e));
-  }
-  l->fd = fd;
-  if (listen(fd, 4) != 0) luaL_error(L, "poolsh.serve: cannot listen on %s: %s", path, strerror(errno));
-  return l;
 }
 
-/* poolsh.serve([path]): runs the chunks p:eval sends. With path, on a
- * Unix-domain socket there, one client at a time, until interrupted;
- * without, on the channel to the parent (poolsh.parent), until the
- * parent closes it. */
+/* A client of poolsh.serve(path): its Process is in the clients table at
+ * the same index; last: when it last sent a byte; partial: since when
+ * part of a message waits for the rest (0: none). */
+typedef struct client { ps_processud *p; double last, partial; } client;
+
+/* Ends client i (its Process stays in the table until replaced); why,
+ * when given, goes to stderr. */
+static void drop_client(lua_State *L, client *c, const char *why) {
+  if (why) {
+    fprintf(stderr, "poolsh: client %d: %s\n", c->p->pid, why);
+    fflush(stderr);
+  }
+  process_release(L, c->p);
+  c->p = NULL;
+}
+
+/* poolsh.serve([name]): runs the chunks p:eval sends. With name, on a
+ * Unix-domain socket there (a bare name: in the private directory), for
+ * up to CLIENTS_MAX clients at once, each whole request in turn, until
+ * interrupted; without, on the channel to the parent (poolsh.parent),
+ * until the parent closes it. No client holds the others: one that sends
+ * part of a message and stops is closed after PARTIAL_MS, one that does
+ * not take its reply after SEND_MS, and when CLIENTS_MAX are connected
+ * one idle for IDLE_MS makes room for a new one. */
 static int process_serve(lua_State *L) {
   if (lua_isnoneornil(L, 1)) {
     lua_getfield(L, LUA_REGISTRYINDEX, "poolsh.parent");
@@ -1191,42 +1312,93 @@ static int process_serve(lua_State *L) {
     serve_channel(L, lua_gettop(L));
     return 0;
   }
-  const char *path = luaL_checkstring(L, 1);
-  listener *l = listen_on(L, path);
-  int lidx = lua_gettop(L);
+  const char *name = luaL_checkstring(L, 1);
+  char path[PS_USOCK_PATH_MAX], err[320];
+  if (ps_usock_resolve(name, 1, path, err, sizeof err) != PS_USOCK_OK)
+    return luaL_error(L, "poolsh.serve: %s", err);
+  lua_settop(L, 1);
+  ps_usock_listener *l = listen_on(L, path);
+  lua_createtable(L, CLIENTS_MAX, 0);                /* the clients' Processes */
+  int ctab = lua_gettop(L);
+  client cl[CLIENTS_MAX];
+  memset(cl, 0, sizeof cl);
   fprintf(stderr, "poolsh: serving on %s (pid %d)\n", path, (int)getpid());
   fflush(stderr);
   volatile sig_atomic_t *intr = interrupt_of(L);
   for (;;) {
-    struct pollfd pf = {l->fd, POLLIN, 0};
     if (*intr) {
       *intr = 0;
-      lua_pushcfunction(L, listener_gc);
-      lua_pushvalue(L, lidx);
-      lua_call(L, 1, 0);
+      for (int i = 0; i < CLIENTS_MAX; i++) if (cl[i].p) drop_client(L, &cl[i], NULL);
+      ps_usock_close(l);
       lua_pushfstring(L, "interrupted serving on %s", path);
       return lua_error(L);
     }
-    int r = poll(&pf, 1, POLL_MS);
-    if (r <= 0) continue;
-    int fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
-    if (fd < 0) continue;
-    ps_processud *p = newprocess(L, ROLE_CLIENT);
-    p->fd = fd;
-    struct ucred cred;
-    socklen_t cl = sizeof cred;
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) == 0) p->pid = cred.pid;
-    lua_getfield(L, LUA_REGISTRYINDEX, PS_CONTEXT);
-    lua_pushcclosure(L, serve_client, 1);
-    lua_pushvalue(L, -2);
-    if (lua_pcall(L, 1, 0, 0) != LUA_OK) {             /* that client's session ends */
-      const char *e = lua_tostring(L, -1);
-      if (!e || strncmp(e, "interrupted", 11) == 0) return lua_error(L);   /* the server's too */
-      fprintf(stderr, "poolsh: client %d: %s\n", p->pid, lua_tostring(L, -1));
-      fflush(stderr);
+    double now = now_ms();
+    struct pollfd pf[CLIENTS_MAX + 1];
+    int idx[CLIENTS_MAX + 1], np = 0, nclients = 0, idle = -1;
+    for (int i = 0; i < CLIENTS_MAX; i++) {
+      if (!cl[i].p) continue;
+      nclients++;
+      if (cl[i].partial > 0 && now - cl[i].partial > PARTIAL_MS) {
+        snprintf(err, sizeof err, "sent part of a message and not the rest within %d s: the "
+                 "channel is closed", PARTIAL_MS / 1000);
+        drop_client(L, &cl[i], err);
+        nclients--;
+        continue;
+      }
+      if (cl[i].partial == 0 && now - cl[i].last > IDLE_MS &&
+          (idle < 0 || cl[i].last < cl[idle].last))
+        idle = i;
+      pf[np] = (struct pollfd){cl[i].p->fd, POLLIN, 0};
+      idx[np++] = i;
     }
-    process_release(L, p);
-    lua_settop(L, lidx);
+    if (nclients < CLIENTS_MAX || idle >= 0) {        /* full: new clients wait in the backlog */
+      pf[np] = (struct pollfd){l->fd, POLLIN, 0};
+      idx[np++] = -1;
+    }
+    if (poll(pf, (nfds_t)np, POLL_MS) <= 0) continue;
+    for (int k = 0; k < np; k++) {
+      if (!pf[k].revents) continue;
+      if (idx[k] < 0) {                              /* a new client */
+        int pid;
+        int fd = ps_usock_accept(l, 1, &pid);
+        if (fd == -1 && (errno == EMFILE || errno == ENFILE || errno == ENOMEM))
+          sleep_ms(POLL_MS);                         /* out of fds: do not spin */
+        if (fd < 0) continue;
+        int i = 0;
+        while (i < CLIENTS_MAX && cl[i].p) i++;
+        if (i == CLIENTS_MAX) {
+          i = idle;
+          drop_client(L, &cl[i], "idle while other clients waited: the channel is closed");
+        }
+        ps_processud *p = newprocess(L, ROLE_CLIENT);
+        p->fd = fd;
+        p->pid = pid;
+        lua_rawseti(L, ctab, i + 1);
+        cl[i] = (client){p, now_ms(), 0};
+        continue;
+      }
+      client *c = &cl[idx[k]];
+      if (!c->p) continue;
+      lua_pushcfunction(L, serve_ready);
+      lua_rawgeti(L, ctab, idx[k] + 1);
+      if (lua_pcall(L, 1, 2, 0) != LUA_OK) {         /* that client's session ends */
+        const char *e = lua_tostring(L, -1);
+        if (!e || strncmp(e, "interrupted", 11) == 0) {   /* the server's too */
+          for (int i = 0; i < CLIENTS_MAX; i++) if (cl[i].p) drop_client(L, &cl[i], NULL);
+          ps_usock_close(l);
+          return lua_error(L);
+        }
+        drop_client(L, c, e);
+      } else if (lua_toboolean(L, -2)) {
+        drop_client(L, c, NULL);
+      } else {
+        c->last = now_ms();
+        if (c->p->rlen == 0) c->partial = 0;
+        else if (c->partial == 0 || lua_toboolean(L, -1)) c->partial = c->last;
+      }
+      lua_settop(L, ctab);
+    }
   }
 }
 

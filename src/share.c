@@ -31,12 +31,16 @@
 #include <unistd.h>
 
 #include "share.h"
+#include "usock.h"
 
 #define LEDGER_MAGIC 0x4745444cu    /* "LDEG" */
 #define HELLO_MAGIC 0x52485350u     /* "PSHR" */
 #define SHARE_VERSION 2u
 #define LEDGER_CAP 1024u
 #define IMPORTERS 8                 /* importing processes counted per buffer */
+#define SERVED_MAX 256              /* live processes the exporter handed the pool at once */
+#define HELLO_FDS_MAX 8             /* room for fds in the hello: any other count than 2 is refused */
+#define LEDGER_SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
 
 /* An importer: its pid, its start time (field 22 of /proc/<pid>/stat, so
  * that a reused pid is not taken for it; 0: unknown) and how many imports
@@ -61,14 +65,23 @@ typedef struct ledger {
 /* What the server sends with the two fds. */
 typedef struct hello { uint32_t magic, version; int32_t pid, pool; } hello;
 
+/* A process the exporter's server handed the pool (its pid as SO_PEERCRED
+ * gave it, and its start time): only their importer records count. */
+typedef struct served { int32_t pid; uint64_t start; } served;
+
 struct ps_share {
   int ledger_fd;
   ledger *led;
   size_t len;
+  int32_t pid, pool;                /* the exporter's, copied once (the peer may write the header) */
+  int exporter;                     /* this process made the ledger */
   /* the server (exporter) */
-  int serving, listen_fd, pool_fd, stop[2];
+  int serving, pool_fd, stop[2];
+  ps_usock_listener l;
   pthread_t thread;
-  char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+  pthread_mutex_t mu;               /* guards served: the server thread adds, the owner reads */
+  served served[SERVED_MAX];
+  char path[PS_USOCK_PATH_MAX];
 };
 
 static size_t ledger_len(void) { return sizeof(ledger) + LEDGER_CAP * sizeof(ledger_entry); }
@@ -79,24 +92,29 @@ static ps_share *share_map(int fd) {
   s->len = ledger_len();
   void *p = mmap(NULL, s->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) { free(s); return NULL; }
-  s->led = p, s->ledger_fd = fd, s->listen_fd = -1, s->pool_fd = -1;
+  s->led = p, s->ledger_fd = fd, s->l.fd = -1, s->pool_fd = -1;
   s->stop[0] = s->stop[1] = -1;
+  pthread_mutex_init(&s->mu, NULL);
   return s;
 }
 
+/* The ledger is sealed at its size: an importer that ftruncates it gets
+ * EPERM instead of making the exporter's next access SIGBUS. */
 ps_share *ps_share_new(int pool_id) {
-  int fd = memfd_create("poolsh-export-ledger", MFD_CLOEXEC);
+  int fd = memfd_create("poolsh-export-ledger", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return NULL;
-  ps_share *s = ftruncate(fd, (off_t)ledger_len()) == 0 ? share_map(fd) : NULL;
+  ps_share *s = ftruncate(fd, (off_t)ledger_len()) == 0 &&
+                fcntl(fd, F_ADD_SEALS, LEDGER_SEALS) == 0 ? share_map(fd) : NULL;
   if (!s) { close(fd); return NULL; }
-  s->led->version = SHARE_VERSION, s->led->pid = (int32_t)getpid();
+  s->exporter = 1, s->pid = (int32_t)getpid(), s->pool = pool_id;
+  s->led->version = SHARE_VERSION, s->led->pid = s->pid;
   s->led->pool = pool_id, s->led->cap = LEDGER_CAP;
   __atomic_store_n(&s->led->magic, LEDGER_MAGIC, __ATOMIC_RELEASE);
   return s;
 }
 
-int ps_share_pid(const ps_share *s) { return s->led->pid; }
-int ps_share_pool(const ps_share *s) { return s->led->pool; }
+int ps_share_pid(const ps_share *s) { return s->pid; }
+int ps_share_pool(const ps_share *s) { return s->pool; }
 const char *ps_share_path(const ps_share *s) { return s->serving ? s->path : NULL; }
 
 /* ---- the ledger ---- */
@@ -159,14 +177,47 @@ static int alive(int32_t pid, uint64_t start) {
   return kill(pid, 0) == 0 || errno == EPERM;
 }
 
-/* Live importers of entry e (n loaded first: see ledger_imp). */
-static int live_importers(const ledger_entry *e) {
+/* Whether the exporter's server handed the pool to process pid started
+ * at start. An importer writes the ledger, so it could write records of
+ * any live process (pid 1, say) that would pin the exporter's buffers
+ * forever: the exporter counts only processes it served. */
+static int was_served(ps_share *s, int32_t pid, uint64_t start) {
+  int yes = 0;
+  pthread_mutex_lock(&s->mu);
+  for (int i = 0; i < SERVED_MAX && !yes; i++)
+    yes = s->served[i].pid == pid && s->served[i].start == start;
+  pthread_mutex_unlock(&s->mu);
+  return yes;
+}
+
+/* Records that the server hands the pool to process pid (from
+ * SO_PEERCRED); 0, or -1 when SERVED_MAX live processes were served. */
+static int add_served(ps_share *s, int32_t pid) {
+  uint64_t start = 0;
+  if (pid <= 0) return -1;
+  if (proc_stat(pid, &start) == 0) return -1;   /* gone already */
+  int r = -1;
+  pthread_mutex_lock(&s->mu);
+  for (int i = 0; i < SERVED_MAX && r < 0; i++)
+    if (s->served[i].pid == pid && s->served[i].start == start) r = 0;
+  for (int i = 0; i < SERVED_MAX && r < 0; i++)
+    if (s->served[i].pid == 0 || !alive(s->served[i].pid, s->served[i].start)) {
+      s->served[i].pid = pid, s->served[i].start = start;
+      r = 0;
+    }
+  pthread_mutex_unlock(&s->mu);
+  return r;
+}
+
+/* Live importers of entry e (n loaded first: see ledger_imp); in the
+ * exporter, only processes its server handed the pool. */
+static int live_importers(ps_share *s, const ledger_entry *e) {
   int n = 0;
   for (int i = 0; i < IMPORTERS; i++) {
     int32_t k = __atomic_load_n(&e->imp[i].n, SC);
     int32_t pid = __atomic_load_n(&e->imp[i].pid, SC);
     uint64_t start = __atomic_load_n(&e->imp[i].start, SC);
-    if (k > 0 && pid && alive(pid, start)) n++;
+    if (k > 0 && pid && alive(pid, start) && (!s->exporter || was_served(s, pid, start))) n++;
   }
   return n;
 }
@@ -189,7 +240,7 @@ int ps_share_exported(ps_share *s, int buffer, uint64_t size) {
    * refuses), the importers are cleared, the new id comes last. */
   for (uint32_t i = 0; i < used; i++) {
     ledger_entry *e = &l->e[i];
-    if (!__atomic_load_n(&e->freed, SC) || live_importers(e)) continue;
+    if (!__atomic_load_n(&e->freed, SC) || live_importers(s, e)) continue;
     __atomic_store_n(&e->buffer, 0, SC);
     for (int k = 0; k < IMPORTERS; k++) {
       __atomic_store_n(&e->imp[k].n, 0, SC);
@@ -218,14 +269,14 @@ int ps_share_find(const ps_share *s, int buffer, uint64_t *size, int *freed) {
 
 int ps_share_buffer(const ps_share *s, int slot) { return s->led->e[slot].buffer; }
 
-int ps_share_importers(const ps_share *s, int slot) {
-  return live_importers(&s->led->e[slot]);
+int ps_share_importers(ps_share *s, int slot) {
+  return live_importers(s, &s->led->e[slot]);
 }
 
 int ps_share_begin_free(ps_share *s, int slot) {
   ledger_entry *e = &s->led->e[slot];
   __atomic_store_n(&e->freed, 1, SC);   /* first: an importer re-checks it after counting */
-  int n = live_importers(e);
+  int n = live_importers(s, e);
   if (n) __atomic_store_n(&e->freed, 0, SC);
   return n;
 }
@@ -300,20 +351,23 @@ static int send_fds(int conn, const hello *h, int a, int b) {
   return sendmsg(conn, &m, MSG_NOSIGNAL) == (ssize_t)sizeof *h ? 0 : -1;
 }
 
-/* The server: each connection gets the hello and both fds, then is
- * closed. Ends when the stop pipe is written. */
+/* The server: each connection of this uid (or root's, ps_usock_accept
+ * checks) gets the hello and both fds, then is closed; its pid is
+ * remembered as served. Ends when the stop pipe is written. */
 static void *serve(void *ud) {
   ps_share *s = ud;
-  hello h = { HELLO_MAGIC, SHARE_VERSION, s->led->pid, s->led->pool };
+  hello h = { HELLO_MAGIC, SHARE_VERSION, s->pid, s->pool };
   for (;;) {
-    struct pollfd pf[2] = { { s->listen_fd, POLLIN, 0 }, { s->stop[0], POLLIN, 0 } };
+    struct pollfd pf[2] = { { s->l.fd, POLLIN, 0 }, { s->stop[0], POLLIN, 0 } };
     if (poll(pf, 2, -1) < 0) {
       if (errno == EINTR) continue;
       break;
     }
     if (pf[1].revents) break;
     if (!(pf[0].revents & POLLIN)) continue;
-    int conn = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+    int pid;
+    int conn = ps_usock_accept(&s->l, 0, &pid);
+    if (conn == -2) continue;                 /* another uid: refused and logged */
     if (conn < 0) {
       /* Out of fds or memory: the socket stays readable, so wait a while
        * (still seeing the stop pipe) rather than spin. */
@@ -323,7 +377,13 @@ static void *serve(void *ud) {
       }
       continue;
     }
-    send_fds(conn, &h, s->pool_fd, s->ledger_fd);
+    if (add_served(s, pid) != 0) {
+      fprintf(stderr, "poolsh: refused a connection to %s from pid %d: %d processes it serves "
+              "are alive\n", s->path, pid, SERVED_MAX);
+      fflush(stderr);
+    } else {
+      send_fds(conn, &h, s->pool_fd, s->ledger_fd);
+    }
     close(conn);
   }
   return NULL;
@@ -334,55 +394,33 @@ static int fail(char *err, size_t n, const char *fmt, const char *path) {
   return -1;
 }
 
-int ps_share_serve(ps_share *s, const char *path, int pool_fd, char *err, size_t n) {
-  struct sockaddr_un a = { .sun_family = AF_UNIX };
-  struct stat sb;
-  if (strlen(path) == 0) { snprintf(err, n, "the socket path is empty"); return -1; }
-  if (strlen(path) >= sizeof a.sun_path) {
-    snprintf(err, n, "socket path too long (%zu bytes, at most %zu)", strlen(path),
-             sizeof a.sun_path - 1);
+int ps_share_serve(ps_share *s, const char *name, int pool_fd, char *err, size_t n) {
+  char path[PS_USOCK_PATH_MAX];
+  if (ps_usock_resolve(name, 1, path, err, n) != PS_USOCK_OK) return -1;
+  int r = ps_usock_listen(&s->l, path, 16, err, n);
+  if (r == PS_USOCK_NOTSOCK || r == PS_USOCK_LIVE) {
+    snprintf(err, n, "%s already exists: remove it or choose another path", path);
     return -1;
   }
-  memcpy(a.sun_path, path, strlen(path) + 1);
-  if (lstat(path, &sb) == 0) {
-    /* A socket nobody serves (its exporter was killed) is replaced, as
-     * poolsh.serve does; a live one or anything else stays. */
-    int stale = 0;
-    if (S_ISSOCK(sb.st_mode)) {
-      int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-      stale = probe >= 0 && connect(probe, (struct sockaddr *)&a, sizeof a) != 0 &&
-              errno == ECONNREFUSED;
-      if (probe >= 0) close(probe);
-    }
-    if (!stale || unlink(path) != 0) {
-      snprintf(err, n, "%s already exists: remove it or choose another path", path);
-      return -1;
-    }
-  }
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return fail(err, n, "cannot make a socket for %s: %s", path);
-  if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0) {
-    fail(err, n, "cannot bind a socket at %s: %s", path);
-    close(fd);
-    return -1;
-  }
-  if (listen(fd, 16) != 0 || pipe2(s->stop, O_CLOEXEC) != 0) {
+  if (r != PS_USOCK_OK) return -1;
+  if (pipe2(s->stop, O_CLOEXEC) != 0) {
     fail(err, n, "cannot listen at %s: %s", path);
-    close(fd), unlink(path);
+    ps_usock_close(&s->l);
     return -1;
   }
-  s->listen_fd = fd, s->pool_fd = pool_fd;
+  s->pool_fd = pool_fd;
   memcpy(s->path, path, strlen(path) + 1);
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);   /* signals stay the main thread's */
-  int r = pthread_create(&s->thread, NULL, serve, s);
+  r = pthread_create(&s->thread, NULL, serve, s);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (r != 0) {
     errno = r;
     fail(err, n, "cannot start serving %s: %s", path);
-    close(fd), unlink(path), close(s->stop[0]), close(s->stop[1]);
-    s->listen_fd = s->pool_fd = s->stop[0] = s->stop[1] = -1;
+    ps_usock_close(&s->l);
+    close(s->stop[0]), close(s->stop[1]);
+    s->pool_fd = s->stop[0] = s->stop[1] = -1;
     return -1;
   }
   s->serving = 1;
@@ -394,9 +432,9 @@ void ps_share_stop(ps_share *s) {
   ssize_t w = write(s->stop[1], "x", 1);
   (void)w;
   pthread_join(s->thread, NULL);
-  close(s->listen_fd), close(s->stop[0]), close(s->stop[1]), close(s->pool_fd);
-  unlink(s->path);
-  s->listen_fd = s->pool_fd = s->stop[0] = s->stop[1] = -1;
+  ps_usock_close(&s->l);                      /* unlinks only the socket it bound */
+  close(s->stop[0]), close(s->stop[1]), close(s->pool_fd);
+  s->pool_fd = s->stop[0] = s->stop[1] = -1;
   s->serving = 0;
 }
 
@@ -405,100 +443,49 @@ void ps_share_free(ps_share *s) {
   ps_share_stop(s);
   munmap(s->led, s->len);
   close(s->ledger_fd);
+  pthread_mutex_destroy(&s->mu);
   free(s);
 }
 
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-int ps_share_connect(const char *path, double timeout_ms, volatile sig_atomic_t *interrupt,
-                     int *pool_fd, ps_share **out, char *err, size_t n) {
-  struct sockaddr_un a = { .sun_family = AF_UNIX };
-  if (strlen(path) >= sizeof a.sun_path) {
-    snprintf(err, n, "socket path too long (%zu bytes, at most %zu)", strlen(path),
-             sizeof a.sun_path - 1);
-    return PS_SHARE_FAILED;
-  }
-  memcpy(a.sun_path, path, strlen(path) + 1);
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) return fail(err, n, "cannot make a socket for %s: %s", path);
-  /* Non-blocking: a stopped exporter with a full backlog answers EAGAIN
-   * (retried) and the wait below sees Ctrl-C and the deadline. */
-  double end = now_ms() + timeout_ms;
-  int connected = 0;
-  for (;;) {
-    if (!connected) {
-      int r = connect(fd, (struct sockaddr *)&a, sizeof a);
-      int e = errno;
-      if (r == 0 || e == EISCONN) connected = 1;
-      else if (e == EINPROGRESS || e == EALREADY) connected = 2;   /* poll for POLLOUT */
-      else if (e != EAGAIN && e != EINTR) {
-        close(fd);
-        if (e == ENOENT) snprintf(err, n, "no socket at %s: export the pool there first", path);
-        else if (e == ECONNREFUSED)
-          snprintf(err, n, "nobody is serving %s (its exporter ended or destroyed the pool)",
-                   path);
-        else { errno = e; fail(err, n, "cannot connect to %s: %s", path); }
-        return PS_SHARE_FAILED;
-      }
-    }
-    if (interrupt && *interrupt) {
-      close(fd);
-      snprintf(err, n, "interrupted waiting for %s", path);
-      return PS_SHARE_INTERRUPTED;
-    }
-    double left = end - now_ms();
-    if (left <= 0) {
-      close(fd);
-      snprintf(err, n, "timed out after %g ms waiting for the pool at %s", timeout_ms, path);
-      return PS_SHARE_FAILED;
-    }
-    struct pollfd pf = { fd, connected == 1 ? POLLIN : POLLOUT, 0 };
-    int r = poll(connected ? &pf : NULL, connected ? 1 : 0, left < 50 ? (int)left + 1 : 50);
-    if (r < 0 && errno != EINTR) {
-      close(fd);
-      return fail(err, n, "cannot wait for %s: %s", path);
-    }
-    if (r > 0 && connected == 2 && (pf.revents & (POLLOUT | POLLERR | POLLHUP))) {
-      int e = 0;
-      socklen_t el = sizeof e;
-      if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) != 0) e = errno;
-      if (e) {
-        close(fd);
-        errno = e;
-        return fail(err, n, "cannot connect to %s: %s", path);
-      }
-      connected = 1;
-      continue;
-    }
-    if (r > 0 && connected == 1) break;
-  }
+int ps_share_receive(int fd, const char *path, int *pool_fd, ps_share **out, char *err, size_t n) {
   hello h;
-  char buf[CMSG_SPACE(2 * sizeof(int))];
+  union { char buf[CMSG_SPACE(HELLO_FDS_MAX * sizeof(int))]; struct cmsghdr align; } u;
+  memset(&u, 0, sizeof u);
   struct iovec io = { .iov_base = &h, .iov_len = sizeof h };
-  struct msghdr m = { .msg_iov = &io, .msg_iovlen = 1, .msg_control = buf,
-                      .msg_controllen = sizeof buf };
-  ssize_t got = recvmsg(fd, &m, MSG_CMSG_CLOEXEC);
-  close(fd);
-  int fds[2] = { -1, -1 };
-  struct cmsghdr *cm = got > 0 ? CMSG_FIRSTHDR(&m) : NULL;
-  if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
-      cm->cmsg_len == CMSG_LEN(2 * sizeof(int)))
-    memcpy(fds, CMSG_DATA(cm), sizeof fds);
-  if (got != (ssize_t)sizeof h || h.magic != HELLO_MAGIC || h.version != SHARE_VERSION ||
-      fds[0] < 0 || fds[1] < 0) {
-    if (fds[0] >= 0) close(fds[0]);
-    if (fds[1] >= 0) close(fds[1]);
+  struct msghdr m = { .msg_iov = &io, .msg_iovlen = 1, .msg_control = u.buf,
+                      .msg_controllen = sizeof u.buf };
+  ssize_t got = recvmsg(fd, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+  /* Every fd that came is ours to close, whatever else is wrong: a hello
+   * with one fd, or three, leaked them before. */
+  int fds[HELLO_FDS_MAX], nfds = 0;
+  for (struct cmsghdr *cm = got >= 0 ? CMSG_FIRSTHDR(&m) : NULL; cm; cm = CMSG_NXTHDR(&m, cm)) {
+    if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len < CMSG_LEN(0))
+      continue;
+    size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < k; i++) {
+      int f;
+      memcpy(&f, CMSG_DATA(cm) + i * sizeof(int), sizeof f);
+      if (nfds < HELLO_FDS_MAX) fds[nfds++] = f;
+      else close(f);
+    }
+  }
+  if (got != (ssize_t)sizeof h || (m.msg_flags & (MSG_CTRUNC | MSG_TRUNC)) || nfds != 2 ||
+      h.magic != HELLO_MAGIC || h.version != SHARE_VERSION) {
+    for (int i = 0; i < nfds; i++) close(fds[i]);
     snprintf(err, n, "%s is not a poolsh pool's socket (or another version's)", path);
     return PS_SHARE_FAILED;
   }
-  /* The ledger is the peer's: its size and header are checked before any
-   * entry is read (a short one would be SIGBUS). */
+  /* The ledger is the peer's: sealed at its size (else the peer could
+   * shrink it under us: SIGBUS), then its size and header checked before
+   * any entry is read. */
   struct stat st;
-  ps_share *s = fstat(fds[1], &st) == 0 && st.st_size >= (off_t)ledger_len()
+  int seals = fcntl(fds[1], F_GET_SEALS);
+  if (seals < 0 || (seals & LEDGER_SEALS) != LEDGER_SEALS) {
+    close(fds[0]), close(fds[1]);
+    snprintf(err, n, "%s sent no valid export ledger (it is not sealed)", path);
+    return PS_SHARE_FAILED;
+  }
+  ps_share *s = fstat(fds[1], &st) == 0 && st.st_size == (off_t)ledger_len()
                     ? share_map(fds[1]) : NULL;
   if (!s || s->led->magic != LEDGER_MAGIC || s->led->version != SHARE_VERSION ||
       s->led->cap != LEDGER_CAP || s->led->pid != h.pid) {
@@ -507,7 +494,41 @@ int ps_share_connect(const char *path, double timeout_ms, volatile sig_atomic_t 
     snprintf(err, n, "%s sent no valid export ledger", path);
     return PS_SHARE_FAILED;
   }
+  s->pid = h.pid, s->pool = h.pool;
   *pool_fd = fds[0];
   *out = s;
   return 0;
+}
+
+int ps_share_connect(const char *name, double timeout_ms, volatile sig_atomic_t *interrupt,
+                     int *pool_fd, ps_share **out, char *err, size_t n) {
+  char path[PS_USOCK_PATH_MAX];
+  if (ps_usock_resolve(name, 0, path, err, n) != PS_USOCK_OK) return PS_SHARE_FAILED;
+  double end = ps_usock_now_ms() + timeout_ms;
+  int pid;
+  int fd = ps_usock_connect(path, end, interrupt, &pid, err, n);
+  /* then the hello, under the same deadline */
+  int r = fd >= 0 ? ps_usock_wait(fd, POLLIN, end, interrupt) : fd;
+  if (r != PS_USOCK_OK && fd >= 0) close(fd);
+  switch (r) {
+    case PS_USOCK_OK: break;
+    case PS_USOCK_NOENT:
+      snprintf(err, n, "no socket at %s: export the pool there first", path);
+      return PS_SHARE_FAILED;
+    case PS_USOCK_REFUSED:
+      snprintf(err, n, "nobody is serving %s (its exporter ended or destroyed the pool)", path);
+      return PS_SHARE_FAILED;
+    case PS_USOCK_TIMEOUT:
+      snprintf(err, n, "timed out after %g ms waiting for the pool at %s", timeout_ms, path);
+      return PS_SHARE_FAILED;
+    case PS_USOCK_INTERRUPTED:
+      snprintf(err, n, "interrupted waiting for %s", path);
+      return PS_SHARE_INTERRUPTED;
+    default:
+      if (fd >= 0) fail(err, n, "cannot wait for %s: %s", path);
+      return PS_SHARE_FAILED;
+  }
+  r = ps_share_receive(fd, path, pool_fd, out, err, n);
+  close(fd);
+  return r;
 }

@@ -108,7 +108,9 @@ describe("poolsh.spawn() and p:eval", function()
     e = H.err(function() return p:send(1, 2) end)
     assert.truthy(e:find("bad argument #2 to 'send' (send takes one value", 1, true), e)
     e = H.err(function() return p:eval({}) end)
-    assert.truthy(e:find("bad argument #1 to 'eval' (string expected, got table)", 1, true), e)
+    assert.truthy(e:find("bad argument #1 to 'eval' (the table holds no code: {code, timeout_s = seconds})", 1, true), e)
+    e = H.err(function() return p:eval(true) end)
+    assert.truthy(e:find("bad argument #1 to 'eval' (string expected, got boolean)", 1, true), e)
     assert.are.equal(1, p:eval("return 1"))       -- nothing was sent: the channel is whole
   end)
 

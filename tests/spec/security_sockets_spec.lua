@@ -13,13 +13,21 @@ local function is_root()
   return o:match("^0\n") ~= nil
 end
 
+-- What to undo after each test (busted keeps one finally per test).
+local cleanup = {}
+local function later(fn) cleanup[#cleanup + 1] = fn end
+local function undo()
+  for i = #cleanup, 1, -1 do pcall(cleanup[i]) end
+  cleanup = {}
+end
+
 -- A fresh directory (mktemp -d) of the given mode; removed after the test.
 local function tmpdir(mode)
   local o = H.sh("mktemp -d")
   local d = o:match("^(%S+)")
   assert(d, "mktemp -d failed")
   if mode then os.execute("chmod " .. mode .. " " .. d) end
-  finally(function() os.execute("rm -rf " .. H.quote(d)) end)
+  later(function() os.execute("rm -rf " .. H.quote(d)) end)
   return d
 end
 
@@ -34,7 +42,7 @@ local function background(cmd)
   local pid = tonumber(f:read("l"))
   f:close()
   assert(pid, "did not start: " .. cmd)
-  finally(function() os.execute("kill -KILL " .. pid .. " 2>/dev/null") end)
+  later(function() os.execute("kill -KILL " .. pid .. " 2>/dev/null") end)
   return pid
 end
 
@@ -54,6 +62,8 @@ local function my_pid()
   f:close()
   return pid
 end
+
+after_each(undo)
 
 describe("another user", function()
   before_each(function()
@@ -143,7 +153,7 @@ describe("another user", function()
     local d = tmpdir("0777")
     local sock, errf = d .. "/live.sock", d .. "/err"
     serve(sock, errf)
-    local o, e, code = H.sh(NOBODY .. H.exe .. " --backend=sim --serve " .. sock)
+    local o, e, code = H.sh("timeout 10 " .. NOBODY .. H.exe .. " --backend=sim --serve " .. sock)
     assert.are.equal(1, code, o .. e)
     local said = o .. e
     assert.truthy(said:find("poolsh.serve: " .. sock .. ": a poolsh already serves there", 1, true), said)
@@ -153,7 +163,7 @@ describe("another user", function()
     -- p:export's socket likewise
     local psock = d .. "/pool.sock"
     local p = poolsh.pool{ipc = true}
-    finally(function() p:destroy() end)
+    later(function() p:destroy() end)
     p:export(psock)
     o, e, code = H.sh(NOBODY .. H.exe .. " --backend=sim -e " .. H.quote(
       "local p = poolsh.pool{ipc = true} print(pcall(p.export, p, '" .. psock .. "'))"))
@@ -207,7 +217,7 @@ describe("socket files", function()
     local d = tmpdir()
     local env = "env XDG_RUNTIME_DIR=" .. d
     os.execute("mkdir -m 0755 " .. d .. "/poolsh")
-    local o, e, code = H.poolsh_cmd("--backend=sim --serve peer", env)
+    local o, e, code = H.poolsh_cmd("--backend=sim --serve peer", "timeout 10 " .. env)
     assert.are.equal(1, code)
     assert.truthy((o .. e):find("poolsh.serve: the private socket directory " .. d ..
       "/poolsh is not safe: others may enter it (it must be a directory of uid 0 with mode 0700): remove it", 1, true), o .. e)
@@ -279,24 +289,25 @@ describe("bounds", function()
 end)
 
 describe("poolsh.spawn's child", function()
-  it("inherits no file the parent opened, only the channel", function()
+  it("inherits no file the parent has open, only the channel", function()
     local path = os.tmpname()
-    finally(function() os.remove(path) end)
-    local f = assert(io.open(path, "w"))
-    local p <close> = poolsh.spawn()
-    f:close()
-    local listing = p:eval([[
-      local s = io.open('/proc/self/stat') local pid = s:read('n') s:close()
-      local h = io.popen('ls -l /proc/' .. pid .. '/fd') local t = h:read('a') h:close()
-      return t]])
-    assert.falsy(listing:find(path, 1, true), listing)
-    assert.truthy(listing:find(" 3 %-> socket:"), listing)
+    later(function() os.remove(path) end)
+    -- the parent poolsh holds fd 7 on path (from its shell), not close-on-exec
+    local o, e, code = H.sh("exec 7<" .. path .. "; " .. H.exe .. " --backend=sim -e " .. H.quote([=[
+      local p <close> = poolsh.spawn()
+      print(p:eval([[
+        local s = io.open('/proc/self/stat') local pid = s:read('n') s:close()
+        local h = io.popen('ls -l /proc/' .. pid .. '/fd') local t = h:read('a') h:close()
+        return t]]))]=]))
+    assert.are.equal(0, code, e)
+    assert.truthy(o:find(" 3 %-> socket:"), o)
+    assert.falsy(o:find(path, 1, true), o)
   end)
 
   it("of a poolsh started with -E ignores LUA_INIT too", function()
     local mark = os.tmpname()
     os.remove(mark)
-    finally(function() os.remove(mark) end)
+    later(function() os.remove(mark) end)
     local o, e, code = H.poolsh_cmd("-E --backend=sim -e " .. H.quote(
       "local p <close> = poolsh.spawn() print(p:eval('return 1'))"),
       "env LUA_INIT=" .. H.quote("io.open('" .. mark .. "', 'w'):close()"))

@@ -951,6 +951,16 @@ local TRIGGERS = {
       .. "poolsh.connect('" .. path .. "')"))
     error(o .. e, 0)
   end),
+  ["bad argument #1 to 'eval' (the table holds no code: {code, timeout_s = seconds})"] = function()
+    local q <close> = poolsh.spawn(); q:eval({timeout_s = 1})
+  end,
+  -- nobody (setpriv, as root) connects to a server's socket made reachable
+  ["poolsh: refused a connection to <path> from uid <uid> (pid <pid>)"] = with_server(function(path)
+    os.execute("chmod 0777 " .. path)
+    H.sh("setpriv --reuid=65534 --regid=65534 --clear-groups " .. H.exe .. " --backend=sim -e "
+      .. H.quote("pcall(poolsh.connect, '" .. path .. "', 2)"))
+    H.rsleep(0.2)
+  end),
   ["poolsh.connect: socket path too long (<n> bytes, at most 107)"] = function()
     poolsh.connect("/tmp/" .. ("x"):rep(120))
   end,

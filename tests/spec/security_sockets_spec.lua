@@ -228,6 +228,26 @@ describe("socket files", function()
   end)
 end)
 
+describe("the export ledger", function()
+  it("cannot be truncated by an importer: the exporter does not die of SIGBUS", function()
+    local d = tmpdir()
+    local sock = d .. "/pool.sock"
+    local ex <close> = poolsh.spawn()
+    ex:eval("p = poolsh.pool{ipc = true} p:export(...) b = p:alloc(4096) b:export()", sock)
+    local ip = poolsh.import_pool(sock)
+    later(function() ip:destroy() end)
+    -- this process's copy of the ledger's fd, opened again with O_TRUNC
+    local listing = H.sh("ls -l /proc/" .. my_pid() .. "/fd")
+    local fd = listing:match(" (%d+) %-> /memfd:poolsh%-export%-ledger")
+    assert.truthy(fd, listing)
+    local f, err = io.open("/proc/self/fd/" .. fd, "w")
+    if f then f:close() end
+    assert.are.equal("ok", ex:eval("b:export() poolsh.fill(b, 1) b:free() return 'ok'"))
+    assert.is_nil(f)
+    assert.truthy(tostring(err):find("Operation not permitted", 1, true), err)
+  end)
+end)
+
 describe("bounds", function()
   it("a peer flooding messages during an eval closes the channel instead of growing us", function()
     local p <close> = poolsh.spawn()

@@ -1380,7 +1380,8 @@ static int process_serve(lua_State *L) {
       }
       client *c = &cl[idx[k]];
       if (!c->p) continue;
-      lua_pushcfunction(L, serve_ready);
+      lua_getfield(L, LUA_REGISTRYINDEX, PS_CONTEXT);   /* the upvalue interrupt_of reads */
+      lua_pushcclosure(L, serve_ready, 1);
       lua_rawgeti(L, ctab, idx[k] + 1);
       if (lua_pcall(L, 1, 2, 0) != LUA_OK) {         /* that client's session ends */
         const char *e = lua_tostring(L, -1);

@@ -345,6 +345,13 @@ describe("poolsh --serve and poolsh.connect", function()
     assert.truthy(H.slurp(errf):find("poolsh: serving on " .. sock, 1, true))
   end)
 
+  it("sends a reply larger than the socket's buffer (it waits for the client to read)", function()
+    serve()
+    local c <close> = poolsh.connect(sock, 5)
+    assert.are.equal(32 << 20, #c:eval("return ('x'):rep(32 << 20)"))
+    assert.are.equal(1, c:eval("return 1"))
+  end)
+
   -- A socket at sock whose backlog is full and that nobody accepts on
   -- (python listens with a backlog of 0 and takes it up); its pid.
   local function full_backlog()

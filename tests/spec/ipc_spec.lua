@@ -17,10 +17,22 @@ local function shared_pool()
   return p, poolsh.stream(), path
 end
 
--- Starts the child in mode with args; returns a reader of its lines, a
--- function that lets it end (creates <path>.go) and closes it, and its pid.
+-- Hands the child its tokens in <path>.tokens, one a line, a file of mode
+-- 0600: a token maps memory for any process of this user, and a command
+-- line is shown to every user by ps (docs/ipc.md).
+local function hand_tokens(path, ...)
+  local file = path .. ".tokens"
+  os.execute("umask 077; : > " .. H.quote(file))
+  local f = assert(io.open(file, "w"))
+  for i = 1, select("#", ...) do f:write(tostring((select(i, ...))), "\n") end
+  f:close()
+end
+
+-- Starts the child in mode with its tokens; returns a reader of its lines,
+-- a function that lets it end (creates <path>.go) and closes it, and its pid.
 local function start(mode, path, ...)
-  local args = { mode, path, ... }
+  hand_tokens(path, ...)
+  local args = { mode, path }
   for i, a in ipairs(args) do args[i] = H.quote(a) end
   local cmd = "sh -c " .. H.quote("echo $$; exec " .. H.exe .. " " .. BACKEND .. " " .. CHILD
                                   .. " " .. table.concat(args, " ")) .. " 2>&1"
@@ -32,6 +44,7 @@ local function start(mode, path, ...)
     local rest = f:read("a")
     f:close()
     os.remove(path .. ".go")
+    os.remove(path .. ".tokens")
     return rest
   end
   return line, finish, pid
@@ -39,9 +52,11 @@ end
 
 -- Runs the child to its end; returns its output lines.
 local function run(mode, path, ...)
-  local args = { mode, path, ... }
+  hand_tokens(path, ...)
+  local args = { mode, path }
   for i, a in ipairs(args) do args[i] = H.quote(a) end
   local o, e = H.poolsh_cmd(BACKEND .. " " .. CHILD .. " " .. table.concat(args, " "))
+  os.remove(path .. ".tokens")
   local lines = {}
   for l in (o .. e):gmatch("[^\n]+") do lines[#lines + 1] = l end
   return lines

@@ -1,9 +1,21 @@
 -- The other process of tests/spec/ipc_spec.lua: a poolsh on the sim that
--- imports (or serves) what the spec process exports. arg[1] is the mode;
+-- imports (or serves) what the spec process exports. arg[1] is the mode,
+-- arg[2] the socket;
 -- it prints one line per result and flushes, and waits for the file
 -- <path>.go before it ends where the spec needs it alive.
 local poolsh = require "poolsh"
 local mode, path = arg[1], arg[2]
+
+-- The tokens come in <path>.tokens (mode 0600), one a line, as arg[3],
+-- arg[4]: never on the command line, where ps shows them (docs/ipc.md).
+do
+  local f = io.open(path .. ".tokens")
+  if f then
+    local i = 3
+    for l in f:lines() do arg[i] = l; i = i + 1 end
+    f:close()
+  end
+end
 
 local function say(...)
   local t = table.pack(...)

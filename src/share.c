@@ -3,16 +3,20 @@
  * processes, whatever the backend (docs/ipc.md):
  *
  *  - the socket: p:export(path) serves the pool's file descriptor on a
- *    Unix-domain socket at path, from a small thread that accepts
- *    connections and sends it with SCM_RIGHTS (beside the ledger's) until
- *    the pool is destroyed or poolsh closes; then the socket file goes.
- *    poolsh.import_pool(path) connects and receives both.
+ *    Unix-domain socket at path (usock.c: mode 0600, a bare name in the
+ *    private directory), from a small thread that accepts connections of
+ *    this uid or root's and sends it with SCM_RIGHTS (beside the
+ *    ledger's) until the pool is destroyed or poolsh closes; then the
+ *    socket file goes. poolsh.import_pool(path) connects, checks the
+ *    server's uid and receives both.
  *  - the export ledger: a small shared segment (a memfd) holding, per
  *    exported buffer, its id and size, whether the exporter freed it, and
  *    how many imports of it each importing process holds. The exporter's
  *    b:free() of a buffer still imported is refused; an import of a
  *    buffer the exporter freed is refused. A process that ended no longer
- *    counts as an importer.
+ *    counts as an importer, nor, in the exporter, one its server never
+ *    served (importers write the ledger: their records are not trusted).
+ *    The memfd is sealed at its size, so no importer can shrink it.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -97,6 +97,14 @@ static sim_ipc_seg *seg_map(int fd, size_t len) {
   return g;
 }
 
+/* Writes the header from the exporter's private values (again at each
+ * export: an importer may have scribbled on it). */
+static void publish_header(sim_ipc_seg *g) {
+  seg_header h = { .magic = SEG_MAGIC, .version = IPC_VERSION, .id = g->id,
+                   .device = g->device, .va = g->va, .cap = SEG_TABLE, .used = g->used };
+  memcpy(g->base, &h, sizeof h);
+}
+
 /* A new segment for an arena of va bytes on device dev, sealed at its
  * size (no process can shrink or grow it, so no mapping of it can fault);
  * NULL when the system refuses (out of memory). */
@@ -114,9 +122,7 @@ sim_ipc_seg *sim_ipc_seg_create(uint64_t va, int dev) {
   }
   if (!g) { close(fd); return NULL; }
   g->va = va, g->id = random64(), g->device = dev;
-  seg_header h = { .magic = SEG_MAGIC, .version = IPC_VERSION, .id = g->id,
-                   .device = dev, .va = va, .cap = SEG_TABLE };
-  memcpy(g->base, &h, sizeof h);
+  publish_header(g);
   return g;
 }
 
@@ -204,7 +210,7 @@ int sim_ipc_seg_export(sim_ipc_seg *g, uint64_t off, uint64_t size, uint8_t out[
     t[slot].off = off, t[slot].size = size, t[slot].gen++, t[slot].live = 1;
   }
   publish(g, slot);   /* again for a block exported already: undoes an importer's writes */
-  __atomic_store_n(&((seg_header *)g->base)->used, g->used, __ATOMIC_RELAXED);
+  publish_header(g);
   ptr_data d = { .magic = PTR_MAGIC, .version = IPC_VERSION, .id = g->id,
                  .off = off, .size = size, .slot = slot, .gen = t[slot].gen };
   memcpy(out, &d, sizeof d);

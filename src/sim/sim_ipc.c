@@ -351,7 +351,9 @@ void sim_ipc_sweep(void) {
  * SIM_ERR_IPC_EV_OWNER, SIM_ERR_IPC_EV_OBJECT, PS_ERR_MEMORY_ALLOCATION. */
 static int ev_map(const char *name, int create, sim_ipc_ev **out) {
   int fd = shm_open(name, O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT | O_EXCL : 0), 0600);
-  if (fd < 0) return create ? PS_ERR_MEMORY_ALLOCATION : PS_ERR_INVALID_VALUE;
+  if (fd < 0)   /* EACCES: not ours (a 0600 object of another user) */
+    return create ? PS_ERR_MEMORY_ALLOCATION : errno == EACCES ? SIM_ERR_IPC_EV_OWNER
+                                                               : PS_ERR_INVALID_VALUE;
   int st = PS_OK;
   struct stat sb;
   if (create && (fchmod(fd, 0600) != 0 || ftruncate(fd, sizeof(ev_slot)) != 0))

@@ -48,15 +48,36 @@ local function run(src, prefix)
   return o, e, code
 end
 
--- Source that makes an IPC event, prints its token and dies by SIGKILL
--- (so nothing unlinks its slot).
-local MAKE_AND_DIE = [[
+-- Starts a poolsh on the sim (as prefix says) that makes an IPC event,
+-- prints its pid and the event's token, and lives until it is killed (30
+-- s at most). Returns the pid, the token and a function that SIGKILLs it
+-- (so nothing unlinks its slot) and waits for it. While it lives, no
+-- other poolsh's sweep may remove its slot.
+local function holder(prefix)
+  local d = tmpdir()
+  local path = d .. "/hold.lua"
+  local f = assert(io.open(path, "w"))
+  f:write([[
 local e = poolsh.event{ ipc = true }
 print(e:export())
 io.stdout:flush()
-os.execute("kill -9 $PPID")
-]]
-
+local stop = os.time() + 30
+while os.time() < stop do os.execute("sleep 0.05") end
+]])
+  f:close()
+  assert(os.execute("chmod 755 " .. q(d) .. " && chmod 644 " .. q(path)))
+  local cmd = "echo $$; exec " .. (prefix and prefix .. " " or "") .. H.exe .. " " .. SIM .. " " .. q(path)
+  local p = assert(io.popen("sh -c " .. q(cmd) .. " </dev/null 2>&1", "r"))
+  local pid = assert(tonumber(p:read("l")), "no pid")
+  local tok = assert(p:read("l"), "no token")
+  local function kill()
+    os.execute("kill -KILL " .. pid)
+    p:close()
+    os.remove(path)
+    os.remove(d)
+  end
+  return pid, tok, kill
+end
 describe("IPC event slots", function()
   it("clamp a peer's huge delay to the clock's end instead of overflowing", function()
     local o, e, code = run([[
@@ -88,20 +109,28 @@ print("done", ie:query())
   end)
 
   it("refuse an object that is another user's, or not mode 0600", function()
-    local o, e, code = run(MAKE_AND_DIE, NOBODY)
-    assert.equal(128 + 9, code, e)
-    local tok = o:match("[^\n]+")
-    local name = slot_name(tok)
-    local path = "/dev/shm/" .. name
-    finally(function() os.remove(path) end)
+    -- nobody's slot, its creator alive: root opens it, and refuses it
+    local _, tok, kill = holder(NOBODY)
+    local path = "/dev/shm/" .. slot_name(tok)
+    finally(function() kill() os.remove(path) end)
     assert.is_true(exists(path))
     assert.equal("65534", (H.sh("stat -c %u " .. q(path))):match("%d+"))
     local o2, e2, code2 = run("poolsh.import_event(" .. string.format("%q", tok) .. ")")
     assert.not_equal(0, code2, o2)
     assert.matches("cudaErrorInvalidValue: invalid argument: the IPC event's shared%-memory "
                    .. "object belongs to another user %(importing event", e2)
-    -- the next poolsh's sweep leaves another user's objects alone
+    -- killed, it leaves its slot; this user's next poolsh leaves it alone
+    kill()
+    kill = function() end
+    run("print(poolsh.backend())")
     assert.is_true(exists(path))
+
+    -- root's slot, its creator alive: nobody cannot open it
+    local _, rtok, rkill = holder()
+    finally(rkill)
+    o2, e2 = run("print(select(2, pcall(poolsh.import_event, " .. string.format("%q", rtok)
+                 .. ")))", NOBODY)
+    assert.matches("belongs to another user", o2 .. e2)
 
     -- this user's own live slot, made 0644 (by a careless umask or chmod)
     o2, e2 = run([[
@@ -117,11 +146,14 @@ print(select(2, pcall(poolsh.import_event, tok)))
   end)
 
   it("left by a poolsh killed by SIGKILL are removed by the next poolsh", function()
-    local o, e, code = run(MAKE_AND_DIE)
-    assert.equal(128 + 9, code, e)
-    local path = "/dev/shm/" .. slot_name(o:match("[^\n]+"))
+    local pid, tok, kill = holder()
+    local path = "/dev/shm/" .. slot_name(tok)
     finally(function() os.remove(path) end)
-    assert.is_true(exists(path), "the killed poolsh left no slot: " .. path)
+    assert.is_true(exists(path), "the poolsh made no slot: " .. path)
+    run("print(poolsh.backend())")        -- its creator lives: kept
+    assert.is_true(exists(path))
+    kill()
+    assert.is_false(exists("/proc/" .. pid .. "/stat"))
     local _, e2, code2 = run("print(poolsh.backend())")
     assert.equal(0, code2, e2)
     assert.is_false(exists(path))

@@ -11,12 +11,19 @@
  * the recorder's clock. Each process keeps its own virtual clock: an
  * importer's wait on the event completes that long after its own host
  * clock when it first sees the record.
+ *
+ * Another process can write every shared byte at any time, so each side
+ * keeps its bounds (the arena's size, the mapping's length, the table)
+ * in private memory set once, copies what it reads from a mapping before
+ * checking it, and uses only the copy. The segment is sealed at its size
+ * (no truncation under a mapping: no SIGBUS); event slots must be this
+ * user's, mode 0600, a slot long; slots whose creator died are swept.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
-#include <limits.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,8 +43,9 @@
 #define SEG_DATA ((uint64_t)1 << 20)   /* the arena's offset in the segment */
 #define SIM_IPC_MAX_VA ((uint64_t)1 << 48)   /* the largest arena a segment holds */
 
-/* The first bytes of a segment: written once by the exporter, copied
- * once by each importer (sim_ipc_seg_open), never read back by either. */
+/* The first bytes of a segment: written by the exporter (at creation and
+ * at each export), copied once by each importer (sim_ipc_seg_open), never
+ * read back by the exporter. */
 typedef struct seg_header {
   uint32_t magic, version;
   uint64_t id;                      /* random: names the pool in pointer tokens */
@@ -49,6 +57,8 @@ typedef struct seg_header {
 /* An exported block: its offset and size in the arena; live until the
  * exporter frees it; gen tells a slot's successive blocks apart. */
 typedef struct seg_block { uint64_t off, size; uint32_t gen, live; } seg_block;
+
+_Static_assert(4096 + SEG_TABLE * sizeof(seg_block) <= SEG_DATA, "the table ends before the arena");
 
 /* The seals a segment carries once sized: its length is fixed for good. */
 #define SEG_SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)

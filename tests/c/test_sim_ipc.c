@@ -299,7 +299,7 @@ static int evil_importer_table(void) {
   IS(B->pool_alloc(x.c, x.p, 4096, x.s, &a, NULL), PS_OK);
   uint8_t tok[PS_IPC_BYTES], again[PS_IPC_BYTES], tok2[PS_IPC_BYTES];
   IS(B->ptr_export(x.c, a, tok), PS_OK);
-  /* the exporter's table would end 8 bytes past the segment's end */
+  /* a slot that would straddle the segment's end: written past it, unchecked */
   uint32_t past = (uint32_t)((x.len - 4096) / sizeof(seg_block));
   hdr(&x)->used = past, hdr(&x)->cap = UINT32_MAX;
   memset(table(&x), 0xff, SEG_TABLE * sizeof(seg_block));   /* every slot garbage */

@@ -356,35 +356,50 @@ int ps_buffer_export(lua_State *L) {
   return 1;
 }
 
-/* Parses a token into pid, buffer id, size and the 64 bytes; NULL, or
- * what is wrong with it. */
+/* Reads a decimal number, no sign, no leading zero, at most max, ending
+ * at `stop`: 1, the number and *q past the stop; or 0. */
+static int token_number(const char **q, const char *end, char stop, unsigned long long max,
+                        unsigned long long *v) {
+  const char *p = *q;
+  unsigned long long x = 0;
+  if (p >= end || *p < '1' || *p > '9') return 0;
+  for (; p < end && *p >= '0' && *p <= '9'; p++) {
+    unsigned d = (unsigned)(*p - '0');
+    if (x > (max - d) / 10) return 0;
+    x = x * 10 + d;
+  }
+  if (p >= end || *p != stop) return 0;
+  *q = p + 1, *v = x;
+  return 1;
+}
+
+/* Parses a token, the whole Lua string (NULs included):
+ * "poolsh-ipc1:<pid>:b<id>:<size>:" and 128 lower-case hex digits, nothing
+ * after. NULL and pid, buffer id, size and the 64 bytes; or what is wrong
+ * with it. */
 static const char *parse_token(const char *t, size_t len, long *pid, long *id,
                                unsigned long long *size, uint8_t d[PS_IPC_BYTES]) {
   size_t np = strlen(TOKEN_PREFIX);
   if (len < np || memcmp(t, TOKEN_PREFIX, np) != 0)
-    return strncmp(t, "poolsh-ipc", 10) == 0 ? "a token of another poolsh version"
-                                             : "not a buffer token (poolsh-ipc1:...)";
-  char *end;
-  const char *q = t + np;
-  *pid = strtol(q, &end, 10);
-  if (end == q || *end != ':' || *pid <= 0 || *pid > INT_MAX) return "no exporter pid";
-  q = end + 1;
-  if (*q != 'b') return "no buffer id";
-  *id = strtol(q + 1, &end, 10);
-  if (end == q + 1 || *end != ':' || *id <= 0 || *id > INT_MAX) return "no buffer id";
-  q = end + 1;
-  *size = strtoull(q, &end, 10);
-  if (end == q || *end != ':' || *size == 0) return "no size";
-  q = end + 1;
-  if (strlen(q) != 2 * PS_IPC_BYTES || (size_t)(q - t) + 2 * PS_IPC_BYTES != len)
-    return "its data is not 128 hex digits";
+    return len >= 10 && memcmp(t, "poolsh-ipc", 10) == 0 ? "a token of another poolsh version"
+                                                         : "not a buffer token (poolsh-ipc1:...)";
+  const char *q = t + np, *end = t + len;
+  unsigned long long v;
+  if (!token_number(&q, end, ':', INT_MAX, &v)) return "no exporter pid";
+  *pid = (long)v;
+  if (q >= end || *q++ != 'b' || !token_number(&q, end, ':', INT_MAX, &v)) return "no buffer id";
+  *id = (long)v;
+  if (!token_number(&q, end, ':', (unsigned long long)INT64_MAX, size)) return "no size";
+  if ((size_t)(end - q) != 2 * PS_IPC_BYTES) return "its data is not 128 hex digits";
   for (int i = 0; i < PS_IPC_BYTES; i++) {
-    unsigned v;
-    char two[3] = { q[2 * i], q[2 * i + 1], 0 };
-    if (!strchr("0123456789abcdef", two[0]) || !strchr("0123456789abcdef", two[1]) ||
-        sscanf(two, "%2x", &v) != 1)
-      return "its data is not 128 hex digits";
-    d[i] = (uint8_t)v;
+    int x = 0;
+    for (int k = 0; k < 2; k++) {
+      char ch = q[2 * i + k];
+      int h = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+      if (h < 0) return "its data is not 128 hex digits";
+      x = x * 16 + h;
+    }
+    d[i] = (uint8_t)x;
   }
   return NULL;
 }

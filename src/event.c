@@ -2,6 +2,7 @@
  * event.c: poolsh.Event, a CUDA event: a marker in a stream that other
  * streams can wait on and the host can synchronise with.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,26 +153,56 @@ static int event_export(lua_State *L) {
   return 1;
 }
 
+/* Reads a decimal number of 1 to 10 digits, no sign, no leading zero, at
+ * most INT_MAX, ending at `stop`: the number and *q past the stop, or 0. */
+static long token_number(const char **q, const char *end, char stop) {
+  const char *p = *q;
+  long v = 0;
+  int n = 0;
+  if (p >= end || *p < '1' || *p > '9') return 0;
+  for (; p < end && *p >= '0' && *p <= '9'; p++, n++) {
+    if (n == 10) return 0;
+    v = v * 10 + (*p - '0');
+  }
+  if (p >= end || *p != stop || v > INT_MAX) return 0;
+  *q = p + 1;
+  return v;
+}
+
+/* Parses an event token: "poolsh-event1:<pid>:e<id>:" then 128 lower-case
+ * hex digits, nothing after them (the whole Lua string, NULs included).
+ * NULL and the 64 bytes in d, or what is wrong with it. */
+static const char *parse_event_token(const char *t, size_t len, uint8_t d[PS_IPC_BYTES]) {
+  size_t np = strlen(EVENT_TOKEN);
+  if (len < np || memcmp(t, EVENT_TOKEN, np) != 0) return "not an event token (poolsh-event1:...)";
+  const char *q = t + np, *end = t + len;
+  if (!token_number(&q, end, ':')) return "no exporter pid";
+  if (q >= end || *q++ != 'e' || !token_number(&q, end, ':')) return "no event id";
+  if ((size_t)(end - q) != 2 * PS_IPC_BYTES) return "its data is not 128 hex digits";
+  for (int i = 0; i < PS_IPC_BYTES; i++) {
+    int v = 0;
+    for (int k = 0; k < 2; k++) {
+      char ch = q[2 * i + k];
+      int x = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+      if (x < 0) return "its data is not 128 hex digits";
+      v = v * 16 + x;
+    }
+    d[i] = (uint8_t)v;
+  }
+  return NULL;
+}
+
 /* poolsh.import_event(token) -> Event: another process's IPC event, to
  * wait on, query, sync (and record). */
 static int event_import(lua_State *L) {
   size_t len;
   const char *t = luaL_checklstring(L, 1, &len);
   ps_ctx *c = ps_context(L);
-  size_t np = strlen(EVENT_TOKEN);
-  const char *bad = NULL, *q = t + np;
-  char *end;
   uint8_t d[PS_IPC_BYTES];
-  if (len < np || memcmp(t, EVENT_TOKEN, np) != 0) bad = "not an event token (poolsh-event1:...)";
-  else if (strtol(q, &end, 10) <= 0 || *end != ':') bad = "no exporter pid";
-  else if (end[1] != 'e' || strtol(end + 2, &end, 10) <= 0 || *end != ':') bad = "no event id";
-  else if (strlen(q = end + 1) != 2 * PS_IPC_BYTES || strspn(q, "0123456789abcdef") != 2 * PS_IPC_BYTES)
-    bad = "its data is not 128 hex digits";
+  const char *bad = parse_event_token(t, len, d);
   if (bad) return luaL_error(L, "poolsh.import_event: malformed token: %s", bad);
-  for (int i = 0; i < PS_IPC_BYTES; i++) {
-    char two[3] = { q[2 * i], q[2 * i + 1], 0 };
-    d[i] = (uint8_t)strtoul(two, NULL, 16);
-  }
+  const char *q = t + len - 2 * PS_IPC_BYTES;
+  size_t np = strlen(EVENT_TOKEN);
   ps_eventud *e = (ps_eventud *)ps_newobject(L, PS_UV_EVENT, 0);
   e->id = ps_nextid(L, PS_ID_EVENT);
   ps_check(L, c->be->event_import(c->b, d, &e->h), "(importing event %.*s as e%d)",

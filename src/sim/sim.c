@@ -36,6 +36,7 @@ static int sim_open(const ps_config *cfg, void **ctx) {
   c->legacy.blocking = 1;
   c->legacy.span_start = -1;
   sim_faults_init(&c->faults);
+  sim_ipc_sweep();   /* IPC event slots of this user's dead processes */
   int st = sim_pools_init(c);
   if (st != PS_OK) { free(c); return st; }
   *ctx = c;
@@ -58,6 +59,16 @@ static const err ERRS[] = {
   { PS_OK, "cudaSuccess", "no error" },
   { PS_ERR_INVALID_VALUE, "cudaErrorInvalidValue", "invalid argument" },
   { PS_ERR_CLOCK_END, "cudaErrorInvalidValue", "invalid argument" },
+  { SIM_ERR_IPC_SEGMENT, "cudaErrorInvalidValue",
+    "invalid argument: not a sim IPC pool's shared segment" },
+  { SIM_ERR_IPC_UNSEALED, "cudaErrorInvalidValue",
+    "invalid argument: the pool's shared segment is not sealed against resizing" },
+  { SIM_ERR_IPC_SHORT, "cudaErrorInvalidValue",
+    "invalid argument: the pool's shared segment is shorter than its header says" },
+  { SIM_ERR_IPC_EV_OWNER, "cudaErrorInvalidValue",
+    "invalid argument: the IPC event's shared-memory object belongs to another user" },
+  { SIM_ERR_IPC_EV_OBJECT, "cudaErrorInvalidValue",
+    "invalid argument: the IPC event's shared-memory object is not mode 0600 or not an event" },
   { PS_ERR_MEMORY_ALLOCATION, "cudaErrorMemoryAllocation", "out of memory" },
   { PS_ERR_INSUFFICIENT_DRIVER, "cudaErrorInsufficientDriver",
     "CUDA driver version is insufficient for CUDA runtime version" },

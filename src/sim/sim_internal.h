@@ -425,9 +425,19 @@ void sim_pool_drop_import(sim_ctx *c, sim_map *m);
 
 /* ---- IPC between processes (sim_ipc.c) ---- */
 
+/* Why an import was refused, beyond cudaErrorInvalidValue (named so, with
+ * their own text: sim.c's ERRS). */
+enum {
+  SIM_ERR_IPC_SEGMENT = -10,   /* the fd is not a sim IPC pool's segment */
+  SIM_ERR_IPC_UNSEALED = -11,  /* the segment's size is not sealed */
+  SIM_ERR_IPC_SHORT = -12,     /* the segment is shorter than its header says */
+  SIM_ERR_IPC_EV_OWNER = -13,  /* an IPC event's shm object is another user's */
+  SIM_ERR_IPC_EV_OBJECT = -14  /* ... not mode 0600, or not an event slot */
+};
+
 typedef struct sim_ipc_seg sim_ipc_seg;
 sim_ipc_seg *sim_ipc_seg_create(uint64_t va, int dev);
-sim_ipc_seg *sim_ipc_seg_open(int fd);
+int sim_ipc_seg_open(int fd, sim_ipc_seg **out);
 void sim_ipc_seg_close(sim_ipc_seg *g);
 uint8_t *sim_ipc_seg_data(sim_ipc_seg *g);
 uint64_t sim_ipc_seg_va(const sim_ipc_seg *g);
@@ -439,7 +449,8 @@ int sim_ipc_seg_check(sim_ipc_seg *g, const uint8_t data[PS_IPC_BYTES], uint64_t
                       uint64_t *size);
 sim_ipc_ev *sim_ipc_ev_create(void);
 void sim_ipc_ev_handle(const sim_ipc_ev *v, uint8_t out[PS_IPC_BYTES]);
-sim_ipc_ev *sim_ipc_ev_open(const uint8_t data[PS_IPC_BYTES]);
+int sim_ipc_ev_open(const uint8_t data[PS_IPC_BYTES], sim_ipc_ev **out);
+void sim_ipc_sweep(void);
 void sim_ipc_ev_close(sim_ipc_ev *v);
 void sim_ipc_ev_recorded(sim_ipc_ev *v, int64_t delay);
 int sim_ipc_ev_news(sim_ipc_ev *v, int64_t *delay);

@@ -11,10 +11,19 @@
  * the recorder's clock. Each process keeps its own virtual clock: an
  * importer's wait on the event completes that long after its own host
  * clock when it first sees the record.
+ *
+ * Another process can write every shared byte at any time, so each side
+ * keeps its bounds (the arena's size, the mapping's length, the table)
+ * in private memory set once, copies what it reads from a mapping before
+ * checking it, and uses only the copy. The segment is sealed at its size
+ * (no truncation under a mapping: no SIGBUS); event slots must be this
+ * user's, mode 0600, a slot long; slots whose creator died are swept.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,8 +41,11 @@
 #define IPC_VERSION 1u
 #define SEG_TABLE 4096u             /* exported blocks a segment remembers */
 #define SEG_DATA ((uint64_t)1 << 20)   /* the arena's offset in the segment */
+#define SIM_IPC_MAX_VA ((uint64_t)1 << 48)   /* the largest arena a segment holds */
 
-/* The first bytes of a segment. */
+/* The first bytes of a segment: written by the exporter (at creation and
+ * at each export), copied once by each importer (sim_ipc_seg_open), never
+ * read back by the exporter. */
 typedef struct seg_header {
   uint32_t magic, version;
   uint64_t id;                      /* random: names the pool in pointer tokens */
@@ -46,12 +58,24 @@ typedef struct seg_header {
  * exporter frees it; gen tells a slot's successive blocks apart. */
 typedef struct seg_block { uint64_t off, size; uint32_t gen, live; } seg_block;
 
+_Static_assert(4096 + SEG_TABLE * sizeof(seg_block) <= SEG_DATA, "the table ends before the arena");
+
+/* The seals a segment carries once sized: its length is fixed for good. */
+#define SEG_SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
+
+/* Every bound is private, set once at creation or import: the shared
+ * mapping can change under us at any time (another process writes it), so
+ * nothing read from it is ever used as a length, an offset or an index
+ * before it is copied here and checked against these. */
 struct sim_ipc_seg {
   int fd;
-  uint8_t *base;
-  size_t len;
-  seg_header *h;
-  seg_block *t;
+  uint8_t *base;                    /* the mapping, len bytes */
+  size_t len;                       /* SEG_DATA + va */
+  uint64_t va, id;
+  int device;
+  uint32_t used;                    /* exporter: slots handed out */
+  seg_block *own;                   /* exporter: its table (the truth); NULL in importers */
+  seg_block *shared;                /* the table in the mapping: exporter writes, importers copy */
 };
 
 /* The 64 bytes of a pointer token (cudaMemPoolPtrExportData's size). */
@@ -72,80 +96,132 @@ static uint64_t random64(void) {
   return v ? v : 1;
 }
 
+/* Maps len bytes of fd shared; the table's pointer is set, nothing read. */
 static sim_ipc_seg *seg_map(int fd, size_t len) {
   sim_ipc_seg *g = calloc(1, sizeof *g);
   if (!g) return NULL;
   void *b = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
   if (b == MAP_FAILED) { free(g); return NULL; }
   g->fd = fd, g->base = b, g->len = len;
-  g->h = (seg_header *)g->base;
-  g->t = (seg_block *)(g->base + 4096);
+  g->shared = (seg_block *)(g->base + 4096);
   return g;
 }
 
-/* A new segment for an arena of va bytes on device dev; NULL when the
- * system refuses (out of memory). */
+/* Writes the header from the exporter's private values (again at each
+ * export: an importer may have scribbled on it). */
+static void publish_header(sim_ipc_seg *g) {
+  seg_header h = { .magic = SEG_MAGIC, .version = IPC_VERSION, .id = g->id,
+                   .device = g->device, .va = g->va, .cap = SEG_TABLE, .used = g->used };
+  memcpy(g->base, &h, sizeof h);
+}
+
+/* A new segment for an arena of va bytes on device dev, sealed at its
+ * size (no process can shrink or grow it, so no mapping of it can fault);
+ * NULL when the system refuses (out of memory). */
 sim_ipc_seg *sim_ipc_seg_create(uint64_t va, int dev) {
-  int fd = memfd_create("poolsh-sim-ipc-pool", MFD_CLOEXEC);
+  if (va == 0 || va > SIM_IPC_MAX_VA) return NULL;
+  int fd = memfd_create("poolsh-sim-ipc-pool", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return NULL;
   size_t len = (size_t)(SEG_DATA + va);
-  sim_ipc_seg *g = ftruncate(fd, (off_t)len) == 0 ? seg_map(fd, len) : NULL;
+  sim_ipc_seg *g = ftruncate(fd, (off_t)len) == 0 && fcntl(fd, F_ADD_SEALS, SEG_SEALS) == 0
+                   ? seg_map(fd, len) : NULL;
+  if (g && !(g->own = calloc(SEG_TABLE, sizeof *g->own))) {
+    munmap(g->base, g->len);
+    free(g);
+    g = NULL;
+  }
   if (!g) { close(fd); return NULL; }
-  *g->h = (seg_header){ .magic = SEG_MAGIC, .version = IPC_VERSION, .id = random64(),
-                        .device = dev, .va = va, .cap = SEG_TABLE };
+  g->va = va, g->id = random64(), g->device = dev;
+  publish_header(g);
   return g;
 }
 
 /* Maps the segment another process exported as fd (which stays the
- * caller's); NULL when fd is not one. */
-sim_ipc_seg *sim_ipc_seg_open(int fd) {
+ * caller's). Checked before anything is mapped: a memfd sealed against
+ * shrinking, growing and unsealing, at least a header and table long;
+ * then its header is copied and checked against that length. PS_OK and
+ * *out, or why not: SIM_ERR_IPC_SEGMENT (not a segment, or its header is
+ * wrong), SIM_ERR_IPC_UNSEALED, SIM_ERR_IPC_SHORT, PS_ERR_MEMORY_ALLOCATION. */
+int sim_ipc_seg_open(int fd, sim_ipc_seg **out) {
   struct stat sb;
-  if (fd < 0 || fstat(fd, &sb) != 0 || (uint64_t)sb.st_size < SEG_DATA) return NULL;
+  if (fd < 0 || fstat(fd, &sb) != 0) return PS_ERR_INVALID_VALUE;
+  if (!S_ISREG(sb.st_mode)) return SIM_ERR_IPC_SEGMENT;
+  int seals = fcntl(fd, F_GET_SEALS);
+  if (seals < 0) return SIM_ERR_IPC_SEGMENT;             /* not a memfd */
+  if ((seals & SEG_SEALS) != SEG_SEALS) return SIM_ERR_IPC_UNSEALED;
+#ifdef F_SEAL_FUTURE_WRITE
+  if (seals & F_SEAL_FUTURE_WRITE) return SIM_ERR_IPC_SEGMENT;
+#endif
+  if (seals & F_SEAL_WRITE) return SIM_ERR_IPC_SEGMENT;   /* could not be shared rw */
+  if (sb.st_size <= (off_t)SEG_DATA) return SIM_ERR_IPC_SHORT;
+  uint64_t va = (uint64_t)sb.st_size - SEG_DATA;
+  if (va > SIM_IPC_MAX_VA) return SIM_ERR_IPC_SEGMENT;
+  seg_header h;
+  if (pread(fd, &h, sizeof h, 0) != (ssize_t)sizeof h) return SIM_ERR_IPC_SEGMENT;
+  if (h.magic != SEG_MAGIC || h.version != IPC_VERSION || h.cap != SEG_TABLE ||
+      h.device < 0 || h.device >= SIM_MAX_DEVICES || h.va == 0)
+    return SIM_ERR_IPC_SEGMENT;
+  if (h.va != va) return h.va > va ? SIM_ERR_IPC_SHORT : SIM_ERR_IPC_SEGMENT;
   int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-  if (own < 0) return NULL;
-  sim_ipc_seg *g = seg_map(own, (size_t)sb.st_size);
-  if (!g) { close(own); return NULL; }
-  if (g->h->magic != SEG_MAGIC || g->h->version != IPC_VERSION ||
-      SEG_DATA + g->h->va != (uint64_t)sb.st_size || g->h->cap != SEG_TABLE) {
-    sim_ipc_seg_close(g);
-    return NULL;
-  }
-  return g;
+  if (own < 0) return PS_ERR_MEMORY_ALLOCATION;
+  sim_ipc_seg *g = seg_map(own, (size_t)(SEG_DATA + va));
+  if (!g) { close(own); return PS_ERR_MEMORY_ALLOCATION; }
+  g->va = va, g->id = h.id, g->device = h.device;
+  *out = g;
+  return PS_OK;
 }
 
 void sim_ipc_seg_close(sim_ipc_seg *g) {
   if (!g) return;
   munmap(g->base, g->len);
   close(g->fd);
+  free(g->own);
   free(g);
 }
 
 uint8_t *sim_ipc_seg_data(sim_ipc_seg *g) { return g->base + SEG_DATA; }
-uint64_t sim_ipc_seg_va(const sim_ipc_seg *g) { return g->h->va; }
-int sim_ipc_seg_device(const sim_ipc_seg *g) { return g->h->device; }
+uint64_t sim_ipc_seg_va(const sim_ipc_seg *g) { return g->va; }
+int sim_ipc_seg_device(const sim_ipc_seg *g) { return g->device; }
 
 /* A new fd for the segment (the caller closes it); -1 on failure. */
 int sim_ipc_seg_fd(sim_ipc_seg *g) { return fcntl(g->fd, F_DUPFD_CLOEXEC, 0); }
 
+/* Publishes the exporter's slot i in the shared table for importers:
+ * dead while its fields change, then live as the exporter's copy says. */
+static void publish(sim_ipc_seg *g, uint32_t i) {
+  seg_block *s = &g->shared[i];
+  const seg_block *b = &g->own[i];
+  __atomic_store_n(&s->live, 0, __ATOMIC_RELEASE);
+  __atomic_store_n(&s->off, b->off, __ATOMIC_RELAXED);
+  __atomic_store_n(&s->size, b->size, __ATOMIC_RELAXED);
+  __atomic_store_n(&s->gen, b->gen, __ATOMIC_RELAXED);
+  __atomic_store_n(&s->live, b->live, __ATOMIC_RELEASE);
+}
+
 /* Writes the token of the live block [off, off+size): its table slot,
- * taken anew unless the block was exported already. PS_ERR_MEMORY_ALLOCATION
- * when the table is full of live blocks. */
+ * taken anew unless the block was exported already. Works from the
+ * exporter's private table only (importers can write the shared one).
+ * PS_ERR_MEMORY_ALLOCATION when the table is full of live blocks;
+ * PS_ERR_INVALID_VALUE for a block outside the arena or an importer's
+ * segment. */
 int sim_ipc_seg_export(sim_ipc_seg *g, uint64_t off, uint64_t size, uint8_t out[PS_IPC_BYTES]) {
-  seg_block *t = g->t;
+  seg_block *t = g->own;
+  if (!t || size == 0 || off > g->va || size > g->va - off) return PS_ERR_INVALID_VALUE;
   uint32_t slot = UINT32_MAX;
-  for (uint32_t i = 0; i < g->h->used; i++) {
+  for (uint32_t i = 0; i < g->used; i++) {
     if (t[i].live && t[i].off == off) { slot = i; break; }
     if (!t[i].live && slot == UINT32_MAX) slot = i;
   }
   if (slot == UINT32_MAX || !(t[slot].live && t[slot].off == off)) {
     if (slot == UINT32_MAX) {
-      if (g->h->used >= g->h->cap) return PS_ERR_MEMORY_ALLOCATION;
-      slot = g->h->used++;
+      if (g->used >= SEG_TABLE) return PS_ERR_MEMORY_ALLOCATION;
+      slot = g->used++;
     }
-    t[slot].off = off, t[slot].size = size, t[slot].gen++;
-    __atomic_store_n(&t[slot].live, 1, __ATOMIC_RELEASE);
+    t[slot].off = off, t[slot].size = size, t[slot].gen++, t[slot].live = 1;
   }
-  ptr_data d = { .magic = PTR_MAGIC, .version = IPC_VERSION, .id = g->h->id,
+  publish(g, slot);   /* again for a block exported already: undoes an importer's writes */
+  publish_header(g);
+  ptr_data d = { .magic = PTR_MAGIC, .version = IPC_VERSION, .id = g->id,
                  .off = off, .size = size, .slot = slot, .gen = t[slot].gen };
   memcpy(out, &d, sizeof d);
   return PS_OK;
@@ -153,23 +229,32 @@ int sim_ipc_seg_export(sim_ipc_seg *g, uint64_t off, uint64_t size, uint8_t out[
 
 /* The exporter freed the block at off: imports of it are refused from now. */
 void sim_ipc_seg_freed(sim_ipc_seg *g, uint64_t off) {
-  for (uint32_t i = 0; i < g->h->used; i++)
-    if (g->t[i].live && g->t[i].off == off) __atomic_store_n(&g->t[i].live, 0, __ATOMIC_RELEASE);
+  if (!g->own) return;
+  for (uint32_t i = 0; i < g->used; i++)
+    if (g->own[i].live && g->own[i].off == off) g->own[i].live = 0, publish(g, i);
 }
 
 /* Checks a token against the segment: PS_OK and the block's offset and
- * size, or PS_ERR_INVALID_VALUE (another pool's token, a block freed). */
+ * size, or PS_ERR_INVALID_VALUE (another pool's token, a block freed).
+ * The token's slot is bounded by the table's private size; the slot's
+ * entry is copied out of the mapping, then compared with the token and
+ * bounded by the arena's private size, so what is returned lies inside
+ * the arena whatever another process writes meanwhile. */
 int sim_ipc_seg_check(sim_ipc_seg *g, const uint8_t data[PS_IPC_BYTES], uint64_t *off,
                       uint64_t *size) {
   ptr_data d;
   memcpy(&d, data, sizeof d);
-  if (d.magic != PTR_MAGIC || d.version != IPC_VERSION || d.id != g->h->id) return PS_ERR_INVALID_VALUE;
-  if (d.slot >= g->h->used || d.slot >= g->h->cap) return PS_ERR_INVALID_VALUE;
-  const seg_block *b = &g->t[d.slot];
-  if (!__atomic_load_n(&b->live, __ATOMIC_ACQUIRE) || b->gen != d.gen || b->off != d.off ||
-      b->size != d.size || d.size == 0 || d.off > g->h->va || d.size > g->h->va - d.off)
-    return PS_ERR_INVALID_VALUE;
-  *off = d.off, *size = d.size;
+  if (d.magic != PTR_MAGIC || d.version != IPC_VERSION || d.id != g->id) return PS_ERR_INVALID_VALUE;
+  if (d.slot >= SEG_TABLE) return PS_ERR_INVALID_VALUE;
+  const seg_block *s = &g->shared[d.slot];
+  seg_block b;
+  b.live = __atomic_load_n(&s->live, __ATOMIC_ACQUIRE);
+  b.off = __atomic_load_n(&s->off, __ATOMIC_RELAXED);
+  b.size = __atomic_load_n(&s->size, __ATOMIC_RELAXED);
+  b.gen = __atomic_load_n(&s->gen, __ATOMIC_RELAXED);
+  if (!b.live || b.gen != d.gen || b.off != d.off || b.size != d.size) return PS_ERR_INVALID_VALUE;
+  if (b.size == 0 || b.off > g->va || b.size > g->va - b.off) return PS_ERR_INVALID_VALUE;
+  *off = b.off, *size = b.size;
   return PS_OK;
 }
 
@@ -195,41 +280,143 @@ struct sim_ipc_ev {
   uint64_t seen;                    /* the record last seen (importers) */
 };
 
-static sim_ipc_ev *ev_map(const char *name, int create) {
-  sim_ipc_ev *v = calloc(1, sizeof *v);
-  if (!v) return NULL;
-  int fd = shm_open(name, O_RDWR | O_CLOEXEC | (create ? O_CREAT | O_EXCL : 0), 0600);
-  if (fd < 0) { free(v); return NULL; }
-  if (create && ftruncate(fd, sizeof(ev_slot)) != 0) {
-    close(fd), shm_unlink(name), free(v);
-    return NULL;
-  }
-  struct stat sb;
-  void *p = fstat(fd, &sb) == 0 && sb.st_size >= (off_t)sizeof(ev_slot)
-            ? mmap(NULL, sizeof(ev_slot), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+#define EV_PREFIX "poolsh-sim-ev-"
+#define EV_DIR "/dev/shm"           /* where glibc's shm_open keeps its objects */
+
+/* When process pid started (field 22 of /proc/pid/stat, clock ticks since
+ * boot): 0 and *start; -1 when no such process; 1 when it cannot tell. */
+static int proc_start(long pid, unsigned long long *start) {
+  char path[64], buf[1024];
+  snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno == ENOENT || errno == ESRCH ? -1 : 1;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
   close(fd);
-  if (p == MAP_FAILED) {
+  if (n <= 0) return n == 0 || errno == ESRCH ? -1 : 1;   /* exited meanwhile */
+  buf[n] = 0;
+  char *p = strrchr(buf, ')');      /* the command may hold spaces and ')' */
+  for (int field = 2; p && field < 22; field++) p = strchr(p + 1, ' ');
+  if (!p) return 1;
+  char *end;
+  errno = 0;
+  *start = strtoull(p + 1, &end, 10);
+  return end == p + 1 || errno ? 1 : 0;
+}
+
+/* Reads the creator out of a slot's name (after EV_PREFIX):
+ * "<pid>-<start>-<random>", or the older "<pid>-<random>" (start 0,
+ * unknown). 0 when the name is one of these. */
+static int ev_creator(const char *s, long *pid, unsigned long long *start) {
+  char *end;
+  if (*s < '1' || *s > '9') return -1;
+  errno = 0;
+  *pid = strtol(s, &end, 10);
+  if (errno || *end != '-' || *pid <= 0 || *pid > INT_MAX) return -1;
+  s = end + 1;
+  *start = 0;
+  size_t digits = strspn(s, "0123456789");
+  if (digits && s[digits] == '-') {
+    errno = 0;
+    *start = strtoull(s, &end, 10);
+    if (errno) return -1;
+    s = end + 1;
+  }
+  size_t hex = strspn(s, "0123456789abcdef");
+  return hex && s[hex] == 0 ? 0 : -1;
+}
+
+/* Unlinks the IPC event slots this user's dead processes left behind (a
+ * poolsh killed by SIGKILL never unlinks its own): an object of ours,
+ * named by poolsh, whose creator no longer runs (no such pid, or a pid
+ * that started at another time: reused). Other users' objects stay. */
+void sim_ipc_sweep(void) {
+  DIR *d = opendir(EV_DIR);
+  if (!d) return;
+  uid_t me = geteuid();
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    const char *n = de->d_name;
+    long pid;
+    unsigned long long start, now = 0;
+    if (strncmp(n, EV_PREFIX, strlen(EV_PREFIX)) != 0 || strlen(n) + 2 > PS_IPC_BYTES - 8 ||
+        ev_creator(n + strlen(EV_PREFIX), &pid, &start) != 0)
+      continue;
+    int alive = proc_start(pid, &now);
+    if (alive == 1 || (alive == 0 && (start == 0 || now == start))) continue;
+    struct stat sb;
+    if (fstatat(dirfd(d), n, &sb, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(sb.st_mode) ||
+        sb.st_uid != me)
+      continue;
+    char name[PS_IPC_BYTES];
+    snprintf(name, sizeof name, "/%s", n);
+    shm_unlink(name);
+  }
+  closedir(d);
+}
+
+/* Maps the slot called name: a new one (create; mode 0600 whatever the
+ * umask), or an existing one, which must be this user's, mode 0600 and
+ * exactly a slot long (fstat after opening, so the checked object is the
+ * mapped one). PS_OK and *out, or PS_ERR_INVALID_VALUE (no such slot),
+ * SIM_ERR_IPC_EV_OWNER, SIM_ERR_IPC_EV_OBJECT, PS_ERR_MEMORY_ALLOCATION. */
+static int ev_map(const char *name, int create, sim_ipc_ev **out) {
+  int fd = shm_open(name, O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT | O_EXCL : 0), 0600);
+  if (fd < 0)   /* EACCES: not ours (a 0600 object of another user) */
+    return create ? PS_ERR_MEMORY_ALLOCATION : errno == EACCES ? SIM_ERR_IPC_EV_OWNER
+                                                               : PS_ERR_INVALID_VALUE;
+  int st = PS_OK;
+  struct stat sb;
+  if (create && (fchmod(fd, 0600) != 0 || ftruncate(fd, sizeof(ev_slot)) != 0))
+    st = PS_ERR_MEMORY_ALLOCATION;
+  else if (fstat(fd, &sb) != 0)
+    st = PS_ERR_INVALID_VALUE;
+  else if (sb.st_uid != geteuid())
+    st = SIM_ERR_IPC_EV_OWNER;
+  else if (!S_ISREG(sb.st_mode) || (sb.st_mode & 07777) != 0600 ||
+           sb.st_size != (off_t)sizeof(ev_slot))
+    st = SIM_ERR_IPC_EV_OBJECT;
+  void *p = MAP_FAILED;
+  if (st == PS_OK) {
+    p = mmap(NULL, sizeof(ev_slot), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) st = PS_ERR_MEMORY_ALLOCATION;
+  }
+  close(fd);
+  sim_ipc_ev *v = st == PS_OK ? calloc(1, sizeof *v) : NULL;
+  if (st == PS_OK && !v) st = PS_ERR_MEMORY_ALLOCATION;
+  if (st != PS_OK) {
+    if (p != MAP_FAILED) munmap(p, sizeof(ev_slot));
     if (create) shm_unlink(name);
-    free(v);
-    return NULL;
+    return st;
   }
   v->slot = p;
   snprintf(v->name, sizeof v->name, "%s", name);
   v->owner = create;
-  return v;
+  *out = v;
+  return PS_OK;
 }
 
-/* A new IPC event's slot, never recorded; NULL when the system refuses. */
+/* A new IPC event's slot, never recorded, named after this process (its
+ * pid and start time, so a later poolsh can tell when it is gone and
+ * remove the slot: sim_ipc_sweep, run first); NULL when the system
+ * refuses. */
 sim_ipc_ev *sim_ipc_ev_create(void) {
-  char name[PS_IPC_BYTES - 8];
-  snprintf(name, sizeof name, "/poolsh-sim-ev-%d-%016llx", (int)getpid(),
-           (unsigned long long)random64());
-  sim_ipc_ev *v = ev_map(name, 1);
-  if (v) {
-    v->slot->version = IPC_VERSION;
-    __atomic_store_n(&v->slot->magic, EV_MAGIC, __ATOMIC_RELEASE);
+  sim_ipc_sweep();
+  unsigned long long start = 0;
+  proc_start((long)getpid(), &start);
+  for (int tries = 0; tries < 8; tries++) {
+    char name[PS_IPC_BYTES - 8];
+    int n = snprintf(name, sizeof name, "/" EV_PREFIX "%d-%llu-%012llx", (int)getpid(), start,
+                     (unsigned long long)(random64() & 0xffffffffffffull));
+    if (n < 0 || (size_t)n >= sizeof name) return NULL;
+    sim_ipc_ev *v = NULL;
+    if (ev_map(name, 1, &v) == PS_OK) {
+      v->slot->version = IPC_VERSION;
+      __atomic_store_n(&v->slot->magic, EV_MAGIC, __ATOMIC_RELEASE);
+      return v;
+    }
+    if (errno != EEXIST) return NULL;   /* taken (by another user?): another name */
   }
-  return v;
+  return NULL;
 }
 
 void sim_ipc_ev_handle(const sim_ipc_ev *v, uint8_t out[PS_IPC_BYTES]) {
@@ -238,20 +425,30 @@ void sim_ipc_ev_handle(const sim_ipc_ev *v, uint8_t out[PS_IPC_BYTES]) {
   memcpy(out, &d, sizeof d);
 }
 
-/* Opens the slot a handle names; NULL when it is not one or its event is
- * gone (destroyed, its process ended). */
-sim_ipc_ev *sim_ipc_ev_open(const uint8_t data[PS_IPC_BYTES]) {
+/* Opens the slot a handle names: PS_OK and *out; PS_ERR_INVALID_VALUE when
+ * the handle is not one or its event is gone (destroyed, its process
+ * ended); SIM_ERR_IPC_EV_OWNER / SIM_ERR_IPC_EV_OBJECT when the object is
+ * another user's or not a slot as poolsh makes them. The name must be
+ * poolsh's, one path component, terminated inside the handle. */
+int sim_ipc_ev_open(const uint8_t data[PS_IPC_BYTES], sim_ipc_ev **out) {
   ev_data d;
   memcpy(&d, data, sizeof d);
-  if (d.magic != EV_MAGIC || d.version != IPC_VERSION || d.name[0] != '/' ||
-      !memchr(d.name, 0, sizeof d.name) || strncmp(d.name, "/poolsh-sim-ev-", 15) != 0)
-    return NULL;
-  sim_ipc_ev *v = ev_map(d.name, 0);
-  if (v && __atomic_load_n(&v->slot->magic, __ATOMIC_ACQUIRE) != EV_MAGIC) {
+  size_t np = strlen("/" EV_PREFIX);
+  if (d.magic != EV_MAGIC || d.version != IPC_VERSION || !memchr(d.name, 0, sizeof d.name) ||
+      strncmp(d.name, "/" EV_PREFIX, np) != 0 || strchr(d.name + 1, '/') ||
+      strspn(d.name + np, "0123456789abcdef-") != strlen(d.name + np))
+    return PS_ERR_INVALID_VALUE;
+  sim_ipc_ev *v = NULL;
+  int st = ev_map(d.name, 0, &v);
+  if (st != PS_OK) return st;
+  if (__atomic_load_n(&v->slot->magic, __ATOMIC_ACQUIRE) != EV_MAGIC ||
+      __atomic_load_n(&v->slot->version, __ATOMIC_RELAXED) != IPC_VERSION) {
     sim_ipc_ev_close(v);
-    return NULL;
+    return SIM_ERR_IPC_EV_OBJECT;
   }
-  return v;
+  v->seen = 0;
+  *out = v;
+  return PS_OK;
 }
 
 void sim_ipc_ev_close(sim_ipc_ev *v) {
@@ -268,7 +465,8 @@ void sim_ipc_ev_recorded(sim_ipc_ev *v, int64_t delay) {
 }
 
 /* Whether another process recorded since this one last looked: then
- * *delay is how long after its recording it completes. */
+ * *delay is how long after its recording it completes, as the slot says:
+ * any int64_t (the caller bounds it). */
 int sim_ipc_ev_news(sim_ipc_ev *v, int64_t *delay) {
   uint64_t g = __atomic_load_n(&v->slot->gen, __ATOMIC_ACQUIRE);
   if (g == v->seen) return 0;

@@ -1246,10 +1246,12 @@ int sim_pool_import(void *ctx, int fd, ps_pool **out) {
   sim_ctx *c = ctx;
   if (!out) return PS_ERR_INVALID_VALUE;
   sim_host_cost(c, c->prof.api_ns);
-  sim_ipc_seg *g = sim_ipc_seg_open(fd);
-  if (!g) return PS_ERR_INVALID_VALUE;
+  sim_ipc_seg *g = NULL;
+  int st = sim_ipc_seg_open(fd, &g);
+  if (st != PS_OK) return st;
+  if (!sim_valid_dev(c, sim_ipc_seg_device(g))) { sim_ipc_seg_close(g); return PS_ERR_INVALID_DEVICE; }
   ps_pool_props props = { PS_LOCATION_DEVICE, sim_ipc_seg_device(g), 0, 1 };
-  int st = pool_new(c, &props, out);
+  st = pool_new(c, &props, out);
   if (st != PS_OK) { sim_ipc_seg_close(g); return st; }
   (*out)->ipc = g, (*out)->imported = 1;
   return PS_OK;

@@ -664,7 +664,8 @@ int sim_event_import(void *ctx, const uint8_t data[PS_IPC_BYTES], ps_event **out
   sim_host_cost(c, c->prof.event_api_ns);
   ps_event *e = calloc(1, sizeof *e);
   if (!e) return PS_ERR_MEMORY_ALLOCATION;
-  if (!(e->ipc = sim_ipc_ev_open(data))) { free(e); return PS_ERR_INVALID_VALUE; }
+  int st = sim_ipc_ev_open(data, &e->ipc);
+  if (st != PS_OK) { free(e); return st; }
   if (!sim_table_put(&c->events, (uintptr_t)e, 0)) { event_free(e); return PS_ERR_MEMORY_ALLOCATION; }
   e->imported = 1;
   *out = e;
@@ -673,12 +674,17 @@ int sim_event_import(void *ctx, const uint8_t data[PS_IPC_BYTES], ps_event **out
 
 /* An IPC event that another process recorded since this one last looked
  * completes `delay` after now on this process's clock (each process has
- * its own); it carries no knowledge of this process's streams. */
+ * its own); it carries no knowledge of this process's streams. The delay
+ * is the peer's word: a negative one counts as 0, one past this clock's
+ * end as its end (SIM_CLOCK_END), so the sum never overflows. */
 static void ipc_news(sim_ctx *c, ps_event *e) {
   int64_t delay;
   if (!e->ipc || !sim_ipc_ev_news(e->ipc, &delay)) return;
+  if (delay < 0) delay = 0;
+  int64_t now = c->host_now < SIM_CLOCK_END ? c->host_now : SIM_CLOCK_END;
+  if (!sim_clock_fits(now, delay)) delay = SIM_CLOCK_END - now;
   e->recorded = 1;
-  e->time = c->host_now + (delay > 0 ? delay : 0);
+  e->time = now + delay;
   sim_vc_free(&e->clock);
 }
 

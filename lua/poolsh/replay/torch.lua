@@ -17,6 +17,7 @@
 -- still pending at its start is in neither. An oom entry becomes
 -- alloc_failed with addr 0 (PyTorch records the device's free bytes there).
 local pickle = require "poolsh.replay.pickle"
+local gzip = require "poolsh.replay.gzip"
 local cjson = require "cjson"
 
 local M = {}
@@ -45,27 +46,19 @@ local function slurp(path, file)
   return s
 end
 
--- The bytes of a gzip stream (members one after another), whole or an error.
-local function gunzip(data, file)
-  local zlib = require "zlib"
-  local out, at = {}, 1
-  while at <= #data do
-    local ok, s, eof, used = pcall(zlib.inflate(), data:sub(at))
-    if not ok then bad(file, "bad gzip data at byte %d: %s", at - 1, (tostring(s):gsub(" at lua_zlib.*", ""))) end
-    if not eof then bad(file, "truncated gzip data (%d bytes read)", #data) end
-    out[#out + 1] = s
-    at = at + used
-  end
-  return table.concat(out)
-end
-
 --- The pickle bytes of the file at path (gunzipped when it starts with
--- gzip's magic bytes).
-function M.read_bytes(path, file)
+-- gzip's magic bytes, checked to start with PROTO after the first piece;
+-- opts.max_inflate bounds the inflated size, poolsh.replay.gzip).
+function M.read_bytes(path, file, opts)
   file = file or basename(path)
   local data = slurp(path, file)
-  if data:sub(1, 2) == "\x1f\x8b" then data = gunzip(data, file) end
-  if data:byte(1) ~= 0x80 then bad(file, "not a pickle of protocol 2 or later (no PROTO opcode)") end
+  local function proto(s)
+    if s:byte(1) ~= 0x80 then bad(file, "not a pickle of protocol 2 or later (no PROTO opcode)") end
+  end
+  if gzip.is_gzip(data) then
+    data = gzip.inflate(data, file, { max = opts and opts.max_inflate, first = proto })
+  end
+  proto(data)
   return data
 end
 
@@ -244,7 +237,7 @@ function M.open(path, opts)
   assert(type(path) == "string", "poolsh.replay.torch.open: a file path expected")
   opts = opts or {}
   local file = basename(path)
-  local snap = pickle.loads(M.read_bytes(path, file), file)
+  local snap = pickle.loads(M.read_bytes(path, file, opts), file)
   local dev, trace, segments = device_data(snap, opts, file)
   local ev = events_of(trace, file)
   local rec = setmetatable({ format = "torch", file = file, device = dev, count = ev.n, _ev = ev,

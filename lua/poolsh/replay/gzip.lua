@@ -50,8 +50,8 @@ function M.inflate(data, file, opts)
       if #s > 0 then
         total = total + #s
         if total > max then
-          bad(file, "inflates to more than %d bytes (%d times its %d bytes); a larger limit: --max-inflate SIZE",
-            max, max // math.max(len, 1), len)
+          bad(file, "inflates to more than %d bytes, the limit for %d bytes of gzip data (--max-inflate SIZE raises it)",
+            max, len)
         end
         out[#out + 1] = s
         if first then first(s); first = nil end

@@ -138,13 +138,20 @@ describe("poolsh.replay.run", function()
     assert.matches("cannot open", H.err(replay.run, rec, { allocator = "/nonexistent/mine.lua" }))
   end)
 
-  it("reads --pool settings as a table body, in a sandbox", function()
+  it("reads --pool settings as a table body, parsed as data and never run", function()
     assert.same({ release_threshold = "max", opportunistic = false },
       replay.settings('release_threshold = "max", opportunistic = false'))
+    assert.same({ release_threshold = 64 * 2^20, max_size = 1 << 30 },
+      replay.settings('release_threshold = 64 * 2^20; max_size = 0x40000000'))
     assert.matches("%-%-pool: bad settings 'x = ': unexpected symbol", H.err(replay.settings, "x = "))
-    assert.matches("attempt to index a nil value %(global 'os'%)", H.err(replay.settings, "x = os.exit()"))
-    assert.matches("too many steps", H.err(replay.settings, "x = (function() while true do end end)()"))
+    assert.equal("poolsh.replay: --pool: bad settings 'x = os.exit()': 'os' is not a value a data file may hold "
+      .. "(tables, strings, numbers, booleans, math.huge)", H.err(replay.settings, "x = os.exit()"))
+    assert.matches("'function' is not a value", H.err(replay.settings, "x = (function() while true do end end)()"))
+    assert.matches("the end of the data expected near ', {y = 2'", H.err(replay.settings, "x = 1}, {y = 2"))
     assert.matches("name = value pairs", H.err(replay.settings, "1, 2"))
+    -- a long text is cut where it is quoted back
+    local e = H.err(replay.settings, ("x"):rep(300) .. " = os")
+    assert.truthy(e:find(("x"):rep(64) .. "...'", 1, true), e)
   end)
 end)
 

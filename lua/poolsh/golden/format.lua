@@ -87,9 +87,9 @@ function M.encode(t)
 end
 
 --- format.decode(text, name) -> the table, or nil and a message. The
--- text is data (poolsh.datafile): no globals but math.huge, bounded work.
+-- text is data, parsed and never run (poolsh.datafile).
 function M.decode(text, name)
-  local ok, t = datafile.decode(text, name, { math = { huge = math.huge } })
+  local ok, t = datafile.decode(text, name)
   if not ok then return nil, t end
   if type(t) ~= "table" then return nil, name .. ": not a golden file (no table returned)" end
   return t

@@ -89,7 +89,8 @@ local function parser(s, label, budget)
 
   -- Checks that n bytes follow p.
   local function need(p, n)
-    if n < 0 or n > len - p + 1 then
+    if n < 0 then fail("%s with a negative length %d", opname(), n) end
+    if n > len - p + 1 then
       fail("truncated: %s needs %d bytes, %d left", opname(), n, len - p + 1)
     end
   end

@@ -99,6 +99,26 @@ describe("poolsh.replay.run", function()
     assert.equal(12, r.peak_used)
   end)
 
+  it("makes no allocation of 0 bytes (an allocator refuses them) and skips its free", function()
+    local s = spy()
+    local r = replay.run(fake({ { "alloc", 1, 0, 0 }, { "alloc", 2, 5, 0 }, { "free", 1, 0, 0 },
+                                { "free", 3, 0, 0 }, { "free", 2, 5, 0 } }, { { addr = 3, size = 0, stream = 0 } }),
+                         { allocator = s })
+    assert.same({ "alloc:5", "free:5", "free_completed:5" }, ops(s.log))
+    assert.equal(0, r.failed)
+    assert.equal(5, r.events)
+    -- through the pool allocator, which raises for 0 bytes: an RMM log's 0-byte allocation
+    local dir = os.tmpname()
+    local f = assert(io.open(dir, "wb"))
+    f:write("Thread,Time,Action,Pointer,Size,Stream\n1,1.0,allocate,0x1,0,0\n1,2.0,free,0x1,0,0\n")
+    f:close()
+    local ok, res = pcall(replay.run, replay.read.open(dir), {})
+    os.remove(dir)
+    assert(ok, res)
+    assert.equal(2, res.events)
+    assert.equal(0, res.failed)
+  end)
+
   it("says which record frees an address not allocated, and frees what it allocated", function()
     local rec = fake { { "alloc", 0x10, MiB, 0 }, { "free", 0x20, MiB, 0 } }
     assert.equal("fake.rec: record 2: free of 0x20, which is not allocated",

@@ -199,12 +199,14 @@ local function initial(st)
   if type(st.a.restore) == "function" and st.rec.initial_segments then return restore(st) end
   for i, b in ipairs(st.rec.initial or {}) do
     st.n = i
+    if b.size == 0 then st.lost[b.addr] = true; goto next end   -- nothing to allocate
     local t0 = poolsh.now()
     local blk = st.a:alloc(b.size, st.stream_of(b.stream))
     st.alloc_ms = st.alloc_ms + (poolsh.now() - t0)
     if blk == nil then st.failed = st.failed + 1; st.lost[b.addr] = true
     else st.live[b.addr] = blk end
     if st.sampling then sample(st) end
+    ::next::
   end
   st.n = 0
 end
@@ -242,6 +244,7 @@ local function events(st, progress)
     n = n + 1
     if op == "alloc" then
       if live[addr] then st.n = n; bad(st, "alloc at 0x%x, which is live", addr) end
+      if size == 0 then lost[addr] = true; goto next end   -- nothing to allocate; its free is skipped
       local t0 = now()
       local blk = alloc(a, size, stream_of(stream))
       ms = ms + (now() - t0)
@@ -271,6 +274,7 @@ local function events(st, progress)
         ms = ms + (now() - t0)
       end
     end
+    ::next::
     if n == stop then
       st.n, st.failed, st.alloc_ms = n, failed, ms
       if n % qevery == 0 then

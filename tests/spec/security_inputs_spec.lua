@@ -235,5 +235,8 @@ describe("data files are parsed, never run", function()
     local big = write("big.lua", "return { notes = { x = '", ("x"):rep(4 * MiB), "' } }")
     assert.equal("poolsh.profile: " .. big .. ": a data file of 4194333 bytes (at most 4194304)",
       H.err(profile.read, big))
+    local t, err = format.read(big)
+    assert.is_nil(t)
+    assert.equal(big .. ": a data file of 4194333 bytes (at most 4194304)", err)
   end)
 end)

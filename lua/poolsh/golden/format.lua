@@ -119,10 +119,17 @@ function M.check(t, name)
   return t
 end
 
---- format.read(path) -> the checked record, or nil and a message.
+--- format.read(path) -> the checked record, or nil and a message. A file
+-- over datafile.max_bytes is refused before it is read.
 function M.read(path)
   local f, err = io.open(path, "r")
   if not f then return nil, err end
+  local size = f:seek("end")
+  if size and size > datafile.max_bytes then
+    f:close()
+    return nil, ("%s: a data file of %d bytes (at most %d)"):format(path, size, datafile.max_bytes)
+  end
+  f:seek("set")
   local text = f:read("a")
   f:close()
   local t, e = M.decode(text, path)

@@ -4,6 +4,7 @@
 -- bound (docs/replay.md, "Limits") holds it.
 -- Usage: poolsh --backend=sim scripts/fuzz/gzip.lua [--seed S] [--seconds T] [--tmpdir D]
 local lib = dofile("scripts/fuzz/lib.lua")
+local bound = dofile("scripts/fuzz/support/bound.lua")
 local gzip = require "poolsh.replay.gzip"
 local torch = require "poolsh.replay.torch"
 local zlib = require "zlib"
@@ -28,10 +29,10 @@ lib.run({
     gz(snapshot:sub(1, half), 1) .. gz("", 6) .. gz(snapshot:sub(half + 1), 9),   -- three members
     gz("\128\4" .. ("\0"):rep(64 * 1024), 9),   -- a pickle's start, then zeros
   },
-  decode = function(input, path)
+  decode = bound(function(input, path)
     gzip.inflate(input, "input", { max = 4 << 20 })
     torch.open(path, { max_inflate = 4 << 20 })
-  end,
+  end, "gzip", 2, 256 * 1024 * 1024),
   seconds_per_input = 2,
   memory_per_input = 256 * 1024 * 1024,
 }, ...)

@@ -82,7 +82,8 @@ local function parser(s, label, budget)
   local function spend(n)
     cost = cost + n
     if cost > budget then
-      fail("%s: the values would take more than %d bytes of memory (%d per byte of this %d-byte pickle, at least %d): a bomb of references or containers?",
+      fail("%s: the values would take more than %d bytes of memory (%d per byte of this "
+        .. "%d-byte pickle, at least %d): a bomb of references or containers?",
         opname(), budget, M.max_ratio, len, M.min_budget)
     end
   end

@@ -244,7 +244,7 @@ function M.check(t, path)
 end
 
 --- read(path) -> the profile table in file `path`, checked (M.check).
--- The file runs with an empty environment.
+-- The file is data, parsed and never run (poolsh.datafile).
 function M.read(path)
   if type(path) ~= "string" then
     error("poolsh.profile.read: file name expected, got " .. type(path), 2)

@@ -102,16 +102,32 @@ describe("poolsh.profile", function()
       f = file("return 42")
       assert.equal("poolsh.profile: " .. f .. ": a profile must return a table, got number",
                    H.err(profile.read, f))
-      f = file("local t = {}\nreturn t.a.b")
-      assert.matches("^poolsh.profile: " .. f:gsub("%p", "%%%0") .. ": .*:2: attempt to index a nil value",
-                     H.err(profile.read, f))
+      f = file("-- a profile\nreturn { gpu = 'X', values = { memory = 2^30 }, notes = t.a.b }")
+      assert.equal("poolsh.profile: " .. f .. ":2: 't' is not a value a data file may hold "
+                   .. "(tables, strings, numbers, booleans, math.huge)", H.err(profile.read, f))
       assert.error(function() profile.read(42) end,
                    "poolsh.profile.read: file name expected, got number")
     end)
 
-    it("stops a file that never ends", function()
+    it("parses the file as data and never runs it: statements are refused", function()
       local f = file("while true do end")
-      assert.matches("too much computation", H.err(profile.read, f))
+      assert.equal("poolsh.profile: " .. f .. ":1: a data file starts with 'return' and its value",
+                   H.err(profile.read, f))
+    end)
+
+    it("reads what a hand-written profile may hold: comments, arithmetic on numbers, escapes", function()
+      local f = file("-- my GPU\n--[[ measured\n by hand ]]\nreturn {\n  gpu = 'My \\\"GPU\\\"', runtime = 0x3000;\n"
+        .. "  values = { memory = 80 * 2^30, bw_d2d = 1.5e3, api_ns = (4000 - 100) // 3 },\n"
+        .. "  faults = { { op = 'sleep', call = 1, error = 'cudaErrorNotReady', count = 1/0 } },\n"
+        .. "  notes = { [\"memory\"] = [[by\nhand]], api_ns = \"\\x41\\65\\u{42}\" },\n}\n")
+      local t = profile.read(f)
+      assert.equal('My "GPU"', t.gpu)
+      assert.equal(0x3000, t.runtime)
+      assert.equal(80 * 2^30, t.values.memory)
+      assert.equal(1500, t.values.bw_d2d)
+      assert.equal(1300, t.values.api_ns)
+      assert.equal(math.huge, t.faults[1].count)
+      assert.same({ memory = "by\nhand", api_ns = "AAB" }, t.notes)
     end)
 
     it("refuses unknown keys and wrong types, naming file and key", function()

@@ -99,6 +99,26 @@ describe("poolsh.replay.run", function()
     assert.equal(12, r.peak_used)
   end)
 
+  it("makes no allocation of 0 bytes (an allocator refuses them) and skips its free", function()
+    local s = spy()
+    local r = replay.run(fake({ { "alloc", 1, 0, 0 }, { "alloc", 2, 5, 0 }, { "free", 1, 0, 0 },
+                                { "free", 3, 0, 0 }, { "free", 2, 5, 0 } }, { { addr = 3, size = 0, stream = 0 } }),
+                         { allocator = s })
+    assert.same({ "alloc:5", "free:5", "free_completed:5" }, ops(s.log))
+    assert.equal(0, r.failed)
+    assert.equal(5, r.events)
+    -- through the pool allocator, which raises for 0 bytes: an RMM log's 0-byte allocation
+    local dir = os.tmpname()
+    local f = assert(io.open(dir, "wb"))
+    f:write("Thread,Time,Action,Pointer,Size,Stream\n1,1.0,allocate,0x1,0,0\n1,2.0,free,0x1,0,0\n")
+    f:close()
+    local ok, res = pcall(replay.run, replay.read.open(dir), {})
+    os.remove(dir)
+    assert(ok, res)
+    assert.equal(2, res.events)
+    assert.equal(0, res.failed)
+  end)
+
   it("says which record frees an address not allocated, and frees what it allocated", function()
     local rec = fake { { "alloc", 0x10, MiB, 0 }, { "free", 0x20, MiB, 0 } }
     assert.equal("fake.rec: record 2: free of 0x20, which is not allocated",
@@ -138,13 +158,20 @@ describe("poolsh.replay.run", function()
     assert.matches("cannot open", H.err(replay.run, rec, { allocator = "/nonexistent/mine.lua" }))
   end)
 
-  it("reads --pool settings as a table body, in a sandbox", function()
+  it("reads --pool settings as a table body, parsed as data and never run", function()
     assert.same({ release_threshold = "max", opportunistic = false },
       replay.settings('release_threshold = "max", opportunistic = false'))
+    assert.same({ release_threshold = 64 * 2^20, max_size = 1 << 30 },
+      replay.settings('release_threshold = 64 * 2^20; max_size = 0x40000000'))
     assert.matches("%-%-pool: bad settings 'x = ': unexpected symbol", H.err(replay.settings, "x = "))
-    assert.matches("attempt to index a nil value %(global 'os'%)", H.err(replay.settings, "x = os.exit()"))
-    assert.matches("too many steps", H.err(replay.settings, "x = (function() while true do end end)()"))
+    assert.equal("poolsh.replay: --pool: bad settings 'x = os.exit()': 'os' is not a value a data file may hold "
+      .. "(tables, strings, numbers, booleans, math.huge)", H.err(replay.settings, "x = os.exit()"))
+    assert.matches("'function' is not a value", H.err(replay.settings, "x = (function() while true do end end)()"))
+    assert.matches("the end of the data expected near ', {y = 2'", H.err(replay.settings, "x = 1}, {y = 2"))
     assert.matches("name = value pairs", H.err(replay.settings, "1, 2"))
+    -- a long text is cut where it is quoted back
+    local e = H.err(replay.settings, ("x"):rep(300) .. " = os")
+    assert.truthy(e:find(("x"):rep(64) .. "...'", 1, true), e)
   end)
 end)
 

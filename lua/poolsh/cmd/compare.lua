@@ -7,14 +7,16 @@ local cli = require "poolsh.replay.cli"
 
 local USAGE = [[
 usage: poolsh [--backend=cuda|sim] compare FILE [--allocator=NAME|PATH.lua ...]
-         [--pool 'SETTINGS'] [--streams=keep|one] [--json] [--report FILE.html]
+         [--pool 'SETTINGS'] [--streams=keep|one] [--max-streams N]
+         [--max-inflate SIZE] [--json] [--report FILE.html]
 Replays FILE (as poolsh replay reads it) through each allocator named with
 --allocator (default: pool and pytorch; names must be distinct), each from a
 fresh poolsh, and prints one column per allocator (and the recorded figures
 of a PyTorch snapshot with a .stats.json). --pool gives the pool
 allocator's settings ('release_threshold = "max"'); the others get none.
 --json prints one JSON object; --report draws each allocator's reserved and
-used over the replay on an HTML page.]]
+used over the replay on an HTML page. --max-streams and --max-inflate: as
+for poolsh replay.]]
 
 local function fail(msg) error("poolsh compare: " .. msg, 0) end
 local function out(s) io.stdout:write(s) end
@@ -29,10 +31,14 @@ end
 
 local function run(o)
   local pool = o.pool and replay.settings(o.pool) or nil
-  local rec = replay.read.open(o.file)
+  local rec = replay.read.open(o.file, { max_inflate = o.max_inflate })
+  -- the streams are counted now (an RMM log is scanned once), so that a
+  -- recording with more than --max-streams is refused before any event
+  if o.streams == "keep" then local _ = rec.streams end
   local line, clear = cli.progress_line()
   local show = line and function(name, n, total) line(name .. ": replaying", n, total) end
   local ok, c = pcall(compare.run, rec, { allocators = o.allocators, pool = pool, streams = o.streams,
+                                          max_streams = o.max_streams,
                                           series = o.report ~= nil, progress = show })
   if clear then clear() end
   if not ok then error(c, 0) end

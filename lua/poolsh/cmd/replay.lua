@@ -7,14 +7,18 @@ local cli = require "poolsh.replay.cli"
 
 local USAGE = [[
 usage: poolsh [--backend=cuda|sim] replay FILE [--allocator=NAME|PATH.lua]
-         [--pool 'SETTINGS'] [--streams=keep|one] [--json] [--report FILE.html]
+         [--pool 'SETTINGS'] [--streams=keep|one] [--max-streams N]
+         [--max-inflate SIZE] [--json] [--report FILE.html]
 Replays every allocation and free of FILE (a PyTorch snapshot .pickle or
 .pickle.gz, an RMM log .csv, a poolsh trace .json or .csv) in order through
 an allocator: pool (default: a cudaMemPool), pytorch, cupy, or a Lua module.
 --pool gives the allocator's settings as the body of a Lua table
 ('release_threshold = "max", opportunistic = false'). --streams=one puts
-every event on one stream. --json prints the result as one JSON object;
---report writes the replay's trace as an HTML page.]]
+every event on one stream; a replay makes at most 64 streams unless
+--max-streams says more. A .pickle.gz may inflate to 64 times its size
+(at least 64 MiB) unless --max-inflate says more ('4 GiB'). --json prints
+the result as one JSON object; --report writes the replay's trace as an
+HTML page.]]
 
 local function fail(msg) error("poolsh replay: " .. msg, 0) end
 local function out(s) io.stdout:write(s) end
@@ -52,12 +56,16 @@ end
 local function run(o)
   local alloc_opts
   if o.pool then alloc_opts = replay.settings(o.pool) end
-  local rec = replay.read.open(o.file)
+  local rec = replay.read.open(o.file, { max_inflate = o.max_inflate })
+  -- the streams are counted now (an RMM log is scanned once), so that a
+  -- recording with more than --max-streams is refused before any event
+  if o.streams == "keep" then local _ = rec.streams end
   local line, clear = cli.progress_line()
   local show = line and function(n, total) line("replaying", n, total) end
   if o.report then poolsh.trace.start() end
   local ok, r = pcall(replay.run, rec, { allocator = o.allocator, alloc_opts = alloc_opts,
-                                         streams = o.streams, progress = show })
+                                         streams = o.streams, max_streams = o.max_streams,
+                                         progress = show })
   if clear then clear() end
   if o.report then poolsh.trace.stop() end
   if not ok then error(r, 0) end

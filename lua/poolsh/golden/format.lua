@@ -87,9 +87,9 @@ function M.encode(t)
 end
 
 --- format.decode(text, name) -> the table, or nil and a message. The
--- text is data (poolsh.datafile): no globals but math.huge, bounded work.
+-- text is data, parsed and never run (poolsh.datafile).
 function M.decode(text, name)
-  local ok, t = datafile.decode(text, name, { math = { huge = math.huge } })
+  local ok, t = datafile.decode(text, name)
   if not ok then return nil, t end
   if type(t) ~= "table" then return nil, name .. ": not a golden file (no table returned)" end
   return t
@@ -119,10 +119,17 @@ function M.check(t, name)
   return t
 end
 
---- format.read(path) -> the checked record, or nil and a message.
+--- format.read(path) -> the checked record, or nil and a message. A file
+-- over datafile.max_bytes is refused before it is read.
 function M.read(path)
   local f, err = io.open(path, "r")
   if not f then return nil, err end
+  local size = f:seek("end")
+  if size and size > datafile.max_bytes then
+    f:close()
+    return nil, ("%s: a data file of %d bytes (at most %d)"):format(path, size, datafile.max_bytes)
+  end
+  f:seek("set")
   local text = f:read("a")
   f:close()
   local t, e = M.decode(text, path)

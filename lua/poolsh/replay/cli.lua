@@ -4,13 +4,15 @@ local poolsh = require "poolsh"
 
 local M = {}
 
-local OPTIONS = { "allocator", "pool", "streams", "report" }
+-- The options that take a value: {flag, key in parse's table}.
+local OPTIONS = { { "allocator" }, { "pool" }, { "streams" }, { "report" },
+                  { "max-streams", "max_streams" }, { "max-inflate", "max_inflate" } }
 
 -- The value of option `name` at args[i] (--name=V or --name V), and the
 -- next index; nil when args[i] is not that option.
 local function value(args, i, name, fail)
   local a = args[i]
-  local v = a:match("^%-%-" .. name .. "=(.*)$")
+  local v = a:match("^%-%-" .. name:gsub("%-", "%%-") .. "=(.*)$")
   if v then return v, i end
   if a ~= "--" .. name then return nil end
   v = args[i + 1]
@@ -19,8 +21,9 @@ local function value(args, i, name, fail)
 end
 
 --- The options in args: {file, allocators = {...} (each --allocator in
--- order), pool, streams ("keep" by default), report, json, help}; bad
--- ones raise through fail(message).
+-- order), pool, streams ("keep" by default), report, max_streams,
+-- max_inflate (text until check), json, help}; bad ones raise through
+-- fail(message).
 function M.parse(args, fail)
   local o, i = { streams = "keep", allocators = {} }, 1
   while i <= #args do
@@ -28,17 +31,18 @@ function M.parse(args, fail)
     if a == "--help" or a == "-h" then o.help = true
     elseif a == "--json" then o.json = true
     else
-      for _, name in ipairs(OPTIONS) do
+      for _, opt in ipairs(OPTIONS) do
+        local name = opt[1]
         v, j = value(args, i, name, fail)
         if v then
-          if name == "allocator" then o.allocators[#o.allocators + 1] = v else o[name] = v end
+          if name == "allocator" then o.allocators[#o.allocators + 1] = v else o[opt[2] or name] = v end
           i = j
           break
         end
       end
       if v then -- taken
       elseif a:match("^%-") then
-        fail("unknown option '" .. a .. "' (--allocator, --pool, --streams, --json, --report; --help)")
+        fail("unknown option '" .. a .. "' (--allocator, --pool, --streams, --max-streams, --max-inflate, --json, --report; --help)")
       elseif o.file then fail("one file at a time: '" .. o.file .. "' and '" .. a .. "'")
       else o.file = a end
     end
@@ -59,6 +63,18 @@ function M.check(o, fail, which)
   end
   for _, n in ipairs(o.allocators) do
     if n == "" then fail("--allocator needs a name") end
+  end
+  if o.max_streams then
+    local n = math.tointeger(tonumber(o.max_streams))
+    if not n or n < 0 or not o.max_streams:match("^%d+$") then
+      fail("--max-streams must be a whole number of streams, got '" .. o.max_streams .. "'")
+    end
+    o.max_streams = n
+  end
+  if o.max_inflate then
+    local n, err = require("poolsh.units").size(o.max_inflate)
+    if not n or n < 1 then fail("--max-inflate must be a size ('2 GiB'): " .. tostring(err or o.max_inflate)) end
+    o.max_inflate = n
   end
   return o
 end

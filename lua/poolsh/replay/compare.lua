@@ -97,9 +97,10 @@ end
 --- Replays rec through each allocator and returns the comparison (see the
 -- module's header). opts: allocators (names; default M.default), pool (the
 -- pool allocator's settings, a table; the others get none), streams,
--- series (true: sample reserved and used for a report), progress (called
--- as progress(name, events, rec.count)). Before each replay poolsh is
--- reset (poolsh.reset()): everything poolsh made before is freed.
+-- max_streams, series (true: sample reserved and used for a report),
+-- progress (called as progress(name, events, rec.count)). Before each
+-- replay poolsh is reset (poolsh.reset()): everything poolsh made before
+-- is freed.
 function M.run(rec, opts)
   opts = opts or {}
   if type(opts) ~= "table" then fail("options table expected, got %s", type(opts)) end
@@ -120,6 +121,7 @@ function M.run(rec, opts)
     local progress = opts.progress and function(n, total) opts.progress(name, n, total) end
     c.results[name] = replay.run(rec, {
       allocator = name, alloc_opts = name == "pool" and opts.pool or nil, streams = opts.streams,
+      max_streams = opts.max_streams,
       progress = progress, on_sample = on_sample, sample_every = on_sample and M.sample_every(rec.count),
     })
     if finish then c.series[name] = finish() end

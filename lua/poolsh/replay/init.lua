@@ -7,6 +7,7 @@
 --   -- r: events, peak_reserved, peak_used, final_reserved,
 --   --    segments_allocated, driver_frees, failed, seconds, alloc_seconds
 local poolsh = require "poolsh"
+local datafile = require "poolsh.datafile"
 
 local M = {}
 
@@ -22,6 +23,10 @@ M.keys = { "events", "peak_reserved", "peak_used", "final_reserved", "segments_a
 M.query_every = 4096
 --- Events between two calls of opts.progress.
 M.progress_every = 16384
+--- The most streams a replay makes by default (opts.max_streams,
+-- --max-streams): a recording of 200k stream ids must not make 200k
+-- streams on a GPU.
+M.max_streams = 64
 
 local function fail(fmt, ...) error("poolsh.replay: " .. fmt:format(...), 0) end
 
@@ -83,36 +88,48 @@ end
 
 --- Pool settings from `--pool`'s text: the body of a Lua table
 -- constructor ('release_threshold = "max", opportunistic = false'),
--- evaluated with an empty environment and a step limit.
+-- parsed as data (poolsh.datafile: never run).
 function M.settings(text)
   if type(text) ~= "string" then fail("--pool: settings text expected, got %s", type(text)) end
-  local chunk, err = load("return {" .. text .. "\n}", "=--pool", "t", {})
-  if not chunk then fail("--pool: bad settings '%s': %s", text, (err:gsub("^%-%-pool:%d+: ", ""))) end
-  local co = coroutine.create(chunk)
-  debug.sethook(co, function() error("too many steps", 0) end, "", 100000)
-  local ok, t = coroutine.resume(co)
-  if not ok then fail("--pool: bad settings '%s': %s", text, (tostring(t):gsub("^%-%-pool:%d+: ", ""))) end
+  local shown = #text > 64 and text:sub(1, 64) .. "..." or text
+  local ok, t = datafile.decode("return {" .. text .. "\n}", "--pool")
+  if not ok then fail("--pool: bad settings '%s': %s", shown, (t:gsub("^%-%-pool:%d+: ", ""))) end
   for k in pairs(t) do
-    if type(k) ~= "string" then fail("--pool: settings are name = value pairs, got '%s'", text) end
+    if type(k) ~= "string" then fail("--pool: settings are name = value pairs, got '%s'", shown) end
   end
   return t
 end
 
--- A function id -> poolsh.Stream for opts.streams ("keep" or "one") and
--- the list of streams it created. Recorded stream 0 is the legacy default
--- stream; every other recorded stream becomes a non-blocking stream.
-local function stream_map(mode)
+-- Whether recorded stream id is the legacy default stream.
+local function is_default(id) return id == 0 or id == "0" or id == "0x0" or id == nil end
+
+-- The refusal of a recording with more streams than max.
+local function too_many(file, n, max)
+  fail("%s: %s streams, and a replay makes at most %d (--max-streams N or opts.max_streams "
+    .. "raises that; --streams=one puts every event on one stream)", tostring(file or "recording"),
+    n, max)
+end
+
+-- A function id -> poolsh.Stream for opts.streams ("keep" or "one"), the
+-- list of streams it created and the set of streams used since their last
+-- query found them idle. Recorded stream 0 is the legacy default stream;
+-- every other recorded stream becomes a non-blocking stream, at most max
+-- of them.
+local function stream_map(mode, max, file)
   local default = poolsh.default_stream()
-  local made, map = {}, {}
-  if mode == "one" then return function() return default end, made end
+  local made, map, busy = {}, {}, {}
+  if mode == "one" then return function() busy[default] = true; return default end, made, busy end
   return function(id)
     local s = map[id]
-    if s then return s end
-    if id == 0 or id == "0" or id == "0x0" or id == nil then s = default
-    else s = poolsh.stream { blocking = false }; made[#made + 1] = s end
-    map[id] = s
+    if s then busy[s] = true; return s end
+    if is_default(id) then s = default
+    else
+      if #made >= max then too_many(file, "over " .. max, max) end
+      s = poolsh.stream { blocking = false }; made[#made + 1] = s
+    end
+    map[id], busy[s] = s, true
     return s
-  end, made
+  end, made, busy
 end
 
 local function check_opts(opts)
@@ -132,6 +149,10 @@ local function check_opts(opts)
   if k ~= nil and (math.type(k) ~= "integer" or k < 1) then
     fail("sample_every must be a positive integer, got %s", tostring(k))
   end
+  local m = opts.max_streams
+  if m ~= nil and (math.type(m) ~= "integer" or m < 0) then
+    fail("max_streams must be a whole number >= 0, got %s", tostring(m))
+  end
   return opts, streams
 end
 
@@ -140,9 +161,9 @@ local function new_state(rec, opts, mode)
   local spec = opts.allocator
   local a = M.allocator(spec).new(opts.alloc_opts)
   check_object(a, spec or "pool")
-  local stream_of, made = stream_map(mode)
+  local stream_of, made, busy = stream_map(mode, opts.max_streams or M.max_streams, rec.file)
   return {
-    rec = rec, a = a, stream_of = stream_of, made = made,
+    rec = rec, a = a, stream_of = stream_of, made = made, busy = busy,
     live = {},        -- addr -> block
     lost = {},        -- addr -> true: its alloc failed, its free is skipped
     requested = type(a.free_completed) == "function" and {} or nil,   -- addr -> freed block
@@ -178,20 +199,26 @@ local function initial(st)
   if type(st.a.restore) == "function" and st.rec.initial_segments then return restore(st) end
   for i, b in ipairs(st.rec.initial or {}) do
     st.n = i
+    if b.size == 0 then st.lost[b.addr] = true; goto next end   -- nothing to allocate
     local t0 = poolsh.now()
     local blk = st.a:alloc(b.size, st.stream_of(b.stream))
     st.alloc_ms = st.alloc_ms + (poolsh.now() - t0)
     if blk == nil then st.failed = st.failed + 1; st.lost[b.addr] = true
     else st.live[b.addr] = blk end
     if st.sampling then sample(st) end
+    ::next::
   end
   st.n = 0
 end
 
--- Queries the replay's streams: poolsh's ledger learns which frees
--- completed (a query moves no pool's state).
-local function query(made)
-  for _, s in ipairs(made) do s:query() end
+-- Queries the replay's streams used since a query last found them idle:
+-- poolsh's ledger learns which frees completed (a query moves no pool's
+-- state). Idle streams are not asked again, so the queries cost what the
+-- events since the last ones cost, whatever the number of streams.
+local function query(busy)
+  for s in pairs(busy) do
+    if s:query() then busy[s] = nil end
+  end
   poolsh.default_stream():query()
 end
 
@@ -217,6 +244,7 @@ local function events(st, progress)
     n = n + 1
     if op == "alloc" then
       if live[addr] then st.n = n; bad(st, "alloc at 0x%x, which is live", addr) end
+      if size == 0 then lost[addr] = true; goto next end   -- nothing to allocate; its free is skipped
       local t0 = now()
       local blk = alloc(a, size, stream_of(stream))
       ms = ms + (now() - t0)
@@ -246,10 +274,11 @@ local function events(st, progress)
         ms = ms + (now() - t0)
       end
     end
+    ::next::
     if n == stop then
       st.n, st.failed, st.alloc_ms = n, failed, ms
       if n % qevery == 0 then
-        query(st.made)
+        query(st.busy)
         if progress and n % pevery == 0 then progress(n, st.rec.count) end
       end
       if severy and n % severy == 0 then on_sample(n, a:stats()) end
@@ -348,12 +377,21 @@ end
 -- (called as progress(events so far, rec.count) every M.progress_every),
 -- on_sample (called as on_sample(i, a:stats()) after the initial blocks
 -- with i = 0, after every sample_every-th event (default 1000) and after
--- the last; it must not touch the replay's blocks).
+-- the last; it must not touch the replay's blocks), max_streams (the most
+-- streams the replay makes, default M.max_streams: a recording with more
+-- is refused, before any event when it lists them in rec.streams).
 function M.run(rec, opts)
   local mode
   opts, mode = check_opts(opts)
   if type(rec) ~= "table" or type(rec.events) ~= "function" then
     fail("a Recording expected (poolsh.replay.read.open), got %s", type(rec))
+  end
+  -- a recording that lists its streams is refused before anything is made
+  local listed, max = rawget(rec, "streams"), opts.max_streams or M.max_streams
+  if mode == "keep" and type(listed) == "table" then
+    local n = 0
+    for _, id in ipairs(listed) do if not is_default(id) then n = n + 1 end end
+    if n > max then too_many(rec.file, n, max) end
   end
   local wall0 = poolsh.wallclock()
   local st = new_state(rec, opts, mode)

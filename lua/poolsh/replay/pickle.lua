@@ -12,6 +12,13 @@
 --   int             an integer (an error beyond 64 bits); float: a float
 -- Bad input raises one line "LABEL: byte N: what", N being the opcode's
 -- offset as pickletools.dis prints it (from 0).
+-- Memory is bounded: the reader counts what the values it makes will hold
+-- (stack and memo slots, container items and tables, string bytes) and
+-- refuses a pickle whose values would take more than M.max_ratio times its
+-- size (at least M.min_budget bytes), or whose MARKs nest deeper than
+-- M.max_depth: a pickle of millions of references to one memo entry, or
+-- of empty dicts, costs a few bytes of file each and 16 to 80 bytes of
+-- memory (docs/replay.md, "Limits").
 local writer = require "poolsh.export.pickle"
 
 local byte, sub, unpack = string.byte, string.sub, string.unpack
@@ -20,6 +27,18 @@ local LIST, DICT = getmetatable(list()), getmetatable(dict())
 local None = writer.None
 
 local M = { None = None, list = list, dict = dict }
+
+--- The most memory the values may take, in bytes per byte of pickle ...
+M.max_ratio = 12
+--- ... but at least this.
+M.min_budget = 8 << 20
+--- The most MARKs open at once (a snapshot nests a few deep).
+M.max_depth = 1000
+
+-- What the reader counts for memory, in bytes: a stack, memo or list slot;
+-- a table; a dict entry (a hash node of 24 bytes, with its share of the
+-- power of two).
+local SLOT, TABLE, ENTRY = 16, 64, 32
 
 -- Every opcode of protocols 0-5 (Lib/pickletools.py), for error messages.
 local names = {
@@ -45,9 +64,10 @@ local names = {
 local STOP, BINGET = 0x2e, 0x68
 
 -- The parser of one pickle: its state lives in these upvalues.
-local function parser(s, label)
+local function parser(s, label, budget)
   local len = #s
   local stack, sp = {}, 0
+  local top, cost = 0, 0            -- the stack's high-water mark; memory counted
   local marks, nmarks = {}, 0
   local memo, memo_n = {}, 0
   local at = 1                      -- the current opcode's position
@@ -58,14 +78,29 @@ local function parser(s, label)
 
   local function opname() return names[byte(s, at)] end
 
+  -- Counts n bytes of values made; raises past the budget.
+  local function spend(n)
+    cost = cost + n
+    if cost > budget then
+      fail("%s: the values would take more than %d bytes of memory (%d per byte of this "
+        .. "%d-byte pickle, at least %d): a bomb of references or containers?",
+        opname(), budget, M.max_ratio, len, M.min_budget)
+    end
+  end
+
   -- Checks that n bytes follow p.
   local function need(p, n)
-    if n < 0 or n > len - p + 1 then
+    if n < 0 then fail("%s with a negative length %d", opname(), n) end
+    if n > len - p + 1 then
       fail("truncated: %s needs %d bytes, %d left", opname(), n, len - p + 1)
     end
   end
 
-  local function push(v) sp = sp + 1; stack[sp] = v end
+  local function push(v)
+    sp = sp + 1
+    if sp > top then top = sp; spend(SLOT) end
+    stack[sp] = v
+  end
 
   local function pop()
     if sp == 0 then fail("%s on an empty stack", opname()) end
@@ -97,12 +132,14 @@ local function parser(s, label)
 
   local function setitems(d, first, last)
     if (last - first + 1) % 2 ~= 0 then fail("%s with an odd number of items", opname()) end
+    spend(ENTRY * (last - first + 1) // 2)
     for i = first, last, 2 do d[key(stack[i])] = stack[i + 1] end
   end
 
   -- A list of stack[first..last] (also used for tuples).
   local function slice(first, last)
     local n = last - first + 1
+    spend(TABLE + SLOT * n)
     local t = table.move(stack, first, last, 1, {})
     t.n = n
     return list(t)
@@ -121,6 +158,7 @@ local function parser(s, label)
 
   local function bytes(p, n)
     need(p, n)
+    spend(n)
     push(sub(s, p, p + n - 1))
     return p + n
   end
@@ -133,7 +171,7 @@ local function parser(s, label)
 
   local function put(i)
     if sp == 0 then fail("%s on an empty stack", opname()) end
-    if memo[i] == nil then memo_n = memo_n + 1 end
+    if memo[i] == nil then memo_n = memo_n + 1; spend(ENTRY) end
     memo[i] = stack[sp]
   end
 
@@ -146,7 +184,10 @@ local function parser(s, label)
     return p + 1
   end
   h[0x95] = function(p) need(p, 8); need(p + 8, unpack("<i8", s, p)); return p + 8 end
-  h[0x28] = function(p) nmarks = nmarks + 1; marks[nmarks] = sp; return p end
+  h[0x28] = function(p)
+    if nmarks >= M.max_depth then fail("MARKs nested more than %d deep", M.max_depth) end
+    nmarks = nmarks + 1; marks[nmarks] = sp; return p
+  end
   h[0x30] = function(p) pop(); return p end
   h[0x31] = function(p) sp = pop_mark(); return p end
   h[0x32] = function(p) local v = pop(); push(v); push(v); return p end
@@ -175,13 +216,14 @@ local function parser(s, label)
   h[0x72] = function(p) need(p, 4); put((unpack("<I4", s, p))); return p + 4 end
   h[0x68] = function(p) need(p, 1); get(byte(s, p)); return p + 1 end
   h[0x6a] = function(p) need(p, 4); get((unpack("<I4", s, p))); return p + 4 end
-  h[0x5d] = function(p) push(list { n = 0 }); return p end
-  h[0x7d] = function(p) push(dict()); return p end
-  h[0x29] = function(p) push(list { n = 0 }); return p end
-  h[0x8f] = function(p) push(dict()); return p end
+  h[0x5d] = function(p) spend(TABLE); push(list { n = 0 }); return p end
+  h[0x7d] = function(p) spend(TABLE); push(dict()); return p end
+  h[0x29] = h[0x5d]
+  h[0x8f] = h[0x7d]
   h[0x61] = function(p)        -- APPEND
     local v = pop()
     local l = container(sp, LIST, "list")
+    spend(SLOT)
     l.n = l.n + 1
     l[l.n] = v
     return p
@@ -189,6 +231,7 @@ local function parser(s, label)
   h[0x65] = function(p)        -- APPENDS
     local k = pop_mark()
     local l = container(k, LIST, "list")
+    spend(SLOT * (sp - k))
     table.move(stack, k + 1, sp, l.n + 1, l)
     l.n = l.n + sp - k
     sp = k
@@ -209,6 +252,7 @@ local function parser(s, label)
   h[0x90] = function(p)        -- ADDITEMS
     local k = pop_mark()
     local set = container(k, DICT, "set")
+    spend(ENTRY * (sp - k))
     for i = k + 1, sp do set[key(stack[i])] = true end
     sp = k
     return p
@@ -229,6 +273,7 @@ local function parser(s, label)
     local t = slice(sp - 2, sp); sp = sp - 2; stack[sp] = t; return p end
   h[0x64] = function(p)        -- DICT
     local k = pop_mark()
+    spend(TABLE)
     local d = dict()
     setitems(d, k + 1, sp)
     sp = k
@@ -237,6 +282,7 @@ local function parser(s, label)
   end
   h[0x91] = function(p)        -- FROZENSET
     local k = pop_mark()
+    spend(TABLE + ENTRY * (sp - k))
     local set = dict()
     for i = k + 1, sp do set[key(stack[i])] = true end
     sp = k
@@ -259,7 +305,7 @@ local function parser(s, label)
       local op = byte(s, p)
       if op == BINGET then             -- most of a snapshot's opcodes: no call
         local v = memo[byte(s, p + 1)]
-        if v ~= nil then
+        if v ~= nil and sp < top then
           sp = sp + 1
           stack[sp] = v
           p = p + 2
@@ -281,10 +327,12 @@ local function parser(s, label)
 end
 
 --- The value pickled in the string s. label starts error messages
--- (default "pickle").
-function M.loads(s, label)
+-- (default "pickle"); max_memory (bytes) replaces the budget of
+-- M.max_ratio times #s, at least M.min_budget.
+function M.loads(s, label, max_memory)
   assert(type(s) == "string", "pickle.loads: a string expected")
-  return parser(s, label or "pickle")()
+  local budget = max_memory or math.max(M.max_ratio * #s, M.min_budget)
+  return parser(s, label or "pickle", budget)()
 end
 
 M.opnames = names

@@ -17,6 +17,7 @@
 -- still pending at its start is in neither. An oom entry becomes
 -- alloc_failed with addr 0 (PyTorch records the device's free bytes there).
 local pickle = require "poolsh.replay.pickle"
+local gzip = require "poolsh.replay.gzip"
 local cjson = require "cjson"
 
 local M = {}
@@ -45,31 +46,32 @@ local function slurp(path, file)
   return s
 end
 
--- The bytes of a gzip stream (members one after another), whole or an error.
-local function gunzip(data, file)
-  local zlib = require "zlib"
-  local out, at = {}, 1
-  while at <= #data do
-    local ok, s, eof, used = pcall(zlib.inflate(), data:sub(at))
-    if not ok then bad(file, "bad gzip data at byte %d: %s", at - 1, (tostring(s):gsub(" at lua_zlib.*", ""))) end
-    if not eof then bad(file, "truncated gzip data (%d bytes read)", #data) end
-    out[#out + 1] = s
-    at = at + used
-  end
-  return table.concat(out)
-end
-
 --- The pickle bytes of the file at path (gunzipped when it starts with
--- gzip's magic bytes).
-function M.read_bytes(path, file)
+-- gzip's magic bytes, checked to start with PROTO after the first piece;
+-- opts.max_inflate bounds the inflated size, poolsh.replay.gzip).
+function M.read_bytes(path, file, opts)
   file = file or basename(path)
   local data = slurp(path, file)
-  if data:sub(1, 2) == "\x1f\x8b" then data = gunzip(data, file) end
-  if data:byte(1) ~= 0x80 then bad(file, "not a pickle of protocol 2 or later (no PROTO opcode)") end
+  local function proto(s)
+    if s:byte(1) ~= 0x80 then bad(file, "not a pickle of protocol 2 or later (no PROTO opcode)") end
+  end
+  if gzip.is_gzip(data) then
+    data = gzip.inflate(data, file, { max = opts and opts.max_inflate, first = proto })
+  end
+  proto(data)
   return data
 end
 
 local function is_list(v) return type(v) == "table" and type(v.n) == "number" end
+
+-- Raises through where() when dict v was met before. A snapshot's trace
+-- entries, segments and blocks are each a dict of its own; a pickle that
+-- repeats one by memo references (2 bytes each) would cost the reader a
+-- record per reference, tens of times the file's size.
+local function once(seen, v, where, what)
+  if seen[v] then where("%s repeats an earlier one (the same dict by reference)", what) end
+  seen[v] = true
+end
 
 -- The device whose trace to read: opts.device, else the only one with
 -- trace entries (0 when none has).
@@ -89,7 +91,7 @@ local function pick_device(traces, opts, file)
 end
 
 -- The snapshot dict's trace list and segment list for one device.
-local function device_data(snap, opts, file)
+local function device_data(snap, opts, file, seen)
   if type(snap) ~= "table" or not is_list(snap.device_traces) or not is_list(snap.segments) then
     bad(file, "not a PyTorch memory snapshot (a dict with device_traces and segments expected)")
   end
@@ -100,6 +102,7 @@ local function device_data(snap, opts, file)
   for i = 1, snap.segments.n do
     local seg = snap.segments[i]
     if type(seg) ~= "table" then bad(file, "segments[%d] is not a dict", i - 1) end
+    once(seen, seg, function(fmt, ...) bad(file, "segments[%d]: " .. fmt, i - 1, ...) end, "the segment")
     if seg.device == nil or seg.device == dev then segments[#segments + 1] = seg end
   end
   return dev, trace, segments
@@ -124,13 +127,14 @@ local function int_field(t, key, where, min, max)
 end
 
 -- The events of a trace as parallel arrays (op, addr, size, stream, t).
-local function events_of(trace, file)
+local function events_of(trace, file, seen)
   local ev = { op = {}, addr = {}, size = {}, stream = {}, t = {}, record = {}, n = 0 }
   local t0
   for i = 1, trace.n do
     local function where(fmt, ...) bad(file, "record %d: " .. fmt, i, ...) end
     local e = trace[i]
     if type(e) ~= "table" then where("a trace entry is not a dict") end
+    once(seen, e, where, "the trace entry")
     local op = ops[e.action]
     if op == nil then where(e.action == nil and "no action" or "unknown action %s", show(e.action)) end
     if op then
@@ -148,7 +152,7 @@ local function events_of(trace, file)
 end
 
 -- The blocks and segments live before the first event (see the top).
-local function initial_state(ev, segments, file)
+local function initial_state(ev, segments, file, seen)
   local live, freed, seg_live, blocks, segs = {}, {}, {}, {}, {}
   for i = 1, ev.n do
     local op, addr = ev.op[i], ev.addr[i]
@@ -178,6 +182,7 @@ local function initial_state(ev, segments, file)
     end
     for _, b in ipairs(is_list(seg.blocks) and seg.blocks or {}) do
       if type(b) ~= "table" then where("a block is not a dict") end
+      once(seen, b, where, "a block")
       if b.state == "active_allocated" and not live[b.address] then
         local size = math.type(b.requested_size) == "integer" and b.requested_size > 0 and "requested_size" or "size"
         blocks[#blocks + 1] = { addr = int_field(b, "address", where, 0),
@@ -244,12 +249,13 @@ function M.open(path, opts)
   assert(type(path) == "string", "poolsh.replay.torch.open: a file path expected")
   opts = opts or {}
   local file = basename(path)
-  local snap = pickle.loads(M.read_bytes(path, file), file)
-  local dev, trace, segments = device_data(snap, opts, file)
-  local ev = events_of(trace, file)
+  local snap = pickle.loads(M.read_bytes(path, file, opts), file)
+  local seen = {}
+  local dev, trace, segments = device_data(snap, opts, file, seen)
+  local ev = events_of(trace, file, seen)
   local rec = setmetatable({ format = "torch", file = file, device = dev, count = ev.n, _ev = ev,
     allocator_settings = snap.allocator_settings, expected = M.expected(path) }, Recording)
-  rec.initial, rec.initial_segments = initial_state(ev, segments, file)
+  rec.initial, rec.initial_segments = initial_state(ev, segments, file, seen)
   rec.streams = streams_of(rec, ev)
   return rec
 end

@@ -1,0 +1,38 @@
+-- Input fuzzer: gzip data as the readers inflate it (poolsh.replay.gzip),
+-- then read as a PyTorch snapshot: mutated single and multi-member gzip
+-- files. Each input is bounded in time and memory by lib.run; the inflate
+-- bound (docs/replay.md, "Limits") holds it.
+-- Usage: poolsh --backend=sim scripts/fuzz/gzip.lua [--seed S] [--seconds T] [--tmpdir D]
+local lib = dofile("scripts/fuzz/lib.lua")
+local bound = dofile("scripts/fuzz/support/bound.lua")
+local gzip = require "poolsh.replay.gzip"
+local torch = require "poolsh.replay.torch"
+local zlib = require "zlib"
+
+local function slurp(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+local function gz(s, level) return (zlib.deflate(level or 6, 31)(s, "finish")) end
+
+local snapshot = slurp("tests/data/fuzz/trace.pickle")
+local half = #snapshot // 2
+lib.run({
+  name = "gzip",
+  suffix = ".pickle.gz",
+  corpus = {
+    slurp("tests/data/torch/convnet.pickle.gz"),
+    gz(snapshot, 9),
+    gz(snapshot:sub(1, half), 1) .. gz("", 6) .. gz(snapshot:sub(half + 1), 9),   -- three members
+    gz("\128\4" .. ("\0"):rep(64 * 1024), 9),   -- a pickle's start, then zeros
+  },
+  decode = bound(function(input, path)
+    gzip.inflate(input, "input", { max = 4 << 20 })
+    torch.open(path, { max_inflate = 4 << 20 })
+  end, "gzip", 2, 256 * 1024 * 1024),
+  seconds_per_input = 2,
+  memory_per_input = 256 * 1024 * 1024,
+}, ...)

@@ -1,0 +1,35 @@
+-- Input fuzzer: the pickle reader and the PyTorch snapshot reader
+-- (poolsh.replay.pickle, poolsh.replay.torch), then a replay of what they
+-- read, on mutated snapshots. Each input is bounded in time and memory by
+-- lib.run; the reader's own bounds (docs/replay.md, "Limits") hold them.
+-- Usage: poolsh --backend=sim scripts/fuzz/pickle.lua [--seed S] [--seconds T] [--tmpdir D]
+local lib = dofile("scripts/fuzz/lib.lua")
+local bound = dofile("scripts/fuzz/support/bound.lua")
+local pickle = require "poolsh.replay.pickle"
+local torch = require "poolsh.replay.torch"
+local replay = require "poolsh.replay"
+
+local function slurp(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+lib.run({
+  name = "pickle",
+  suffix = ".pickle",
+  corpus = {
+    slurp("tests/data/fuzz/convnet_subset.pickle"),   -- Python's protocol 4: frames, memo
+    slurp("tests/data/fuzz/trace.pickle"),            -- poolsh's writer: protocol 2
+    slurp("tests/data/bad/two_devices.pickle"),
+    slurp("tests/data/bad/double_free.pickle"),
+  },
+  decode = bound(function(input, path)
+    pickle.loads(input, "input")
+    local rec = torch.open(path)
+    replay.run(rec, { max_streams = 8 })
+  end, "pickle", 2, 256 * 1024 * 1024),
+  seconds_per_input = 2,
+  memory_per_input = 256 * 1024 * 1024,
+}, ...)

@@ -1,0 +1,28 @@
+-- Input fuzzer: poolsh's own .csv traces (RMM logs, docs/export.md) as
+-- poolsh replay reads them, read and replayed, on mutated traces. Each
+-- input is bounded in time and memory by lib.run.
+-- Usage: poolsh --backend=sim scripts/fuzz/trace_csv.lua [--seed S] [--seconds T] [--tmpdir D]
+local lib = dofile("scripts/fuzz/lib.lua")
+local bound = dofile("scripts/fuzz/support/bound.lua")
+local read = require "poolsh.replay.read"
+local replay = require "poolsh.replay"
+
+local function slurp(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+lib.run({
+  name = "trace_csv",
+  suffix = ".csv",
+  corpus = { slurp("tests/data/fuzz/trace.csv") },
+  decode = bound(function(_, path)
+    local rec = read.open(path)
+    local _ = #rec.streams
+    replay.run(rec, { max_streams = 8 })
+  end, "trace_csv", 2, 256 * 1024 * 1024),
+  seconds_per_input = 2,
+  memory_per_input = 256 * 1024 * 1024,
+}, ...)

@@ -1,0 +1,26 @@
+-- Input fuzzer: poolsh's own .json traces as poolsh replay reads them
+-- (poolsh.replay.poolsh_trace), read and replayed, on mutated traces.
+-- Each input is bounded in time and memory by lib.run.
+-- Usage: poolsh --backend=sim scripts/fuzz/trace_json.lua [--seed S] [--seconds T] [--tmpdir D]
+local lib = dofile("scripts/fuzz/lib.lua")
+local bound = dofile("scripts/fuzz/support/bound.lua")
+local read = require "poolsh.replay.read"
+local replay = require "poolsh.replay"
+
+local function slurp(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+lib.run({
+  name = "trace_json",
+  suffix = ".json",
+  corpus = { slurp("tests/data/fuzz/trace.json") },
+  decode = bound(function(_, path)
+    replay.run(read.open(path), { max_streams = 8 })
+  end, "trace_json", 2, 256 * 1024 * 1024),
+  seconds_per_input = 2,
+  memory_per_input = 256 * 1024 * 1024,
+}, ...)

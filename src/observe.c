@@ -41,6 +41,7 @@ void ps_obs_close(ps_ctx *c) {
   if (!c->obs) return;
   obs_free_parts(c->obs);
   free(c->obs->whys);
+  free(c->obs->srcs);
   free(c->obs);
   c->obs = NULL;
 }
@@ -59,6 +60,7 @@ void ps_obs_reset(lua_State *L, ps_ctx *c, void (*dead)(ps_ctx *c, const ps_buff
   for (ps_seen_stream *s = o->streams; s; s = s->next) s->followed = 0;
   obs_free_parts(o);
   free(o->whys);
+  free(o->srcs);
   memset(o, 0, sizeof *o);
   o->sources = sources, o->site_depth = depth;
   (void)L;
@@ -466,6 +468,11 @@ void ps_obs_push_why_fresh(lua_State *L, const ps_bufferud *b) {
   const ps_seen_buffer *sb = ps_seen_buffer_of(b);
   ps_push_why(L, ps_context(L), sb->why_code, sb->why_slot, b->id, b->pool ? b->pool->id : -1,
               b->stream ? b->stream->id : -1);
+}
+
+void ps_obs_push_sources(lua_State *L, const ps_bufferud *b) {
+  const ps_seen_buffer *sb = ps_seen_buffer_of(b);
+  ps_push_sources(L, ps_context(L), b->id, sb->why_slot, sb->reused_from, sb->reuse_rule);
 }
 
 void ps_obs_reuse(const ps_bufferud *b, int32_t *from, ps_reuse_rule *rule) {

@@ -1401,6 +1401,11 @@ void ps_ledger_released(ps_ctx *c) {
       n = id == INT32_MAX ? 0 : lower_bound(l, l->freed, id + 1, 0);   /* keep them */
       continue;
     }
+    int32_t m = last_below(l, l->freed, id, top);      /* a done extent across the top */
+    if (m && l->t[m].pool == id && l->v[l->t[m].slot].state == BLOCK_DONE) {
+      take_acc a = { 0 };
+      take_from(c, l, l->t[m].slot, top, UINT64_MAX, &a);
+    }
     ps_addr at = top;                                  /* pending ones stay */
     while ((n = lower_bound(l, l->freed, id, at)) && l->t[n].pool == id) {
       int32_t k = l->t[n].slot;

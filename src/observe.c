@@ -103,6 +103,7 @@ void ps_obs_stream_created(lua_State *L, ps_ctx *c, ps_streamud *s) {
   memset(ss, 0, sizeof *ss);
   ss->id = s->id;
   ss->h = s->h;
+  ss->blocking = s->blocking;
   ss->followed = 1;
   ss->next = o->streams;
   o->streams = ss;
@@ -614,13 +615,27 @@ static void count_releases(ps_ctx *c, const ps_what *w) {
   }
 }
 
+/* Marks stream t synced and done up to pos. */
+static void synced_to(ps_seen_stream *t, uint64_t pos) {
+  if (pos > t->synced) t->synced = pos;
+  if (pos > t->done) t->done = pos;
+}
+
 /* Host synchronisation of stream s (NULL: every stream) up to upto (for
- * every stream: its last operation): marks it synced and done. */
-static void synced(ps_ctx *c, ps_seen_stream *s, uint64_t upto) {
-  for (ps_seen_stream *t = s ? s : c->obs->streams; t; t = s ? NULL : t->next) {
-    uint64_t pos = s ? upto : t->ops;
-    if (pos > t->synced) t->synced = pos;
-    if (pos > t->done) t->done = pos;
+ * every stream: its last operation): marks it synced and done, and the
+ * streams it waited on through events up to where it waited (knew: what
+ * s knew by upto), as the host learns them too; waiting for all of the
+ * legacy default stream (knew is its own) also waits for every blocking
+ * stream (CUDA's legacy-stream rule, which the sim models). */
+static void synced(ps_ctx *c, ps_seen_stream *s, uint64_t upto, const ps_knows *knew) {
+  for (ps_seen_stream *t = s ? s : c->obs->streams; t; t = s ? NULL : t->next)
+    synced_to(t, s ? upto : t->ops);
+  if (s && s->id == 0 && knew == s->knows)   /* waiting for the legacy stream waits for */
+    for (ps_seen_stream *t = c->obs->streams; t; t = t->next)   /* every blocking stream */
+      if (t->blocking && t != s) synced_to(t, t->ops);
+  for (int i = 0; s && knew && i < PS_KNOWS; i++) {
+    ps_seen_stream *o = knew[i].pos ? ps_stream_by_id(c, knew[i].stream) : NULL;
+    if (o && o != s) synced_to(o, knew[i].pos);
   }
 }
 
@@ -632,11 +647,18 @@ void ps_obs_waited(lua_State *L, ps_ctx *c, const ps_what *w) {
   ps_seen_stream *ss = w->stream ? ps_seen_stream_of(w->stream) : NULL;
   int learn = 1;
   uint64_t upto = 0;
+  const ps_knows *knew = NULL;
   switch (w->op) {
     case PS_OP_VERIFY: case PS_OP_READ: case PS_OP_WRITE: advance(ss); /* fall through */
-    case PS_OP_STREAM_SYNC: upto = ss->ops; break;
-    case PS_OP_EVENT_SYNC: ss = recorded_on(c, w->event, &upto); break;
+    case PS_OP_STREAM_SYNC: upto = ss->ops, knew = ss->knows; break;
+    case PS_OP_EVENT_SYNC:
+      ss = recorded_on(c, w->event, &upto);
+      knew = ps_seen_event_of(w->event)->knew;
+      break;
     case PS_OP_DEVICE_SYNC: ss = NULL; break;
+    /* a destroyed stream's frees are taken as complete now, as the pools
+     * take an idle one's (docs/calibration.md E3), not at some later wait */
+    case PS_OP_STREAM_DESTROY: ss = NULL; break;
     default: learn = 0; ss = NULL; break;       /* trim: no stream waited for */
   }
   if (c->obs->tracing) {
@@ -645,7 +667,7 @@ void ps_obs_waited(lua_State *L, ps_ctx *c, const ps_what *w) {
     ps_trace_sync_end(L, c);
   }
   count_releases(c, w);
-  if (ss || w->op == PS_OP_DEVICE_SYNC) synced(c, ss, upto);
+  if (ss || w->op == PS_OP_DEVICE_SYNC) synced(c, ss, upto, knew);
   if (learn) ps_ledger_learn(L, c);
   ps_ledger_released(c);
 }

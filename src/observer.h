@@ -33,6 +33,7 @@ typedef struct ps_seen_stream {
   uint64_t done;             /* known complete: syncs, and idle queries */
   ps_knows knows[PS_KNOWS];  /* event waits, direct and through other streams */
   int32_t pendq;             /* ledger: its queue of pending frees, index + 1 */
+  int blocking;              /* synchronises with the legacy default stream */
   struct ps_seen_stream *next;
 } ps_seen_stream;
 

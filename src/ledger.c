@@ -865,10 +865,26 @@ typedef struct take_acc {
   ps_srcs src;
   int named;                   /* sources are named (not fresh memory to the sim) */
   ps_reuse_rule said;
-  const ps_seen_stream *s;     /* the allocating stream; NULL: a free's cleanup */
+  ps_seen_stream *s;           /* the allocating stream; NULL: a free's cleanup */
   uint64_t took, fit;
   ps_addr fit_end;
 } take_acc;
+
+/* Stream s is ordered after stream `on` up to pos (the pool made it wait
+ * for a free there): the latest position per stream, the oldest entry
+ * making room, as observe.c's event waits. */
+static void knows_add(ps_seen_stream *s, int32_t on, uint64_t pos) {
+  int slot = 0;
+  if (on == s->id) return;
+  for (int i = 0; i < PS_KNOWS; i++) {
+    if (s->knows[i].pos && s->knows[i].stream == on) {
+      if (pos > s->knows[i].pos) s->knows[i].pos = pos;
+      return;
+    }
+    if (s->knows[i].pos < s->knows[slot].pos) slot = i;
+  }
+  s->knows[slot] = (ps_knows){ on, pos };
+}
 
 /* Counts n bytes of freed extent e, taken by the allocation, as a source. */
 static void take_note(ps_ctx *c, const ps_block *e, take_acc *a, uint64_t n, ps_addr from) {
@@ -889,6 +905,9 @@ static void take_note(ps_ctx *c, const ps_block *e, take_acc *a, uint64_t n, ps_
   }
   uint8_t rule = (uint8_t)(a->src.n == 0 && a->said != PS_RULE_UNKNOWN ? a->said
                                                                          : infer(c, e, a->s));
+  /* s's later work runs after that free: the pool made s wait for it, or
+   * it had completed already; a sync of s shows it complete */
+  if (rule == PS_RULE_INTERNAL_DEP || rule == PS_RULE_OPPORTUNISTIC) knows_add(a->s, e->stream, e->pos);
   a->src.v[a->src.n++] = (ps_source){ e->buffer, e->stream, rule, n };
 }
 
@@ -1376,14 +1395,14 @@ void ps_ledger_free_space(ps_ctx *c, ps_seen_pool *p, uint64_t reserved, uint64_
 
 /* After a call at which a pool can give memory back: a host
  * synchronisation, a trim, destroying a stream, a cudaFree
- * (docs/calibration.md E3). Forgets each pool's done blocks at or above
- * lo + reserved (lo: the lowest address it handed out), so memory there
- * later is fresh, not a reuse; all of a destroyed pool's; none of a pool
- * whose reserved size cannot be read. That assumes reserved memory is
- * one run from lo: with holes (E12) it forgets blocks near the top that
- * are still mapped and keeps those in holes below. Asks the backend only
- * about pools with done blocks: O(log n) per such pool and per done block
- * forgotten. */
+ * (docs/calibration.md E3). Forgets each pool's freed extents (pending or
+ * done) at or above lo + reserved (lo: the lowest address it handed out),
+ * cutting one across it, so memory there later is fresh, not a reuse;
+ * all of a destroyed pool's; none of a pool whose reserved size cannot be
+ * read. That assumes reserved memory is one run from lo: with holes (E12)
+ * it forgets extents near the top that are still mapped and keeps those
+ * in holes below. Asks the backend only about pools with freed extents:
+ * O(log n) per such pool and per extent forgotten. */
 void ps_ledger_released(ps_ctx *c) {
   ps_ledger *l = c->obs->ledger;
   c->obs->waits++;
@@ -1401,19 +1420,14 @@ void ps_ledger_released(ps_ctx *c) {
       n = id == INT32_MAX ? 0 : lower_bound(l, l->freed, id + 1, 0);   /* keep them */
       continue;
     }
-    int32_t m = last_below(l, l->freed, id, top);      /* a done extent across the top */
-    if (m && l->t[m].pool == id && l->v[l->t[m].slot].state == BLOCK_DONE) {
+    /* Memory above the top went back to the driver, which never gives
+     * back memory under a free not complete: whatever poolsh has freed
+     * there, pending or done, is gone (a pending one completed unseen). */
+    int32_t m = last_below(l, l->freed, id, top);      /* an extent across the top */
+    if (m && l->t[m].pool == id) {
       take_acc a = { 0 };
       take_from(c, l, l->t[m].slot, top, UINT64_MAX, &a);
     }
-    ps_addr at = top;                                  /* pending ones stay */
-    while ((n = lower_bound(l, l->freed, id, at)) && l->t[n].pool == id) {
-      int32_t k = l->t[n].slot;
-      at = l->t[n].addr;
-      if (l->v[k].state == BLOCK_DONE) slot_drop(c, l, k);
-      else if (at == UINT64_MAX) break;
-      else at++;
-    }
-    if (!n || l->t[n].pool == id) n = id == INT32_MAX ? 0 : lower_bound(l, l->freed, id + 1, 0);
+    while ((n = lower_bound(l, l->freed, id, top)) && l->t[n].pool == id) slot_drop(c, l, l->t[n].slot);
   }
 }

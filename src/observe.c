@@ -228,6 +228,9 @@ void ps_obs_alloc(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_poolud *p,
   ps_seen_buffer *sb = ps_seen_buffer_of(b);
   sb->src = -1;
   if (!p) {
+    /* cudaMalloc first freed what finalizers left (ps_free_deferred): a
+     * cudaFree, at which pools may have given memory back */
+    if (b->kind == PS_KIND_MALLOC) ps_ledger_released(c);
     ps_ledger_track(L, c, b);
     remember(c, b, -1, -1);
     if (b->ipc == PS_IPC_IMPORTED && b->pool && b->pool->share) {   /* where it comes from */
@@ -621,6 +624,14 @@ static void synced_to(ps_seen_stream *t, uint64_t pos) {
   if (pos > t->done) t->done = pos;
 }
 
+/* The host learned what s knew of other streams (knew). */
+static void synced_knew(ps_ctx *c, const ps_seen_stream *s, const ps_knows *knew) {
+  for (int i = 0; knew && i < PS_KNOWS; i++) {
+    ps_seen_stream *o = knew[i].pos ? ps_stream_by_id(c, knew[i].stream) : NULL;
+    if (o && o != s) synced_to(o, knew[i].pos);
+  }
+}
+
 /* Host synchronisation of stream s (NULL: every stream) up to upto (for
  * every stream: its last operation): marks it synced and done, and the
  * streams it waited on through events up to where it waited (knew: what
@@ -630,13 +641,14 @@ static void synced_to(ps_seen_stream *t, uint64_t pos) {
 static void synced(ps_ctx *c, ps_seen_stream *s, uint64_t upto, const ps_knows *knew) {
   for (ps_seen_stream *t = s ? s : c->obs->streams; t; t = s ? NULL : t->next)
     synced_to(t, s ? upto : t->ops);
-  if (s && s->id == 0 && knew == s->knows)   /* waiting for the legacy stream waits for */
+  if (!s) return;
+  if (s->id == 0 && knew == s->knows)   /* waiting for the legacy stream waits for */
     for (ps_seen_stream *t = c->obs->streams; t; t = t->next)   /* every blocking stream */
-      if (t->blocking && t != s) synced_to(t, t->ops);
-  for (int i = 0; s && knew && i < PS_KNOWS; i++) {
-    ps_seen_stream *o = knew[i].pos ? ps_stream_by_id(c, knew[i].stream) : NULL;
-    if (o && o != s) synced_to(o, knew[i].pos);
-  }
+      if (t->blocking && t != s) {
+        synced_to(t, t->ops);
+        synced_knew(c, t, t->knows);
+      }
+  synced_knew(c, s, knew);
 }
 
 /* The end of every host wait, in one order: the stream's position (verify,

@@ -12,7 +12,7 @@
 typedef struct ps_trace ps_trace;
 typedef struct ps_ledger ps_ledger;
 
-#define PS_KNOWS 4
+#define PS_KNOWS 16
 #define PS_UNSET UINT64_MAX
 
 /* What poolsh knows of a stream: it follows the Stream's struct in its

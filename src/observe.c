@@ -194,7 +194,7 @@ void ps_obs_pool_set(lua_State *L, ps_ctx *c, const ps_what *w) {
 
 /* ---- buffers --------------------------------------------------------------- */
 
-static void count_releases(ps_ctx *c, const ps_what *w);
+static int count_releases(ps_ctx *c, const ps_what *w);
 
 /* Into the live view's ring of recent allocations. */
 static void remember(ps_ctx *c, const ps_bufferud *b, int32_t pool, int32_t stream) {
@@ -606,16 +606,20 @@ static int32_t cause_id(const ps_what *w) {
 }
 
 /* After a host wait caused by w: each pool that holds less than when the
- * wait began gave memory back; counted and remembered in the ring. */
-static void count_releases(ps_ctx *c, const ps_what *w) {
+ * wait began gave memory back; counted and remembered in the ring.
+ * Returns how many did. */
+static int count_releases(ps_ctx *c, const ps_what *w) {
   ps_obs *o = c->obs;
+  int n = 0;
   for (ps_seen_pool *p = o->pools; p; p = p->next) {
     uint64_t before = p->wait_reserved, now = reserved_of(c, p);
     p->wait_reserved = PS_UNSET;
     if (now != PS_UNSET) p->seen_reserved = now;
     if (before == PS_UNSET || now == PS_UNSET || now >= before) continue;
     add_release(c, p, before, now, w->op, cause_id(w));
+    n++;
   }
+  return n;
 }
 
 /* Marks stream t synced and done up to pos. */
@@ -668,9 +672,10 @@ void ps_obs_waited(lua_State *L, ps_ctx *c, const ps_what *w) {
       knew = ps_seen_event_of(w->event)->knew;
       break;
     case PS_OP_DEVICE_SYNC: ss = NULL; break;
-    /* a destroyed stream's frees are taken as complete now, as the pools
-     * take an idle one's (docs/calibration.md E3), not at some later wait */
-    case PS_OP_STREAM_DESTROY: ss = NULL; break;
+    /* a destroyed stream known idle, or whose destruction made a pool give
+     * memory back (only an idle one's does, docs/calibration.md E3): its
+     * frees completed now; a busy one's when its pool releases */
+    case PS_OP_STREAM_DESTROY: learn = ss->done >= ss->ops ? 1 : -1; ss = NULL; break;
     default: learn = 0; ss = NULL; break;       /* trim: no stream waited for */
   }
   if (c->obs->tracing) {
@@ -678,9 +683,9 @@ void ps_obs_waited(lua_State *L, ps_ctx *c, const ps_what *w) {
     if (r && w->op == PS_OP_TRIM) r->pool = w->pool->id, r->size = w->size;
     ps_trace_sync_end(L, c);
   }
-  count_releases(c, w);
+  if (count_releases(c, w) && learn < 0) learn = 1;
   if (ss || w->op == PS_OP_DEVICE_SYNC) synced(c, ss, upto, knew);
-  if (learn) ps_ledger_learn(L, c);
+  if (learn > 0) ps_ledger_learn(L, c);
   ps_ledger_released(c);
 }
 

@@ -4,6 +4,7 @@
 -- lines all read that one picture: used + pending never exceed reserved,
 -- extents never overlap.
 local poolsh = require "poolsh"
+local H = require "helpers"
 local live = poolsh.live
 local MiB = 1024 * 1024
 
@@ -152,5 +153,45 @@ describe("a replay's counters", function()
     end)
     assert.is_nil(worst)
     assert(seen > 5000, "the trace holds the pool's counters at every allocation and free: " .. seen)
+  end)
+end)
+
+describe("the oracle", function()
+  it("finds the ledger agreeing with the sim's truth after every step of the fuzzer", function()
+    if not H.is_sim() then pending("the sim's truth only") return end
+    local dir = H.sh("mktemp -d"):gsub("%s+$", "")
+    for _, seed in ipairs { 11, 12 } do
+      local out, err, code = H.poolsh_cmd(("--backend=sim scripts/fuzz.lua --seed %d --ops 1500 --tmpdir %s")
+                                          :format(seed, H.quote(dir)))
+      assert(code == 0, err)
+      local looks, sources = out:match("the ledger agreed with the sim at (%d+) looks; (%d+) reuses")
+      assert(looks and tonumber(looks) >= 1500, out .. err)
+      assert(tonumber(sources) > 0, out)
+    end
+    os.execute("rm -rf " .. H.quote(dir))
+  end)
+
+  it("is the sim's alone, and refuses a destroyed pool", function()
+    if not H.is_sim() then
+      assert.has_error(function() poolsh.core._sim_truth(poolsh.pool {}) end,
+                       "poolsh.core._sim_truth: the cuda backend cannot report its truth (sim only)")
+      return
+    end
+    assert.is_nil(rawget(poolsh, "_sim_truth"))
+    local p, s = poolsh.pool { release_threshold = "max" }, poolsh.stream()
+    local b = p:alloc(1000, s)
+    local t0 = poolsh.now()
+    local t = poolsh.core._sim_truth(p)
+    assert.equal(t0, poolsh.now())                     -- it moves no clock
+    assert.same({ addr = b.addr, size = 1024, req = 1000, state = "live" }, t[1])
+    assert.equal("fresh", t[2].state)
+    b:free(s)
+    t = poolsh.core._sim_truth(p)
+    assert.equal("pending", t[1].state == "done" and "pending" or t[1].state)
+    assert.equal(s.id, t[1].stream)
+    s:sync()
+    assert.equal("retired", poolsh.core._sim_truth(p)[1].state)
+    p:destroy()
+    assert.has_error(function() poolsh.core._sim_truth(p) end)
   end)
 end)

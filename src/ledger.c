@@ -1393,6 +1393,40 @@ void ps_ledger_free_space(ps_ctx *c, ps_seen_pool *p, uint64_t reserved, uint64_
   l->cover = merge(l, a, merge(l, b, rest));
 }
 
+/* Keeps every pool's live and pending bytes within what it reserves:
+ * pending memory is reserved memory no buffer uses. When they exceed it,
+ * the pool gave back memory under frees poolsh still holds pending
+ * (their completion reached the host by a way poolsh did not see): the
+ * oldest pending extents of that pool, stream by stream, become done
+ * until they fit (a stream completes its work in order). Reads each pool
+ * with pending bytes; walks the pending extents only when one exceeds. */
+static void pending_within(lua_State *L, ps_ctx *c, ps_ledger *l) {
+  if (l->learning) return;
+  for (ps_seen_pool *p = c->obs->pools; p; p = p->next) {
+    uint64_t reserved = 0;
+    if (!p->pending_bytes || !p->h ||
+        c->be->pool_get(c->b, p->h, PS_ATTR_RESERVED_CURRENT, &reserved) != PS_OK ||
+        p->live_bytes + p->pending_bytes <= reserved)
+      continue;
+    l->learning = 1;
+    act_sort(l);
+    for (size_t i = 0; i < l->nact && p->live_bytes + p->pending_bytes > reserved; i++) {
+      ps_queue *q = &l->q[l->act[i]];
+      int32_t kept = -1;                 /* the last extent of another pool passed */
+      for (int32_t s = q->list.head; s >= 0 && p->live_bytes + p->pending_bytes > reserved;) {
+        if (l->v[s].pool != p->id) {
+          kept = s, s = l->v[s].next;
+          continue;
+        }
+        complete(L, c, l, s);            /* recording may run finalizers: look again */
+        q = &l->q[l->act[i]];
+        s = kept >= 0 && l->v[kept].state == BLOCK_PENDING ? l->v[kept].next : q->list.head;
+      }
+    }
+    l->learning = 0;
+  }
+}
+
 /* After a call at which a pool can give memory back: a host
  * synchronisation, a trim, destroying a stream, a cudaFree
  * (docs/calibration.md E3). Forgets each pool's freed extents (pending or
@@ -1403,10 +1437,11 @@ void ps_ledger_free_space(ps_ctx *c, ps_seen_pool *p, uint64_t reserved, uint64_
  * it forgets extents near the top that are still mapped and keeps those
  * in holes below. Asks the backend only about pools with freed extents:
  * O(log n) per such pool and per extent forgotten. */
-void ps_ledger_released(ps_ctx *c) {
+void ps_ledger_released(lua_State *L, ps_ctx *c) {
   ps_ledger *l = c->obs->ledger;
   c->obs->waits++;
   if (!l) return;
+  pending_within(L, c, l);
   l->align = align_of(c);
   int32_t n = lower_bound(l, l->freed, INT32_MIN, 0);   /* a pool's first freed extent */
   while (n) {

@@ -230,7 +230,7 @@ void ps_obs_alloc(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_poolud *p,
   if (!p) {
     /* cudaMalloc first freed what finalizers left (ps_free_deferred): a
      * cudaFree, at which pools may have given memory back */
-    if (b->kind == PS_KIND_MALLOC) ps_ledger_released(c);
+    if (b->kind == PS_KIND_MALLOC) ps_ledger_released(L, c);
     ps_ledger_track(L, c, b);
     remember(c, b, -1, -1);
     if (b->ipc == PS_IPC_IMPORTED && b->pool && b->pool->share) {   /* where it comes from */
@@ -457,7 +457,7 @@ void ps_obs_free(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_streamud *s, 
     }
     if (waited) {
       count_releases(c, &(ps_what){ .op = PS_OP_FREE, .buffer = b });
-      ps_ledger_released(c);
+      ps_ledger_released(L, c);
     }
     return;
   }
@@ -686,7 +686,7 @@ void ps_obs_waited(lua_State *L, ps_ctx *c, const ps_what *w) {
   if (count_releases(c, w) && learn < 0) learn = 1;
   if (ss || w->op == PS_OP_DEVICE_SYNC) synced(c, ss, upto, knew);
   if (learn > 0) ps_ledger_learn(L, c);
-  ps_ledger_released(c);
+  ps_ledger_released(L, c);
 }
 
 void ps_obs_stream_destroyed(lua_State *L, ps_ctx *c, ps_streamud *s, int status, int collected) {

@@ -230,7 +230,7 @@ void ps_ledger_track(lua_State *L, ps_ctx *c, const ps_bufferud *b);
 void ps_ledger_untrack(ps_ctx *c, const ps_bufferud *b);
 void ps_ledger_free(ps_ctx *c, ps_seen_pool *p, ps_seen_stream *s, const ps_bufferud *b);
 void ps_ledger_learn(lua_State *L, ps_ctx *c);
-void ps_ledger_released(ps_ctx *c);
+void ps_ledger_released(lua_State *L, ps_ctx *c);
 void ps_ledger_pool_followed(ps_ctx *c, ps_seen_pool *p, int followed);
 void ps_ledger_stream_followed(ps_ctx *c, ps_seen_stream *s, int followed);
 ps_seen_stream *ps_stream_by_id(ps_ctx *c, int32_t id);

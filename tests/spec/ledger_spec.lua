@@ -132,6 +132,57 @@ describe("the ledger's interval map", function()
   end)
 end)
 
+describe("when frees complete", function()
+  local p
+  before_each(function() p = poolsh.pool { release_threshold = "max" } end)
+  after_each(function() p:destroy() end)
+
+  it("a sync of the legacy stream completes every blocking stream's frees", function()
+    local s = poolsh.stream()                        -- blocking, as CUDA's default
+    assert.is_true(s.blocking)
+    p:alloc("4 MiB", s):free()
+    poolsh.default_stream():sync()
+    assert.equal(0, p:stats().pending)
+  end)
+
+  it("a sync of a stream that waited on an event completes the frees before it", function()
+    local s1, s2 = poolsh.stream(), poolsh.stream()
+    p:alloc("4 MiB", s1):free()
+    local e = poolsh.event()
+    e:record(s1)
+    s2:wait(e)
+    s2:sync()
+    assert.equal(0, p:stats().pending)
+  end)
+
+  it("a sync of a stream that took part of another stream's free completes the rest", function()
+    local s1, s2 = poolsh.stream { blocking = false }, poolsh.stream { blocking = false }
+    local full = poolsh.pool { release_threshold = "max", max_size = "32 MiB" }
+    local a = full:alloc("32 MiB", s1)
+    poolsh.spin(s1, "5 ms")
+    a:free()
+    local b = full:alloc("4 MiB", s2)                 -- the pool makes s2 wait for a's free
+    assert.equal(a.id, b.reused_from)
+    assert.equal("internal dependency", b.reuse_rule)
+    assert.equal(28 * MiB, full:stats().pending)     -- the rest of a's block
+    s2:sync()
+    assert.equal(0, full:stats().pending)
+    b:free(); s2:sync(); full:destroy()
+  end)
+
+  it("destroying an idle stream completes its frees at once, as its pool gives their memory back", function()
+    local q = poolsh.pool { release_threshold = 0 }
+    local s = poolsh.stream()
+    q:alloc("4 MiB", s):free()
+    poolsh.sleep(1)                                   -- idle, and poolsh does not know it
+    s:destroy()
+    local st = q:stats()
+    assert.equal(0, st.reserved)
+    assert.equal(0, st.pending)                       -- not 4 MiB pending in a pool of 0
+    q:destroy()
+  end)
+end)
+
 describe("a replay's counters", function()
   after_each(function() poolsh.trace.stop(); poolsh.trace.clear() end)
 

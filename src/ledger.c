@@ -1441,7 +1441,6 @@ void ps_ledger_released(lua_State *L, ps_ctx *c) {
   ps_ledger *l = c->obs->ledger;
   c->obs->waits++;
   if (!l) return;
-  pending_within(L, c, l);
   l->align = align_of(c);
   int32_t n = lower_bound(l, l->freed, INT32_MIN, 0);   /* a pool's first freed extent */
   while (n) {
@@ -1465,4 +1464,5 @@ void ps_ledger_released(lua_State *L, ps_ctx *c) {
     }
     while ((n = lower_bound(l, l->freed, id, top)) && l->t[n].pool == id) slot_drop(c, l, l->t[n].slot);
   }
+  pending_within(L, c, l);
 }

@@ -329,6 +329,7 @@ local function pick_buf(pred)
 end
 
 -- Operations -----------------------------------------------------------
+local before_alloc, after_alloc, oracle_synced   -- the oracle's, below
 
 local ops = {}
 
@@ -444,7 +445,7 @@ function ops.sync()
     local _, done = call("s:query", "ok", st.s.query, st.s)
     if done then synced(st) end
   elseif r == 4 then
-    call("poolsh.sync", "ok", poolsh.sync); device_synced()
+    call("poolsh.sync", "ok", poolsh.sync); device_synced(); oracle_synced()
   else
     call("poolsh.sleep", "ok", poolsh.sleep, R() * 0.05)
   end
@@ -588,7 +589,11 @@ function ops.alloc()
     return
   end
   local s_arg = (st ~= defst or chance(0.5)) and st.s or nil
+  collectgarbage("stop")   -- no finalizer may free a buffer between the two looks
+  local was = before_alloc(p)
   local ok, b = call("p:alloc", {ok = true, OOM}, p.p.alloc, p.p, size_arg(n), s_arg)
+  if ok then after_alloc(p, b, was) end
+  collectgarbage("restart")
   if not ok then return end
   check(b.size == n and b.kind == "pool" and b.pool == p.p and b.stream == st.s and b.live,
     "alloc fields: size %d kind %s", b.size, b.kind)
@@ -1111,6 +1116,186 @@ function ops.view()
   end
 end
 
+-- The oracle (issue 18) -----------------------------------------------------
+-- The sim's own picture of a pool (poolsh.core._sim_truth) against the
+-- ledger's (poolsh.core.blocks(p, true)): live extents are the sim's live
+-- blocks, byte for byte; every byte the ledger says freed is freed memory
+-- in the sim (never live, never fresh), and on the sim its free is still
+-- pending wherever the ledger says pending is done; extents never
+-- overlap; the counters are the extents' sums; after a device sync nothing
+-- is pending. An allocation's sources are exactly the freed extents it
+-- covered, and why_fresh comes only with none.
+
+local truth = sim and poolsh.core._sim_truth
+local oracle_stats = {checks = 0, sources = 0, multi = 0}
+
+-- The sim's records of p: the live ones by address, and all in address
+-- order.
+local function sim_picture(p)
+  local live, all = {}, truth(p)
+  for _, r in ipairs(all) do
+    if r.state == "live" then live[r.addr] = r end
+  end
+  return live, all
+end
+
+-- What the sim's records (sorted, from index cur.i on; it only moves
+-- forward: the ledger's extents come in address order) hold under [a, e):
+-- false when some byte is live or fresh; else true, whether some byte is
+-- under a free still pending on the device, and whether some byte is
+-- under no record (memory the pool gave back).
+local function covered(all, cur, a, e)
+  local i = cur.i
+  while all[i] and all[i].addr + all[i].size <= a do i = i + 1 end
+  cur.i = i
+  local at, still, gone = a, false, false
+  while at < e do
+    local r = all[i]
+    if not r or r.addr >= e then gone = true; break end
+    if r.addr > at then gone = true end
+    if r.state == "live" or r.state == "fresh" then return false end
+    if r.state == "pending" then still = true end
+    at = r.addr + r.size
+    i = i + 1
+  end
+  return true, still, gone
+end
+
+-- The sim's records over [a, e), for a failure's message.
+local function sim_rows(p, a, e)
+  local t = {}
+  for _, r in ipairs(truth(p)) do
+    if r.addr < e and r.addr + r.size > a then
+      t[#t + 1] = ("%s %#x+%d%s"):format(r.state, r.addr, r.size, r.stream and " s" .. r.stream or "")
+    end
+  end
+  return #t > 0 and table.concat(t, ", ") or "none (not mapped)"
+end
+
+-- Whether poolsh's stream id names a destroyed stream.
+local function gone_stream(id)
+  for _, st in ipairs(allst) do
+    if st.s.id == id then return not st.s.live end
+  end
+  return true
+end
+
+local function oracle(p)
+  oracle_stats.checks = oracle_stats.checks + 1
+  local name = p.p.name
+  local live, freed = sim_picture(p.p)
+  local blocks = poolsh.core.blocks(p.p, true)
+  local st = p.p:stats {estimates = false}
+  local nlive, lbytes, pbytes, last, cur = 0, 0, 0, nil, {i = 1}
+  for _, b in ipairs(blocks) do
+    check(not last or last.addr + last.size <= b.addr, "%s: the ledger's extents of b%d and b%d overlap",
+      name, last and last.buffer or -1, b.buffer)
+    last = b
+    if not b.pending and not b.done then
+      local r = live[b.addr]
+      check(r and r.req == b.size, "%s: the ledger has b%d live at %#x (%d B), the sim %s", name, b.buffer,
+        b.addr, b.size, r and ("a live block of %d B"):format(r.req) or "no live block there")
+      nlive, lbytes = nlive + 1, lbytes + b.size
+    else
+      if b.pending then pbytes = pbytes + b.size end
+      local ok, still, gone = covered(freed, cur, b.addr, b.addr + b.size)
+      -- a pool may give back a chunk below others it keeps (calibration.md
+      -- E12): poolsh cannot see which, so done memory there stays done to
+      -- it; the driver never gives back memory under a free not complete
+      if ok and gone and b.pending then ok = false end
+      if not ok then
+        fail(("%s: the ledger has %d B of b%d %s at %#x, but the sim has memory there that is not freed: %s")
+          :format(name, b.size, b.buffer, b.pending and "pending" or "freed", b.addr,
+                  sim_rows(p.p, b.addr, b.addr + b.size)))
+      end
+      -- poolsh cannot watch a destroyed stream: it takes that stream's
+      -- frees as complete once it is destroyed (docs/explain.md)
+      if not b.pending and still and not gone_stream(b.stream) then
+        fail(("%s: the ledger says b%d's free at %#x on s%d completed; the sim's is pending"):format(name,
+          b.buffer, b.addr, b.stream))
+      end
+    end
+  end
+  local nsim = 0
+  for _ in pairs(live) do nsim = nsim + 1 end
+  check(nsim == nlive, "%s: the sim has %d live blocks, the ledger %d", name, nsim, nlive)
+  check(st.live == lbytes and st.used == lbytes, "%s: used %d, live %d, the ledger's live extents %d B",
+    name, st.used, st.live, lbytes)
+  check(st.pending == pbytes, "%s: pending %d, the ledger's pending extents %d B", name, st.pending, pbytes)
+  check(st.used + st.pending <= st.reserved, "%s: used %d + pending %d > reserved %d", name, st.used,
+    st.pending, st.reserved)
+  return blocks
+end
+
+-- After a device sync: nothing pending, in the ledger or the sim.
+function oracle_synced()
+  if not truth then return end
+  for _, p in ipairs(pools) do
+    if p.live then
+      local st = p.p:stats {estimates = false}
+      check(st.pending == 0, "%s: pending %d after a device sync", p.p.name, st.pending)
+      for _, r in ipairs(truth(p.p)) do
+        check(r.state ~= "pending" and r.state ~= "done", "%s: the sim's free at %#x is %s after a device sync",
+          p.p.name, r.addr, r.state)
+      end
+    end
+  end
+end
+
+-- Before p:alloc: the ledger's freed extents of p (nil off the sim).
+function before_alloc(p)
+  if not truth or not p.live then return nil end
+  local t = {retries = poolsh.core.counts().total.retries}
+  for _, b in ipairs(poolsh.core.blocks(p.p, true)) do
+    if b.pending or b.done then t[#t + 1] = b end
+  end
+  return t
+end
+
+-- After p:alloc gave b: its sources are the freed extents it covered
+-- (the ledger's, before), each buffer once with the bytes it gave.
+function after_alloc(p, b, was)
+  -- a retry's collection freed buffers between the two looks
+  if not was or poolsh.core.counts().total.retries ~= was.retries then return end
+  local align = poolsh.core.option("pool_alignment")
+  local lo, hi = b.addr, b.addr + (b.size + align - 1) // align * align
+  local want, order = {}, {}
+  for _, x in ipairs(was) do
+    local a, e = math.max(lo, x.addr), math.min(hi, x.addr + x.size)
+    if e > a then
+      if not want[x.buffer] then order[#order + 1] = x.buffer end
+      want[x.buffer] = (want[x.buffer] or 0) + (e - a)
+    end
+  end
+  local src = b.sources
+  if #order == 0 then
+    check(#src == 0 and not b.reused, "%s took no freed extent, yet reused %s", b.name, tostring(b.reused_from))
+    return
+  end
+  check(b.why_fresh == nil, "%s lies on freed extents (b%d's), yet why_fresh says: %s", b.name, order[1],
+    tostring(b.why_fresh))
+  if not b.reused then   -- the sim said fresh: memory poolsh saw freed came back fresh
+    check(#src == 0, "%s: fresh, with %d sources", b.name, #src)
+    return
+  end
+  oracle_stats.sources = oracle_stats.sources + 1
+  if #order > 1 then oracle_stats.multi = oracle_stats.multi + 1 end
+  check(b.reused_from == order[1], "%s: reused_from b%s, but its lowest bytes were b%d's", b.name,
+    tostring(b.reused_from), order[1])
+  local n = 0
+  for i, x in ipairs(src) do
+    if x.more then
+      n = n + x.more
+    else
+      n = n + 1
+      check(x.buffer == order[i] and x.bytes == want[x.buffer] and RULES[x.rule],
+        "%s: source %d is b%s (%s B, %s); the ledger's extents say b%d (%d B)", b.name, i, tostring(x.buffer),
+        tostring(x.bytes), tostring(x.rule), order[i], want[order[i]])
+    end
+  end
+  check(n == #order, "%s names %d sources, it covered %d buffers' extents", b.name, n, #order)
+end
+
 -- Invariants ---------------------------------------------------------------
 
 local function model_used(p)
@@ -1173,6 +1358,13 @@ local function invariants()
   local deep = step % 16 == 0
   for _, p in ipairs(pools) do
     if p.live then check_pool(p, deep) end
+  end
+  if truth then
+    collectgarbage("stop")
+    for _, p in ipairs(pools) do
+      if p.live then oracle(p) end
+    end
+    collectgarbage("restart")
   end
   if deep then
     for _, b in ipairs(bufs) do
@@ -1258,4 +1450,8 @@ if not opt.quiet then
   print(("fuzz: ok seed=%d ops=%d %.1fs; %d expected errors (%d out of memory), %d bytes read back as written; %s")
     :format(opt.seed, step, poolsh.wallclock() - t0, tally.errors, tally.oom, tally.checked,
       table.concat(parts, " ")))
+  if truth then
+    print(("fuzz: oracle: the ledger agreed with the sim at %d looks; %d reuses' sources checked, %d of several buffers")
+      :format(oracle_stats.checks, oracle_stats.sources, oracle_stats.multi))
+  end
 end

@@ -125,6 +125,23 @@ typedef struct ps_alloc_note {
   ps_addr reused_block;     /* start of the freed block reused (rule != NONE) */
 } ps_alloc_note;
 
+/* One extent of a pool's address space in the backend's own model
+ * (pool_truth): a live block, or free space never allocated (fresh), or
+ * a freed block whose free is pending on the device, done there but not
+ * known to the host, or retired (a host synchronisation covered it). */
+typedef enum {
+  PS_TRUTH_LIVE = 0, PS_TRUTH_FRESH, PS_TRUTH_PENDING, PS_TRUTH_DONE, PS_TRUTH_RETIRED
+} ps_truth_kind;
+
+typedef struct ps_truth {
+  ps_addr addr;
+  uint64_t size;            /* the extent is [addr, addr + size) */
+  uint64_t req;             /* live: the bytes asked for */
+  int kind;                 /* ps_truth_kind */
+  int stream;               /* freed: the stream of its free, -1 when merged from several */
+  uint32_t seq;             /* freed: the pool's count of frees at its free */
+} ps_truth;
+
 typedef struct ps_config {
   int device;                        /* --device=N */
   uint64_t sim_memory;               /* sim: device size in bytes, 0 = profile */
@@ -200,6 +217,11 @@ typedef struct ps_backend {
    * address of its first new chunk and the bytes mapped (PS_OK), or
    * PS_ERR_NOT_READY when not known. May be NULL (cuda: never known). */
   int (*pool_last_map)(void *ctx, ps_pool *p, ps_addr *addr, uint64_t *size);
+  /* For tests (the ledger's oracle), changing nothing: pool p's address
+   * space as the backend's own model holds it, each extent in address
+   * order passed to each(ud, t), kinds as of the host's time now. May be
+   * NULL (cuda: the driver does not say). */
+  int (*pool_truth)(void *ctx, ps_pool *p, void (*each)(void *ud, const ps_truth *t), void *ud);
   /* note may be NULL. */
   int (*pool_alloc)(void *ctx, ps_pool *p, uint64_t size, ps_stream *s,
                     ps_addr *out, ps_alloc_note *note);

@@ -471,7 +471,7 @@ static int buffer_len(lua_State *L) {
 /* A Buffer's fields: mt.fields in Lua, buffer_index here. */
 static const char *const buffer_fields[] = {
   "size", "addr", "kind", "pool", "stream", "live", "id", "name", "registered", "reused",
-  "reused_from", "reuse_rule", "why_fresh", "exported", "imported", "source", NULL
+  "reused_from", "reuse_rule", "why_fresh", "exported", "imported", "source", "sources", NULL
 };
 
 static int buffer_index(lua_State *L) {
@@ -497,6 +497,7 @@ static int buffer_index(lua_State *L) {
     case 13: lua_pushboolean(L, b->ipc == PS_IPC_OWN); break;
     case 14: lua_pushboolean(L, b->ipc == PS_IPC_IMPORTED); break;
     case 15: push_source(L, b); break;
+    case 16: ps_obs_push_sources(L, b); break;
     default: lua_pushnil(L); break;              /* other keys read nil */
   }
   return 1;

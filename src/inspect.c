@@ -33,14 +33,16 @@ static int insp_objects(lua_State *L) {
   return 2;   /* the Lua side sorts them by id */
 }
 
-/* poolsh.core.blocks(pool) -> array of {addr, size, buffer, stream, pending}
- * sorted by address, and the pool's lowest address seen (its base). */
+/* poolsh.core.blocks(pool [, all]) -> array of {addr, size, buffer,
+ * stream, pending} sorted by address (with all, the done extents too,
+ * marked done), and the pool's lowest address seen (its base). */
 static int insp_blocks(lua_State *L) {
   ps_poolud *p = ps_checkpool(L, 1);
+  int all = lua_toboolean(L, 2);
   ps_ctx *c = ps_context(L);
   size_t n = 0;
   const ps_seen_pool *sp = ps_seen_pool_of(p);
-  ps_span *m = ps_ledger_spans(c, sp, &n);
+  ps_span *m = ps_ledger_spans(c, sp, &n, all);
   /* a copy the collector owns, so an error below leaks nothing */
   ps_span *v = n ? (ps_span *)lua_newuserdatauv(L, n * sizeof *v, 0) : NULL;
   if (n) memcpy(v, m, n * sizeof *v);
@@ -56,8 +58,12 @@ static int insp_blocks(lua_State *L) {
     lua_setfield(L, -2, "buffer");
     lua_pushinteger(L, v[i].stream);
     lua_setfield(L, -2, "stream");
-    lua_pushboolean(L, v[i].pending);
+    lua_pushboolean(L, v[i].pending == 1);
     lua_setfield(L, -2, "pending");
+    if (v[i].pending == 2) {
+      lua_pushboolean(L, 1);
+      lua_setfield(L, -2, "done");
+    }
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
   lua_pushinteger(L, (lua_Integer)sp->lo);
@@ -117,6 +123,8 @@ static int insp_recent(lua_State *L) {
       lua_setfield(L, -2, "reused_from");
       lua_pushstring(L, ps_rule_names[r->rule]);
       lua_setfield(L, -2, "rule");
+      ps_push_sources(L, ps_context(L), r->buffer, r->why_slot, r->reused_from, r->rule);
+      lua_setfield(L, -2, "sources");
     }
     if (r->src_pid) {
       lua_pushfstring(L, "pid %d's b%d", (int)r->src_pid, (int)r->src_buffer);
@@ -289,12 +297,50 @@ static int insp_stream_state(lua_State *L) {
   return 3;
 }
 
+static const char *const truth_kinds[] = { "live", "fresh", "pending", "done", "retired" };
+
+/* Appends extent t to the array on top (_sim_truth). */
+static void truth_row(void *ud, const ps_truth *t) {
+  lua_State *L = ud;
+  lua_createtable(L, 0, 6);
+  set_int(L, "addr", t->addr);
+  set_int(L, "size", t->size);
+  if (t->kind == PS_TRUTH_LIVE) set_int(L, "req", t->req);
+  lua_pushstring(L, t->kind >= 0 && t->kind <= PS_TRUTH_RETIRED ? truth_kinds[t->kind] : "?");
+  lua_setfield(L, -2, "state");
+  if (t->kind >= PS_TRUTH_PENDING) {
+    lua_pushinteger(L, t->stream);
+    lua_setfield(L, -2, "stream");
+    set_int(L, "seq", t->seq);
+  }
+  lua_rawseti(L, -2, (lua_Integer)luaL_len(L, -2) + 1);
+}
+
+/* poolsh.core._sim_truth(pool) -> the backend's own picture of the
+ * pool's address space, for tests (the ledger's oracle, docs/fuzzing.md):
+ * an array of {addr, size, state, req (live), stream and seq (freed)} in
+ * address order, state one of live, fresh, pending, done, retired. It
+ * changes nothing. Raises on a backend that cannot say (cuda). */
+static int insp_sim_truth(lua_State *L) {
+  ps_poolud *p = ps_checkpool(L, 1);
+  ps_ctx *c = ps_context(L);
+  if (!c->be->pool_truth)
+    return luaL_error(L, "poolsh.core._sim_truth: the %s backend cannot report its truth (sim only)",
+                      c->be->name);
+  if (!p->live || !p->h) return luaL_argerror(L, 1, "a live pool expected");
+  lua_newtable(L);
+  int st = c->be->pool_truth(c->b, p->h, truth_row, L);
+  if (st != PS_OK) return luaL_error(L, "poolsh.core._sim_truth: p%d: %s", p->id,
+                                     c->be->error_name(st));
+  return 1;
+}
+
 static const luaL_Reg insp_funcs[] = {
   {"objects", insp_objects}, {"blocks", insp_blocks}, {"live", insp_live},
   {"pending", insp_pending},
   {"recent", insp_recent}, {"stream_state", insp_stream_state}, {"counts", insp_counts},
   {"releases", insp_releases}, {"peak_push", insp_peak_push}, {"peak_pop", insp_peak_pop},
-  {NULL, NULL}
+  {"_sim_truth", insp_sim_truth}, {NULL, NULL}
 };
 
 int poolsh_open_inspect(lua_State *L) {

@@ -1,21 +1,27 @@
 /*
- * ledger.c: what poolsh knows about the pool blocks it allocated. A block
- * is live (allocated), pending (its free is queued, not known complete) or
- * done (known complete; kept so a later allocation at its address can say
- * which buffer it reuses). Streams count the operations poolsh queued on
+ * ledger.c: what poolsh knows about the pool memory it allocated, per
+ * pool an interval map of the address space as poolsh has seen it. Each
+ * extent is live (a buffer), pending (part or all of a buffer's freed
+ * bytes, its free queued and not known complete) or done (known
+ * complete; kept so a later allocation over it can say whose memory it
+ * reuses). Extents never overlap: an allocation takes exactly the bytes
+ * it covers (its size rounded up to the pool's alignment) from every
+ * freed extent it touches, and what is left of each stays pending or done
+ * with its own history. Streams count the operations poolsh queued on
  * them and how far host synchronisation and queries have seen them
  * complete; events remember the position they were recorded at; a stream
  * that waited on an event knows the recording stream up to there.
  *
- * From that, an allocation that lands where a freed block starts is a
- * reuse, and its rule is the sim's own answer or, on cuda, inferred
- * (docs/explain.md says how).
+ * From that, an allocation over freed extents reuses each of their
+ * buffers' memory; the first one's rule is the sim's own answer or, on
+ * cuda, inferred, the others' are inferred (docs/explain.md says how).
  *
- * Every operation costs O(log n) in the blocks kept, or O(1) per block
- * whose state changes: live and done blocks are listed by age, pending
- * ones per stream in free order; two ordered sets keyed by (pool,
- * address) hold the edges of live and pending blocks (for the free-space
- * estimate) and the done blocks (for releases). A pool's edges are kept
+ * Every operation costs O(log n) in the extents kept, or O(log n) per
+ * extent whose state changes: live and done extents are listed by age,
+ * pending ones per stream in free order; two ordered sets keyed by (pool,
+ * address) hold the edges of live and pending extents (for the free-space
+ * estimate) and the freed (pending and done) extents themselves (for
+ * allocations and releases). A pool's edges are kept
  * only once its free space was asked for: built then from its blocks,
  * O(n log n) once, so scripts that never ask pay nothing for them. Live pools and streams
  * are found by id in O(1); a learn visits only queues holding frees.
@@ -53,8 +59,8 @@ typedef struct ps_node {
   int32_t pool;
   uint32_t prio;
   int32_t l, r;
-  int32_t d;                   /* coverage: its change at addr; done set: 0 */
-  int32_t slot;                /* done set: the block */
+  int32_t d;                   /* coverage: its change at addr; freed set: 0 */
+  int32_t slot;                /* freed set: the extent */
   int32_t sum, min;            /* subtree: sum of d; lowest coverage between its nodes */
   uint64_t zsum, zmax;         /* the extents at that coverage: total, largest */
   ps_addr first, last;         /* the subtree's lowest and highest addr */
@@ -86,7 +92,8 @@ struct ps_ledger {
   ps_node *t;                  /* the sets' nodes; t[0] is nil */
   size_t tn, tcap;
   int32_t tfree;               /* unused nodes, linked by l */
-  int32_t cover, dones;        /* roots: live and pending edges; done blocks */
+  int32_t cover, freed;        /* roots: live and pending edges; pending and done extents */
+  uint64_t align;              /* blocks occupy their size rounded up to this */
   uint32_t seed;
   ps_queue *q;
   size_t nq, capq;
@@ -210,6 +217,16 @@ static void list_append(ps_ledger *l, ps_list *x, int32_t s) {
   if (x->tail >= 0) l->v[x->tail].next = s;
   else x->head = s;
   x->tail = s;
+}
+
+/* Puts slot s into list x right after slot at (in x). */
+static void list_insert_after(ps_ledger *l, ps_list *x, int32_t at, int32_t s) {
+  ps_block *b = &l->v[s];
+  b->prev = at;
+  b->next = l->v[at].next;
+  if (b->next >= 0) l->v[b->next].prev = s;
+  else x->tail = s;
+  l->v[at].next = s;
 }
 
 static void list_unlink(ps_ledger *l, ps_list *x, int32_t s) {
@@ -355,6 +372,16 @@ static int32_t lower_bound(const ps_ledger *l, int32_t t, int32_t pool, ps_addr 
   return best;
 }
 
+/* The last node of t below (pool, a), or 0. */
+static int32_t last_below(const ps_ledger *l, int32_t t, int32_t pool, ps_addr a) {
+  int32_t best = 0;
+  while (t) {
+    if (below(&l->t[t], pool, a)) best = t, t = l->t[t].r;
+    else t = l->t[t].l;
+  }
+  return best;
+}
+
 /* Adds d to the present node keyed (pool, a); at 0 the node goes. */
 static int32_t adjust(ps_ledger *l, int32_t t, int32_t pool, ps_addr a, int32_t d) {
   ps_node *k = &l->t[t];
@@ -439,6 +466,27 @@ static ps_seen_pool *pool_by_id(ps_ctx *c, int32_t id) {
   return NULL;
 }
 
+/* Takes live slot s out of the address map (when the map names it). */
+static void map_unset(ps_ledger *l, int32_t s) {
+  if (l->mapcap && l->map[map_find(l, l->v[s].addr)] == s) map_remove(l, l->v[s].addr);
+}
+
+/* Takes freed extent s out of the freed set (when the set holds it). */
+static void freed_unset(ps_ledger *l, int32_t s) {
+  const ps_block *b = &l->v[s];
+  int32_t n = b->pool >= 0 ? find(l, l->freed, b->pool, b->addr) : 0;
+  if (n && l->t[n].slot == s) l->freed = erase(l, l->freed, b->pool, b->addr);
+}
+
+/* Puts freed extent s into the freed set; out of memory or empty: it
+ * stays out (no allocation will be said to reuse it). */
+static void freed_set(ps_ledger *l, int32_t s) {
+  const ps_block *b = &l->v[s];
+  if (b->pool < 0 || b->size == 0 || find(l, l->freed, b->pool, b->addr)) return;
+  int32_t n = node_new(l, b->pool, b->addr, 0, s);
+  if (n) l->freed = insert(l, l->freed, n);
+}
+
 /* Takes slot s out of its list and sets, and its pool's counters; p, when
  * not NULL, is the pool it may belong to (spares a look-up). */
 static void detach(ps_ctx *c, ps_ledger *l, int32_t s, ps_seen_pool *p) {
@@ -448,6 +496,7 @@ static void detach(ps_ctx *c, ps_ledger *l, int32_t s, ps_seen_pool *p) {
     list_unlink(l, &l->live, s);
     l->nlive--;
     occupy(l, b, -1);
+    map_unset(l, s);
     break;
   case BLOCK_PENDING: {
     list_unlink(l, &l->q[b->q].list, s);
@@ -455,6 +504,7 @@ static void detach(ps_ctx *c, ps_ledger *l, int32_t s, ps_seen_pool *p) {
     if (!p || p->id != b->pool) p = pool_by_id(c, b->pool);
     if (p) p->pending_bytes -= b->size, p->pending_count--;
     occupy(l, b, -1);
+    freed_unset(l, s);
     break;
   }
   case BLOCK_DONE:
@@ -462,7 +512,7 @@ static void detach(ps_ctx *c, ps_ledger *l, int32_t s, ps_seen_pool *p) {
     l->ndone--;
     if (!p || p->id != b->pool) p = b->pool >= 0 ? pool_by_id(c, b->pool) : NULL;
     if (p) p->done_bytes -= b->size;
-    if (find(l, l->dones, b->pool, b->addr)) l->dones = erase(l, l->dones, b->pool, b->addr);
+    freed_unset(l, s);
     break;
   }
   b->state = BLOCK_FREE_SLOT;
@@ -471,7 +521,6 @@ static void detach(ps_ctx *c, ps_ledger *l, int32_t s, ps_seen_pool *p) {
 /* Forgets the slot s entirely. */
 static void slot_drop(ps_ctx *c, ps_ledger *l, int32_t s) {
   detach(c, l, s, NULL);
-  map_remove(l, l->v[s].addr);
   l->v[s].next = l->free_slot;
   l->free_slot = s;
 }
@@ -482,6 +531,16 @@ static void make_live(ps_ledger *l, int32_t s, int edges) {
   list_append(l, &l->live, s);
   l->nlive++;
   if (edges) occupy(l, &l->v[s], 1);
+}
+
+/* The pool alignment: the backend's (the sim's profile), else 512 B as
+ * measured on an H100 and an H200 (docs/calibration.md E2). */
+static uint64_t align_of(ps_ctx *c) {
+  double v = 0;
+  if (c->be && c->b && c->be->option_get && c->be->option_get(c->b, "pool_alignment", &v) == PS_OK && v >= 1 &&
+      v <= (double)(1u << 30))
+    return (uint64_t)v;
+  return 512;
 }
 
 /* Makes the context's ledger; NULL when out of memory. */
@@ -799,51 +858,223 @@ void ps_ledger_pending_by_stream(ps_ctx *c, const ps_seen_pool *p,
 
 /* ---- what the bindings call ---------------------------------------------- */
 
+/* What an allocation took from freed extents: its sources (lowest
+ * address first), the bytes taken in all, and those that were freed
+ * since the last host wait within [a, a + size). */
+typedef struct take_acc {
+  ps_srcs src;
+  int named;                   /* sources are named (not fresh memory to the sim) */
+  ps_reuse_rule said;
+  ps_seen_stream *s;           /* the allocating stream; NULL: a free's cleanup */
+  uint64_t took, fit;
+  ps_addr fit_end;
+} take_acc;
+
+/* Stream s is ordered after stream `on` up to pos (the pool made it wait
+ * for a free there): the latest position per stream, the oldest entry
+ * making room, as observe.c's event waits. */
+static void knows_add(ps_seen_stream *s, int32_t on, uint64_t pos) {
+  int slot = 0;
+  if (on == s->id) return;
+  for (int i = 0; i < PS_KNOWS; i++) {
+    if (s->knows[i].pos && s->knows[i].stream == on) {
+      if (pos > s->knows[i].pos) s->knows[i].pos = pos;
+      return;
+    }
+    if (s->knows[i].pos < s->knows[slot].pos) slot = i;
+  }
+  s->knows[slot] = (ps_knows){ on, pos };
+}
+
+/* Counts n bytes of freed extent e, taken by the allocation, as a source. */
+static void take_note(ps_ctx *c, const ps_block *e, take_acc *a, uint64_t n, ps_addr from) {
+  a->took += n;
+  if (e->waits == c->obs->waits && from < a->fit_end) {
+    uint64_t end = from + n < a->fit_end ? from + n : a->fit_end;
+    a->fit += end - from;
+  }
+  if (!a->named || !a->s) return;
+  for (uint32_t i = 0; i < a->src.n; i++)       /* fragments of one free: one source */
+    if (a->src.v[i].buffer == e->buffer) {
+      a->src.v[i].bytes += n;
+      return;
+    }
+  if (a->src.n == PS_SOURCES) {
+    a->src.more++, a->src.more_bytes += n;
+    return;
+  }
+  uint8_t rule = (uint8_t)(a->src.n == 0 && a->said != PS_RULE_UNKNOWN ? a->said
+                                                                         : infer(c, e, a->s));
+  /* s's later work runs after that free: the pool made s wait for it, or
+   * it had completed already; a sync of s shows it complete */
+  if (rule == PS_RULE_INTERNAL_DEP || rule == PS_RULE_OPPORTUNISTIC) knows_add(a->s, e->stream, e->pos);
+  a->src.v[a->src.n++] = (ps_source){ e->buffer, e->stream, rule, n };
+}
+
+/* Freed extent k loses the bytes [lo, hi) it has (an allocation took
+ * them): what is left of it below lo and above hi stays, with its own
+ * history. O(log n). */
+static void take_from(ps_ctx *c, ps_ledger *l, int32_t k, ps_addr lo, ps_addr hi, take_acc *a) {
+  ps_block *e = &l->v[k];
+  ps_addr ea = e->addr, ee = ea + e->size;
+  ps_addr ca = ea > lo ? ea : lo, ce = ee < hi ? ee : hi;
+  if (ce <= ca) return;
+  take_note(c, e, a, ce - ca, ca);
+  if (ca == ea && ce == ee) {                  /* all of it */
+    slot_drop(c, l, k);
+    return;
+  }
+  ps_seen_pool *p = pool_by_id(c, e->pool);
+  int pending = e->state == BLOCK_PENDING, edged = e->edged;
+  if (p && pending) p->pending_bytes -= ce - ca;
+  else if (p) p->done_bytes -= ce - ca;
+  if (edged) occupy(l, e, -1);
+  if (ca > ea && ce < ee) {                    /* both ends stay: a new extent above */
+    int32_t f = slot_new(l);
+    e = &l->v[k];
+    e->size = ca - ea;
+    if (f >= 0) {
+      l->v[f] = *e;
+      l->v[f].addr = ce, l->v[f].size = ee - ce, l->v[f].edged = 0;
+      list_insert_after(l, pending ? &l->q[e->q].list : &l->done, k, f);
+      if (pending) l->npending++;
+      else l->ndone++;
+      if (p && pending) p->pending_count++;
+      freed_set(l, f);
+      if (edged) occupy(l, &l->v[f], 1);
+    } else if (p && pending) {                 /* out of memory: the part above is forgotten */
+      p->pending_bytes -= ee - ce;
+    } else if (p) {
+      p->done_bytes -= ee - ce;
+    }
+  } else if (ca > ea) {                        /* the part below stays */
+    e->size = ca - ea;
+  } else {                                     /* the part above stays: it moves */
+    freed_unset(l, k);
+    e->addr = ce, e->size = ee - ce;
+    freed_set(l, k);
+  }
+  if (edged) occupy(l, &l->v[k], 1);
+}
+
+/* Takes [lo, hi) of pool p out of every freed extent that has some of
+ * it: O(log n) per extent touched. */
+static void take(ps_ctx *c, ps_ledger *l, int32_t pool, ps_addr lo, ps_addr hi, take_acc *a) {
+  if (hi <= lo) return;
+  int32_t n = last_below(l, l->freed, pool, lo);
+  if (n && l->t[n].pool == pool) {
+    const ps_block *e = &l->v[l->t[n].slot];
+    if (e->addr + e->size > lo) take_from(c, l, l->t[n].slot, lo, hi, a);
+  }
+  while ((n = lower_bound(l, l->freed, pool, lo)) && l->t[n].pool == pool && l->t[n].addr < hi)
+    take_from(c, l, l->t[n].slot, lo, hi, a);
+}
+
+/* Keeps an allocation's sources in the layer's ring; its slot, or -1. */
+static int keep_sources(ps_ctx *c, const ps_srcs *src, int32_t owner) {
+  ps_obs *o = c->obs;
+  if (!o->srcs && (o->srcs = malloc(PS_SRCS * sizeof *o->srcs)) == NULL) return -1;
+  size_t slot = o->nsrcs++ % PS_SRCS;
+  o->srcs[slot] = *src;
+  o->srcs[slot].owner = owner;
+  return (int)slot;
+}
+
+/* Pushes an array of the buffers whose freed bytes allocation `owner`
+ * took, lowest address first: {buffer, rule, bytes, stream}, and {more,
+ * bytes} for those beyond PS_SOURCES. When the ring no longer holds them,
+ * the first alone ({buffer, rule}); an empty array when it reused
+ * nothing (first 0). */
+void ps_push_sources(lua_State *L, ps_ctx *c, int32_t owner, int slot, int32_t first, int rule) {
+  const ps_srcs *r = c->obs->srcs ? &c->obs->srcs[slot % PS_SRCS] : NULL;
+  if (first <= 0) {
+    lua_newtable(L);
+    return;
+  }
+  if (!r || r->owner != owner || r->n == 0 || r->v[0].buffer != first) {
+    lua_createtable(L, 1, 0);
+    lua_createtable(L, 0, 2);
+    lua_pushinteger(L, first);
+    lua_setfield(L, -2, "buffer");
+    lua_pushstring(L, rule > 0 && rule < PS_RULE_UNKNOWN ? ps_rule_names[rule] : "?");
+    lua_setfield(L, -2, "rule");
+    lua_rawseti(L, -2, 1);
+    return;
+  }
+  ps_srcs d = *r;                      /* pushing may run finalizers */
+  lua_createtable(L, (int)d.n + (d.more ? 1 : 0), 0);
+  for (uint32_t i = 0; i < d.n; i++) {
+    lua_createtable(L, 0, 4);
+    lua_pushinteger(L, d.v[i].buffer);
+    lua_setfield(L, -2, "buffer");
+    lua_pushstring(L, d.v[i].rule > 0 && d.v[i].rule < PS_RULE_UNKNOWN ? ps_rule_names[d.v[i].rule]
+                                                                      : "?");
+    lua_setfield(L, -2, "rule");
+    lua_pushinteger(L, (lua_Integer)d.v[i].bytes);
+    lua_setfield(L, -2, "bytes");
+    lua_pushinteger(L, d.v[i].stream);
+    lua_setfield(L, -2, "stream");
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  if (d.more) {
+    lua_createtable(L, 0, 2);
+    lua_pushinteger(L, (lua_Integer)d.more);
+    lua_setfield(L, -2, "more");
+    lua_pushinteger(L, (lua_Integer)d.more_bytes);
+    lua_setfield(L, -2, "bytes");
+    lua_rawseti(L, -2, (lua_Integer)d.n + 1);
+  }
+}
+
 /* Buffer b was allocated from pool p on stream s, at s's position now;
- * said is the backend's word on reuse (PS_RULE_UNKNOWN on cuda). Fills
- * b's record: its reuse and where it was allocated. Returns 1 when b lies
- * inside a block freed since the last host wait, memory the pool still
- * held: the pool did not grow. */
+ * said is the backend's word on reuse (PS_RULE_UNKNOWN on cuda). Takes
+ * the bytes b occupies out of the freed extents under them and fills b's
+ * record: the buffers whose memory it reuses (the first in reused_from,
+ * all in the ring of sources) or, when it took no freed byte, why not;
+ * and where it was allocated. Returns 1 when every byte of b lies in
+ * extents freed since the last host wait, memory the pool still held:
+ * the pool did not grow. */
 int ps_ledger_alloc(lua_State *L, ps_ctx *c, ps_seen_pool *p, ps_seen_stream *s,
                     const ps_bufferud *b, ps_reuse_rule said) {
   ps_ledger *l = ledger_of(c);
   ps_seen_buffer *sb = ps_seen_buffer_of(b);
   ps_obs *o = c->obs;
-  int fits = 0;
   sb->reused_from = 0;
   sb->reuse_rule = (uint8_t)(said == PS_RULE_UNKNOWN ? PS_RULE_NONE : said);
-  int fresh = said == PS_RULE_NONE;   /* the sim says so */
   if ((p->live_bytes += b->size) > p->scope_peak) p->scope_peak = p->live_bytes;
   if ((o->live_total += b->size) > o->scope_total_peak) o->scope_total_peak = o->live_total;
   if (b->addr < p->lo || p->lo == 0) p->lo = b->addr;
   if (!l || ((l->used + 1) * 4 > l->mapcap * 3 && !map_grow(l))) return 0;
+  int32_t slot = l->map[map_find(l, b->addr)];
+  if (slot >= 0) slot_drop(c, l, slot);     /* an old live record there: it is gone */
+  if (!l->align) l->align = align_of(c);
+  take_acc a = { .named = said != PS_RULE_NONE, .said = said, .s = s };
+  uint64_t r = b->size + (l->align - b->size % l->align) % l->align;
+  ps_addr hi = b->addr + r < b->addr ? UINT64_MAX : b->addr + r;
+  a.fit_end = b->addr + b->size < b->addr ? UINT64_MAX : b->addr + b->size;
+  take(c, l, p->id, b->addr, hi, &a);
+  if ((slot = slot_new(l)) < 0) return 0;
   size_t i = map_find(l, b->addr);
-  int32_t slot = l->map[i];
-  if (slot >= 0) {
-    ps_block *old = &l->v[slot];
-    if (old->state != BLOCK_LIVE) {
-      fits = !fresh && old->pool == p->id && old->size >= b->size && old->waits == c->obs->waits;
-      if (old->pool == p->id && !fresh) {   /* another pool's address space: not a reuse */
-        sb->reused_from = old->buffer;
-        if (said == PS_RULE_UNKNOWN) sb->reuse_rule = infer(c, old, s);
-      }
-    }
-    detach(c, l, slot, p);
-  } else {
-    if ((slot = slot_new(l)) < 0) return 0;
-    l->map[i] = slot;
-    l->used++;
-  }
+  l->map[i] = slot;
+  l->used++;
   l->v[slot] = (ps_block){ .addr = b->addr, .size = b->size, .buffer = b->id, .pool = p->id,
                            .stream = s->id, .prev = -1, .next = -1, .site = -1, .q = -1,
                            .ud = b, .state = BLOCK_FREE_SLOT, .kind = PS_KIND_POOL };
   make_live(l, slot, p->edges);
+  if (a.src.n) {
+    sb->reused_from = a.src.v[0].buffer;
+    sb->reuse_rule = a.src.v[0].rule;
+    int k = keep_sources(c, &a.src, b->id);
+    if (k >= 0) sb->why_slot = (uint16_t)k;
+  } else if (said != PS_RULE_UNKNOWN && said != PS_RULE_NONE) {
+    sb->reuse_rule = PS_RULE_NONE;      /* memory poolsh never saw freed: fresh to it */
+  }
   if (o->sources || o->tracing) {
     ps_where(L, c, &sb->src, &sb->line);
     l->v[slot].site = ps_site_alloc(L, c, b->size, sb->src, sb->line);
   }
-  if (!sb->reused_from && p->pending_bytes + p->done_bytes >= b->size) why_fresh(c, l, p, s, sb, b->id, b->size);
-  return fits;
+  if (!a.took && p->pending_bytes + p->done_bytes >= b->size) why_fresh(c, l, p, s, sb, b->id, b->size);
+  return a.named && b->size && a.fit >= b->size;
 }
 
 /* A buffer of another kind (malloc, pinned, pageable) was allocated. */
@@ -1006,7 +1237,13 @@ void ps_ledger_free(ps_ctx *c, ps_seen_pool *p, ps_seen_stream *s, const ps_buff
   if (q < 0) return;                   /* out of memory: it stays live to poolsh */
   list_unlink(l, &l->live, slot);
   l->nlive--;
+  map_unset(l, slot);
   ps_block *k = &l->v[slot];
+  if (p && k->size && k->addr + k->size > k->addr) {   /* nothing else is freed there */
+    take_acc a = { 0 };
+    take(c, l, p->id, k->addr, k->addr + k->size, &a);
+    k = &l->v[slot];
+  }
   k->stream = s ? s->id : 0;
   k->pos = s ? s->ops : 0;
   k->waits = c->obs->waits;
@@ -1016,20 +1253,21 @@ void ps_ledger_free(ps_ctx *c, ps_seen_pool *p, ps_seen_stream *s, const ps_buff
   queue_activate(l, q);
   l->npending++;
   if (p) p->pending_bytes += k->size, p->pending_count++;
+  freed_set(l, slot);
 }
 
 /* Pending block s becomes done (its free is known complete). */
 static void complete(lua_State *L, ps_ctx *c, ps_ledger *l, int32_t s) {
-  detach(c, l, s, NULL);
   ps_block *b = &l->v[s];
+  list_unlink(l, &l->q[b->q].list, s);
+  l->npending--;
+  occupy(l, b, -1);
   b->state = BLOCK_DONE;
   list_append(l, &l->done, s);
   l->ndone++;
-  if (b->pool >= 0) {
-    int32_t n = node_new(l, b->pool, b->addr, 0, s);
-    if (n) l->dones = insert(l, l->dones, n);
+  if (b->pool >= 0) {                  /* it stays in the freed set */
     ps_seen_pool *p = pool_by_id(c, b->pool);
-    if (p) p->done_bytes += b->size;
+    if (p) p->pending_bytes -= b->size, p->pending_count--, p->done_bytes += b->size;
   }
   if (c->obs->tracing) {
     ps_block k = *b;          /* recording may run finalizers that touch the ledger */
@@ -1084,26 +1322,30 @@ static size_t spans_of(const ps_ledger *l, const ps_seen_pool *p, int32_t from, 
   for (int32_t s = from; s >= 0; s = l->v[s].next) {
     const ps_block *b = &l->v[s];
     if (b->pool != p->id) continue;
-    if (v) v[n] = (ps_span){ b->addr, b->size, b->buffer, b->stream, b->state == BLOCK_PENDING };
+    if (v) v[n] = (ps_span){ b->addr, b->size, b->buffer, b->stream,
+                             b->state == BLOCK_PENDING ? 1 : b->state == BLOCK_DONE ? 2 : 0 };
     n++;
   }
   return n;
 }
 
-/* Pool p's blocks that occupy memory (live or pending), sorted by address,
- * into a malloc'd array (*n of them); NULL when there are none. Reads
- * every live and pending block: for poolsh.map, not for hot paths. */
-ps_span *ps_ledger_spans(ps_ctx *c, const ps_seen_pool *p, size_t *n) {
+/* Pool p's extents that occupy memory (live or pending; with done, the
+ * done ones too), sorted by address, into a malloc'd array (*n of them);
+ * NULL when there are none. Reads every extent: for poolsh.map and
+ * tests, not for hot paths. */
+ps_span *ps_ledger_spans(ps_ctx *c, const ps_seen_pool *p, size_t *n, int done) {
   ps_ledger *l = c->obs->ledger;
   *n = 0;
   if (!l) return NULL;
   size_t k = spans_of(l, p, l->live.head, NULL, 0);
   for (size_t i = 0; i < l->nact; i++) k = spans_of(l, p, l->q[l->act[i]].list.head, NULL, k);
+  if (done) k = spans_of(l, p, l->done.head, NULL, k);
   if (!k) return NULL;
   ps_span *v = malloc(k * sizeof *v);
   if (!v) return NULL;
   k = spans_of(l, p, l->live.head, v, 0);
   for (size_t i = 0; i < l->nact; i++) k = spans_of(l, p, l->q[l->act[i]].list.head, v, k);
+  if (done) k = spans_of(l, p, l->done.head, v, k);
   *n = k;
   qsort(v, k, sizeof *v, span_cmp);
   return v;
@@ -1151,21 +1393,56 @@ void ps_ledger_free_space(ps_ctx *c, ps_seen_pool *p, uint64_t reserved, uint64_
   l->cover = merge(l, a, merge(l, b, rest));
 }
 
+/* Keeps every pool's live and pending bytes within what it reserves:
+ * pending memory is reserved memory no buffer uses. When they exceed it,
+ * the pool gave back memory under frees poolsh still holds pending
+ * (their completion reached the host by a way poolsh did not see): the
+ * oldest pending extents of that pool, stream by stream, become done
+ * until they fit (a stream completes its work in order). Reads each pool
+ * with pending bytes; walks the pending extents only when one exceeds. */
+static void pending_within(lua_State *L, ps_ctx *c, ps_ledger *l) {
+  if (l->learning) return;
+  for (ps_seen_pool *p = c->obs->pools; p; p = p->next) {
+    uint64_t reserved = 0;
+    if (!p->pending_bytes || !p->h ||
+        c->be->pool_get(c->b, p->h, PS_ATTR_RESERVED_CURRENT, &reserved) != PS_OK ||
+        p->live_bytes + p->pending_bytes <= reserved)
+      continue;
+    l->learning = 1;
+    act_sort(l);
+    for (size_t i = 0; i < l->nact && p->live_bytes + p->pending_bytes > reserved; i++) {
+      ps_queue *q = &l->q[l->act[i]];
+      int32_t kept = -1;                 /* the last extent of another pool passed */
+      for (int32_t s = q->list.head; s >= 0 && p->live_bytes + p->pending_bytes > reserved;) {
+        if (l->v[s].pool != p->id) {
+          kept = s, s = l->v[s].next;
+          continue;
+        }
+        complete(L, c, l, s);            /* recording may run finalizers: look again */
+        q = &l->q[l->act[i]];
+        s = kept >= 0 && l->v[kept].state == BLOCK_PENDING ? l->v[kept].next : q->list.head;
+      }
+    }
+    l->learning = 0;
+  }
+}
+
 /* After a call at which a pool can give memory back: a host
  * synchronisation, a trim, destroying a stream, a cudaFree
- * (docs/calibration.md E3). Forgets each pool's done blocks at or above
- * lo + reserved (lo: the lowest address it handed out), so memory there
- * later is fresh, not a reuse; all of a destroyed pool's; none of a pool
- * whose reserved size cannot be read. That assumes reserved memory is
- * one run from lo: with holes (E12) it forgets blocks near the top that
- * are still mapped and keeps those in holes below. Asks the backend only
- * about pools with done blocks: O(log n) per such pool and per done block
- * forgotten. */
-void ps_ledger_released(ps_ctx *c) {
+ * (docs/calibration.md E3). Forgets each pool's freed extents (pending or
+ * done) at or above lo + reserved (lo: the lowest address it handed out),
+ * cutting one across it, so memory there later is fresh, not a reuse;
+ * all of a destroyed pool's; none of a pool whose reserved size cannot be
+ * read. That assumes reserved memory is one run from lo: with holes (E12)
+ * it forgets extents near the top that are still mapped and keeps those
+ * in holes below. Asks the backend only about pools with freed extents:
+ * O(log n) per such pool and per extent forgotten. */
+void ps_ledger_released(lua_State *L, ps_ctx *c) {
   ps_ledger *l = c->obs->ledger;
   c->obs->waits++;
   if (!l) return;
-  int32_t n = lower_bound(l, l->dones, INT32_MIN, 0);   /* a pool's first done block */
+  l->align = align_of(c);
+  int32_t n = lower_bound(l, l->freed, INT32_MIN, 0);   /* a pool's first freed extent */
   while (n) {
     int32_t id = l->t[n].pool;
     ps_seen_pool *p = pool_by_id(c, id);
@@ -1174,10 +1451,18 @@ void ps_ledger_released(ps_ctx *c) {
     if (p && (!p->h || !p->lo ||
               c->be->pool_get(c->b, p->h, PS_ATTR_RESERVED_CURRENT, &reserved) != PS_OK ||
               (top = p->lo + reserved) < p->lo)) {
-      n = id == INT32_MAX ? 0 : lower_bound(l, l->dones, id + 1, 0);   /* keep them */
+      n = id == INT32_MAX ? 0 : lower_bound(l, l->freed, id + 1, 0);   /* keep them */
       continue;
     }
-    while ((n = lower_bound(l, l->dones, id, top)) && l->t[n].pool == id)
-      slot_drop(c, l, l->t[n].slot);
+    /* Memory above the top went back to the driver, which never gives
+     * back memory under a free not complete: whatever poolsh has freed
+     * there, pending or done, is gone (a pending one completed unseen). */
+    int32_t m = last_below(l, l->freed, id, top);      /* an extent across the top */
+    if (m && l->t[m].pool == id) {
+      take_acc a = { 0 };
+      take_from(c, l, l->t[m].slot, top, UINT64_MAX, &a);
+    }
+    while ((n = lower_bound(l, l->freed, id, top)) && l->t[n].pool == id) slot_drop(c, l, l->t[n].slot);
   }
+  pending_within(L, c, l);
 }

@@ -41,6 +41,7 @@ void ps_obs_close(ps_ctx *c) {
   if (!c->obs) return;
   obs_free_parts(c->obs);
   free(c->obs->whys);
+  free(c->obs->srcs);
   free(c->obs);
   c->obs = NULL;
 }
@@ -59,6 +60,7 @@ void ps_obs_reset(lua_State *L, ps_ctx *c, void (*dead)(ps_ctx *c, const ps_buff
   for (ps_seen_stream *s = o->streams; s; s = s->next) s->followed = 0;
   obs_free_parts(o);
   free(o->whys);
+  free(o->srcs);
   memset(o, 0, sizeof *o);
   o->sources = sources, o->site_depth = depth;
   (void)L;
@@ -101,6 +103,7 @@ void ps_obs_stream_created(lua_State *L, ps_ctx *c, ps_streamud *s) {
   memset(ss, 0, sizeof *ss);
   ss->id = s->id;
   ss->h = s->h;
+  ss->blocking = s->blocking;
   ss->followed = 1;
   ss->next = o->streams;
   o->streams = ss;
@@ -191,7 +194,7 @@ void ps_obs_pool_set(lua_State *L, ps_ctx *c, const ps_what *w) {
 
 /* ---- buffers --------------------------------------------------------------- */
 
-static void count_releases(ps_ctx *c, const ps_what *w);
+static int count_releases(ps_ctx *c, const ps_what *w);
 
 /* Into the live view's ring of recent allocations. */
 static void remember(ps_ctx *c, const ps_bufferud *b, int32_t pool, int32_t stream) {
@@ -225,6 +228,9 @@ void ps_obs_alloc(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_poolud *p,
   ps_seen_buffer *sb = ps_seen_buffer_of(b);
   sb->src = -1;
   if (!p) {
+    /* cudaMalloc first freed what finalizers left (ps_free_deferred): a
+     * cudaFree, at which pools may have given memory back */
+    if (b->kind == PS_KIND_MALLOC) ps_ledger_released(L, c);
     ps_ledger_track(L, c, b);
     remember(c, b, -1, -1);
     if (b->ipc == PS_IPC_IMPORTED && b->pool && b->pool->share) {   /* where it comes from */
@@ -451,7 +457,7 @@ void ps_obs_free(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_streamud *s, 
     }
     if (waited) {
       count_releases(c, &(ps_what){ .op = PS_OP_FREE, .buffer = b });
-      ps_ledger_released(c);
+      ps_ledger_released(L, c);
     }
     return;
   }
@@ -466,6 +472,11 @@ void ps_obs_push_why_fresh(lua_State *L, const ps_bufferud *b) {
   const ps_seen_buffer *sb = ps_seen_buffer_of(b);
   ps_push_why(L, ps_context(L), sb->why_code, sb->why_slot, b->id, b->pool ? b->pool->id : -1,
               b->stream ? b->stream->id : -1);
+}
+
+void ps_obs_push_sources(lua_State *L, const ps_bufferud *b) {
+  const ps_seen_buffer *sb = ps_seen_buffer_of(b);
+  ps_push_sources(L, ps_context(L), b->id, sb->why_slot, sb->reused_from, sb->reuse_rule);
 }
 
 void ps_obs_reuse(const ps_bufferud *b, int32_t *from, ps_reuse_rule *rule) {
@@ -595,26 +606,53 @@ static int32_t cause_id(const ps_what *w) {
 }
 
 /* After a host wait caused by w: each pool that holds less than when the
- * wait began gave memory back; counted and remembered in the ring. */
-static void count_releases(ps_ctx *c, const ps_what *w) {
+ * wait began gave memory back; counted and remembered in the ring.
+ * Returns how many did. */
+static int count_releases(ps_ctx *c, const ps_what *w) {
   ps_obs *o = c->obs;
+  int n = 0;
   for (ps_seen_pool *p = o->pools; p; p = p->next) {
     uint64_t before = p->wait_reserved, now = reserved_of(c, p);
     p->wait_reserved = PS_UNSET;
     if (now != PS_UNSET) p->seen_reserved = now;
     if (before == PS_UNSET || now == PS_UNSET || now >= before) continue;
     add_release(c, p, before, now, w->op, cause_id(w));
+    n++;
+  }
+  return n;
+}
+
+/* Marks stream t synced and done up to pos. */
+static void synced_to(ps_seen_stream *t, uint64_t pos) {
+  if (pos > t->synced) t->synced = pos;
+  if (pos > t->done) t->done = pos;
+}
+
+/* The host learned what s knew of other streams (knew). */
+static void synced_knew(ps_ctx *c, const ps_seen_stream *s, const ps_knows *knew) {
+  for (int i = 0; knew && i < PS_KNOWS; i++) {
+    ps_seen_stream *o = knew[i].pos ? ps_stream_by_id(c, knew[i].stream) : NULL;
+    if (o && o != s) synced_to(o, knew[i].pos);
   }
 }
 
 /* Host synchronisation of stream s (NULL: every stream) up to upto (for
- * every stream: its last operation): marks it synced and done. */
-static void synced(ps_ctx *c, ps_seen_stream *s, uint64_t upto) {
-  for (ps_seen_stream *t = s ? s : c->obs->streams; t; t = s ? NULL : t->next) {
-    uint64_t pos = s ? upto : t->ops;
-    if (pos > t->synced) t->synced = pos;
-    if (pos > t->done) t->done = pos;
-  }
+ * every stream: its last operation): marks it synced and done, and the
+ * streams it waited on through events up to where it waited (knew: what
+ * s knew by upto), as the host learns them too; waiting for all of the
+ * legacy default stream (knew is its own) also waits for every blocking
+ * stream (CUDA's legacy-stream rule, which the sim models). */
+static void synced(ps_ctx *c, ps_seen_stream *s, uint64_t upto, const ps_knows *knew) {
+  for (ps_seen_stream *t = s ? s : c->obs->streams; t; t = s ? NULL : t->next)
+    synced_to(t, s ? upto : t->ops);
+  if (!s) return;
+  if (s->id == 0 && knew == s->knows)   /* waiting for the legacy stream waits for */
+    for (ps_seen_stream *t = c->obs->streams; t; t = t->next)   /* every blocking stream */
+      if (t->blocking && t != s) {
+        synced_to(t, t->ops);
+        synced_knew(c, t, t->knows);
+      }
+  synced_knew(c, s, knew);
 }
 
 /* The end of every host wait, in one order: the stream's position (verify,
@@ -625,11 +663,19 @@ void ps_obs_waited(lua_State *L, ps_ctx *c, const ps_what *w) {
   ps_seen_stream *ss = w->stream ? ps_seen_stream_of(w->stream) : NULL;
   int learn = 1;
   uint64_t upto = 0;
+  const ps_knows *knew = NULL;
   switch (w->op) {
     case PS_OP_VERIFY: case PS_OP_READ: case PS_OP_WRITE: advance(ss); /* fall through */
-    case PS_OP_STREAM_SYNC: upto = ss->ops; break;
-    case PS_OP_EVENT_SYNC: ss = recorded_on(c, w->event, &upto); break;
+    case PS_OP_STREAM_SYNC: upto = ss->ops, knew = ss->knows; break;
+    case PS_OP_EVENT_SYNC:
+      ss = recorded_on(c, w->event, &upto);
+      knew = ps_seen_event_of(w->event)->knew;
+      break;
     case PS_OP_DEVICE_SYNC: ss = NULL; break;
+    /* a destroyed stream known idle, or whose destruction made a pool give
+     * memory back (only an idle one's does, docs/calibration.md E3): its
+     * frees completed now; a busy one's when its pool releases */
+    case PS_OP_STREAM_DESTROY: learn = ss->done >= ss->ops ? 1 : -1; ss = NULL; break;
     default: learn = 0; ss = NULL; break;       /* trim: no stream waited for */
   }
   if (c->obs->tracing) {
@@ -637,10 +683,10 @@ void ps_obs_waited(lua_State *L, ps_ctx *c, const ps_what *w) {
     if (r && w->op == PS_OP_TRIM) r->pool = w->pool->id, r->size = w->size;
     ps_trace_sync_end(L, c);
   }
-  count_releases(c, w);
-  if (ss || w->op == PS_OP_DEVICE_SYNC) synced(c, ss, upto);
-  if (learn) ps_ledger_learn(L, c);
-  ps_ledger_released(c);
+  if (count_releases(c, w) && learn < 0) learn = 1;
+  if (ss || w->op == PS_OP_DEVICE_SYNC) synced(c, ss, upto, knew);
+  if (learn > 0) ps_ledger_learn(L, c);
+  ps_ledger_released(L, c);
 }
 
 void ps_obs_stream_destroyed(lua_State *L, ps_ctx *c, ps_streamud *s, int status, int collected) {

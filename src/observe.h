@@ -92,6 +92,9 @@ void ps_obs_pool_view(lua_State *L, ps_ctx *c, const ps_poolud *p, uint64_t rese
 
 /* Pushes b's why_fresh (nil when it reused, or nothing explains it). */
 void ps_obs_push_why_fresh(lua_State *L, const ps_bufferud *b);
+/* Pushes the buffers whose freed memory b reuses, lowest address first:
+ * an array of {buffer, rule, bytes, stream} (empty when fresh). */
+void ps_obs_push_sources(lua_State *L, const ps_bufferud *b);
 /* poolsh.core.reset(): each live Buffer is passed to dead (which ends
  * it), then the layer forgets everything. A Buffer that the collector
  * takes while still live (its finalizer's free failed) is lost. */

@@ -12,7 +12,7 @@
 typedef struct ps_trace ps_trace;
 typedef struct ps_ledger ps_ledger;
 
-#define PS_KNOWS 4
+#define PS_KNOWS 16
 #define PS_UNSET UINT64_MAX
 
 /* What poolsh knows of a stream: it follows the Stream's struct in its
@@ -33,6 +33,7 @@ typedef struct ps_seen_stream {
   uint64_t done;             /* known complete: syncs, and idle queries */
   ps_knows knows[PS_KNOWS];  /* event waits, direct and through other streams */
   int32_t pendq;             /* ledger: its queue of pending frees, index + 1 */
+  int blocking;              /* synchronises with the legacy default stream */
   struct ps_seen_stream *next;
 } ps_seen_stream;
 
@@ -91,12 +92,31 @@ typedef struct ps_why {
 
 #define PS_WHYS 4096
 
+/* One buffer whose freed bytes an allocation took (docs/explain.md). */
+typedef struct ps_source {
+  int32_t buffer, stream;    /* the freed buffer, and where its free was queued */
+  uint8_t rule;              /* ps_reuse_rule: why the allocation could take them */
+  uint64_t bytes;            /* the bytes taken from it */
+} ps_source;
+
+#define PS_SOURCES 8         /* sources kept per allocation; more are counted */
+#define PS_SRCS 4096         /* the ring of allocations' sources */
+
+/* An allocation's sources, lowest address first, in the layer's ring of
+ * PS_SRCS (a reused Buffer's record keeps its slot in why_slot). */
+typedef struct ps_srcs {
+  int32_t owner;             /* the allocation they belong to */
+  uint32_t n, more;          /* sources kept; sources beyond PS_SOURCES */
+  uint64_t more_bytes;       /* the bytes those took */
+  ps_source v[PS_SOURCES];
+} ps_srcs;
+
 typedef struct ps_seen_buffer {
   int32_t reused_from;       /* the buffer whose memory this reuses, or 0 (ids start at 1) */
   int32_t src, line;         /* where it was allocated, src -1: unknown */
   uint8_t reuse_rule;        /* ps_reuse_rule */
   uint8_t why_code;          /* ps_why_code: fresh, and why not reused */
-  uint16_t why_slot;         /* its details in the ring of whys */
+  uint16_t why_slot;         /* its details in the ring of whys; reused: its sources */
 } ps_seen_buffer;
 
 static inline ps_seen_stream *ps_seen_stream_of(const ps_streamud *s) {
@@ -132,6 +152,8 @@ struct ps_obs {
   } recent[PS_RING];
   ps_why *whys;              /* ring of PS_WHYS, made on first use */
   uint64_t nwhys;
+  ps_srcs *srcs;             /* ring of PS_SRCS, made on first use */
+  uint64_t nsrcs;
   uint64_t nrecent;          /* allocations so far (recent is a ring) */
   struct ps_release {        /* the last releases: memory pools gave back at host waits */
     int32_t pool, cause_id;
@@ -199,7 +221,7 @@ typedef struct ps_span {
   ps_addr addr;
   uint64_t size;
   int32_t buffer, stream;
-  int pending;
+  int pending;               /* 1: pending; 2: done (freed, known complete) */
 } ps_span;
 
 int ps_ledger_alloc(lua_State *L, ps_ctx *c, ps_seen_pool *p, ps_seen_stream *s,
@@ -208,11 +230,11 @@ void ps_ledger_track(lua_State *L, ps_ctx *c, const ps_bufferud *b);
 void ps_ledger_untrack(ps_ctx *c, const ps_bufferud *b);
 void ps_ledger_free(ps_ctx *c, ps_seen_pool *p, ps_seen_stream *s, const ps_bufferud *b);
 void ps_ledger_learn(lua_State *L, ps_ctx *c);
-void ps_ledger_released(ps_ctx *c);
+void ps_ledger_released(lua_State *L, ps_ctx *c);
 void ps_ledger_pool_followed(ps_ctx *c, ps_seen_pool *p, int followed);
 void ps_ledger_stream_followed(ps_ctx *c, ps_seen_stream *s, int followed);
 ps_seen_stream *ps_stream_by_id(ps_ctx *c, int32_t id);
-ps_span *ps_ledger_spans(ps_ctx *c, const ps_seen_pool *p, size_t *n);
+ps_span *ps_ledger_spans(ps_ctx *c, const ps_seen_pool *p, size_t *n, int done);
 void ps_ledger_free_space(ps_ctx *c, ps_seen_pool *p, uint64_t reserved, uint64_t *nfree,
                           uint64_t *largest);
 lua_Integer ps_ledger_push_live(lua_State *L, ps_ctx *c, lua_Integer max);
@@ -225,5 +247,6 @@ void ps_ledger_pending_by_stream(ps_ctx *c, const ps_seen_pool *p,
                                  void *ud);
 void ps_push_why(lua_State *L, ps_ctx *c, int code, int slot, int32_t owner, int32_t pool,
                  int32_t stream);
+void ps_push_sources(lua_State *L, ps_ctx *c, int32_t owner, int slot, int32_t first, int rule);
 
 #endif

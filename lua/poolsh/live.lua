@@ -200,6 +200,40 @@ function M.reset()
   if watching then start_from_now() end
 end
 
+--- reused_words(a): what an allocation that reused memory took, from its
+-- sources (core.recent's sources, a Buffer's sources: the buffers whose
+-- freed bytes it took, lowest address first, with the rule for each):
+-- "reused b1's memory (stream order)", "reused b1's and b2's memory
+-- (stream order)", "reused b1's memory (stream order) and b2's (host
+-- synchronisation)"; past four buffers, "and 3 more buffers'".
+function M.reused_words(a)
+  local src = a.sources
+  if not src or #src == 0 then src = { { buffer = a.reused_from, rule = a.rule } } end
+  local names, rules, same, more = {}, {}, true, 0
+  for i, s in ipairs(src) do
+    if s.more then more = more + s.more
+    elseif #names == 4 then more = more + 1
+    else
+      names[#names + 1] = name("buffer", s.buffer) .. "'s"
+      rules[#rules + 1] = s.rule
+      if s.rule ~= src[1].rule then same = false end
+    end
+  end
+  local function list(parts)
+    if more > 0 then parts[#parts + 1] = ("%d more buffers'"):format(more) end
+    if #parts == 1 then return parts[1] end
+    return table.concat(parts, ", ", 1, #parts - 1) .. " and " .. parts[#parts]
+  end
+  if same then
+    return ("reused %s memory (%s)"):format(list(names), paint("rule", rules[1]))
+  end
+  local parts = {}
+  for i, n in ipairs(names) do
+    parts[i] = ("%s%s (%s)"):format(n, i == 1 and " memory" or "", paint("rule", rules[i]))
+  end
+  return "reused " .. list(parts)
+end
+
 -- One line (or more, folded at width) for an allocation: its size and
 -- kind, and whether and why it reused memory.
 local function alloc_line(out, a, width)
@@ -211,7 +245,7 @@ local function alloc_line(out, a, width)
         width)
     return
   elseif a.reused then
-    what = ("reused %s's memory (%s)"):format(name("buffer", a.reused_from), paint("rule", a.rule))
+    what = M.reused_words(a)
   elseif a.pool then
     what = a.why_fresh and "fresh memory \u{2014} " .. a.why_fresh or "fresh memory"
   else

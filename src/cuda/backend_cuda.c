@@ -1093,6 +1093,7 @@ const ps_backend ps_backend_cuda = {
     .stream_sync = cu_stream_sync,
     .stream_query = cu_stream_query,
     .stream_peek = cu_stream_query,   /* cudaStreamQuery changes nothing */
+    .pool_truth = NULL,               /* the driver does not say (the sim's oracle only) */
     .stream_wait = cu_stream_wait,
     .event_create = cu_event_create,
     .event_destroy = cu_event_destroy,

@@ -548,6 +548,7 @@ int sim_stream_peek(void *ctx, ps_stream *s, int *idle);   /* sim_peek.c */
 int sim_stream_last_span(void *ctx, ps_stream *s, double *queued_ms, double *start_ms,
                          double *end_ms);
 int sim_pool_last_map(void *ctx, ps_pool *p, ps_addr *addr, uint64_t *size);   /* sim_pool.c */
+int sim_pool_truth(void *ctx, ps_pool *p, void (*each)(void *, const ps_truth *), void *ud);
 
 /* ---- the ops table ---- */
 
@@ -571,7 +572,7 @@ const ps_backend ps_backend_sim = {
   SIM_FAULT_OPS(SLOT)
   .stream_peek = sim_stream_peek,
   .stream_last_span = sim_stream_last_span,
-  .pool_last_map = sim_pool_last_map,
+  .pool_last_map = sim_pool_last_map, .pool_truth = sim_pool_truth,
   .device_can_access_peer = sim_device_can_access_peer,
   .device_enable_peer = sim_device_enable_peer,
   .device_peer_enabled = sim_device_peer_enabled,

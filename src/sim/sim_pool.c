@@ -1434,3 +1434,33 @@ uint64_t sim_device_reserved(const sim_ctx *c) {
 }
 
 uint64_t sim_device_total(const sim_ctx *c) { return (uint64_t)c->prof.memory; }
+
+/* ---- the oracle ---- */
+
+int sim_pool_truth(void *ctx, ps_pool *p, void (*each)(void *, const ps_truth *), void *ud);
+
+/* Pool p's records in address order, each as a ps_truth: the ledger's
+ * oracle (tests only). A record's kind follows the host's clock lazily
+ * (settle): it is given as settle would make it now, and nothing changes. */
+int sim_pool_truth(void *ctx, ps_pool *p, void (*each)(void *, const ps_truth *), void *ud) {
+  sim_ctx *c = ctx;
+  if (!live_pool(c, p) || !each) return PS_ERR_INVALID_VALUE;
+  if (!p->arena) return PS_OK;
+  for (ri i = p->first; i; i = R(p, i)->next) {
+    const rec *x = R(p, i);
+    ps_truth t = { .addr = p->arena->base + x->off, .size = rend(p, i) - x->off,
+                   .stream = x->stream };
+    switch (x->kind) {
+    case K_LIVE: t.kind = PS_TRUTH_LIVE, t.req = x->u.l.req, t.stream = -1; break;
+    case K_FRESH: t.kind = PS_TRUTH_FRESH, t.stream = -1; break;
+    case K_RETIRED: t.kind = PS_TRUTH_RETIRED, t.seq = x->u.f.seq; break;
+    default:
+      t.seq = x->u.f.seq;
+      t.kind = x->kind == K_PENDING && x->u.f.time > c->host_now ? PS_TRUTH_PENDING : PS_TRUTH_DONE;
+      if (sim_host_knows(c, x->stream, x->u.f.pos)) t.kind = PS_TRUTH_RETIRED;
+      break;
+    }
+    each(ud, &t);
+  }
+  return PS_OK;
+}

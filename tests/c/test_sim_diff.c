@@ -5,7 +5,10 @@
  * ps_backend table with the same seeded random operations. After every
  * operation both must agree on the return code, addresses (absolute, and
  * as offsets from their mapping's base), reuse notes, every pool counter, free device
- * memory and the clock. Prints the first differing operation.
+ * memory and the clock; and the sim's truth for the ledger's oracle
+ * (pool_truth) agrees with its counters, asked after every operation of
+ * the sim alone, which must change nothing. Prints the first differing
+ * operation.
  *
  *   test_sim_diff [seeds [ops [first_seed]]]     default 200 seeds x 2000 ops
  */
@@ -99,8 +102,41 @@ static uint64_t hole_bytes(world *w) {
   return sizes - m->mapped[SIM_DEVICE_SPACE] - m->mapped[SIM_HOST_SPACE];
 }
 
+/* The sim's truth of one pool (pool_truth), summed: extents in address
+ * order must not overlap; the live ones' requests are UsedMemCurrent. */
+typedef struct truth_acc { ps_addr end; uint64_t used, live, freed, n; int overlap, bad_kind; } truth_acc;
+
+static void truth_each(void *ud, const ps_truth *t) {
+  truth_acc *a = ud;
+  if (a->n++ && t->addr < a->end) a->overlap = 1;
+  a->end = t->addr + t->size;
+  if (t->kind == PS_TRUTH_LIVE) a->used += t->req, a->live++;
+  else if (t->kind >= PS_TRUTH_PENDING && t->kind <= PS_TRUTH_RETIRED) a->freed += t->size;
+  else if (t->kind != PS_TRUTH_FRESH) a->bad_kind = 1;
+  if (t->kind == PS_TRUTH_LIVE && t->req > t->size) a->overlap = 1;
+}
+
+/* The ledger's oracle (poolsh.core._sim_truth) agrees with the sim's
+ * counters, and asking it changes nothing: it is asked of the sim alone
+ * after every operation, and the sim must still agree with the reference
+ * (clock, counters, addresses) at every later one. */
+static int check_truth(world *w) {
+  for (int i = 0; i < w->npools; i++) {
+    uint64_t used = 0;
+    if (A->pool_get(w->ctx.a, w->pools[i].a, PS_ATTR_USED_CURRENT, &used) != PS_OK) continue;
+    truth_acc a = { 0 };
+    int st = A->pool_truth(w->ctx.a, w->pools[i].a, truth_each, &a);
+    SAME("pool_truth status", st, PS_OK);
+    SAME("pool_truth: extents overlap", a.overlap, 0);
+    SAME("pool_truth: kind", a.bad_kind, 0);
+    SAME("pool_truth: live requests vs UsedMemCurrent", a.used, used);
+  }
+  return 0;
+}
+
 /* Compares what both backends show after an operation. */
 static int compare_state(world *w) {
+  if (check_truth(w)) return 1;
   double ta = A->now(w->ctx.a), tr = R->now(w->ctx.r);
   if (ta != tr) {
     fprintf(stderr, "DIFF at %s: now: sim %.9f ms, ref %.9f ms\n", w->what, ta, tr);

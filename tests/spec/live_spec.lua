@@ -36,6 +36,27 @@ describe("the live view", function()
     assert.matches(p.name .. "  destroyed", joined(live.lines()), 1, true)
   end)
 
+  it("names every buffer a reuse took memory from, with each rule when they differ", function()
+    local w = live.reused_words
+    local function src(...)
+      local t = {}
+      for i, r in ipairs { ... } do t[i] = { buffer = i, rule = r } end
+      return { sources = t }
+    end
+    assert.equal("reused b1's memory (stream order)", w(src("stream order")))
+    assert.equal("reused b1's and b2's memory (stream order)", w(src("stream order", "stream order")))
+    assert.equal("reused b1's memory (stream order) and b2's (host synchronisation)",
+                 w(src("stream order", "host synchronisation")))
+    assert.equal("reused b1's, b2's, b3's, b4's and 2 more buffers' memory (opportunistic)",
+                 w(src("opportunistic", "opportunistic", "opportunistic", "opportunistic", "opportunistic",
+                       "opportunistic")))
+    local more = src("stream order", "stream order")
+    more.sources[3] = { more = 7, bytes = 1 }
+    assert.equal("reused b1's, b2's and 7 more buffers' memory (stream order)", w(more))
+    -- an entry without sources (an old ring slot): its first buffer alone
+    assert.equal("reused b9's memory (event dependency)", w { reused_from = 9, rule = "event dependency" })
+  end)
+
   it("colours deltas only when asked", function()
     local s, p = poolsh.stream(), poolsh.pool {}
     poolsh.watch(true)

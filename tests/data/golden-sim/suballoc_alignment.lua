@@ -79,7 +79,7 @@ return {
       step = "b8 = p1:alloc(512 B, s1)",
       offset = 1024,
       pools = {
-        p1 = { live = 5248441, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 5248441, used_high = 5248953 },
+        p1 = { live = 5248441, pending = 512, reserved = 33554432, reserved_high = 33554432, used = 5248441, used_high = 5248953 },
       },
       reused = "b2",
     },
@@ -87,7 +87,7 @@ return {
       step = "b9 = p1:alloc(1 KiB, s1)",
       offset = 5249536,
       pools = {
-        p1 = { live = 5249465, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 5249465, used_high = 5249465 },
+        p1 = { live = 5249465, pending = 512, reserved = 33554432, reserved_high = 33554432, used = 5249465, used_high = 5249465 },
       },
     },
     {

@@ -73,14 +73,14 @@ return {
       step = "b6 = p1:alloc(1 MiB, s1)",
       offset = 2097152,
       pools = {
-        p1 = { live = 4194304, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 4194304, used_high = 7340032 },
+        p1 = { live = 4194304, pending = 3145728, reserved = 33554432, reserved_high = 33554432, used = 4194304, used_high = 7340032 },
       },
       reused = "b3",
     },
     {
       step = "p2 = pool{release_threshold = max}",
       pools = {
-        p1 = { live = 4194304, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 4194304, used_high = 7340032 },
+        p1 = { live = 4194304, pending = 3145728, reserved = 33554432, reserved_high = 33554432, used = 4194304, used_high = 7340032 },
         p2 = { live = 0, pending = 0, reserved = 0, reserved_high = 0, used = 0, used_high = 0 },
       },
     },
@@ -88,7 +88,7 @@ return {
       step = "b7 = p2:alloc(4 MiB, s1)",
       offset = 0,
       pools = {
-        p1 = { live = 4194304, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 4194304, used_high = 7340032 },
+        p1 = { live = 4194304, pending = 3145728, reserved = 33554432, reserved_high = 33554432, used = 4194304, used_high = 7340032 },
         p2 = { live = 4194304, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 4194304, used_high = 4194304 },
       },
     },
@@ -96,7 +96,7 @@ return {
       step = "b8 = p2:alloc(1 MiB, s1)",
       offset = 4194304,
       pools = {
-        p1 = { live = 4194304, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 4194304, used_high = 7340032 },
+        p1 = { live = 4194304, pending = 3145728, reserved = 33554432, reserved_high = 33554432, used = 4194304, used_high = 7340032 },
         p2 = { live = 5242880, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 5242880, used_high = 5242880 },
       },
     },
@@ -104,7 +104,7 @@ return {
       step = "b9 = p2:alloc(1 MiB, s1)",
       offset = 5242880,
       pools = {
-        p1 = { live = 4194304, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 4194304, used_high = 7340032 },
+        p1 = { live = 4194304, pending = 3145728, reserved = 33554432, reserved_high = 33554432, used = 4194304, used_high = 7340032 },
         p2 = { live = 6291456, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 6291456, used_high = 6291456 },
       },
     },
@@ -112,21 +112,21 @@ return {
       step = "b10 = p2:alloc(1 MiB, s1)",
       offset = 6291456,
       pools = {
-        p1 = { live = 4194304, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 4194304, used_high = 7340032 },
+        p1 = { live = 4194304, pending = 3145728, reserved = 33554432, reserved_high = 33554432, used = 4194304, used_high = 7340032 },
         p2 = { live = 7340032, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 7340032, used_high = 7340032 },
       },
     },
     {
       step = "b7:free()",
       pools = {
-        p1 = { live = 4194304, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 4194304, used_high = 7340032 },
+        p1 = { live = 4194304, pending = 3145728, reserved = 33554432, reserved_high = 33554432, used = 4194304, used_high = 7340032 },
         p2 = { live = 3145728, pending = 4194304, reserved = 33554432, reserved_high = 33554432, used = 3145728, used_high = 7340032 },
       },
     },
     {
       step = "b9:free()",
       pools = {
-        p1 = { live = 4194304, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 4194304, used_high = 7340032 },
+        p1 = { live = 4194304, pending = 3145728, reserved = 33554432, reserved_high = 33554432, used = 4194304, used_high = 7340032 },
         p2 = { live = 2097152, pending = 5242880, reserved = 33554432, reserved_high = 33554432, used = 2097152, used_high = 7340032 },
       },
     },
@@ -134,7 +134,7 @@ return {
       step = "b11 = p2:alloc(1 MiB, s1)",
       offset = 5242880,
       pools = {
-        p1 = { live = 4194304, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 4194304, used_high = 7340032 },
+        p1 = { live = 4194304, pending = 3145728, reserved = 33554432, reserved_high = 33554432, used = 4194304, used_high = 7340032 },
         p2 = { live = 3145728, pending = 4194304, reserved = 33554432, reserved_high = 33554432, used = 3145728, used_high = 7340032 },
       },
       reused = "b9",
@@ -143,8 +143,8 @@ return {
       step = "b12 = p2:alloc(2 MiB, s1)",
       offset = 0,
       pools = {
-        p1 = { live = 4194304, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 4194304, used_high = 7340032 },
-        p2 = { live = 5242880, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 5242880, used_high = 7340032 },
+        p1 = { live = 4194304, pending = 3145728, reserved = 33554432, reserved_high = 33554432, used = 4194304, used_high = 7340032 },
+        p2 = { live = 5242880, pending = 2097152, reserved = 33554432, reserved_high = 33554432, used = 5242880, used_high = 7340032 },
       },
       reused = "b7",
     },
@@ -152,7 +152,7 @@ return {
       step = "b13 = p2:alloc(2 MiB, s1)",
       offset = 2097152,
       pools = {
-        p1 = { live = 4194304, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 4194304, used_high = 7340032 },
+        p1 = { live = 4194304, pending = 3145728, reserved = 33554432, reserved_high = 33554432, used = 4194304, used_high = 7340032 },
         p2 = { live = 7340032, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 7340032, used_high = 7340032 },
       },
       reused = "b7",

@@ -38,7 +38,7 @@ return {
       step = "b2 = p1:alloc(1 MiB, s1)",
       offset = 0,
       pools = {
-        p1 = { live = 1048576, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 1048576, used_high = 4194304 },
+        p1 = { live = 1048576, pending = 3145728, reserved = 33554432, reserved_high = 33554432, used = 1048576, used_high = 4194304 },
       },
       reused = "b1",
     },
@@ -46,7 +46,7 @@ return {
       step = "b3 = p1:alloc(1 MiB, s1)",
       offset = 1048576,
       pools = {
-        p1 = { live = 2097152, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 2097152, used_high = 4194304 },
+        p1 = { live = 2097152, pending = 2097152, reserved = 33554432, reserved_high = 33554432, used = 2097152, used_high = 4194304 },
       },
       reused = "b1",
     },
@@ -92,7 +92,7 @@ return {
       offset = 0,
       pools = {
         p1 = { live = 5242880, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 5242880, used_high = 5242880 },
-        p2 = { live = 1024, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 1024, used_high = 33554432 },
+        p2 = { live = 1024, pending = 33553408, reserved = 33554432, reserved_high = 33554432, used = 1024, used_high = 33554432 },
       },
       reused = "b6",
     },

@@ -43,7 +43,7 @@ return {
     {
       step = "s1:destroy()",
       pools = {
-        p1 = { live = 0, pending = 8388608, reserved = 0, reserved_high = 33554432, used = 0, used_high = 8388608 },
+        p1 = { live = 0, pending = 0, reserved = 0, reserved_high = 33554432, used = 0, used_high = 8388608 },
       },
     },
   },

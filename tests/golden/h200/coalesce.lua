@@ -58,7 +58,7 @@ return {
       step = "b4 = p1:alloc(2 MiB, s1)",
       offset = 0,
       pools = {
-        p1 = { live = 2098176, pending = 1048576, reserved = 33554432, reserved_high = 33554432, used = 2098176, used_high = 2098176 },
+        p1 = { live = 2098176, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 2098176, used_high = 2098176 },
       },
       reused = "b1",
     },
@@ -66,73 +66,73 @@ return {
       step = "b5 = p1:alloc(1 MiB, s1)",
       offset = 2098176,
       pools = {
-        p1 = { live = 3146752, pending = 1048576, reserved = 33554432, reserved_high = 33554432, used = 3146752, used_high = 3146752 },
+        p1 = { live = 3146752, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 3146752, used_high = 3146752 },
       },
     },
     {
       step = "b6 = p1:alloc(1 MiB, s1)",
       offset = 3146752,
       pools = {
-        p1 = { live = 4195328, pending = 1048576, reserved = 33554432, reserved_high = 33554432, used = 4195328, used_high = 4195328 },
+        p1 = { live = 4195328, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 4195328, used_high = 4195328 },
       },
     },
     {
       step = "b7 = p1:alloc(1 MiB, s1)",
       offset = 4195328,
       pools = {
-        p1 = { live = 5243904, pending = 1048576, reserved = 33554432, reserved_high = 33554432, used = 5243904, used_high = 5243904 },
+        p1 = { live = 5243904, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 5243904, used_high = 5243904 },
       },
     },
     {
       step = "b8 = p1:alloc(1 KiB, s1)",
       offset = 5243904,
       pools = {
-        p1 = { live = 5244928, pending = 1048576, reserved = 33554432, reserved_high = 33554432, used = 5244928, used_high = 5244928 },
+        p1 = { live = 5244928, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 5244928, used_high = 5244928 },
       },
     },
     {
       step = "b5:free()",
       pools = {
-        p1 = { live = 4196352, pending = 2097152, reserved = 33554432, reserved_high = 33554432, used = 4196352, used_high = 5244928 },
+        p1 = { live = 4196352, pending = 1048576, reserved = 33554432, reserved_high = 33554432, used = 4196352, used_high = 5244928 },
       },
     },
     {
       step = "b7:free()",
       pools = {
-        p1 = { live = 3147776, pending = 3145728, reserved = 33554432, reserved_high = 33554432, used = 3147776, used_high = 5244928 },
+        p1 = { live = 3147776, pending = 2097152, reserved = 33554432, reserved_high = 33554432, used = 3147776, used_high = 5244928 },
       },
     },
     {
       step = "b6:free()",
       pools = {
-        p1 = { live = 2099200, pending = 4194304, reserved = 33554432, reserved_high = 33554432, used = 2099200, used_high = 5244928 },
+        p1 = { live = 2099200, pending = 3145728, reserved = 33554432, reserved_high = 33554432, used = 2099200, used_high = 5244928 },
       },
     },
     {
       step = "b9 = p1:alloc(3 MiB, s1)",
       offset = 2098176,
       pools = {
-        p1 = { live = 5244928, pending = 3145728, reserved = 33554432, reserved_high = 33554432, used = 5244928, used_high = 5244928 },
+        p1 = { live = 5244928, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 5244928, used_high = 5244928 },
       },
       reused = "b5",
     },
     {
       step = "b4:free()",
       pools = {
-        p1 = { live = 3147776, pending = 5242880, reserved = 33554432, reserved_high = 33554432, used = 3147776, used_high = 5244928 },
+        p1 = { live = 3147776, pending = 2097152, reserved = 33554432, reserved_high = 33554432, used = 3147776, used_high = 5244928 },
       },
     },
     {
       step = "b9:free()",
       pools = {
-        p1 = { live = 2048, pending = 8388608, reserved = 33554432, reserved_high = 33554432, used = 2048, used_high = 5244928 },
+        p1 = { live = 2048, pending = 5242880, reserved = 33554432, reserved_high = 33554432, used = 2048, used_high = 5244928 },
       },
     },
     {
       step = "b10 = p1:alloc(5 MiB, s1)",
       offset = 5244928,
       pools = {
-        p1 = { live = 5244928, pending = 8388608, reserved = 33554432, reserved_high = 33554432, used = 5244928, used_high = 5244928 },
+        p1 = { live = 5244928, pending = 5242880, reserved = 33554432, reserved_high = 33554432, used = 5244928, used_high = 5244928 },
       },
     },
   },

@@ -59,32 +59,32 @@ return {
       step = "b5 = p1:alloc(512 KiB, s1)",
       offset = 1024,
       pools = {
-        p1 = { live = 37225473, pending = 0, reserved = 67108864, reserved_high = 67108864, used = 37225473, used_high = 37749761 },
+        p1 = { live = 37225473, pending = 524288, reserved = 67108864, reserved_high = 67108864, used = 37225473, used_high = 37749761 },
       },
       reused = "b2",
     },
     {
       step = "b1:free()",
       pools = {
-        p1 = { live = 37224449, pending = 1024, reserved = 67108864, reserved_high = 67108864, used = 37224449, used_high = 37749761 },
+        p1 = { live = 37224449, pending = 525312, reserved = 67108864, reserved_high = 67108864, used = 37224449, used_high = 37749761 },
       },
     },
     {
       step = "b3:free()",
       pools = {
-        p1 = { live = 34078721, pending = 3146752, reserved = 67108864, reserved_high = 67108864, used = 34078721, used_high = 37749761 },
+        p1 = { live = 34078721, pending = 3671040, reserved = 67108864, reserved_high = 67108864, used = 34078721, used_high = 37749761 },
       },
     },
     {
       step = "b4:free()",
       pools = {
-        p1 = { live = 524288, pending = 36701185, reserved = 67108864, reserved_high = 67108864, used = 524288, used_high = 37749761 },
+        p1 = { live = 524288, pending = 37225473, reserved = 67108864, reserved_high = 67108864, used = 524288, used_high = 37749761 },
       },
     },
     {
       step = "b5:free()",
       pools = {
-        p1 = { live = 0, pending = 37225473, reserved = 67108864, reserved_high = 67108864, used = 0, used_high = 37749761 },
+        p1 = { live = 0, pending = 37749761, reserved = 67108864, reserved_high = 67108864, used = 0, used_high = 37749761 },
       },
     },
     {

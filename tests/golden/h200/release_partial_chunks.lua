@@ -129,7 +129,7 @@ return {
       step = "b8 = p1:alloc(1 KiB, s1)",
       offset = 0,
       pools = {
-        p1 = { live = 1024, pending = 0, reserved = 33554432, reserved_high = 100663296, used = 1024, used_high = 68158464 },
+        p1 = { live = 1024, pending = 33553408, reserved = 33554432, reserved_high = 100663296, used = 1024, used_high = 68158464 },
       },
       reused = "b7",
     },

@@ -24,6 +24,29 @@
 
 #define ATOMIC_FILE "poolsh.AtomicFile"
 
+/* The temporaries being written in this process, so that a signal that
+ * ends it at once can remove them (ps_atomic_unlink_all). A slot is set
+ * after its string is complete and cleared before the string is freed. */
+#define LIVE_MAX 32
+static char *volatile live[LIVE_MAX];
+
+static void live_add(char *tmp) {
+  for (int i = 0; i < LIVE_MAX; i++)
+    if (!live[i]) { live[i] = tmp; return; }
+}
+
+static void live_remove(const char *tmp) {
+  for (int i = 0; i < LIVE_MAX; i++)
+    if (live[i] == tmp) live[i] = NULL;
+}
+
+void ps_atomic_unlink_all(void) {
+  for (int i = 0; i < LIVE_MAX; i++) {
+    char *p = live[i];
+    if (p) unlink(p);
+  }
+}
+
 /* The process's umask, read without changing it where /proc allows
  * (umask() itself can only be read by setting it). */
 static mode_t current_umask(void) {
@@ -121,6 +144,7 @@ int ps_atomic_open(ps_atomic *a, const char *path) {
     return e;
   }
   a->f = f, a->path = copy, a->tmp = tmp;
+  live_add(tmp);
   return 0;
 }
 
@@ -134,6 +158,7 @@ int ps_atomic_write(ps_atomic *a, const void *p, size_t n) {
 
 /* Frees what a holds and marks it closed. */
 static void release(ps_atomic *a) {
+  live_remove(a->tmp);
   free(a->path), free(a->tmp);
   a->f = NULL, a->path = a->tmp = NULL, a->err = 0;
 }

@@ -35,6 +35,9 @@ int ps_atomic_write(ps_atomic *a, const void *p, size_t n);
 int ps_atomic_commit(ps_atomic *a);
 /* Removes the temporary; the target is untouched. Idempotent. */
 void ps_atomic_abort(ps_atomic *a);
+/* Removes every temporary still being written in this process: for a
+ * signal handler about to end it (async-signal-safe: unlink only). */
+void ps_atomic_unlink_all(void);
 /* The text of an error ps_atomic_* returned. */
 const char *ps_atomic_strerror(int e);
 

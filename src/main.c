@@ -230,11 +230,20 @@ static void lend(lua_State *L, lua_Debug *ar) {
                     : end_signal == SIGPIPE ? "standard output closed" : "terminated");
 }
 
+/* A signal that ends the process at once (a second SIGTERM, Ctrl-C while
+ * --trace is saved): the temporaries of saves under way are removed (the
+ * files they would replace stay as they were), then the signal kills. */
+static void on_fatal_signal(int sig) {
+  ps_atomic_unlink_all();
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
 /* SIGTERM, SIGHUP: stops what runs (Lua code, poolsh's waits) or the
  * prompt, so that poolsh ends through its exit path (the leak report,
  * --trace saved). A second one ends the process at once. */
 static void on_end_signal(int sig) {
-  signal(sig, SIG_DFL);
+  signal(sig, on_fatal_signal);
   end_signal = sig;
   if (interrupt_flag) *interrupt_flag = 1;
   if (running) lua_sethook(globalL, lend, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
@@ -1101,6 +1110,7 @@ static int finish(lua_State *L) {
   if (done || !poolsh_loaded) return 1;
   done = 1;
   running = 0;
+  signal(SIGINT, on_fatal_signal);   /* Ctrl-C now ends poolsh, saves undone */
   lua_sethook(L, NULL, 0, 0);
   if (interrupt_flag) *interrupt_flag = 0;
   leak_report(L);   /* first: saving the trace runs the collector */

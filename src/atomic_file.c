@@ -135,15 +135,15 @@ int ps_atomic_open(ps_atomic *a, const char *path) {
     free(tmp), free(copy);
     return e;
   }
-  FILE *f = NULL;
-  if (fchmod(fd, mode) != 0 || (f = fdopen(fd, "wb")) == NULL) {
+  FILE *f = fdopen(fd, "wb");
+  if (!f) {
     int e = errno;
     close(fd);
     unlink(tmp);
     free(tmp), free(copy);
     return e;
   }
-  a->f = f, a->path = copy, a->tmp = tmp;
+  a->f = f, a->path = copy, a->tmp = tmp, a->mode = mode;
   live_add(tmp);
   return 0;
 }
@@ -175,6 +175,7 @@ int ps_atomic_commit(ps_atomic *a) {
   int e = a->err;
   errno = 0;
   if (!e && (fflush(a->f) != 0 || ferror(a->f))) e = errno ? errno : EIO;
+  if (!e && fchmod(fileno(a->f), a->mode) != 0) e = errno;   /* readable once whole */
   if (!e && fsync(fileno(a->f)) != 0 && errno != EINVAL && errno != EROFS) e = errno;
   errno = 0;
   if (fclose(a->f) != 0 && !e) e = errno ? errno : EIO;

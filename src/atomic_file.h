@@ -18,6 +18,7 @@ typedef struct ps_atomic {
   char *path;       /* the target */
   char *tmp;        /* the temporary's path */
   int err;          /* errno of the first failed write, 0: none */
+  mode_t mode;      /* the file's mode once committed (0600 until then) */
 } ps_atomic;
 
 /* Errors of ps_atomic_open besides errno values. */

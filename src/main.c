@@ -419,22 +419,32 @@ static void safe_paths(lua_State *L, int use_env) {
 }
 
 /* poolsh script.lua: the script's own directory (absolute) is searched
- * last for Lua modules, as Python puts a script's directory on sys.path;
- * last, so that it cannot replace poolsh's or the system's modules. */
+ * for Lua modules, as Python puts a script's directory on sys.path, but
+ * by a searcher added after all others (package.path and cpath), so that
+ * it cannot replace poolsh's or the system's modules. */
 static void add_script_dir(lua_State *L, const char *script) {
+  static const char code[] =
+    "local dir = ... local path = dir .. '/?.lua;' .. dir .. '/?/init.lua' "
+    "local searchers = package.searchers "
+    "searchers[#searchers + 1] = function(name) "
+    "  local file, err = package.searchpath(name, path) "
+    "  if not file then return '\\n\\t' .. err:gsub('^\\n\\t', '') end "
+    "  local f, e = loadfile(file) "
+    "  if not f then error((\"error loading module '%s' from file '%s':\\n\\t%s\"):format(name, file, e), 0) end "
+    "  return f, file "
+    "end";
   char dir[PATH_MAX], real[PATH_MAX];
   const char *slash = strrchr(script, '/');
   if (!slash) snprintf(dir, sizeof dir, ".");
   else if (slash == script) snprintf(dir, sizeof dir, "/");
   else snprintf(dir, sizeof dir, "%.*s", (int)(slash - script), script);
   if (!realpath(dir, real) || strchr(real, ';') || strchr(real, '?')) return;
-  lua_getglobal(L, "package");
-  lua_getfield(L, -1, "path");
-  const char *path = lua_tostring(L, -1);
-  lua_pushfstring(L, "%s%s%s/?.lua;%s/?/init.lua", path ? path : "", path && *path ? ";" : "",
-                  real, real);
-  lua_setfield(L, -3, "path");
-  lua_pop(L, 2);
+  int status = luaL_loadbuffer(L, code, sizeof code - 1, "=(script directory)");
+  if (status == LUA_OK) {
+    lua_pushstring(L, real);
+    status = lua_pcall(L, 1, 0, 0);
+  }
+  report(L, status);
 }
 
 /* ---- the REPL ------------------------------------------------------------- */

@@ -1120,7 +1120,9 @@ static int finish(lua_State *L) {
   if (done || !poolsh_loaded) return 1;
   done = 1;
   running = 0;
-  signal(SIGINT, on_fatal_signal);   /* Ctrl-C now ends poolsh, saves undone */
+  struct sigaction was;               /* Ctrl-C now ends poolsh, saves undone, */
+  sigaction(SIGINT, NULL, &was);      /* unless it is ignored (started with &) */
+  if (was.sa_handler != SIG_IGN) signal(SIGINT, on_fatal_signal);
   lua_sethook(L, NULL, 0, 0);
   if (interrupt_flag) *interrupt_flag = 0;
   leak_report(L);   /* first: saving the trace runs the collector */

@@ -163,7 +163,7 @@ describe("saved files", function()
       local kills = {}
       for sig in how:gmatch("%a+") do kills[#kills + 1] = "kill -" .. sig .. " $pid; sleep 0.2" end
       local out = H.sh(([[{
-        %s --backend=sim --trace %s %s & pid=$!
+        env --default-signal=INT %s --backend=sim --trace %s %s & pid=$!
         i=0
         while [ $i -lt 1200 ]; do   # until the save began: a temporary, or the file changed
           if ls -A %s | grep -q '^\.big\.json\.' || ! grep -qx previous %s; then break; fi

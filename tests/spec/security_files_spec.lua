@@ -76,6 +76,27 @@ describe("saved files", function()
     assert.is_false(is_link(d .. "/b.json"))
   end)
 
+  it("calibrate --out and golden record replace symlinks and make no fixed-name temporary", function()
+    local d = fresh_dir()
+    local victim = put(d .. "/victim", "victim\n")
+    -- a link at the path, one at the old fixed temporary's name, one dangling
+    assert(os.execute(("ln -s victim %s && ln -s victim %s && ln -s %s %s && ln -s victim %s"):format(
+      q(d .. "/p.lua"), q(d .. "/p.lua.tmp"), q(d .. "/created"), q(d .. "/q.lua"),
+      q(d .. "/same_stream_reuse.lua"))))
+    for _, args in ipairs { "calibrate --quick --out " .. q(d .. "/p.lua"),
+                            "calibrate --quick --out " .. q(d .. "/q.lua"),
+                            "golden record --out " .. q(d) .. " same_stream_reuse" } do
+      local _, err, code = H.poolsh_cmd("--backend=sim " .. args)
+      assert.equal(0, code, args .. ": " .. err)
+    end
+    assert.equal("victim\n", H.slurp(victim))
+    assert.is_nil(io.open(d .. "/created"))
+    for _, f in ipairs { "p.lua", "q.lua", "same_stream_reuse.lua" } do
+      assert.is_false(is_link(d .. "/" .. f), f)
+      assert.truthy(#H.slurp(d .. "/" .. f) > 100, f)
+    end
+  end)
+
   it("are made 0600 first and get 0644 less the umask, or the old file's own mode", function()
     local d = fresh_dir()
     local out, err, code = H.sh("umask 027; " .. exe .. " --backend=sim -e " .. q(([[

@@ -287,12 +287,17 @@ static int close_stdout(void) {
   int e = 0;
   errno = 0;
   if (fflush(stdout) != 0) e = errno ? errno : EIO;
-  else if (ferror(stdout)) e = stdout_errno ? stdout_errno : EIO;
+  else if (ferror(stdout)) e = stdout_errno;
+  if (ferror(stdout) && !e) {   /* a write that was not print's: ask again */
+    errno = 0;
+    e = write(fileno(stdout), "", 0) < 0 ? errno : -1;   /* -1: the reason is gone */
+  }
   errno = 0;
   if (fclose(stdout) != 0 && !e && errno != EBADF) e = errno ? errno : EIO;
   if (!e) return 1;
   if (e == EPIPE) end_signal = SIGPIPE;
-  else fprintf(stderr, "%s: cannot write to standard output: %s\n", progname, strerror(e));
+  else fprintf(stderr, "%s: cannot write to standard output: %s\n", progname,
+               e > 0 ? strerror(e) : "a write failed");
   return 0;
 }
 

@@ -243,6 +243,25 @@ describe("standard output", function()
       assert.equal(1, lines, err)
     end
   end)
+
+  it("a full disk under the REPL (stdin a terminal, tmux) is said at exit, status 1", function()
+    local d = fresh_dir()
+    local sock = ("poolsh-sec-%d-%d"):format(os.time(), math.random(1e6))
+    local function tmux(args) return H.sh("tmux -L " .. sock .. " " .. args) end
+    local cmd = ("env POOLSH_HISTORY=%s %s --backend=sim >/dev/full 2>%s; echo $? >%s")
+      :format(q(d .. "/hist"), exe, q(d .. "/err"), q(d .. "/rc"))
+    tmux("new-session -d -s repl -x 120 -y 20 " .. q(cmd))
+    H.rsleep(1)
+    tmux("send-keys -t repl -l 'print(1)'")
+    tmux("send-keys -t repl Enter")
+    H.rsleep(0.3)
+    tmux("send-keys -t repl C-d")
+    local rc = H.poll(function() return H.slurp_or(d .. "/rc"):match("%d+") end, 10)
+    tmux("kill-server")
+    assert.equal("1", rc)
+    assert.equal("cannot write to standard output: No space left on device\n",
+      H.slurp(d .. "/err"):match(": (c.*)$"))
+  end)
 end)
 
 describe("poolsh learn without HOME", function()

@@ -60,6 +60,21 @@ describe("saved files", function()
     end)
   end
 
+  it("replace a symlink another user (nobody) planted in a shared sticky directory", function()
+    local d = fresh_dir()
+    assert(os.execute("chmod 1777 " .. q(d)))
+    local victim = put(d .. "/victim", "root's file\n")
+    local path = d .. "/run.json"
+    local nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups "
+    local _, err, code = H.sh(nobody .. "ln -s " .. q(victim) .. " " .. q(path))
+    assert.equal(0, code, err)
+    _, err, code = H.poolsh_cmd("--backend=sim --trace " .. q(path) .. " " .. q(workload(d, 5)))
+    assert.equal(0, code, err)
+    assert.equal("root's file\n", H.slurp(victim))
+    assert.is_false(is_link(path))
+    assert.equal("0\n", H.sh("stat -c %u " .. q(path)))   -- root's own file now
+  end)
+
   it("poolsh.trace.save and export.save replace a symlink too", function()
     local d = fresh_dir()
     local victim = put(d .. "/victim", "keep\n")

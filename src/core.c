@@ -625,7 +625,7 @@ int luaopen_poolsh_core(lua_State *L) {
     poolsh_open_stream, poolsh_open_event, poolsh_open_pool,
     poolsh_open_buffer, poolsh_open_device, poolsh_open_bench, poolsh_open_trace,
     poolsh_open_inspect, poolsh_open_names, poolsh_open_naming, poolsh_open_sites,
-    poolsh_open_process, NULL
+    poolsh_open_process, poolsh_open_atomic_file, NULL
   };
   if (lua_getfield(L, LUA_REGISTRYINDEX, PS_CONTEXT) == LUA_TNIL) new_context(L);
   lua_pop(L, 1);

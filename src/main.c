@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include "lauxlib.h"
 #include "lualib.h"
 #include "poolsh.h"
+#include "atomic_file.h"
 
 #if defined(POOLSH_LIBEDIT)
 #include <editline/readline.h>
@@ -43,8 +45,11 @@ static volatile sig_atomic_t *interrupt_flag = NULL;
 static volatile sig_atomic_t running = 0;
 /* Ctrl-C at the prompt: the line being typed is dropped. */
 static volatile sig_atomic_t prompt_interrupt = 0;
-/* SIGTERM or SIGHUP: the run ends through the normal exit path. */
+/* SIGTERM or SIGHUP: the run ends through the normal exit path; SIGPIPE
+ * with standard output's reader gone too, quietly. */
 static volatile sig_atomic_t end_signal = 0;
+/* The errno of the first failed write of print to standard output. */
+static int stdout_errno = 0;
 /* Errors at the REPL print their message only (POOLSH_TRACEBACK=1: all). */
 static int brief_errors = 0;
 
@@ -167,7 +172,9 @@ static void message(const char *pname, const char *msg) {
 }
 
 static int report(lua_State *L, int status) {
-  if (status != LUA_OK) {
+  if (status != LUA_OK && end_signal == SIGPIPE) {   /* the reader left: end quietly */
+    lua_pop(L, 1);
+  } else if (status != LUA_OK) {
     const char *msg = lua_tostring(L, -1);
     message(progname, msg ? msg : "(error object is not a string)");
     lua_pop(L, 1);
@@ -219,17 +226,79 @@ static void laction(int sig) {
  * running: the run is ending. */
 static void lend(lua_State *L, lua_Debug *ar) {
   (void)ar;
-  luaL_error(L, "%s", end_signal == SIGHUP ? "hangup: the terminal closed" : "terminated");
+  luaL_error(L, "%s", end_signal == SIGHUP ? "hangup: the terminal closed"
+                    : end_signal == SIGPIPE ? "standard output closed" : "terminated");
+}
+
+/* A signal that ends the process at once (a second SIGTERM, Ctrl-C while
+ * --trace is saved): the temporaries of saves under way are removed (the
+ * files they would replace stay as they were), then the signal kills. */
+static void on_fatal_signal(int sig) {
+  ps_atomic_unlink_all();
+  signal(sig, SIG_DFL);
+  raise(sig);
 }
 
 /* SIGTERM, SIGHUP: stops what runs (Lua code, poolsh's waits) or the
  * prompt, so that poolsh ends through its exit path (the leak report,
  * --trace saved). A second one ends the process at once. */
 static void on_end_signal(int sig) {
-  signal(sig, SIG_DFL);
+  signal(sig, on_fatal_signal);
   end_signal = sig;
   if (interrupt_flag) *interrupt_flag = 1;
   if (running) lua_sethook(globalL, lend, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+}
+
+/* SIGPIPE: a write to a pipe nobody reads fails with EPIPE instead of
+ * killing poolsh (a handled signal, unlike an ignored one, is reset for
+ * the programs poolsh starts). When that pipe is standard output
+ * (poolsh ... | head -1), the run ends as for SIGTERM, through the exit
+ * path (leak report, --trace saved), quietly, with status 141. */
+static void on_sigpipe(int sig) {
+  (void)sig;
+  struct pollfd p = {.fd = 1, .events = POLLOUT, .revents = 0};
+  if (end_signal || poll(&p, 1, 0) != 1 || !(p.revents & (POLLERR | POLLHUP))) return;
+  end_signal = SIGPIPE;
+  if (interrupt_flag) *interrupt_flag = 1;
+  if (running) lua_sethook(globalL, lend, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+}
+
+/* print, as Lua's, but a failed write to standard output is remembered
+ * (stdout_errno) for the check at exit, which says it and fails. */
+static int host_print(lua_State *L) {
+  int n = lua_gettop(L);
+  errno = 0;
+  for (int i = 1; i <= n; i++) {
+    size_t len;
+    const char *s = luaL_tolstring(L, i, &len);
+    if ((i > 1 && fputc('\t', stdout) == EOF) || fwrite(s, 1, len, stdout) != len)
+      if (!stdout_errno) stdout_errno = errno ? errno : EIO;
+    lua_pop(L, 1);
+  }
+  if ((fputc('\n', stdout) == EOF || fflush(stdout) != 0) && !stdout_errno)
+    stdout_errno = errno ? errno : EIO;
+  return 0;
+}
+
+/* At exit: what is left for standard output is written and it is closed;
+ * 0 when that or an earlier write failed (said in one line, unless the
+ * reader went away: then quietly, end_signal set to SIGPIPE). */
+static int close_stdout(void) {
+  int e = 0;
+  errno = 0;
+  if (fflush(stdout) != 0) e = errno ? errno : EIO;
+  else if (ferror(stdout)) e = stdout_errno;
+  if (ferror(stdout) && !e) {   /* a write that was not print's: ask again */
+    errno = 0;
+    e = write(fileno(stdout), "", 0) < 0 ? errno : -1;   /* -1: the reason is gone */
+  }
+  errno = 0;
+  if (fclose(stdout) != 0 && !e && errno != EBADF) e = errno ? errno : EIO;
+  if (!e) return 1;
+  if (e == EPIPE) end_signal = SIGPIPE;
+  else fprintf(stderr, "%s: cannot write to standard output: %s\n", progname,
+               e > 0 ? strerror(e) : "a write failed");
+  return 0;
 }
 
 /* Installs handler for sig, interrupting system calls (no SA_RESTART). */
@@ -317,6 +386,70 @@ static void add_lua_dir(lua_State *L, int use_env) {
   lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;%s", found, found, lua_tostring(L, -1));
   lua_setfield(L, -3, "path");
   lua_pop(L, 2);
+}
+
+/* Keeps only the absolute entries of package[field] (path or cpath): a
+ * relative one ("./?.lua", "?.so", the defaults' "./?/init.lua") is
+ * searched in the current directory, where whoever can write there would
+ * choose the code poolsh runs. */
+static void drop_relative(lua_State *L, const char *field) {
+  luaL_Buffer b;
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, field);
+  const char *p = lua_tostring(L, -1);
+  if (!p) { lua_pop(L, 2); return; }
+  luaL_buffinit(L, &b);
+  int n = 0;
+  while (*p) {
+    size_t len = strcspn(p, ";");
+    if (p[0] == '/') {
+      if (n++) luaL_addchar(&b, ';');
+      luaL_addlstring(&b, p, len);
+    }
+    p += len + (p[len] == ';');
+  }
+  luaL_pushresult(&b);                     /* [package, old, new] */
+  lua_setfield(L, -3, field);
+  lua_pop(L, 2);
+}
+
+/* The current directory is not searched for modules (package.path and
+ * cpath keep their absolute entries only) unless POOLSH_CWD_MODULES=1
+ * (docs/cli.md). */
+static void safe_paths(lua_State *L, int use_env) {
+  const char *keep = use_env ? getenv("POOLSH_CWD_MODULES") : NULL;
+  if (keep && strcmp(keep, "1") == 0) return;
+  drop_relative(L, "path");
+  drop_relative(L, "cpath");
+}
+
+/* poolsh script.lua: the script's own directory (absolute) is searched
+ * for Lua modules, as Python puts a script's directory on sys.path, but
+ * by a searcher added after all others (package.path and cpath), so that
+ * it cannot replace poolsh's or the system's modules. */
+static void add_script_dir(lua_State *L, const char *script) {
+  static const char code[] =
+    "local dir = ... local path = dir .. '/?.lua;' .. dir .. '/?/init.lua' "
+    "local searchers = package.searchers "
+    "searchers[#searchers + 1] = function(name) "
+    "  local file, err = package.searchpath(name, path) "
+    "  if not file then return '\\n\\t' .. err:gsub('^\\n\\t', '') end "
+    "  local f, e = loadfile(file) "
+    "  if not f then error((\"error loading module '%s' from file '%s':\\n\\t%s\"):format(name, file, e), 0) end "
+    "  return f, file "
+    "end";
+  char dir[PATH_MAX], real[PATH_MAX];
+  const char *slash = strrchr(script, '/');
+  if (!slash) snprintf(dir, sizeof dir, ".");
+  else if (slash == script) snprintf(dir, sizeof dir, "/");
+  else snprintf(dir, sizeof dir, "%.*s", (int)(slash - script), script);
+  if (!realpath(dir, real) || strchr(real, ';') || strchr(real, '?')) return;
+  int status = luaL_loadbuffer(L, code, sizeof code - 1, "=(script directory)");
+  if (status == LUA_OK) {
+    lua_pushstring(L, real);
+    status = lua_pcall(L, 1, 0, 0);
+  }
+  report(L, status);
 }
 
 /* ---- the REPL ------------------------------------------------------------- */
@@ -992,10 +1125,22 @@ static int finish(lua_State *L) {
   if (done || !poolsh_loaded) return 1;
   done = 1;
   running = 0;
+  struct sigaction was;               /* Ctrl-C now ends poolsh, saves undone, */
+  sigaction(SIGINT, NULL, &was);      /* unless it is ignored (started with &) */
+  if (was.sa_handler != SIG_IGN) signal(SIGINT, on_fatal_signal);
   lua_sethook(L, NULL, 0, 0);
   if (interrupt_flag) *interrupt_flag = 0;
   leak_report(L);   /* first: saving the trace runs the collector */
   return !trace_path || save_trace(L, trace_path) == LUA_OK;
+}
+
+/* The exit status once the state is closed: standard output written and
+ * closed (a failure there fails a successful run), and 141 (128 +
+ * SIGPIPE, as a shell reports a filter SIGPIPE killed) when standard
+ * output's reader went away. */
+static int final_status(int status) {
+  if (!close_stdout() && status == EXIT_SUCCESS) status = EXIT_FAILURE;
+  return end_signal == SIGPIPE ? 128 + SIGPIPE : status;
 }
 
 /* os.exit([code [, close]]) in the host: ends through finish() and always
@@ -1007,7 +1152,7 @@ static int host_exit(lua_State *L) {
   if (!finish(L) && status == EXIT_SUCCESS) status = EXIT_FAILURE;
   interrupt_flag = NULL;
   lua_close(L);
-  exit(status);
+  exit(final_status(status));
   return 0;
 }
 
@@ -1044,6 +1189,12 @@ static int check_trace_path(lua_State *L, const char *path) {
     else if (stat(path, &st) == 0 && (S_ISDIR(st.st_mode) || access(path, W_OK) != 0))
       snprintf(why, sizeof why, "%s cannot be written", path);
   }
+  if (!why[0]) {   /* the save's own temporary beside path can be made */
+    ps_atomic probe;
+    int e = ps_atomic_open(&probe, path);
+    if (e) snprintf(why, sizeof why, "%s cannot be written: %s", path, ps_atomic_strerror(e));
+    else ps_atomic_abort(&probe);
+  }
   if (!why[0]) return 1;
   fprintf(stderr, "%s: --trace %s: %s\n", progname, path, why);
   fflush(stderr);
@@ -1075,6 +1226,9 @@ static int pmain(lua_State *L) {
     lua_setfield(L, LUA_REGISTRYINDEX, "LUA_NOENV");
   }
   luaL_openlibs(L);
+  lua_register(L, "print", host_print);
+  set_handler(SIGPIPE, on_sigpipe);
+  safe_paths(L, !o->no_env);
   createargtable(L, argv, argc, o->script);
   lua_gc(L, LUA_GCRESTART);
   lua_gc(L, LUA_GCGEN, 0, 0);
@@ -1108,6 +1262,7 @@ static int pmain(lua_State *L) {
   }
   if (!o->no_env && handle_luainit(L) != LUA_OK) return 1;
   if (!runargs(L, argv, o->script ? o->script : argc)) return 1;
+  if (o->script) add_script_dir(L, argv[o->script]);
   if (o->script && handle_script(L, argv[o->script]) != LUA_OK) return 1;
   if (o->serve || (repl && !o->interactive && !o->command && spawned(L))) {
     /* --serve SOCKET, or a child of poolsh.spawn() without a script */
@@ -1163,10 +1318,12 @@ int main(int argc, char **argv) {
   interrupt_flag = NULL;
   lua_close(L);   /* every finalizer runs before the device context goes */
   small_heap_release(&heap);
-  if (end_signal) {   /* die of it, as the sender expects */
+  int code = (ok && status == LUA_OK && o.command) ? o.status
+           : (ok && status == LUA_OK) ? EXIT_SUCCESS : EXIT_FAILURE;
+  code = final_status(code);
+  if (end_signal && end_signal != SIGPIPE) {   /* die of it, as the sender expects */
     signal(end_signal, SIG_DFL);
     raise(end_signal);
   }
-  if (ok && status == LUA_OK && o.command) return o.status;
-  return (ok && status == LUA_OK) ? EXIT_SUCCESS : EXIT_FAILURE;
+  return code;
 }

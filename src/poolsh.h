@@ -237,6 +237,7 @@ int poolsh_open_buffer(lua_State *L);
 int poolsh_open_device(lua_State *L);
 int poolsh_open_bench(lua_State *L);
 int poolsh_open_process(lua_State *L);
+int poolsh_open_atomic_file(lua_State *L);   /* atomic_file.c */
 
 /* naming.c: names given to objects (kind: PS_ID_*). */
 void ps_checkname(lua_State *L, int idx);

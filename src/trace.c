@@ -3,7 +3,9 @@
  * performs appends a fixed-size record (ps_rec) to an array in C; Lua sees
  * the records as tables only when it asks (poolsh.trace.events()). The
  * fields follow docs/trace.md. When streaming (a line format, CSV), the
- * records are written to the file as rows every batch records, and dropped.
+ * records are written to the file as rows every batch records, and dropped;
+ * the file is a temporary beside the path (atomic_file.c), renamed into
+ * place when the stream closes: the path holds the old file or a whole one.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -12,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "atomic_file.h"
 #include "observer.h"
 
 struct ps_trace {
@@ -27,6 +30,7 @@ struct ps_trace {
   size_t nsrc, capsrc;
   int32_t last_src;             /* the last name found: compared first */
   FILE *out;                    /* streaming: rows go here every batch records */
+  ps_atomic file;               /* ... out is its temporary, renamed at the end */
   char *out_path;
   size_t batch;
   uint64_t written;             /* records written to out (and dropped) */
@@ -154,7 +158,7 @@ static void spill(ps_ctx *c, ps_trace *tr) {
   for (size_t i = 0; i < tr->n; i++) csv_row(tr->out, at(tr, i));
   if (fflush(tr->out) != 0 || ferror(tr->out)) {
     tr->out_err = errno ? errno : EIO;
-    fclose(tr->out);
+    ps_atomic_abort(&tr->file);   /* the path keeps what it held before */
     tr->out = NULL;
     return;
   }
@@ -355,7 +359,7 @@ void ps_trace_free(ps_trace *tr) {
   for (size_t i = 0; i < tr->nsrc; i++) free(tr->srcs[i]);
   free(tr->srcs);
   free(tr->v);
-  if (tr->out) fclose(tr->out);
+  ps_atomic_abort(&tr->file);   /* never saved: the path keeps what it held */
   free(tr->out_path);
   free(tr);
 }
@@ -371,15 +375,15 @@ static int stream_open(lua_State *L, ps_trace *tr) {
   if (tr->out || tr->out_path) return luaL_error(L, "poolsh.trace: already streaming to '%s'", tr->out_path);
   if (tr->max) return luaL_error(L, "poolsh.trace: stream_to cannot be combined with max_events");
   char *copy = strdup(path);
-  FILE *f = copy ? fopen(path, "wb") : NULL;
-  if (!f) {
-    int e = errno;
+  int e = copy ? ps_atomic_open(&tr->file, path) : ENOMEM;
+  if (e) {
     free(copy);
-    return luaL_error(L, "poolsh.trace: cannot open '%s' for writing: %s", path, strerror(e));
+    return luaL_error(L, "poolsh.trace: cannot open '%s' for writing: %s", path, ps_atomic_strerror(e));
   }
+  FILE *f = tr->file.f;
   if (fprintf(f, "%s\n", header) < 0 || fflush(f) != 0) {
-    int e = errno;
-    fclose(f);
+    e = errno ? errno : EIO;
+    ps_atomic_abort(&tr->file);
     free(copy);
     return luaL_error(L, "poolsh.trace: cannot write '%s': %s", path, strerror(e));
   }
@@ -388,13 +392,17 @@ static int stream_open(lua_State *L, ps_trace *tr) {
 }
 
 /* poolsh.core.trace_save() -> events written since the last clear: writes
- * what is kept to the file streamed to and closes it (nothing when not
- * streaming). Raises when a write failed; what was not written stays. */
+ * what is kept to the file streamed to and renames it into place (nothing
+ * when not streaming). Raises when a write failed: the path keeps what it
+ * held before, and the events not written stay. */
 static int trace_save(lua_State *L) {
   ps_trace *tr = trace_of(L);
   if (!tr->out_path) return lua_pushinteger(L, 0), 1;
   spill(ps_context(L), tr);
-  if (tr->out && fclose(tr->out) != 0 && !tr->out_err) tr->out_err = errno ? errno : EIO;
+  if (tr->out) {
+    int e = ps_atomic_commit(&tr->file);
+    if (e && !tr->out_err) tr->out_err = e;
+  }
   tr->out = NULL;
   if (tr->out_err) {
     lua_pushfstring(L, "poolsh.trace: writing '%s' failed after %I events: %s; the %I events "

@@ -19,17 +19,32 @@ M.path = nil
 
 --- state_path() -> where progress is kept: M.path, else
 -- $POOLSH_LEARN_STATE, else $XDG_STATE_HOME/poolsh/learn.json, else
--- ~/.local/state/poolsh/learn.json.
+-- $HOME/.local/state/poolsh/learn.json; XDG_STATE_HOME and HOME count
+-- only as absolute paths. nil, and why, when there is none: progress is
+-- then not kept (never in the current directory).
 function M.state_path()
   if M.path then return M.path end
   local p = os.getenv("POOLSH_LEARN_STATE")
   if p and p ~= "" then return p end
   local base = os.getenv("XDG_STATE_HOME")
-  if not base or base == "" then base = (os.getenv("HOME") or ".") .. "/.local/state" end
+  if not (base and base:sub(1, 1) == "/") then
+    local home = os.getenv("HOME")
+    if not (home and home:sub(1, 1) == "/") then
+      return nil, "HOME is not set (POOLSH_LEARN_STATE names a file for it)"
+    end
+    base = home .. "/.local/state"
+  end
   return base .. "/poolsh/learn.json"
 end
 
 local function warn(msg) io.stderr:write("poolsh learn: ", msg, "\n") end
+
+-- Says once per process that progress is not kept, and why.
+local said_unsaved = false
+local function unsaved(why)
+  if not said_unsaved then warn("progress is not saved: " .. why) end
+  said_unsaved = true
+end
 
 -- The progress table read from text, or nil and why it is not one.
 local function decode(text)
@@ -51,7 +66,11 @@ end
 -- A missing file is no progress; a corrupt one gives a one-line warning
 -- and no progress.
 function M.load_progress()
-  local path = M.state_path()
+  local path, why = M.state_path()
+  if not path then
+    unsaved(why)
+    return { lessons = {} }
+  end
   local f = io.open(path, "rb")
   if not f then return { lessons = {} } end
   local text = f:read("a") or ""
@@ -66,19 +85,30 @@ end
 
 --- save_progress(prog) -> true, or false after a one-line warning (a
 -- progress file that cannot be written never stops a lesson).
+-- The progress file is written like every file poolsh saves
+-- (poolsh.core.open_atomic: an exclusive temporary renamed into place);
+-- its directory, when made here, is private (0700).
 function M.save_progress(prog)
-  local path = M.state_path()
+  local path, why = M.state_path()
+  if not path then
+    unsaved(why)
+    return false
+  end
   local dir = path:match("^(.*)/[^/]*$")
-  if dir and dir ~= "" then os.execute("mkdir -p '" .. dir:gsub("'", "'\\''") .. "' 2>/dev/null") end
+  local there = dir and dir ~= "" and io.open(dir .. "/.")
+  if there then there:close()
+  elseif dir and dir ~= "" then
+    os.execute("mkdir -p -m 0700 '" .. dir:gsub("'", "'\\''") .. "' 2>/dev/null")
+  end
   local lessons = {}
   for name, l in pairs(prog.lessons) do lessons[name] = { done = l.done, finished = l.finished } end
-  local tmp = path .. ".tmp"
-  local f = io.open(tmp, "wb")
-  local ok = f and f:write(require("cjson").encode { version = 1, lessons = lessons }, "\n")
-  if f then f:close() end
-  if not (ok and os.rename(tmp, path)) then
-    os.remove(tmp)
-    warn("cannot write the progress file " .. path)
+  local ok, err = pcall(function()
+    local f <close> = require("poolsh.core").open_atomic(path)
+    f:write(require("cjson").encode { version = 1, lessons = lessons }, "\n")
+    f:commit()
+  end)
+  if not ok then
+    warn("cannot write the progress file " .. path .. ": " .. tostring(err):gsub("^.-: ", "", 1))
     return false
   end
   return true
@@ -86,7 +116,8 @@ end
 
 --- reset() -> the progress file's path, after removing it.
 function M.reset()
-  local path = M.state_path()
+  local path, why = M.state_path()
+  if not path then return "nothing saved: " .. why end
   os.remove(path)
   return path
 end

@@ -889,6 +889,30 @@ local TRIGGERS = {
   ["poolsh.watch: boolean expected, got <type>"] = function() poolsh.watch(1) end,
   ["bad argument #1 to 'map' (poolsh.Pool expected, got <type>)"] = function() poolsh.map(1) end,
 
+  -- saved files (src/atomic_file.c, docs/export.md "How files are written")
+  ["cannot open '<path>' for writing: <reason>"] = function() poolsh.core.open_atomic("/no/such/dir/x") end,
+  ["cannot open '<path>' for writing: not a regular file"] = function() poolsh.core.open_atomic("/dev/null") end,
+  ["attempt to use a closed poolsh.AtomicFile"] = function()
+    local p = os.tmpname()
+    local f = poolsh.core.open_atomic(p)
+    f:abort()
+    os.remove(p)
+    f:write("x")
+  end,
+  ["cannot write '<path>': <reason> (nothing was replaced)"] = function()
+    local d = os.tmpname()
+    os.remove(d)
+    assert(os.execute("mkdir " .. H.quote(d)))
+    local f <close> = poolsh.core.open_atomic(d .. "/x")
+    os.execute("rm -rf " .. H.quote(d))             -- the rename has nowhere to go
+    f:commit()
+  end,
+  ["poolsh.export.save: cannot write '<path>': <reason> (nothing was replaced)"] =
+    pend("needs a write to fail: tests/spec/security_files_spec.lua limits the file size"),
+  ["cannot be written: not a regular file"] = cli("--trace /dev/null.json -e ''"),
+  ["<progname>: cannot write to standard output: No space left on device"] =
+    pend("needs standard output on /dev/full: tests/spec/security_files_spec.lua runs it"),
+
   -- the poolsh host
   ["<progname>: '--trace' needs a value"] = cli("--trace"),
   ["poolsh: --trace run.txt: unsupported extension '.txt' (supported: .json, .csv, .pickle, .html)"] =

@@ -742,38 +742,36 @@ local function parse(args)
   return o
 end
 
--- The output file, opened before measuring so a bad name fails at once;
--- nil for stdout.
--- Checks that `out` can be written, before measuring, without touching
--- a file that is there: it is replaced only once the profile is written.
-local function check_out(out)
-  local f, err = io.open(out, "a")
-  if not f then error("poolsh calibrate: cannot write " .. err, 0) end
-  f:close()
+-- "poolsh calibrate: cannot write OUT: why", from open_atomic's error.
+local function cannot(out, e)
+  local why = tostring(e):match(": ([^:]*)$") or tostring(e)
+  error("poolsh calibrate: cannot write " .. out .. ": " .. why, 0)
 end
 
--- Writes text to out through a temporary file beside it and a rename, so
--- a failure leaves whatever was there.
+-- Checks that `out` can be written, before measuring, without touching
+-- what is there: its temporary is made and removed.
+local function check_out(out)
+  local ok, f = pcall(require("poolsh.core").open_atomic, out)
+  if not ok then cannot(out, f) end
+  f:abort()
+end
+
+-- Writes text to out as every saved file (poolsh.core.open_atomic): a
+-- temporary beside it renamed into place, so a failure leaves whatever
+-- was there, and a symlink at out is replaced, not followed.
 local function write_out(out, text)
-  local tmp = out .. ".tmp"
-  local f, err = io.open(tmp, "w")
-  if not f then error("poolsh calibrate: cannot write " .. err, 0) end
-  local ok, werr = f:write(text)
-  f:close()
-  local renamed, rerr = ok and os.rename(tmp, out)
-  if not renamed then
-    os.remove(tmp)
-    error("poolsh calibrate: cannot write " .. out .. ": " .. tostring(werr or rerr), 0)
-  end
+  local ok, e = pcall(function()
+    local f <close> = require("poolsh.core").open_atomic(out)
+    f:write(text)   -- a failed write makes the commit raise
+    f:commit()
+  end)
+  if not ok then cannot(out, e) end
 end
 
 return function(args)
   local o = parse(args or {})
   if o.help then print(USAGE); return 0 end
-  local existed = o.out and io.open(o.out, "r")
-  if existed then existed:close() end
   if o.out then check_out(o.out) end
-  if o.out and not existed then os.remove(o.out) end   -- check_out made it
   local t0 = poolsh.wallclock()
   local t = measure(o)
   profile.check(t, "measured profile")

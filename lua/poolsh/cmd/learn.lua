@@ -31,7 +31,8 @@ local function list()
     out((("  %d  %-18s %-30s %s"):format(i, name, ok and (l.title or "") or tostring(l), state)):gsub("%s+$", "") .. "\n")
   end
   if not nxt then out("all lessons done.\n") end
-  out("progress: " .. learn.state_path() .. "\n")
+  local path, why = learn.state_path()
+  out("progress: " .. (path or "not saved: " .. why) .. "\n")
   return 0
 end
 

@@ -154,12 +154,14 @@ function M.encode(c)
   }
 end
 
---- Writes the page to path.
+--- Writes the page to path, as every saved file (poolsh.export.open): a
+-- temporary renamed into place. Raises naming path when it cannot.
 function M.save(path, c)
-  local f, err = io.open(path, "wb")
-  if not f then error("poolsh.export.compare_html: cannot write " .. tostring(err), 0) end
-  f:write(M.encode(c))
-  f:close()
+  local text = M.encode(c)
+  local export = require "poolsh.export"
+  local f <close> = export.open(path, "poolsh.export.compare_html")
+  f:write(text)   -- a failed write makes the commit raise
+  export.commit(f, "poolsh.export.compare_html")
 end
 
 return M

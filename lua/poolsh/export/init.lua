@@ -86,17 +86,30 @@ function M.save(path, events, meta)
   end
   local each
   each, meta = check_events(events, meta)
-  local f, err = io.open(path, "wb")
-  if not f then
-    error(string.format("poolsh.export.save: cannot open '%s' for writing: %s", path, err), 2)
-  end
+  local f <close> = M.open(path, "poolsh.export.save")
   local out = require("poolsh.export.util").writer(f, path)
-  local ok, werr = pcall(function()
-    require(modules[name]).write(out, each, meta)
-    out()
-  end)
-  f:close()
-  if not ok then error(werr, 2) end
+  require(modules[name]).write(out, each, meta)
+  out()
+  M.commit(f, "poolsh.export.save")
+  return path
+end
+
+--- open(path, who) -> a poolsh.AtomicFile (poolsh.core.open_atomic): every
+-- file poolsh saves is written to a temporary beside path and renamed over
+-- it by commit, so a failed or interrupted save leaves path as it was and
+-- a symlink at path is replaced, not followed. Raises "who: cannot open
+-- 'path' for writing: why".
+function M.open(path, who)
+  local ok, f = pcall(require("poolsh.core").open_atomic, path)
+  if not ok then error(who .. ": " .. tostring(f), 3) end
+  return f
+end
+
+--- commit(f, who) -> path: puts f's file in place; raises "who: cannot
+-- write 'path': why (nothing was replaced)".
+function M.commit(f, who)
+  local ok, path = pcall(f.commit, f)
+  if not ok then error(who .. ": " .. tostring(path), 3) end
   return path
 end
 

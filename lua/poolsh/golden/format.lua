@@ -137,13 +137,16 @@ function M.read(path)
   return M.check(t, path)
 end
 
---- format.write(path, t): writes t's encoding; raises when it cannot.
+--- format.write(path, t): writes t's encoding through a temporary beside
+-- path renamed into place (poolsh.core.open_atomic); raises when it cannot.
 function M.write(path, t)
   local text = M.encode(t)
-  local f, err = io.open(path, "w")
-  if not f then error("poolsh golden: cannot write " .. tostring(err), 0) end
-  f:write(text)
-  f:close()
+  local ok, err = pcall(function()
+    local f <close> = require("poolsh.core").open_atomic(path)
+    f:write(text)   -- a failed write makes the commit raise
+    f:commit()
+  end)
+  if not ok then error("poolsh golden: " .. tostring(err), 0) end
 end
 
 return M

@@ -58,7 +58,8 @@ for target in scripts/fuzz/*.lua "$build"/fuzz_*; do
   [ "$(basename "$target")" = lib.lua ] && continue
   runner=("$build/poolsh" --backend=sim "$target"); [ -x "$target" ] && runner=("$target")
   for seed in $seeds; do
-    cmd=("${runner[@]}" --seed "$seed" --seconds "$input_secs" --tmpdir "$tmp")
+    # A hang inside one C call escapes lib.lua's hook: timeout ends it.
+    cmd=(timeout "$(( input_secs * 3 + 30 ))" "${runner[@]}" --seed "$seed" --seconds "$input_secs" --tmpdir "$tmp")
     echo "fuzz.sh: ${cmd[*]}"
     rc=0
     "${cmd[@]}" >"$tmp/out" 2>"$tmp/err" || rc=$?

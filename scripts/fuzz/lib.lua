@@ -3,7 +3,8 @@
 -- of valid inputs and a function that decodes one input; lib.run mutates
 -- the corpus for a time or a count, and fails on what a hostile input must
 -- never cause: an error that is not a clear message (a Lua internal error,
--- a non-string), an input over its time budget, or memory over its budget.
+-- a non-string), an input over its time budget (CPU seconds), or memory
+-- over its budget (Lua's heap while it runs, the process's after).
 -- Crashes and sanitizer reports end the process (scripts/fuzz.sh sees them).
 -- Usage of a target: poolsh --backend=sim scripts/fuzz/NAME.lua
 --   [--seed S] [--seconds T | --inputs N] [--tmpdir DIR] [--replay FILE]
@@ -126,9 +127,24 @@ function lib.run(t, ...)
   local function one(n, input)
     save(input)
     collectgarbage("collect")
-    local base = rss() or 0
+    local base, heap = rss() or 0, collectgarbage("count") * 1024
     local t0 = os.clock()
+    -- While the decode runs, a count hook holds it to the budgets, so a
+    -- decode that would never return, or whose heap grows and falls back,
+    -- is seen too (work inside one C call is seen when it returns).
+    debug.sethook(function()
+      if os.clock() - t0 > budget_s then
+        debug.sethook()
+        fail(n, input, ("still running after %g s, the budget"):format(budget_s))
+      end
+      local grew = collectgarbage("count") * 1024 - heap
+      if grew > budget_mem then
+        debug.sethook()
+        fail(n, input, ("grew Lua's heap by %d MiB, over the budget"):format(grew >> 20))
+      end
+    end, "", 10000)
     local ok, err = pcall(t.decode, input, path)
+    debug.sethook()
     local took = os.clock() - t0
     tally.inputs = tally.inputs + 1
     if ok then tally.ok = tally.ok + 1

@@ -4,7 +4,6 @@
 -- lib.run; the reader's own bounds (docs/replay.md, "Limits") hold them.
 -- Usage: poolsh --backend=sim scripts/fuzz/pickle.lua [--seed S] [--seconds T] [--tmpdir D]
 local lib = dofile("scripts/fuzz/lib.lua")
-local bound = dofile("scripts/fuzz/support/bound.lua")
 local pickle = require "poolsh.replay.pickle"
 local torch = require "poolsh.replay.torch"
 local replay = require "poolsh.replay"
@@ -25,11 +24,11 @@ lib.run({
     slurp("tests/data/bad/two_devices.pickle"),
     slurp("tests/data/bad/double_free.pickle"),
   },
-  decode = bound(function(input, path)
+  decode = function(input, path)
     pickle.loads(input, "input")
     local rec = torch.open(path)
     replay.run(rec, { max_streams = 8 })
-  end, "pickle", 2, 256 * 1024 * 1024),
+  end,
   seconds_per_input = 2,
   memory_per_input = 256 * 1024 * 1024,
 }, ...)

@@ -2,7 +2,6 @@
 -- on mutated logs. Each input is bounded in time and memory by lib.run.
 -- Usage: poolsh --backend=sim scripts/fuzz/rmm_csv.lua [--seed S] [--seconds T] [--tmpdir D]
 local lib = dofile("scripts/fuzz/lib.lua")
-local bound = dofile("scripts/fuzz/support/bound.lua")
 local read = require "poolsh.replay.read"
 local replay = require "poolsh.replay"
 
@@ -22,11 +21,11 @@ lib.run({
     slurp("tests/data/rmm/huge_size.csv"),
     slurp("tests/data/rmm/unknown_free.csv"),
   },
-  decode = bound(function(_, path)
+  decode = function(_, path)
     local rec = read.open(path)
     local _ = #rec.streams
     replay.run(rec, { max_streams = 8 })
-  end, "rmm_csv", 2, 256 * 1024 * 1024),
+  end,
   seconds_per_input = 2,
   memory_per_input = 256 * 1024 * 1024,
 }, ...)

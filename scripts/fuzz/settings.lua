@@ -5,7 +5,6 @@
 -- lib.run; the parser runs nothing, so its cost follows the text.
 -- Usage: poolsh --backend=sim scripts/fuzz/settings.lua [--seed S] [--seconds T] [--tmpdir D]
 local lib = dofile("scripts/fuzz/lib.lua")
-local bound = dofile("scripts/fuzz/support/bound.lua")
 local datafile = require "poolsh.datafile"
 local profile = require "poolsh.profile"
 local format = require "poolsh.golden.format"
@@ -29,7 +28,7 @@ lib.run({
       .. "  notes = { a = [==[long]==], b = \"\\x41\\65\\u{42}\\z   c\" } }\n",
     "return {" .. POOL .. "\n}",
   },
-  decode = bound(function(input)
+  decode = function(input)
     local ok, t = datafile.decode(input, "input")
     if not ok then error(t, 0) end
     if type(t) == "table" and t.scenario ~= nil then
@@ -40,7 +39,7 @@ lib.run({
     end
     local body = input:match("^return {(.*)\n}$")
     if body then replay.settings(body) end
-  end, "settings", 2, 256 * 1024 * 1024),
+  end,
   seconds_per_input = 2,
   memory_per_input = 256 * 1024 * 1024,
 }, ...)

@@ -3,7 +3,6 @@
 -- input is bounded in time and memory by lib.run.
 -- Usage: poolsh --backend=sim scripts/fuzz/trace_csv.lua [--seed S] [--seconds T] [--tmpdir D]
 local lib = dofile("scripts/fuzz/lib.lua")
-local bound = dofile("scripts/fuzz/support/bound.lua")
 local read = require "poolsh.replay.read"
 local replay = require "poolsh.replay"
 
@@ -18,11 +17,11 @@ lib.run({
   name = "trace_csv",
   suffix = ".csv",
   corpus = { slurp("tests/data/fuzz/trace.csv") },
-  decode = bound(function(_, path)
+  decode = function(_, path)
     local rec = read.open(path)
     local _ = #rec.streams
     replay.run(rec, { max_streams = 8 })
-  end, "trace_csv", 2, 256 * 1024 * 1024),
+  end,
   seconds_per_input = 2,
   memory_per_input = 256 * 1024 * 1024,
 }, ...)

@@ -3,7 +3,6 @@
 -- Each input is bounded in time and memory by lib.run.
 -- Usage: poolsh --backend=sim scripts/fuzz/trace_json.lua [--seed S] [--seconds T] [--tmpdir D]
 local lib = dofile("scripts/fuzz/lib.lua")
-local bound = dofile("scripts/fuzz/support/bound.lua")
 local read = require "poolsh.replay.read"
 local replay = require "poolsh.replay"
 
@@ -18,9 +17,9 @@ lib.run({
   name = "trace_json",
   suffix = ".json",
   corpus = { slurp("tests/data/fuzz/trace.json") },
-  decode = bound(function(_, path)
+  decode = function(_, path)
     replay.run(read.open(path), { max_streams = 8 })
-  end, "trace_json", 2, 256 * 1024 * 1024),
+  end,
   seconds_per_input = 2,
   memory_per_input = 256 * 1024 * 1024,
 }, ...)

@@ -285,9 +285,16 @@ describe("IPC pools", function()
     local line, finish, pid = start("serve", path)
     assert.equal("serving", line())
     os.execute("kill -STOP " .. pid)
+    -- kill returns before every thread has stopped: wait until it has
+    for _ = 1, 500 do
+      local st = H.slurp_or("/proc/" .. pid .. "/stat")
+      if st:match("^%d+ %b() (%a)") == "T" then break end
+      os.execute("sleep 0.01")
+    end
     local t0 = os.time()
-    local e = H.err(poolsh.import_pool, path, 200)
-    os.execute("kill -CONT " .. pid)
+    local ok, e = pcall(H.err, poolsh.import_pool, path, 200)
+    os.execute("kill -CONT " .. pid)   -- before any assertion, so finish() cannot hang
+    if not ok then os.execute("kill -KILL " .. pid); finish(); error(e, 0) end
     assert.matches("poolsh.import_pool: timed out after 200 ms waiting for the pool at " .. path, e, 1, true)
     assert.is_true(os.time() - t0 < 5)
     -- a server killed outright leaves its socket file, and nobody serves it

@@ -8,22 +8,15 @@ local gzip = require "poolsh.replay.gzip"
 local torch = require "poolsh.replay.torch"
 local zlib = require "zlib"
 
-local function slurp(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
 local function gz(s, level) return (zlib.deflate(level or 6, 31)(s, "finish")) end
 
-local snapshot = slurp("tests/data/fuzz/trace.pickle")
+local snapshot = lib.slurp("tests/data/fuzz/trace.pickle")
 local half = #snapshot // 2
 lib.run({
   name = "gzip",
   suffix = ".pickle.gz",
   corpus = {
-    slurp("tests/data/torch/convnet.pickle.gz"),
+    lib.slurp("tests/data/torch/convnet.pickle.gz"),
     gz(snapshot, 9),
     gz(snapshot:sub(1, half), 1) .. gz("", 6) .. gz(snapshot:sub(half + 1), 9),   -- three members
     gz("\128\4" .. ("\0"):rep(64 * 1024), 9),   -- a pickle's start, then zeros
@@ -32,6 +25,4 @@ lib.run({
     gzip.inflate(input, "input", { max = 4 << 20 })
     torch.open(path, { max_inflate = 4 << 20 })
   end,
-  seconds_per_input = 2,
-  memory_per_input = 256 * 1024 * 1024,
 }, ...)

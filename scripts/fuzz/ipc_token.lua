@@ -45,8 +45,6 @@ lib.run({
   name = "ipc_token",
   corpus = corpus,
   decode = decode,
-  seconds_per_input = 2,
-  memory_per_input = 256 * 1024 * 1024,
 }, ...)
 
 s:sync()

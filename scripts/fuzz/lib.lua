@@ -78,6 +78,14 @@ function lib.mutate(corpus)
   return s
 end
 
+--- lib.slurp(path) -> the bytes of a corpus file.
+function lib.slurp(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
 -- The process's resident memory in bytes (/proc), or nil.
 local function rss()
   local f = io.open("/proc/self/statm")

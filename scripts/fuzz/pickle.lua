@@ -8,27 +8,18 @@ local pickle = require "poolsh.replay.pickle"
 local torch = require "poolsh.replay.torch"
 local replay = require "poolsh.replay"
 
-local function slurp(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
 lib.run({
   name = "pickle",
   suffix = ".pickle",
   corpus = {
-    slurp("tests/data/fuzz/convnet_subset.pickle"),   -- Python's protocol 4: frames, memo
-    slurp("tests/data/fuzz/trace.pickle"),            -- poolsh's writer: protocol 2
-    slurp("tests/data/bad/two_devices.pickle"),
-    slurp("tests/data/bad/double_free.pickle"),
+    lib.slurp("tests/data/fuzz/convnet_subset.pickle"),   -- Python's protocol 4: frames, memo
+    lib.slurp("tests/data/fuzz/trace.pickle"),            -- poolsh's writer: protocol 2
+    lib.slurp("tests/data/bad/two_devices.pickle"),
+    lib.slurp("tests/data/bad/double_free.pickle"),
   },
   decode = function(input, path)
     pickle.loads(input, "input")
     local rec = torch.open(path)
     replay.run(rec, { max_streams = 8 })
   end,
-  seconds_per_input = 2,
-  memory_per_input = 256 * 1024 * 1024,
 }, ...)

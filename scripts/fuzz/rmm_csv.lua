@@ -5,27 +5,18 @@ local lib = dofile("scripts/fuzz/lib.lua")
 local read = require "poolsh.replay.read"
 local replay = require "poolsh.replay"
 
-local function slurp(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
 lib.run({
   name = "rmm_csv",
   suffix = ".csv",
   corpus = {
-    slurp("tests/data/rmm/small.csv"),
-    slurp("tests/data/rmm/crlf.csv"),
-    slurp("tests/data/rmm/huge_size.csv"),
-    slurp("tests/data/rmm/unknown_free.csv"),
+    lib.slurp("tests/data/rmm/small.csv"),
+    lib.slurp("tests/data/rmm/crlf.csv"),
+    lib.slurp("tests/data/rmm/huge_size.csv"),
+    lib.slurp("tests/data/rmm/unknown_free.csv"),
   },
   decode = function(_, path)
     local rec = read.open(path)
     local _ = #rec.streams
     replay.run(rec, { max_streams = 8 })
   end,
-  seconds_per_input = 2,
-  memory_per_input = 256 * 1024 * 1024,
 }, ...)

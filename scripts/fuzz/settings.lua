@@ -10,20 +10,13 @@ local profile = require "poolsh.profile"
 local format = require "poolsh.golden.format"
 local replay = require "poolsh.replay"
 
-local function slurp(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
 local POOL = 'release_threshold = "max", opportunistic = false; max_size = 64 * 2^20'
 lib.run({
   name = "settings",
   suffix = ".lua",
   corpus = {
-    slurp("lua/poolsh/profiles/h200.lua"),
-    slurp("tests/data/golden-sim/suballoc_alignment.lua"),
+    lib.slurp("lua/poolsh/profiles/h200.lua"),
+    lib.slurp("tests/data/golden-sim/suballoc_alignment.lua"),
     "-- hand-written\nreturn { gpu = 'X', values = { memory = 80 * 2^30, api_ns = 1/0 },\n"
       .. "  notes = { a = [==[long]==], b = \"\\x41\\65\\u{42}\\z   c\" } }\n",
     "return {" .. POOL .. "\n}",
@@ -40,6 +33,4 @@ lib.run({
     local body = input:match("^return {(.*)\n}$")
     if body then replay.settings(body) end
   end,
-  seconds_per_input = 2,
-  memory_per_input = 256 * 1024 * 1024,
 }, ...)

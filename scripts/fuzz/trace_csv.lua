@@ -6,22 +6,13 @@ local lib = dofile("scripts/fuzz/lib.lua")
 local read = require "poolsh.replay.read"
 local replay = require "poolsh.replay"
 
-local function slurp(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
 lib.run({
   name = "trace_csv",
   suffix = ".csv",
-  corpus = { slurp("tests/data/fuzz/trace.csv") },
+  corpus = { lib.slurp("tests/data/fuzz/trace.csv") },
   decode = function(_, path)
     local rec = read.open(path)
     local _ = #rec.streams
     replay.run(rec, { max_streams = 8 })
   end,
-  seconds_per_input = 2,
-  memory_per_input = 256 * 1024 * 1024,
 }, ...)

@@ -6,20 +6,11 @@ local lib = dofile("scripts/fuzz/lib.lua")
 local read = require "poolsh.replay.read"
 local replay = require "poolsh.replay"
 
-local function slurp(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
 lib.run({
   name = "trace_json",
   suffix = ".json",
-  corpus = { slurp("tests/data/fuzz/trace.json") },
+  corpus = { lib.slurp("tests/data/fuzz/trace.json") },
   decode = function(_, path)
     replay.run(read.open(path), { max_streams = 8 })
   end,
-  seconds_per_input = 2,
-  memory_per_input = 256 * 1024 * 1024,
 }, ...)

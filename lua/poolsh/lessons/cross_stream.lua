@@ -56,7 +56,9 @@ return {
       solution = 'poolsh.spin(s2, "50 ms"); c:free(); s2:sync(); d = p:alloc("16 MiB", s1)',
       check = function(env, expect)
         env.need(env.G.c and not env.G.c.live, "c:free()")
-        expect.reused(on(env, expect, "d", "s1"), "host synchronisation")
+        local d = on(env, expect, "d", "s1")
+        expect.reused(d, "host synchronisation")
+        expect.reused_from(d, env.G.c)
       end,
       done = "reused by host synchronisation: the host saw the free complete",
     },

@@ -249,6 +249,7 @@ local function collected_note(width)
   local count, freed = n - last_collected, bytes - last_collected_bytes
   last_collected, last_collected_bytes = n, bytes
   if count <= 0 then return nil end
+  table.sort(list, function(a, b) return a.buffer < b.buffer end)   -- the collector's order is its own
   local names = {}
   for i = 1, math.min(#list, M.collected_names) do names[i] = name("buffer", list[i].buffer) end
   local text = table.concat(names, ", ")

@@ -356,6 +356,40 @@ describe("poolsh learn in a terminal", function()
     assert.matches('"done":3', read(run.state))
   end)
 
+  -- a's free done, then a collected buffer's free pending in a's range: p's
+  -- pending total is 4 MiB, but a's own free is not pending any more
+  local NOT_A = 'poolsh.spin(s, "100 ms"); a:free(); s:sync(); poolsh.spin(s, "100 ms"); '
+    .. 't = p:alloc("4 MiB", s); t = nil; collectgarbage(); collectgarbage()'
+
+  it("checks a's own free, not p's pending total; says the step cannot pass; restart() starts over", function()
+    start("same_stream")
+    line('a = p:alloc("4 MiB", s)', "\u{2713} step 1 done")
+    line(NOT_A, "collected: b2 (4.00 MiB)")
+    assert.truthy(wait_for("\u{2717} this step cannot pass any more (a's free is no longer pending: it completed"
+      .. " or its memory was reused): type restart()", true), screen())
+    assert.is_nil(screen():find("step 2 done", 1, true))
+    assert.truthy(wait_for("learn 2/4> ", true), screen())
+    line("restart()", "restarting lesson same_stream from step 1")
+    assert.truthy(wait_for("restarting lesson same_stream from step 1.*learn 1/4> "), screen())
+    line("print('a is ' .. tostring(a))", "a is nil")           -- the learner's objects are gone
+    line('a = p:alloc("4 MiB", s)', "\u{2713} step 1 done")
+    line('poolsh.spin(s, "100 ms"); a:free()', "\u{2713} step 2 done")
+    send("C-d")
+    assert.equal("0\n", (ended()))
+    assert.matches('"done":2', read(run.state))
+  end)
+
+  it("skip() of a step that still does not hold says so, never done", function()
+    start("same_stream")
+    line('a = p:alloc("4 MiB", s)', "\u{2713} step 1 done")
+    line("a:free(); s:sync()", "\u{2717}")                      -- a's free is done: step 2 cannot hold
+    line("skip()", "step 2 skipped: it still does not hold")
+    assert.truthy(wait_for("learn 3/4> ", true), screen())
+    assert.is_nil(screen():find("step 2 done", 1, true))
+    local text = screen()
+    assert.is_nil(text:find("\u{2713}", text:find("learn 2/4> skip()", 1, true), true), text)
+  end)
+
   it("finishes a lesson, names the next, and gives the prompt back", function()
     write(run.state, '{"lessons": {"same_stream": {"done": 3}}}')
     start("same_stream")

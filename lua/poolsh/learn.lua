@@ -3,7 +3,9 @@
 -- {name, title, summary, setup = function(env), steps = {{say, check =
 -- function(env, expect), hint, solution = "Lua code", start =
 -- function(env), done = "text"}, ...}}; a check states what must hold
--- with the scenarios' expectations (poolsh.scenario.expect).
+-- with the scenarios' expectations (poolsh.scenario.expect, plus
+-- expect.reused_from) on the learner's own objects (env.freed,
+-- env.pending_bytes), and env.stuck when the step can never pass.
 local poolsh = require "poolsh"
 local core = require "poolsh.core"
 local scenario = require "poolsh.scenario"
@@ -499,7 +501,7 @@ end
 -- ---- the command's entry -------------------------------------------------------------
 
 --- start(which [, opts]) -> the session of lesson `which` (name or
--- number), started: globals hint(), skip(), lesson(), check() set, the
+-- number), started: globals hint(), skip(), lesson(), check(), restart() set, the
 -- REPL's prompt and after-hook installed.
 function M.start(which, opts)
   local s = M.new(M.load(which), opts)

@@ -162,8 +162,9 @@ static void ipc_freed(ps_bufferud *b, int st) {
 
 /* __gc and __close: frees without synchronising and never raises;
  * problems become warnings. An exported buffer still imported is not
- * freed (its block stays allocated until the pool goes). */
-static int buffer_gc(lua_State *L) {
+ * freed (its block stays allocated until the pool goes). The free is
+ * reported as the collector's (collected) or as a scope's end. */
+static int finalize(lua_State *L, int collected) {
   ps_bufferud *b = (ps_bufferud *)ps_toud(L, 1, PS_UV_BUFFER);
   ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
   if (b == NULL) return luaL_typeerror(L, 1, PS_BUFFER);    /* called by hand */
@@ -179,7 +180,7 @@ static int buffer_gc(lua_State *L) {
   int st = ps_buffer_release(c, b, ps_bufferstream(L, 1), 1);
   if (b->ipc) ipc_freed(b, st);
   if (st == PS_OK)
-    ps_obs_free(L, c, b, b->kind != PS_KIND_POOL ? NULL : own_stream(L, b), 1);
+    ps_obs_free(L, c, b, b->kind != PS_KIND_POOL ? NULL : own_stream(L, b), collected);
   else {
     char msg[200];
     ps_obs_lost(c, b);                  /* the collector takes it anyway */
@@ -189,6 +190,9 @@ static int buffer_gc(lua_State *L) {
   }
   return 0;
 }
+
+/* __gc: the collector frees b (no variable held it). */
+static int buffer_gc(lua_State *L) { return finalize(L, 1); }
 
 /* Gives the freed Buffer at idx the metatable without __gc: the collector
  * still keeps it for one more cycle (it was marked for finalization) but
@@ -200,7 +204,7 @@ static void mark_freed(lua_State *L, int idx) {
 
 /* __close: frees like __gc, then drops the finalizer. */
 static int buffer_close(lua_State *L) {
-  buffer_gc(L);
+  finalize(L, 0);
   if (!((ps_bufferud *)lua_touserdata(L, 1))->live) mark_freed(L, 1);   /* checked by buffer_gc */
   return 0;
 }

@@ -340,7 +340,7 @@ static const luaL_Reg insp_funcs[] = {
   {"pending", insp_pending},
   {"recent", insp_recent}, {"stream_state", insp_stream_state}, {"counts", insp_counts},
   {"releases", insp_releases}, {"peak_push", insp_peak_push}, {"peak_pop", insp_peak_pop},
-  {"_sim_truth", insp_sim_truth}, {NULL, NULL}
+  {"_sim_truth", insp_sim_truth}, {"collected", ps_obs_collected}, {NULL, NULL}
 };
 
 int poolsh_open_inspect(lua_State *L) {

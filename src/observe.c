@@ -448,6 +448,12 @@ void ps_obs_retried(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, uint6
  * sim's release_on_cuda_free): the caller began a wait for it, ended here. */
 void ps_obs_free(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_streamud *s, int collected) {
   ps_obs *o = c->obs;
+  if (collected) {
+    o->collected[o->ncollected++ % PS_RING] = (struct ps_collected){
+      .buffer = b->id, .pool = b->kind == PS_KIND_POOL && b->pool ? b->pool->id : -1,
+      .size = b->size };
+    o->collected_bytes += b->size;
+  }
   if (b->kind != PS_KIND_POOL || b->ipc == PS_IPC_IMPORTED) {   /* imported: not this pool's */
     int waited = b->kind == PS_KIND_MALLOC && !collected;
     ps_ledger_untrack(c, b);
@@ -705,4 +711,32 @@ void ps_obs_idle(lua_State *L, ps_ctx *c, ps_streamud *s, ps_eventud *e) {
   if (!e) upto = ss->ops;
   if (upto > ss->done) ss->done = upto;
   ps_ledger_learn(L, c);
+}
+
+/* poolsh.core.collected(since) -> the buffers the collector freed numbered
+ * after since (at most the last 64), each {buffer, size, pool (pool
+ * memory only)}; the number of the latest; and the bytes the collector
+ * freed so far (all of them, listed or not). Reads only. */
+int ps_obs_collected(lua_State *L) {
+  ps_obs *o = ps_context(L)->obs;
+  lua_Integer since = luaL_optinteger(L, 1, 0);
+  uint64_t from = since < 0 ? 0 : (uint64_t)since;
+  if (o->ncollected > PS_RING && from < o->ncollected - PS_RING) from = o->ncollected - PS_RING;
+  lua_newtable(L);
+  for (uint64_t i = from; i < o->ncollected; i++) {
+    const struct ps_collected *r = &o->collected[i % PS_RING];
+    lua_createtable(L, 0, 3);
+    lua_pushinteger(L, r->buffer);
+    lua_setfield(L, -2, "buffer");
+    lua_pushinteger(L, (lua_Integer)r->size);
+    lua_setfield(L, -2, "size");
+    if (r->pool >= 0) {
+      lua_pushinteger(L, r->pool);
+      lua_setfield(L, -2, "pool");
+    }
+    lua_rawseti(L, -2, (lua_Integer)(i - from + 1));
+  }
+  lua_pushinteger(L, (lua_Integer)o->ncollected);
+  lua_pushinteger(L, (lua_Integer)o->collected_bytes);
+  return 3;
 }

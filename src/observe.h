@@ -64,6 +64,9 @@ void ps_obs_alloc_failed(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, 
 void ps_obs_retry_begin(ps_ctx *c, ps_poolud *p);
 void ps_obs_retried(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, uint64_t size);
 void ps_obs_free(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_streamud *s, int collected);
+/* poolsh.core.collected([since]): the frees the collector made (collected
+ * set above), for the REPL's live view (docs/live.md). */
+int ps_obs_collected(lua_State *L);
 
 /* Work queued on a stream: copy, fill, touch, spin, record, wait. */
 void ps_obs_enqueued(lua_State *L, ps_ctx *c, const ps_what *w);

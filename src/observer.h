@@ -161,6 +161,11 @@ struct ps_obs {
     uint64_t size, reserved, threshold;
   } releases[PS_RING];
   uint64_t nreleases;
+  struct ps_collected {      /* the last buffers the collector freed (finalizers) */
+    int32_t buffer, pool;    /* pool -1: not pool memory */
+    uint64_t size;
+  } collected[PS_RING];
+  uint64_t ncollected, collected_bytes;   /* so far, of all kinds */
   int32_t busy_destroyed;    /* the last stream destroyed with work queued, 0: none */
   ps_counts gone;            /* the counts of destroyed pools */
   uint64_t live_total;       /* live bytes of every pool */

@@ -54,7 +54,7 @@ for _, k in ipairs { "trace_start", "trace_stop", "trace_clear", "trace_events",
                      "objects", "blocks", "live", "pending",
                      "recent", "stream_state", "device_name", "names", "shown_max",
                      "object_name", "object_names",
-                     "releases", "counts", "peak_push", "peak_pop", "statement", "_sim_truth", "open_atomic" } do
+                     "releases", "counts", "peak_push", "peak_pop", "statement", "_sim_truth", "open_atomic", "collected" } do
   poolsh[k] = nil
 end
 poolsh.core = core

@@ -3,14 +3,29 @@
 -- {name, title, summary, setup = function(env), steps = {{say, check =
 -- function(env, expect), hint, solution = "Lua code", start =
 -- function(env), done = "text"}, ...}}; a check states what must hold
--- with the scenarios' expectations (poolsh.scenario.expect).
+-- with the scenarios' expectations (poolsh.scenario.expect, plus
+-- expect.reused_from) on the learner's own objects (env.freed,
+-- env.pending_bytes), and env.stuck when the step can never pass.
 local poolsh = require "poolsh"
 local core = require "poolsh.core"
 local scenario = require "poolsh.scenario"
 
 local M = {}
 
-local expect = scenario.expect
+-- The scenarios' expectations, plus reused_from(b, src): b's memory came
+-- (at least in part) from Buffer src's freed bytes (b.sources).
+local expect = setmetatable({}, { __index = scenario.expect })
+function expect.reused_from(b, src)
+  local want = src and src.id
+  local got = {}
+  for _, e in ipairs(b.sources or {}) do
+    local id = type(e.buffer) == "number" and e.buffer or e.buffer and e.buffer.id
+    if id == want then return end
+    got[#got + 1] = "b" .. tostring(id)
+  end
+  scenario.expect.equal(#got > 0 and table.concat(got, ", ") or "none",
+    want and ("b" .. want) or "a buffer", tostring(b.name) .. " reused the memory of")
+end
 
 -- ---- progress -----------------------------------------------------------------
 
@@ -177,6 +192,13 @@ end
 local WAIT = {}
 WAIT.__tostring = function(w) return "waiting for " .. w.what end
 
+-- A check that can never hold any more (the object the step needs was
+-- freed, destroyed or replaced) raises a STUCK: the screen says so and
+-- offers restart().
+local STUCK = {}
+STUCK.__tostring = function(w) return w.why end
+local RESTART = "this step cannot pass any more (%s): type restart()"
+
 -- The env a lesson's setup, start and check get: G (the learner's
 -- globals), mark (what the step's start noted) and helpers.
 local function new_env(G)
@@ -194,6 +216,30 @@ local function new_env(G)
     if tname == "poolsh.Buffer" then env.need(v.live, name .. " live") end
     return v
   end
+  --- env.stuck(cond, why): when cond, the step can never pass any more
+  -- (why says what was lost); the screen offers restart().
+  function env.stuck(cond, why)
+    if cond then error(setmetatable({ why = why }, STUCK), 0) end
+  end
+  --- env.pending_bytes(b) -> the bytes of freed Buffer b whose free is
+  -- still pending, as the ledger has them (its own extent, not its pool's
+  -- totals, which other buffers' frees, collected ones too, can fill).
+  function env.pending_bytes(b)
+    local n = 0
+    for _, e in ipairs((core.pending(math.maxinteger))) do
+      if e.buffer == b.id then n = n + e.size end
+    end
+    return n
+  end
+  --- env.freed(name) -> the Buffer `name`, once freed: the step waits
+  -- while it is live, and cannot pass any more once the global holds no
+  -- Buffer (the learner dropped the one the lesson made).
+  function env.freed(name)
+    local v = G[name]
+    env.stuck(type_of(v) ~= "poolsh.Buffer", name .. " is no longer a buffer")
+    env.need(not v.live, name .. ":free()")
+    return v
+  end
   function env.stats(p) return p:stats { estimates = false } end
   --- env.counts(p) -> p's counts (poolsh.core.counts()).
   function env.counts(p) return core.counts().pools[p.id] end
@@ -202,7 +248,9 @@ end
 
 -- An error as one line (a failed expectation's message whole).
 local function one_line(e)
-  if scenario.is_failure(e) or getmetatable(e) == WAIT then return tostring(e) end
+  if scenario.is_failure(e) or getmetatable(e) == WAIT or getmetatable(e) == STUCK then
+    return tostring(e)
+  end
   return (tostring(e):match("^[^\n]*"))
 end
 
@@ -210,8 +258,9 @@ end
 -- own (not an expectation) says it could not run.
 local function check_error(e)
   if scenario.is_failure(e) or getmetatable(e) == WAIT then return tostring(e) end
-  return ("the check could not run (%s): were the lesson's objects changed? Leave (Ctrl-D) and"
-    .. " poolsh learn resumes the lesson"):format((one_line(e):gsub("^[^:\n]+:%d+: ", "")))
+  if getmetatable(e) == STUCK then return RESTART:format(e.why) end
+  return RESTART:format(("the check could not run: %s"):format(
+    (one_line(e):gsub("^[^:\n]+:%d+: ", ""))))
 end
 
 local Session = {}
@@ -238,12 +287,36 @@ function Session:prompt()
   return ("learn %d/%d> "):format(self.step, #self.lesson.steps)
 end
 
--- Runs f(env, expect) protected: true, or false, one line, and whether
--- it is only waiting (env.need).
+-- Runs f(env, expect) protected: true, or false, one line, whether it
+-- is only waiting (env.need), and whether it can never pass (env.stuck,
+-- a lesson object gone, or a check that cannot run).
 function Session:try(f)
+  local gone = self:lost()
+  if gone then return false, RESTART:format(gone), false, true end
   local ok, e = pcall(f, self.env, expect)
   if ok then return true end
-  return false, check_error(e), getmetatable(e) == WAIT
+  local stuck = getmetatable(e) == STUCK or not (scenario.is_failure(e) or getmetatable(e) == WAIT)
+  return false, check_error(e), getmetatable(e) == WAIT, stuck
+end
+
+-- The pools and streams the lesson's setup made, by global name.
+function Session:keep_setup()
+  self.made = {}
+  for k, v in pairs(self.G) do
+    if not self.before[k] and (type_of(v) == "poolsh.Pool" or type_of(v) == "poolsh.Stream") then
+      self.made[k] = v
+    end
+  end
+end
+
+-- What the lesson lost: "p was destroyed", "s was replaced", or nil.
+function Session:lost()
+  for k, v in pairs(self.made or {}) do
+    local now = self.G[k]
+    if now ~= v then return k .. " was replaced" end
+    local ok, live = pcall(function() return v.live end)
+    if ok and live == false then return k .. " was destroyed" end
+  end
 end
 
 -- Runs a lesson's setup or a step's start: nil, or the error in one line.
@@ -272,6 +345,7 @@ end
 
 function Session:begin_step()
   self.misses = 0
+  self.stuck_said = false
   self.env.mark = {}
   local st = self.lesson.steps[self.step]
   if st and st.start then
@@ -288,10 +362,15 @@ function Session:record()
   self.save(self.progress)
 end
 
--- The step passed: say so, move on, save.
-function Session:advance()
+-- The step passed (or was skipped without holding: skipped says why, and
+-- the step is not called done): say so, move on, save.
+function Session:advance(skipped)
   local st = self.lesson.steps[self.step]
-  self:say("\u{2713} step %d done%s", self.step, st.done and (": " .. st.done) or "")
+  if skipped then
+    self:say("step %d skipped: it still does not hold (%s)", self.step, skipped)
+  else
+    self:say("\u{2713} step %d done%s", self.step, st.done and (": " .. st.done) or "")
+  end
   if self.step == #self.lesson.steps then
     self.finished = true
     self:record()
@@ -315,8 +394,14 @@ function Session:start()
   local rec = self.progress.lessons[l.name]
   local from = rec and not rec.finished and rec.done + 1 or 1
   if from > #l.steps then from = 1 end
+  self.before = self.before or {}
+  if not self.began then
+    for k in pairs(self.G) do self.before[k] = true end   -- what is not the lesson's
+    self.began = true
+  end
   local e = self:prepare(l.setup)
   if e then error(("lesson %s: setup failed: %s"):format(l.name, e), 0) end
+  self:keep_setup()
   self:say("%s: %s", l.title or l.name, l.summary or "")
   if l.intro then self:say("%s", l.intro) end
   for i = 1, from - 1 do        -- replay what was done before, quietly
@@ -328,7 +413,8 @@ function Session:start()
   end
   self.step = from
   if from > 1 then self:say("resuming at step %d (the steps before were replayed)", from) end
-  self:say("hint() gives a hint, skip() shows the answer and runs it, lesson() shows the step again, check() checks now.")
+  self:say("hint() gives a hint, skip() shows the answer and runs it, lesson() shows the step again, check() checks now,"
+    .. " restart() starts the lesson over.")
   self:begin_step()
   self:show()
   self.fp = fingerprint()
@@ -343,11 +429,13 @@ function Session:after()
   local changed = fp ~= self.fp
   local skipped, checked = self.skipped, self.checked
   self.fp, self.skipped, self.checked = fp, false, false
-  local ok, why, waiting = self:try(self.lesson.steps[self.step].check)
+  local ok, why, waiting, stuck = self:try(self.lesson.steps[self.step].check)
   if ok then return self:advance() end
-  if skipped then
-    self:say("the step still does not hold (%s); moving on", why)
-    return self:advance()
+  if skipped then return self:advance(why) end
+  if stuck then
+    if not self.stuck_said and not checked then self:say("\u{2717} %s", why) end
+    self.stuck_said = true
+    return
   end
   if changed and not waiting and not checked then self:miss(why) end
 end
@@ -362,15 +450,41 @@ end
 --- check(): checks the step now, saying why when it does not hold.
 function Session:check()
   if self.finished then return self:show() end
-  local ok, why = self:try(self.lesson.steps[self.step].check)
+  local ok, why, _, stuck = self:try(self.lesson.steps[self.step].check)
   if ok then return self:advance() end
   self.checked = true
+  if stuck then
+    self.stuck_said = true
+    return self:say("\u{2717} %s", why)
+  end
   self:miss(why)
 end
 
 function Session:hint()
   if self.finished then return self:show() end
   self:say("hint: %s", self.lesson.steps[self.step].hint or "read the step again: lesson()")
+end
+
+--- restart(): starts the lesson over: frees the live buffers in the
+-- globals made since the lesson began, forgets those globals, runs the
+-- setup again and shows step 1 (progress: none of its steps done).
+function Session:restart()
+  local BUFFER = "poolsh.Buffer"
+  for k, v in pairs(self.G) do
+    if not self.before[k] then
+      if type_of(v) == BUFFER and v.live then pcall(v.free, v) end
+      if type(v) == "table" and getmetatable(v) == nil then
+        for _, x in pairs(v) do if type_of(x) == BUFFER and x.live then pcall(x.free, x) end end
+      end
+    end
+  end
+  for k in pairs(self.G) do if not self.before[k] then self.G[k] = nil end end
+  self.finished, self.skipped, self.checked = false, false, false
+  local rec = self.progress.lessons[self.lesson.name]
+  if rec then rec.done = 0 end
+  self:say("restarting lesson %s from step 1", self.lesson.name)
+  self:start()
+  self:record()
 end
 
 --- skip(): shows the step's answer and runs it; the next after() moves
@@ -387,7 +501,7 @@ end
 -- ---- the command's entry -------------------------------------------------------------
 
 --- start(which [, opts]) -> the session of lesson `which` (name or
--- number), started: globals hint(), skip(), lesson(), check() set, the
+-- number), started: globals hint(), skip(), lesson(), check(), restart() set, the
 -- REPL's prompt and after-hook installed.
 function M.start(which, opts)
   local s = M.new(M.load(which), opts)
@@ -397,6 +511,8 @@ function M.start(which, opts)
   G.skip = function() s:skip() end
   G.lesson = function() s:show() end
   G.check = function() s:check() end
+  G.restart = function() s:restart() end
+  for _, k in ipairs { "hint", "skip", "lesson", "check", "restart" } do s.before[k] = true end
   local repl = poolsh.repl
   repl.prompt = s:prompt()
   repl.hooks[#repl.hooks + 1] = function()

@@ -127,6 +127,7 @@ local last = {}          -- pool id -> {reserved, used, pending}
 local last_alloc = 0     -- allocations already reported
 local last_release = 0   -- releases already reported
 local last_counts = {}   -- pool id -> {allocs, reuses} from core.counts()
+local last_collected, last_collected_bytes = 0, 0   -- the collector's frees already reported
 
 -- Each device's access to pool p ("none", "read", "rw"), or nil with one
 -- device: only several devices make access change (docs/multi-gpu.md).
@@ -180,6 +181,7 @@ local function start_from_now()
   last_alloc = select(2, core.recent(math.maxinteger))
   last_release = select(2, core.releases(math.maxinteger))
   last_counts = pool_counts()
+  last_collected, last_collected_bytes = select(2, core.collected(math.maxinteger))
 end
 
 --- watch([on]) -> whether the REPL prints what changed after each
@@ -197,6 +199,7 @@ end
 -- so the next lines show only what comes after.
 function M.reset()
   last, last_alloc, last_release, last_counts = {}, 0, 0, {}
+  last_collected, last_collected_bytes = 0, 0
   if watching then start_from_now() end
 end
 
@@ -232,6 +235,27 @@ function M.reused_words(a)
     parts[i] = ("%s%s (%s)"):format(n, i == 1 and " memory" or "", paint("rule", rules[i]))
   end
   return "reused " .. list(parts)
+end
+
+--- collected_names: how many collected buffers the note names before
+-- "and N more".
+M.collected_names = 8
+
+-- The note for the buffers the collector freed since the last statement
+-- (their memory left `used` then): "collected: b5, b6 (16.00 MiB) — no
+-- variable held them"; nil when it freed none.
+local function collected_note(width)
+  local list, n, bytes = core.collected(last_collected)
+  local count, freed = n - last_collected, bytes - last_collected_bytes
+  last_collected, last_collected_bytes = n, bytes
+  if count <= 0 then return nil end
+  table.sort(list, function(a, b) return a.buffer < b.buffer end)   -- the collector's order is its own
+  local names = {}
+  for i = 1, math.min(#list, M.collected_names) do names[i] = name("buffer", list[i].buffer) end
+  local text = table.concat(names, ", ")
+  if count > #names then text = text .. (" and %d more"):format(count - #names) end
+  return fit({}, { ("  collected: %s (%s) \u{2014} no variable held %s"):format(text, fmt(freed),
+    count == 1 and "it" or "them") }, width, "    ")
 end
 
 -- One line (or more, folded at width) for an allocation: its size and
@@ -370,6 +394,7 @@ function M.lines()
     out[#out + 1] = paint("dim", ("  (and %d earlier releases, not listed: poolsh.summary() counts them)")
                                  :format(missed))
   end
+  for _, l in ipairs(collected_note(width) or {}) do out[#out + 1] = l end
   local allocs, n = core.recent(last_alloc)
   local counts = pool_counts()
   if n - last_alloc > M.alloc_lines then

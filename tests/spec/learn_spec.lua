@@ -93,6 +93,52 @@ describe("a lesson session", function()
     free_all(G)
   end)
 
+  it("a reuse step checks whose memory was reused, not only that some was", function()
+    local s, G, output = session("same_stream")
+    s:start()
+    type_in(s, G, 'a = p:alloc("4 MiB", s)')
+    type_in(s, G, 'poolsh.spin(s, "100 ms"); a:free()')
+    assert.matches("step 3/4", output(), 1, true)
+    -- t takes a's memory; b then reuses t's, by stream order too
+    type_in(s, G, 't = p:alloc("4 MiB", s); t:free(); b = p:alloc("4 MiB", s)')
+    local text = output()
+    assert.matches(" reused the memory of: expected b" .. G.a.id .. ", observed b" .. G.t.id, text, 1, true)
+    assert.is_nil(text:find("step 3 done", 1, true))
+    free_all(G)
+  end)
+
+  it("a step whose buffer the learner dropped says it cannot pass, not that it waits", function()
+    local s, G, output = session("cross_stream")
+    s:start()
+    output()
+    H.drops_buffers("the learner drops the lesson's buffer a")
+    type_in(s, G, "a = nil")
+    assert.matches("\u{2717} this step cannot pass any more (a is no longer a buffer): type restart()",
+      output(), 1, true)
+    s:check()
+    assert.matches("cannot pass any more", output(), 1, true)
+    free_all(G)
+  end)
+
+  it("restart() frees the learner's buffers, forgets their globals and starts at step 1", function()
+    local s, G, output = session("same_stream")
+    s:start()
+    type_in(s, G, 'a = p:alloc("4 MiB", s)')
+    local a, p = G.a, G.p
+    type_in(s, G, 'extra = p:alloc("1 MiB", s)')
+    output()
+    s:restart()
+    assert.matches("restarting lesson same_stream from step 1.*step 1/4", output())
+    assert.is_false(a.live)
+    assert.is_nil(G.a)
+    assert.is_nil(G.extra)
+    assert.are_not.equal(p, G.p)                     -- the setup ran again
+    assert.equal(1, s.step)
+    type_in(s, G, 'a = p:alloc("4 MiB", s)')
+    assert.matches("\u{2713} step 1 done", output(), 1, true)
+    free_all(G)
+  end)
+
   it("waits without a hint while the step is half done", function()
     local s, G, output = session("release_threshold")
     s:start()
@@ -144,15 +190,16 @@ describe("a lesson session", function()
     free_all(G2)
   end)
 
-  it("says a check that cannot run (the lesson's pool destroyed) without a traceback", function()
+  it("says a step cannot pass once the lesson's pool is destroyed, once, without a traceback", function()
     local s, G, output = session("same_stream")
     s:start()
     type_in(s, G, 'a = p:alloc("4 MiB", s)')
     output()
     type_in(s, G, "a:free(); p:destroy()")
     local text = output()
-    assert.matches("\u{2717} the check could not run %(attempt to use a destroyed poolsh%.Pool %(p%d+%)%): "
-      .. "were the lesson's objects changed%?", text)
+    assert.matches("\u{2717} this step cannot pass any more (p was destroyed): type restart()", text, 1, true)
+    type_in(s, G, "x = poolsh.pool{}")
+    assert.equal("", output())                           -- said once per step
     assert.is_nil(text:find("traceback", 1, true))
     assert.is_nil(text:find("learn.lua:", 1, true))
     G.s:sync()
@@ -353,6 +400,40 @@ describe("poolsh learn in a terminal", function()
     send("C-d")
     assert.equal("0\n", (ended()))
     assert.matches('"done":3', read(run.state))
+  end)
+
+  -- a's free done, then a collected buffer's free pending in a's range: p's
+  -- pending total is 4 MiB, but a's own free is not pending any more
+  local NOT_A = 'poolsh.spin(s, "100 ms"); a:free(); s:sync(); poolsh.spin(s, "100 ms"); '
+    .. 't = p:alloc("4 MiB", s); t = nil; collectgarbage(); collectgarbage()'
+
+  it("checks a's own free, not p's pending total; says the step cannot pass; restart() starts over", function()
+    start("same_stream")
+    line('a = p:alloc("4 MiB", s)', "\u{2713} step 1 done")
+    line(NOT_A, "collected: b2 (4.00 MiB)")
+    assert.truthy(wait_for("\u{2717} this step cannot pass any more (a's free is no longer pending: it completed"
+      .. " or its memory was reused): type restart()", true), screen())
+    assert.is_nil(screen():find("step 2 done", 1, true))
+    assert.truthy(wait_for("learn 2/4> ", true), screen())
+    line("restart()", "restarting lesson same_stream from step 1")
+    assert.truthy(wait_for("restarting lesson same_stream from step 1.*learn 1/4> "), screen())
+    line("print('a is ' .. tostring(a))", "a is nil")           -- the learner's objects are gone
+    line('a = p:alloc("4 MiB", s)', "\u{2713} step 1 done")
+    line('poolsh.spin(s, "100 ms"); a:free()', "\u{2713} step 2 done")
+    send("C-d")
+    assert.equal("0\n", (ended()))
+    assert.matches('"done":2', read(run.state))
+  end)
+
+  it("skip() of a step that still does not hold says so, never done", function()
+    start("same_stream")
+    line('a = p:alloc("4 MiB", s)', "\u{2713} step 1 done")
+    line("a:free(); s:sync()", "\u{2717}")                      -- a's free is done: step 2 cannot hold
+    line("skip()", "step 2 skipped: it still does not hold")
+    assert.truthy(wait_for("learn 3/4> ", true), screen())
+    assert.is_nil(screen():find("step 2 done", 1, true))
+    local text = screen()
+    assert.is_nil(text:find("\u{2713}", text:find("learn 2/4> skip()", 1, true), true), text)
   end)
 
   it("finishes a lesson, names the next, and gives the prompt back", function()

@@ -36,6 +36,39 @@ describe("the live view", function()
     assert.matches(p.name .. "  destroyed", joined(live.lines()), 1, true)
   end)
 
+  it("announces the buffers the collector freed, after the statement it freed them in", function()
+    H.drops_buffers("it tests the live view's note on buffers the collector frees")
+    local s = poolsh.stream()
+    local p = poolsh.pool { release_threshold = "max" }
+    local keep = p:alloc("1 MiB", s)
+    poolsh.watch(true)
+    do
+      local x, y = p:alloc("4 MiB", s), p:alloc("12 MiB", s)
+      x, y = nil, nil
+    end
+    collectgarbage(); collectgarbage()
+    local lines = joined(live.lines())
+    assert.matches("collected: b%d+, b%d+ %(16%.00 MiB%) \u{2014} no variable held them", lines)
+    assert.matches("used 1.00 MiB", lines, 1, true)
+    assert.same({}, live.lines())                    -- said once
+    do local z <close> = p:alloc("2 MiB", s) end     -- a scope's end is not the collector
+    collectgarbage()
+    assert.is_nil(joined(live.lines()):find("collected:", 1, true))
+    do local z = p:alloc("2 MiB", s) end
+    collectgarbage(); collectgarbage()
+    assert.matches("collected: b%d+ %(2%.00 MiB%) \u{2014} no variable held it", joined(live.lines()))
+    local before = select(3, poolsh.core.collected(math.maxinteger))
+    local many = {}
+    for i = 1, 70 do many[i] = p:alloc("1 MiB", s) end
+    live.lines()
+    many = nil
+    collectgarbage(); collectgarbage()
+    lines = joined(live.lines()):gsub("\n%s+", " ")   -- more than the ring holds: counted, bytes whole
+    assert.matches("collected: b%d+, .- and 62 more %(70%.00 MiB%)", lines)
+    assert.equal(before + 70 * H.MiB, select(3, poolsh.core.collected(math.maxinteger)))
+    keep:free(); s:sync()
+  end)
+
   it("names every buffer a reuse took memory from, with each rule when they differ", function()
     local w = live.reused_words
     local function src(...)

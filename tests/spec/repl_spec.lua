@@ -112,6 +112,18 @@ describe("the REPL", function()
     assert.is_nil(screen():match("b3 1%.00 MiB"))
   end)
 
+  it("announces buffers the collector freed under the statement that freed them", function()
+    start()
+    line("s = poolsh.stream(); p = poolsh.pool{release_threshold = 'max'}")
+    line("x = p:alloc('4 MiB', s); y = p:alloc('12 MiB', s)")
+    line("x, y = nil, nil")
+    assert.is_nil(screen():find("collected:", 1, true))        -- nothing freed yet
+    send("collectgarbage(); collectgarbage()", "Enter")
+    assert.truthy(wait_for("used 0 B %(%-16%.00 MiB%)") or wait_for("used 0 B %(.-%-16%.00 MiB"),
+      screen())
+    assert.truthy(wait_for("collected: b1, b2 %(16%.00 MiB%) \u{2014} no variable held them"), screen())
+  end)
+
   it("runs multi-line input", function()
     start()
     send("for i = 1, 3 do", "Enter")

@@ -8,7 +8,8 @@ usage: poolsh [--backend=cuda|sim] learn [LESSON]
 Without LESSON, lists the lessons and your progress. With a lesson's name
 or number, starts it (or resumes where you left it) in the REPL: the
 lesson shows a step, you type statements, it checks their effect on the
-pools. hint(), skip(), lesson() and check() help; Ctrl-D leaves. --reset
+pools. hint(), skip(), lesson(), check() and restart() help; Ctrl-D
+leaves. --reset
 forgets all progress. Progress is kept in $POOLSH_LEARN_STATE, else
 $XDG_STATE_HOME/poolsh/learn.json (~/.local/state/poolsh/learn.json).]]
 

@@ -58,7 +58,7 @@ return {
       solution = 'c:free(); s:sync(); p:trim(0)',
       start = function(env) env.mark.trims = env.counts(env.G.p).releases.trim or 0 end,
       check = function(env, expect)
-        env.need(env.G.c and not env.G.c.live, "c:free()")
+        env.freed("c")
         env.need(env.stats(env.G.p).pending == 0, "s:sync()")
         env.need((env.counts(env.G.p).releases.trim or 0) > env.mark.trims or env.stats(env.G.p).reserved == 0,
           "p:trim(0)")

@@ -31,9 +31,11 @@ return {
       hint = "poolsh.spin(s, \"100 ms\"); a:free()   -- no s:sync()",
       solution = 'poolsh.spin(s, "100 ms"); a:free()',
       check = function(env, expect)
-        local a = env.G.a
-        env.need(a and a.live == false, "a:free()")
-        expect.at_least(env.stats(env.G.p).pending, MiB4, "p's pending bytes")
+        local a = env.freed("a")
+        -- a's own block, not p's totals (a collected buffer's free counts there too)
+        local pending = env.pending_bytes(a)
+        env.stuck(pending == 0, "a's free is no longer pending: it completed or its memory was reused")
+        expect.equal(pending, a.size, "a's pending bytes")
       end,
       done = "used dropped at once; the 4 MiB are pending until the GPU runs the free",
     },
@@ -42,7 +44,9 @@ return {
       hint = "b = p:alloc(\"4 MiB\", s) -- on the same stream s; a sync in between would hide the point",
       solution = 'b = p:alloc("4 MiB", s)',
       check = function(env, expect)
-        expect.reused(env.get("b", "poolsh.Buffer"), "stream order")
+        local b = env.get("b", "poolsh.Buffer")
+        expect.reused(b, "stream order")
+        expect.reused_from(b, env.G.a)
       end,
       done = "reused by stream order: work on s runs after the free, so the block is safe for s",
     },

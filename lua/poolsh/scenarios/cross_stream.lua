@@ -34,6 +34,7 @@ return {
     s2:wait(e)
     b = p:alloc(SIZE, s2)
     expect.reused(b, "event dependency")
+    expect.equal(b.reused_from, a.id, "the buffer whose memory b reused")
     reset(b)
 
     step("free on s1, let the GPU finish it (host sleeps 100 ms), allocate on s2", "reused opportunistically: the driver sees the free done")
@@ -42,6 +43,7 @@ return {
     poolsh.sleep(SPIN)
     b = p:alloc(SIZE, s2)
     expect.reused(b, "opportunistic")
+    expect.equal(b.reused_from, a.id, "the buffer whose memory b reused")
     reset(b)
 
     step("the same with opportunistic = false", "not reused: no sync, no event, so no known order")
@@ -59,6 +61,7 @@ return {
     s1:sync()
     b = p:alloc(SIZE, s2)
     expect.reused(b, "host synchronisation")
+    expect.equal(b.reused_from, a.id, "the buffer whose memory b reused")
     reset(b)
   end,
 }

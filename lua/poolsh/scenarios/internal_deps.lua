@@ -24,6 +24,7 @@ return {
     x:free()
     local z = p:alloc("16 MiB", s2)
     expect.reused(z, "internal dependency")
+    expect.equal(z.reused_from, x.id, "the buffer whose memory z reused")
     expect.equal(s2:query(), false, "s2 idle")
 
     step("synchronise s2", "the host waits for s1's work: the hidden cost")

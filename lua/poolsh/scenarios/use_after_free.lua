@@ -34,6 +34,7 @@ return {
     local b = p:alloc(SIZE, s1)
     poolsh.fill(b, NEW, s1)
     expect.reused(b, "stream order")
+    expect.equal(b.reused_from, a.id, "the buffer whose memory b reused")
 
     step("wait for s2, then verify b holds 0x11", "s2's late write landed on b: verify reports the first wrong byte")
     s2:sync()

@@ -249,6 +249,27 @@ int lstat64(const char *path, struct stat64 *st) {
     assert.are.equal("700", mode_of(d))
   end)
 
+  it("are named by the whole string: a NUL byte in a name is refused, not cut there", function()
+    local d = tmpdir()
+    local env = "timeout 10 env XDG_RUNTIME_DIR=" .. d   -- serve cut at the NUL served forever
+    local o, e, code = H.poolsh_cmd("--backend=sim -e " .. H.quote(
+      "local p = poolsh.pool{ipc = true} " ..
+      "print(pcall(function() return p:export('pool\\0x') end)) " ..
+      "print(pcall(function() return p:export('" .. d .. "/s\\0x') end)) " ..
+      "print(pcall(poolsh.import_pool, 'pool\\0x', 0.1)) " ..
+      "print(pcall(poolsh.connect, 'peer\\0x', 0.1)) " ..
+      "print(pcall(poolsh.serve, 'peer\\0x'))"), env)
+    assert.are.equal(0, code, e)
+    assert.are.equal(
+      "false\t(command line):1: bad argument #1 to 'export' (the socket path holds a NUL byte)\n" ..
+      "false\t(command line):1: bad argument #1 to 'export' (the socket path holds a NUL byte)\n" ..
+      "false\tbad argument #1 to 'poolsh.import_pool' (the socket path holds a NUL byte)\n" ..
+      "false\tbad argument #1 to 'poolsh.connect' (the socket path holds a NUL byte)\n" ..
+      "false\tbad argument #1 to 'poolsh.serve' (the socket path holds a NUL byte)\n", o)
+    assert.falsy(exists(d .. "/poolsh/pool"))
+    assert.falsy(exists(d .. "/s"))
+  end)
+
   it("given a bare name, live in a private 0700 directory", function()
     local d = tmpdir()
     local env = "env XDG_RUNTIME_DIR=" .. d

@@ -239,6 +239,15 @@ uint64_t ps_fieldsize(lua_State *L, int t, const char *key, const char *what, ui
   return n;
 }
 
+/* A socket name or path at arg: the whole Lua string, or an argument
+ * error when it holds a NUL byte (C would cut it there: another path). */
+const char *ps_checksockpath(lua_State *L, int arg) {
+  size_t len;
+  const char *s = luaL_checklstring(L, arg, &len);
+  if (strlen(s) != len) luaL_argerror(L, arg, "the socket path holds a NUL byte");
+  return s;
+}
+
 /* A duration in ms: a number, or a string with units ("200 us"). */
 double ps_checkduration(lua_State *L, int arg) {
   lua_Number ms = 0;

@@ -245,7 +245,7 @@ static int pool_gc(lua_State *L) {
  * Unix-domain socket at path until p is destroyed or poolsh closes. */
 static int pool_export(lua_State *L) {
   ps_poolud *p = ps_checkpool(L, 1);
-  const char *path = luaL_checkstring(L, 2);
+  const char *path = ps_checksockpath(L, 2);
   ps_ctx *c = ps_context(L);
   if (p->imported)
     return luaL_error(L, "p%d is imported: only its exporter can export it", p->id);
@@ -270,7 +270,7 @@ static int pool_export(lua_State *L) {
 /* poolsh.import_pool(path [, timeout_ms]) -> the Pool another poolsh
  * process serves at path (p:export). */
 static int pool_import(lua_State *L) {
-  const char *path = luaL_checkstring(L, 1);
+  const char *path = ps_checksockpath(L, 1);
   double timeout = lua_isnoneornil(L, 2) ? 10000 : ps_checkduration(L, 2);
   ps_ctx *c = ps_context(L);
   ps_poolud *p = new_poolud(L);

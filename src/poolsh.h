@@ -169,6 +169,7 @@ int ps_todevice(lua_State *L, int idx, const char *what);
 const char *ps_shown(lua_State *L, int idx);
 uint64_t ps_fieldsize(lua_State *L, int t, const char *key, const char *what, uint64_t def);
 double ps_checkduration(lua_State *L, int arg);
+const char *ps_checksockpath(lua_State *L, int arg);
 const char *ps_fmtsize(char *out, size_t n, uint64_t bytes);
 void ps_checkoptions(lua_State *L, int arg, const char *what,
                      const char *const allowed[]);

@@ -1078,7 +1078,7 @@ static int process_spawn(lua_State *L) {
  * (default: no limit) or an interrupt. A server of another uid (not root)
  * is refused before anything is sent. */
 static int process_connect(lua_State *L) {
-  const char *name = luaL_checkstring(L, 1);
+  const char *name = ps_checksockpath(L, 1);
   double deadline = optdeadline(L, 2);
   char path[PS_USOCK_PATH_MAX], err[320];
   if (ps_usock_resolve(name, 0, path, err, sizeof err) != PS_USOCK_OK)
@@ -1312,7 +1312,7 @@ static int process_serve(lua_State *L) {
     serve_channel(L, lua_gettop(L));
     return 0;
   }
-  const char *name = luaL_checkstring(L, 1);
+  const char *name = ps_checksockpath(L, 1);
   char path[PS_USOCK_PATH_MAX], err[320];
   if (ps_usock_resolve(name, 1, path, err, sizeof err) != PS_USOCK_OK)
     return luaL_error(L, "poolsh.serve: %s", err);

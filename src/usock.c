@@ -138,10 +138,11 @@ int ps_usock_listen(ps_usock_listener *l, const char *path, int backlog, char *e
     snprintf(err, n, "cannot make a socket for %s: %s", path, strerror(errno));
     return PS_USOCK_FAILED;
   }
-  /* The mode a socket file gets comes from the umask: bind under 077 (the
-   * file is then srwx------ from the start), then 0600 once we know the
-   * path is still the socket we bound. */
-  mode_t old = umask(077);
+  /* The mode a socket file gets comes from the umask: bind under 0177, so
+   * the file is srw------- from the start. Nothing after the bind goes by
+   * the path again (a chmod would follow a symlink another user swapped in
+   * after the lstat below, in a directory both may write). */
+  mode_t old = umask(0177);
   int b = bind(fd, (struct sockaddr *)&a, sizeof a);
   int e = errno;
   umask(old);
@@ -158,7 +159,7 @@ int ps_usock_listen(ps_usock_listener *l, const char *path, int backlog, char *e
   l->dev = st.st_dev, l->ino = st.st_ino;
   memcpy(l->path, path, strlen(path) + 1);
   l->fd = fd;
-  if (chmod(path, 0600) != 0 || listen(fd, backlog) != 0) {
+  if (listen(fd, backlog) != 0) {
     snprintf(err, n, "cannot listen on %s: %s", path, strerror(errno));
     ps_usock_close(l);
     return PS_USOCK_FAILED;

@@ -196,6 +196,80 @@ describe("socket files", function()
     assert.are.equal("keep", H.slurp_or(psock))
   end)
 
+  it("are never followed after binding: a symlink swapped in after the check is not chmod-ed", function()
+    -- The other user wins the race between poolsh's lstat of the socket it
+    -- just bound and what it does next with the path (in a directory both
+    -- may write): an LD_PRELOAD shim moves the socket aside right after
+    -- that lstat and leaves a symlink to a victim file in its place.
+    local d = tmpdir()
+    local shim = d .. "/swap.so"
+    local src = assert(io.open(d .. "/swap.c", "w"))
+    src:write([[
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+static int swap(const char *path, int r, mode_t mode) {
+  static int done;
+  const char *p = getenv("SWAP_PATH"), *t = getenv("SWAP_TARGET");
+  if (!done && r == 0 && S_ISSOCK(mode) && p && t && strcmp(path, p) == 0) {
+    char aside[4096];
+    done = 1;
+    snprintf(aside, sizeof aside, "%s.aside", p);
+    if (rename(p, aside) == 0 && symlink(t, p) != 0) rename(aside, p);
+  }
+  return r;
+}
+int lstat(const char *path, struct stat *st) {
+  int (*real)(const char *, struct stat *) = (int (*)(const char *, struct stat *))dlsym(RTLD_NEXT, "lstat");
+  int r = real(path, st);
+  return swap(path, r, st->st_mode);
+}
+int lstat64(const char *path, struct stat64 *st) {
+  int (*real)(const char *, struct stat64 *) = (int (*)(const char *, struct stat64 *))dlsym(RTLD_NEXT, "lstat64");
+  int r = real(path, st);
+  return swap(path, r, st->st_mode);
+}
+]])
+    src:close()
+    local _, e, code = H.sh("cc -shared -fPIC -o " .. H.quote(shim) .. " " .. H.quote(d .. "/swap.c") .. " -ldl")
+    assert.are.equal(0, code, e)
+    local victim = d .. "/victim"
+    local f = assert(io.open(victim, "w"))
+    f:write("a file of root's that others read") f:close()
+    os.execute("chmod 0644 " .. victim)
+    local sock, errf = d .. "/s.sock", d .. "/err"
+    serve(sock, errf, ("env LD_PRELOAD=%s SWAP_PATH=%s SWAP_TARGET=%s"):format(H.quote(shim), H.quote(sock),
+      H.quote(victim)))
+    assert.truthy(exists(sock .. ".aside"), "the shim did not swap the socket: " .. H.slurp_or(errf))
+    assert.are.equal("644", mode_of(victim))
+    assert.are.equal("700", mode_of(d))
+  end)
+
+  it("are named by the whole string: a NUL byte in a name is refused, not cut there", function()
+    local d = tmpdir()
+    local env = "timeout 10 env XDG_RUNTIME_DIR=" .. d   -- serve cut at the NUL served forever
+    local o, e, code = H.poolsh_cmd("--backend=sim -e " .. H.quote(
+      "local p = poolsh.pool{ipc = true} " ..
+      "print(pcall(function() return p:export('pool\\0x') end)) " ..
+      "print(pcall(function() return p:export('" .. d .. "/s\\0x') end)) " ..
+      "print(pcall(poolsh.import_pool, 'pool\\0x', 0.1)) " ..
+      "print(pcall(poolsh.connect, 'peer\\0x', 0.1)) " ..
+      "print(pcall(poolsh.serve, 'peer\\0x'))"), env)
+    assert.are.equal(0, code, e)
+    assert.are.equal(
+      "false\t(command line):1: bad argument #1 to 'export' (the socket path holds a NUL byte)\n" ..
+      "false\t(command line):1: bad argument #1 to 'export' (the socket path holds a NUL byte)\n" ..
+      "false\tbad argument #1 to 'poolsh.import_pool' (the socket path holds a NUL byte)\n" ..
+      "false\tbad argument #1 to 'poolsh.connect' (the socket path holds a NUL byte)\n" ..
+      "false\tbad argument #1 to 'poolsh.serve' (the socket path holds a NUL byte)\n", o)
+    assert.falsy(exists(d .. "/poolsh/pool"))
+    assert.falsy(exists(d .. "/s"))
+  end)
+
   it("given a bare name, live in a private 0700 directory", function()
     local d = tmpdir()
     local env = "env XDG_RUNTIME_DIR=" .. d

@@ -425,3 +425,30 @@ describe("golden statements", function()
     assert.is_nil(statements.parse_size("12 parsecs"))
   end)
 end)
+
+describe("golden statements' reuse rules", function()
+  local statements = require "poolsh.golden.statements"
+
+  local function rec_with(pool_step, rule, src_stream)
+    return { scenario = "x", steps = {
+      { step = pool_step },
+      { step = "b1 = p1:alloc(16 MiB, s1)", offset = 0, fresh = true },
+      { step = "b1:free()" },
+      { step = "b2 = p1:alloc(16 MiB, s2)", offset = 0,
+        sources = { { buffer = "b1", bytes = 16 * H.MiB, rule = rule, stream = src_stream } } },
+    } }
+  end
+
+  it("hold a rule to the pool's settings and a stream-order reuse to its stream", function()
+    local text = table.concat(statements.report(statements.check(rec_with(
+      "p1 = pool{follow_event_dependencies = false, opportunistic = true}", "event dependency", "s1"))), "\n")
+    assert.matches("step 4 %(b2 = p1:alloc%(16 MiB, s2%)%): poolsh says b2 reused b1's memory by event dependency, "
+      .. "but the pool was made with follow_event_dependencies = false", text)
+    text = table.concat(statements.report(statements.check(rec_with(
+      "p1 = pool{release_threshold = max}", "stream order", "s1"))), "\n")
+    assert.matches("poolsh says b2 %(on s2%) reused b1's memory by stream order, but that free was queued on s1", text)
+    assert.same({}, statements.check(rec_with("p1 = pool{follow_event_dependencies = false, opportunistic = true}",
+      "opportunistic", "s1")))
+    assert.same({}, statements.check(rec_with("p1 = pool{}", "event dependency", "s1")))
+  end)
+end)

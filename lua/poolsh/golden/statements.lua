@@ -11,13 +11,17 @@ local M = {}
 -- Blocks occupy their size rounded up to this (CUDA pools' alignment).
 M.align = 512
 
+-- Records of more steps are not checked (the work grows with the square
+-- of the steps; the scenarios have fewer than 100).
+M.max_steps = 4000
+
 local UNIT = { B = 1, KiB = 1 << 10, MiB = 1 << 20, GiB = 1 << 30 }
 
 --- The bytes of a size label ("32 MiB + 1 B"), or nil.
 local function parse_size(text)
   local n = 0
   for part in (text .. " + "):gmatch("(.-) %+ ") do
-    local q, u = part:match("^(%d+) (%a+)$")
+    local q, u = part:match("^(%d%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?) (%a+)$")   -- at most 12 digits
     if not q or not UNIT[u] then return nil end
     n = n + tonumber(q) * UNIT[u]
   end
@@ -34,7 +38,15 @@ local function range(lo, hi) return ("[+%s, +%s)"):format(label.size(lo), label.
 --- One pool's picture: buffers by name {lo, hi, live} and the freed
 -- ranges not yet taken, {owner, lo, hi, certain} (certain: not possibly
 -- released to the driver since the free).
-local function new_pool() return { freed = {}, reserved = nil } end
+local function new_pool() return { freed = {}, reserved = nil, settings = {} } end
+
+--- The settings in a pool's creation step ("p1 = pool{a = 1, b = x}"),
+-- as the runner writes them: name -> value text.
+local function settings_of(text)
+  local t = {}
+  for k, v in (text or ""):gmatch("([%w_]+) = ([^,}]*)") do t[k] = v end
+  return t
+end
 
 --- Takes [lo, hi) out of pool's freed ranges; returns per owner the bytes
 -- taken, {certain = n, maybe = n}.
@@ -56,6 +68,24 @@ local function consume(pool, lo, hi)
   return taken
 end
 
+-- The pool setting each reuse rule needs (a rule the pool turned off
+-- cannot be why it reused memory).
+local RULE_SETTING = { ["event dependency"] = "follow_event_dependencies",
+                       ["opportunistic"] = "opportunistic",
+                       ["internal dependency"] = "internal_dependencies" }
+
+--- Checks a source's rule against the pool's settings and the streams.
+local function check_rule(e, name, stream, settings, fail)
+  local need = RULE_SETTING[e.rule]
+  if need and settings[need] == "false" then
+    fail(("poolsh says %s reused %s's memory by %s, but the pool was made with %s = false"):format(
+      name, e.buffer, e.rule, need))
+  elseif e.rule == "stream order" and stream and type(e.stream) == "string" and e.stream ~= stream then
+    fail(("poolsh says %s (on %s) reused %s's memory by stream order, but that free was queued on %s"):format(
+      name, stream, e.buffer, e.stream))
+  end
+end
+
 --- Checks an allocation's statements against what it took (taken).
 local function check_alloc(obs, name, buf, taken, fail)
   local where = ("%s at %s"):format(name, range(buf.lo, buf.hi))
@@ -70,12 +100,15 @@ local function check_alloc(obs, name, buf, taken, fail)
   end
   local named, more = {}, false
   for _, e in ipairs(obs.sources) do
-    if e.more then
+    if type(e) ~= "table" then
+      fail(("%s: a source that is not a table"):format(name))
+    elseif e.more then
       more = true
     elseif type(e.buffer) ~= "string" or math.type(e.bytes) ~= "integer" then
       fail(("%s: a source without a buffer name and a byte count"):format(name))
     else
       named[e.buffer] = true
+      check_rule(e, name, buf.stream, buf.settings, fail)
       local t = taken[e.buffer]
       local got = t and (t.certain + t.maybe) or 0
       if got == 0 then
@@ -102,7 +135,8 @@ local function check_extents(list, pname, pool, buffers, counters, fail)
   local pending = 0
   local seen = {}
   for _, x in ipairs(list) do
-    if math.type(x.offset) ~= "integer" or math.type(x.size) ~= "integer" then
+    if type(x) ~= "table" or math.type(x.offset) ~= "integer" or math.type(x.size) ~= "integer"
+        or x.size < 0 or x.offset > math.maxinteger - x.size then
       fail(("%s: an extent without an integer offset and size"):format(pname)); return
     end
     if prev and prev.offset + prev.size > x.offset then
@@ -159,17 +193,31 @@ end
 function M.check(rec)
   local problems = {}
   local pools, buffers = {}, {}
+  if type(rec.steps) == "table" and #rec.steps > M.max_steps then
+    return { { step = M.max_steps + 1, name = "(record)", message = ("%d steps: statements are checked in records of at most %d")
+      :format(#rec.steps, M.max_steps) } }
+  end
   for i, obs in ipairs(rec.steps or {}) do
+    if type(obs) ~= "table" then break end
     local function fail(msg) problems[#problems + 1] = { step = i, name = obs.step, message = msg } end
-    local sname = obs.step or ""
+    local sname = type(obs.step) == "string" and obs.step or ""
+    local made, opts = sname:match("^([%w_]+) = pool(%b{})$")
+    if made and not obs.error then
+      pools[made] = new_pool()
+      pools[made].settings = settings_of(opts)
+    end
+    local set_pool, field, value = sname:match("^([%w_]+)%.([%w_]+) = (%S+)$")
+    if set_pool and pools[set_pool] and not obs.error then pools[set_pool].settings[field] = value end
+    local stream = sname:match("^b%d+ = [%w_]+:alloc%(.-, ([%w_]+)%)$")
     local bname, pname, size = sname:match("^(b%d+) = ([%w_]+):alloc%((.-), [%w_]+%)$")
     if not bname then bname, pname, size = sname:match("^(b%d+) = ([%w_]+):alloc%((.-)%)$") end
     local freed = sname:match("^(b%d+):free%(")
     if bname and not obs.error and math.type(obs.offset) == "integer" then
       local bytes = parse_size(size)
-      if bytes then
+      if bytes and math.abs(obs.offset) < 1 << 60 then
         pools[pname] = pools[pname] or new_pool()
-        local b = { pool = pname, lo = obs.offset, hi = obs.offset + round(bytes), size = bytes, live = true }
+        local b = { pool = pname, lo = obs.offset, hi = obs.offset + round(bytes), size = bytes, live = true,
+                    stream = stream or "default", settings = pools[pname].settings }
         buffers[bname] = b
         local taken = consume(pools[pname], b.lo, b.hi)
         if obs.fresh or type(obs.sources) == "table" then check_alloc(obs, bname, b, taken, fail) end

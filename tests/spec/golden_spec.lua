@@ -279,3 +279,176 @@ describe("golden compare", function()
     assert.equals("250 us", label.duration(0.25))
   end)
 end)
+
+describe("golden statements", function()
+  local statements = require "poolsh.golden.statements"
+
+  local function files(dir)
+    local p = io.popen("find " .. H.quote(dir) .. " -type f -name '*.lua' 2>/dev/null | LC_ALL=C sort")
+    local t = {}
+    for l in p:lines() do t[#t + 1] = l end
+    p:close()
+    return t
+  end
+
+  local function step_of(rec, name)
+    for i, s in ipairs(rec.steps) do if s.step == name then return s, i end end
+    error("no step " .. name)
+  end
+
+  -- The messages of rec's failing statements, joined.
+  local function failures(rec)
+    local lines = statements.report(statements.check(rec))
+    return table.concat(lines, "\n"), #lines
+  end
+
+  local function two_frees()
+    return assert(format.read("tests/data/golden-sim/statements_two_frees.lua"))
+  end
+
+  it("hold in every committed recording, GPU ones included", function()
+    local all = files("tests/golden")
+    for _, f in ipairs(files("tests/data/golden-sim")) do all[#all + 1] = f end
+    assert.is_true(#all >= 7)
+    local with = 0
+    for _, f in ipairs(all) do
+      local rec = assert(format.read(f))
+      local text, n = failures(rec)
+      assert(n == 0, f .. ":\n" .. text)
+      if compare.has_statements(rec) then with = with + 1 end
+    end
+    assert.is_true(with >= 3)
+  end)
+
+  it("are recorded: b3 names b1's and b2's bytes, b4 b2's, with extents", function()
+    local rec = two_frees()
+    local b3 = step_of(rec, "b3 = p1:alloc(40 MiB, s1)")
+    assert.same({ { buffer = "b1", bytes = 16 * H.MiB, rule = "stream order", stream = "s1" },
+                  { buffer = "b2", bytes = 24 * H.MiB, rule = "stream order", stream = "s1" } }, b3.sources)
+    assert.is_nil(b3.fresh)
+    local b4 = step_of(rec, "b4 = p1:alloc(8 MiB, s1)")
+    assert.same({ { buffer = "b2", bytes = 8 * H.MiB, rule = "stream order", stream = "s1" } }, b4.sources)
+    assert.equals(3, #b4.extents.p1)
+    assert.is_true(step_of(rec, "b1 = p1:alloc(16 MiB, s1)").fresh)
+    local cross = assert(format.read("tests/data/golden-sim/statements_cross_stream.lua"))
+    assert.equals("b1's free is pending on s1, and s2 has no event dependency on it",
+      step_of(cross, "b2 = p1:alloc(16 MiB, s2)").why_fresh)
+  end)
+
+  it("catch a claim of reuse from a buffer the block does not overlap", function()
+    local rec = two_frees()
+    step_of(rec, "b4 = p1:alloc(8 MiB, s1)").sources[1].buffer = "b1"
+    local text = failures(rec)
+    assert.matches("step 9 %(b4 = p1:alloc%(8 MiB, s1%)%): poolsh says b4 reused b1's memory %(8388608 %(8 MiB%)%), "
+      .. "but b4 at %[%+40 MiB, %+48 MiB%) overlaps no freed range of b1", text)
+    assert.matches("poolsh names b4's sources without b2, but b4 at %[%+40 MiB, %+48 MiB%) overlaps b2's freed range by 8388608", text)
+  end)
+
+  it("catch issue 18's reuse statements: one source for two, wrong bytes", function()
+    local rec = two_frees()
+    local b3 = step_of(rec, "b3 = p1:alloc(40 MiB, s1)")
+    table.remove(b3.sources, 2)
+    local text, n = failures(rec)
+    assert.equals(1, n)
+    assert.matches("poolsh names b3's sources without b2, but b3 at %[%+0 B, %+40 MiB%) overlaps b2's freed range by 25165824", text)
+    rec = two_frees()
+    step_of(rec, "b3 = p1:alloc(40 MiB, s1)").sources[2].bytes = 40 * H.MiB
+    text = failures(rec)
+    assert.matches("poolsh says b3 took 41943040 %(40 MiB%) of b2's freed bytes, but b3 at %[%+0 B, %+40 MiB%) overlaps 25165824 %(24 MiB%) of them", text)
+  end)
+
+  it("catch fresh memory claimed over a freed range", function()
+    local rec = two_frees()
+    local b4 = step_of(rec, "b4 = p1:alloc(8 MiB, s1)")
+    b4.sources, b4.fresh = nil, true
+    b4.why_fresh = "b2's block was reusable, but the pool placed the allocation elsewhere"
+    local text, n = failures(rec)
+    assert.equals(1, n)
+    assert.matches("poolsh says b4 took fresh memory, but b4 at %[%+40 MiB, %+48 MiB%) overlaps b2's freed range by 8388608 %(8 MiB%)", text)
+  end)
+
+  it("catch pending bytes the driver's counters leave no room for", function()
+    local rec = two_frees()
+    local s, i = step_of(rec, "b4:free()")
+    s.pools.p1.pending = s.pools.p1.pending + 40 * H.MiB
+    local text = failures(rec)
+    assert.matches(("step %d %%(b4:free%%(%%)%%): p1: poolsh says 100663296 %%(96 MiB%%) pending, but the driver's used 0 %%(0 B%%) "
+      .. "and reserved 67108864 %%(64 MiB%%) leave only 67108864 %%(64 MiB%%)"):format(i), text)
+    assert.matches("its pending counter says", text)
+  end)
+
+  it("catch extents that overlap or disagree with the recorded offsets", function()
+    local rec = two_frees()
+    local x = step_of(rec, "b4 = p1:alloc(8 MiB, s1)").extents.p1
+    x[3].offset = x[3].offset - H.MiB
+    local text = failures(rec)
+    assert.matches("p1: extents overlap: b4's %[%+40 MiB, %+48 MiB%) and b2's %[%+47 MiB, %+55 MiB%)", text)
+    rec = two_frees()
+    x = step_of(rec, "b4 = p1:alloc(8 MiB, s1)").extents.p1
+    x[2].offset = x[2].offset + 2 * H.MiB
+    text = failures(rec)
+    assert.matches("p1: the ledger shows b4 live at %[%+42 MiB, %+50 MiB%), but it was allocated at %[%+40 MiB, %+48 MiB%)", text)
+    rec = two_frees()
+    table.remove(step_of(rec, "b3 = p1:alloc(40 MiB, s1)").extents.p1, 1)
+    text = failures(rec)
+    assert.matches("p1: b3 is live at %[%+0 B, %+40 MiB%), but the ledger's extents do not show it", text)
+  end)
+
+  it("fail golden check with the step and the two facts, exit 1", function()
+    local dir = tmpdir()
+    local rec = two_frees()
+    local b4 = step_of(rec, "b4 = p1:alloc(8 MiB, s1)")
+    b4.sources, b4.fresh = nil, true
+    format.write(dir .. "/forged.lua", rec)
+    local out, _, code = golden("check", dir)
+    assert.equals(1, code)
+    assert.matches("statements_two_frees %(.-%): 15/16 steps agree, 1 statements fail", out)
+    assert.matches("statement fails at step 9 %(b4 = p1:alloc%(8 MiB, s1%)%): poolsh says b4 took fresh memory, "
+      .. "but b4 at %[%+40 MiB, %+48 MiB%) overlaps b2's freed range", out)
+    assert.matches("0/1 golden files agree", out)
+    os.execute("rm -rf " .. H.quote(dir))
+  end)
+
+  it("are not asked of a recording that predates them", function()
+    local old = { steps = { { step = "b1 = p1:alloc(1 KiB, s1)", offset = 0 } } }
+    local new = { steps = { { step = "b1 = p1:alloc(1 KiB, s1)", offset = 0, fresh = true } } }
+    assert.same({ agree = 1, total = 1 }, compare.records(old, new))
+    local r = compare.records(new, { steps = { { step = "b1 = p1:alloc(1 KiB, s1)", offset = 0 } } })
+    assert.equals(1, r.first)
+    assert.same({ { path = "fresh", a = true } }, r.diffs)
+  end)
+
+  it("parse the runner's size labels", function()
+    for _, n in ipairs { 1, 511, 3000, 4096, 32 * H.MiB + 1, H.GiB + 32 * H.MiB, 40 * H.MiB } do
+      assert.equals(n, statements.parse_size(label.size(n)))
+    end
+    assert.is_nil(statements.parse_size("12 parsecs"))
+  end)
+end)
+
+describe("golden statements' reuse rules", function()
+  local statements = require "poolsh.golden.statements"
+
+  local function rec_with(pool_step, rule, src_stream)
+    return { scenario = "x", steps = {
+      { step = pool_step },
+      { step = "b1 = p1:alloc(16 MiB, s1)", offset = 0, fresh = true },
+      { step = "b1:free()" },
+      { step = "b2 = p1:alloc(16 MiB, s2)", offset = 0,
+        sources = { { buffer = "b1", bytes = 16 * H.MiB, rule = rule, stream = src_stream } } },
+    } }
+  end
+
+  it("hold a rule to the pool's settings and a stream-order reuse to its stream", function()
+    local text = table.concat(statements.report(statements.check(rec_with(
+      "p1 = pool{follow_event_dependencies = false, opportunistic = true}", "event dependency", "s1"))), "\n")
+    assert.matches("step 4 %(b2 = p1:alloc%(16 MiB, s2%)%): poolsh says b2 reused b1's memory by event dependency, "
+      .. "but the pool was made with follow_event_dependencies = false", text)
+    text = table.concat(statements.report(statements.check(rec_with(
+      "p1 = pool{release_threshold = max}", "stream order", "s1"))), "\n")
+    assert.matches("poolsh says b2 %(on s2%) reused b1's memory by stream order, but that free was queued on s1", text)
+    assert.same({}, statements.check(rec_with("p1 = pool{follow_event_dependencies = false, opportunistic = true}",
+      "opportunistic", "s1")))
+    assert.same({}, statements.check(rec_with("p1 = pool{}", "event dependency", "s1")))
+  end)
+end)

@@ -3,6 +3,7 @@
 local poolsh = require "poolsh"
 local format = require "poolsh.golden.format"
 local compare = require "poolsh.golden.compare"
+local statements = require "poolsh.golden.statements"
 
 local USAGE = {
   main = [[
@@ -31,7 +32,9 @@ sim, each in its own poolsh process, with the profile given to this one
 the shipped profile for its GPU (poolsh.profile.for_gpu) and for a sim
 recording the profile it was recorded with, else the built-in profile;
 and compares them step by step. Prints "N/M steps agree" per file and the first differing step side
-by side. Exit status 1 on any difference or unreadable file.]],
+by side. Also holds the statements in each file (sources, fresh, pending,
+extents) to its recorded offsets and counters, printing each that fails.
+Exit status 1 on any difference, failed statement or unreadable file.]],
   report = [[
 usage: poolsh [--backend=sim --profile=FILE] golden [report] [DIR|FILE...]
 Replays golden files like check and prints a Markdown table: scenario,
@@ -291,12 +294,18 @@ local function replay_all(pos, show)
       if replay then
         res = compare.records(gold, replay)
         lines = compare.report(gold, replay, res, gold.backend == "cuda" and "GPU" or "golden", "sim")
+        -- poolsh's statements in the file, held to its addresses and counters
+        local problems = statements.check(gold)
+        if #problems > 0 then
+          res.statements = #problems
+          for _, l in ipairs(statements.report(problems)) do lines[#lines + 1] = l end
+        end
       else
         err = file .. ": replay failed: " .. rerr
         gold = nil
       end
     end
-    if not gold or res.first then bad = bad + 1 end
+    if not gold or res.first or res.statements then bad = bad + 1 end
     show(file, gold, profile, res, gold and lines or err)
   end
   return bad, #files
@@ -307,8 +316,9 @@ local function cmd_check(args)
   if not flags then say(USAGE.check, "\n"); return 0 end
   local bad, n = replay_all(pos, function(file, gold, profile, res, lines)
     if not gold then say(lines, "\n"); return end
-    say(("%s (%s, profile %s): %d/%d steps agree\n"):format(
-      gold.scenario, gold.gpu or "?", basename(profile), res.agree, res.total))
+    say(("%s (%s, profile %s): %d/%d steps agree%s\n"):format(
+      gold.scenario, gold.gpu or "?", basename(profile), res.agree, res.total,
+      res.statements and (", " .. res.statements .. " statements fail") or ""))
     for _, l in ipairs(lines) do say(l, "\n") end
   end)
   say(("%d/%d golden files agree\n"):format(n - bad, n))
@@ -323,8 +333,9 @@ local function cmd_report(args)
   local bad, n = replay_all(pos, function(file, gold, profile, res, lines)
     if not gold then errors[#errors + 1] = lines; return end
     local where = table.concat({ gold.gpu or "?", gold.driver or nil }, ", ")
-    say(("| %s | %s | %s | %d/%d%s |\n"):format(gold.scenario, where, basename(profile),
-      res.agree, res.total, res.first and (" (first difference: step " .. res.first .. ")") or ""))
+    say(("| %s | %s | %s | %d/%d%s%s |\n"):format(gold.scenario, where, basename(profile),
+      res.agree, res.total, res.first and (" (first difference: step " .. res.first .. ")") or "",
+      res.statements and (", " .. res.statements .. " statements fail") or ""))
   end)
   for _, e in ipairs(errors) do say(e, "\n") end
   say(("\n%d/%d golden files agree\n"):format(n - bad, n))

@@ -55,4 +55,7 @@ return {
   "malloc_alongside",
   "several_pools",
   "verify_reuse",
+  "statements_two_frees",
+  "statements_partial",
+  "statements_cross_stream",
 }

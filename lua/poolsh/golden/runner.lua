@@ -9,6 +9,13 @@
 -- and pending bytes; a step adds what it alone shows: an allocation's
 -- offset and the freed buffer it landed in, or its error's name; a query's
 -- idle or busy; a verify's result.
+--
+-- An allocation also records poolsh's statements about it (the ledger's):
+-- `sources`, each earlier buffer whose freed bytes it took {buffer, bytes,
+-- rule, stream}, or `fresh = true` and the `why_fresh` text; a scenario
+-- with `extents = true` records after every step each pool's extents
+-- (poolsh.core.blocks) as {offset, size, state, owner}. Names in them are
+-- the scenario's labels, offsets are from the pool's first block.
 local poolsh = require "poolsh"
 local label = require "poolsh.golden.label"
 
@@ -47,9 +54,57 @@ function Run:observe(obs)
       local t = {}
       for _, k in ipairs(COUNTERS) do t[k] = st[k] end
       pools[p.name] = t
+      if self.extents and p.base then
+        obs.extents = obs.extents or {}
+        obs.extents[p.name] = self:extents_of(p)
+      end
     end
   end
   obs.pools = pools
+end
+
+--- The scenario's label for poolsh's buffer or stream id (else "?<id>").
+function Run:name_of(kind, id)
+  return self.names[kind][id] or ("?" .. tostring(id))
+end
+
+--- Pool p's extents as the ledger has them (freed ones known complete
+-- too), in address order: {offset, size, state = live|pending|free, owner}.
+function Run:extents_of(p)
+  local out = {}
+  for _, x in ipairs(poolsh.core.blocks(p.h, true)) do
+    out[#out + 1] = { offset = x.addr - p.base, size = x.size, owner = self:name_of("buffer", x.buffer),
+                      state = x.pending and "pending" or (x.done and "free" or "live") }
+  end
+  return out
+end
+
+--- Puts buffer h's statements into obs: its sources, or fresh and why.
+function Run:statements(obs, h)
+  local src = h.sources or {}
+  if #src == 0 then
+    obs.fresh = true
+    local why = h.why_fresh
+    if why then
+      -- poolsh's names (b7, s2) become the scenario's labels
+      why = why:gsub("%f[%w]([bs])(%d+)%f[%W]", function(k, id)
+        local n = self.names[k == "b" and "buffer" or "stream"][tonumber(id)]
+        return n or (k .. id)
+      end)
+      obs.why_fresh = why
+    end
+    return
+  end
+  local t = {}
+  for i, e in ipairs(src) do
+    if e.more then
+      t[i] = { more = e.more, bytes = e.bytes }
+    else
+      t[i] = { buffer = self:name_of("buffer", e.buffer), bytes = e.bytes, rule = e.rule,
+               stream = e.stream and self:name_of("stream", e.stream) or nil }
+    end
+  end
+  obs.sources = t
 end
 
 --- Runs fn(obs) as the step `name`. An error in fn is the step's
@@ -120,8 +175,10 @@ function Pool:alloc(size, s)
     local ok, h = pcall(self.h.alloc, self.h, size, s.h)
     if not ok then obs.error = error_name(h); return end
     buf = wrap(Buffer, r, name, h, { pool = self, size = size })
+    r.names.buffer[h.id] = name
     buf.offset, obs.reused = r:place(self, h.addr)
     obs.offset = buf.offset
+    r:statements(obs, h)
   end)
   return buf
 end
@@ -262,6 +319,7 @@ local function new_g(r)
     local s
     r:step(("%s = stream%s"):format(name, options_text(opts) ~= "" and options_text(opts) or "()"), function()
       s = wrap(Stream, r, name, poolsh.stream(opts or {}))
+      r.names.stream[s.h.id] = name
     end)
     return s
   end
@@ -286,6 +344,7 @@ local function new_g(r)
     local m
     r:step(("%s = malloc(%s)"):format(name, label.size(size)), function()
       m = wrap(Buffer, r, name, poolsh.malloc(size), { size = size })
+      r.names.buffer[m.h.id] = name
     end)
     return m
   end
@@ -306,8 +365,10 @@ end
 -- A step that fails ends the scenario (its observation holds the error);
 -- an error outside the steps is the run's error.
 function M.run(scenario)
-  local r = setmetatable({ steps = {}, pools = {}, count = {}, objects = {} }, Run)
+  local r = setmetatable({ steps = {}, pools = {}, count = {}, objects = {},
+                          names = { buffer = {}, stream = {} }, extents = scenario.extents }, Run)
   r.default_stream = wrap(Stream, r, "default", poolsh.default_stream())
+  r.names.stream[r.default_stream.h.id] = "default"
   local ok, err = pcall(scenario.run, new_g(r))
   local result = { steps = r.steps }
   if not ok and err ~= ABORT then result.error = error_name(err) end

@@ -6,7 +6,7 @@ return {
   driver_api = 13000,
   runtime = 13000,
   backend = "cuda",
-  date = "2026-11-23",
+  date = "2026-11-28",
   poolsh = "poolsh 0.1.0",
   steps = {
     {
@@ -23,6 +23,7 @@ return {
     },
     {
       step = "b1 = p1:alloc(1 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 1048576, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 1048576, used_high = 1048576 },
@@ -30,6 +31,7 @@ return {
     },
     {
       step = "b2 = p1:alloc(1 MiB, s1)",
+      fresh = true,
       offset = 1048576,
       pools = {
         p1 = { live = 2097152, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 2097152, used_high = 2097152 },
@@ -37,6 +39,7 @@ return {
     },
     {
       step = "b3 = p1:alloc(1 KiB, s1)",
+      fresh = true,
       offset = 2097152,
       pools = {
         p1 = { live = 2098176, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 2098176, used_high = 2098176 },
@@ -61,9 +64,14 @@ return {
         p1 = { live = 2098176, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 2098176, used_high = 2098176 },
       },
       reused = "b1",
+      sources = {
+        { buffer = "b1", bytes = 1048576, rule = "stream order", stream = "s1" },
+        { buffer = "b2", bytes = 1048576, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "b5 = p1:alloc(1 MiB, s1)",
+      fresh = true,
       offset = 2098176,
       pools = {
         p1 = { live = 3146752, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 3146752, used_high = 3146752 },
@@ -71,6 +79,7 @@ return {
     },
     {
       step = "b6 = p1:alloc(1 MiB, s1)",
+      fresh = true,
       offset = 3146752,
       pools = {
         p1 = { live = 4195328, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 4195328, used_high = 4195328 },
@@ -78,6 +87,7 @@ return {
     },
     {
       step = "b7 = p1:alloc(1 MiB, s1)",
+      fresh = true,
       offset = 4195328,
       pools = {
         p1 = { live = 5243904, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 5243904, used_high = 5243904 },
@@ -85,6 +95,7 @@ return {
     },
     {
       step = "b8 = p1:alloc(1 KiB, s1)",
+      fresh = true,
       offset = 5243904,
       pools = {
         p1 = { live = 5244928, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 5244928, used_high = 5244928 },
@@ -115,6 +126,11 @@ return {
         p1 = { live = 5244928, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 5244928, used_high = 5244928 },
       },
       reused = "b5",
+      sources = {
+        { buffer = "b5", bytes = 1048576, rule = "stream order", stream = "s1" },
+        { buffer = "b6", bytes = 1048576, rule = "stream order", stream = "s1" },
+        { buffer = "b7", bytes = 1048576, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "b4:free()",
@@ -130,10 +146,12 @@ return {
     },
     {
       step = "b10 = p1:alloc(5 MiB, s1)",
+      fresh = true,
       offset = 5244928,
       pools = {
         p1 = { live = 5244928, pending = 5242880, reserved = 33554432, reserved_high = 33554432, used = 5244928, used_high = 5244928 },
       },
+      why_fresh = "no freed block is large enough: the largest is 3.00 MiB",
     },
   },
 }

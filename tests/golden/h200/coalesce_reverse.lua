@@ -6,7 +6,7 @@ return {
   driver_api = 13000,
   runtime = 13000,
   backend = "cuda",
-  date = "2026-11-23",
+  date = "2026-11-28",
   poolsh = "poolsh 0.1.0",
   steps = {
     {
@@ -23,6 +23,7 @@ return {
     },
     {
       step = "b1 = p1:alloc(1 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 1048576, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 1048576, used_high = 1048576 },
@@ -30,6 +31,7 @@ return {
     },
     {
       step = "b2 = p1:alloc(1 MiB, s1)",
+      fresh = true,
       offset = 1048576,
       pools = {
         p1 = { live = 2097152, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 2097152, used_high = 2097152 },
@@ -37,6 +39,7 @@ return {
     },
     {
       step = "b3 = p1:alloc(1 KiB, s1)",
+      fresh = true,
       offset = 2097152,
       pools = {
         p1 = { live = 2098176, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 2098176, used_high = 2098176 },
@@ -67,9 +70,14 @@ return {
         p1 = { live = 2098176, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 2098176, used_high = 2098176 },
       },
       reused = "b1",
+      sources = {
+        { buffer = "b1", bytes = 1048576, rule = "stream order", stream = "s1" },
+        { buffer = "b2", bytes = 1048576, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "b5 = p1:alloc(512 KiB, s1)",
+      fresh = true,
       offset = 2098176,
       pools = {
         p1 = { live = 2622464, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 2622464, used_high = 2622464 },

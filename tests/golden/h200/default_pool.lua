@@ -6,7 +6,7 @@ return {
   driver_api = 13000,
   runtime = 13000,
   backend = "cuda",
-  date = "2026-11-23",
+  date = "2026-11-28",
   poolsh = "poolsh 0.1.0",
   steps = {
     {
@@ -23,6 +23,7 @@ return {
     },
     {
       step = "b1 = pd:alloc(1 KiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         pd = { live = 1024, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 1024, used_high = 1024 },
@@ -42,6 +43,7 @@ return {
     },
     {
       step = "b2 = pd:alloc(1 MiB, default)",
+      fresh = true,
       offset = 0,
       pools = {
         pd = { live = 1048576, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 1048576, used_high = 1048576 },
@@ -50,6 +52,7 @@ return {
     },
     {
       step = "b3 = pd:alloc(40 MiB, default)",
+      fresh = true,
       offset = 1048576,
       pools = {
         pd = { live = 42991616, pending = 0, reserved = 67108864, reserved_high = 67108864, used = 42991616, used_high = 42991616 },

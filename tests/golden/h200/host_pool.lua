@@ -6,7 +6,7 @@ return {
   driver_api = 13000,
   runtime = 13000,
   backend = "cuda",
-  date = "2026-11-23",
+  date = "2026-11-28",
   poolsh = "poolsh 0.1.0",
   steps = {
     {
@@ -23,6 +23,7 @@ return {
     },
     {
       step = "b1 = p1:alloc(1 KiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 1024, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 1024, used_high = 1024 },
@@ -30,6 +31,7 @@ return {
     },
     {
       step = "b2 = p1:alloc(1 MiB, s1)",
+      fresh = true,
       offset = 1024,
       pools = {
         p1 = { live = 1049600, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 1049600, used_high = 1049600 },
@@ -37,6 +39,7 @@ return {
     },
     {
       step = "b3 = p1:alloc(3 MiB, s1)",
+      fresh = true,
       offset = 1049600,
       pools = {
         p1 = { live = 4195328, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 4195328, used_high = 4195328 },
@@ -44,6 +47,7 @@ return {
     },
     {
       step = "b4 = p1:alloc(32 MiB + 1 B, s1)",
+      fresh = true,
       offset = 4195328,
       pools = {
         p1 = { live = 37749761, pending = 0, reserved = 67108864, reserved_high = 67108864, used = 37749761, used_high = 37749761 },
@@ -62,6 +66,9 @@ return {
         p1 = { live = 37225473, pending = 524288, reserved = 67108864, reserved_high = 67108864, used = 37225473, used_high = 37749761 },
       },
       reused = "b2",
+      sources = {
+        { buffer = "b2", bytes = 524288, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "b1:free()",

@@ -6,7 +6,7 @@ return {
   driver_api = 13000,
   runtime = 13000,
   backend = "cuda",
-  date = "2026-11-23",
+  date = "2026-11-28",
   poolsh = "poolsh 0.1.0",
   steps = {
     { step = "s1 = stream()" },
@@ -19,6 +19,7 @@ return {
     },
     {
       step = "b1 = p1:alloc(4 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 4194304, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 4194304, used_high = 4194304 },
@@ -38,6 +39,7 @@ return {
     },
     {
       step = "b2 = p1:alloc(6 MiB, s1)",
+      fresh = true,
       offset = 4194304,
       pools = {
         p1 = { live = 6291456, pending = 4194304, reserved = 33554432, reserved_high = 33554432, used = 6291456, used_high = 6291456 },
@@ -58,6 +60,7 @@ return {
     },
     {
       step = "b3 = p2:alloc(4 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 6291456, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 6291456, used_high = 6291456 },
@@ -86,6 +89,9 @@ return {
         p2 = { live = 6291456, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 6291456, used_high = 6291456 },
       },
       reused = "b3",
+      sources = {
+        { buffer = "b3", bytes = 4194304, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "p3 = pool{release_threshold = max}",
@@ -97,6 +103,7 @@ return {
     },
     {
       step = "b5 = p3:alloc(4 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 6291456, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 6291456, used_high = 6291456 },
@@ -106,6 +113,7 @@ return {
     },
     {
       step = "b6 = p3:alloc(4 MiB, s1)",
+      fresh = true,
       offset = 4194304,
       pools = {
         p1 = { live = 6291456, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 6291456, used_high = 6291456 },
@@ -115,6 +123,7 @@ return {
     },
     {
       step = "b7 = p3:alloc(1 KiB, s1)",
+      fresh = true,
       offset = 8388608,
       pools = {
         p1 = { live = 6291456, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 6291456, used_high = 6291456 },
@@ -155,6 +164,10 @@ return {
         p3 = { live = 6292480, pending = 2097152, reserved = 33554432, reserved_high = 33554432, used = 6292480, used_high = 8389632 },
       },
       reused = "b5",
+      sources = {
+        { buffer = "b5", bytes = 4194304, rule = "stream order", stream = "s1" },
+        { buffer = "b6", bytes = 2097152, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "s1:sync()",
@@ -175,6 +188,7 @@ return {
     },
     {
       step = "b9 = p4:alloc(4 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 6291456, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 6291456, used_high = 6291456 },
@@ -185,6 +199,7 @@ return {
     },
     {
       step = "b10 = p4:alloc(4 MiB, s1)",
+      fresh = true,
       offset = 4194304,
       pools = {
         p1 = { live = 6291456, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 6291456, used_high = 6291456 },
@@ -195,6 +210,7 @@ return {
     },
     {
       step = "b11 = p4:alloc(1 KiB, s1)",
+      fresh = true,
       offset = 8388608,
       pools = {
         p1 = { live = 6291456, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 6291456, used_high = 6291456 },
@@ -240,6 +256,10 @@ return {
         p4 = { live = 6292480, pending = 2097152, reserved = 33554432, reserved_high = 33554432, used = 6292480, used_high = 8389632 },
       },
       reused = "b9",
+      sources = {
+        { buffer = "b9", bytes = 4194304, rule = "stream order", stream = "s1" },
+        { buffer = "b10", bytes = 2097152, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "s1:sync()",
@@ -262,6 +282,7 @@ return {
     },
     {
       step = "b13 = p5:alloc(4 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 6291456, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 6291456, used_high = 6291456 },
@@ -273,6 +294,7 @@ return {
     },
     {
       step = "b14 = p5:alloc(4 MiB, s1)",
+      fresh = true,
       offset = 4194304,
       pools = {
         p1 = { live = 6291456, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 6291456, used_high = 6291456 },
@@ -284,6 +306,7 @@ return {
     },
     {
       step = "b15 = p5:alloc(1 KiB, s1)",
+      fresh = true,
       offset = 8388608,
       pools = {
         p1 = { live = 6291456, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 6291456, used_high = 6291456 },
@@ -335,6 +358,7 @@ return {
     },
     {
       step = "b16 = p5:alloc(6 MiB, s1)",
+      fresh = true,
       offset = 8389632,
       pools = {
         p1 = { live = 6291456, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 6291456, used_high = 6291456 },
@@ -343,6 +367,7 @@ return {
         p4 = { live = 6292480, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 6292480, used_high = 8389632 },
         p5 = { live = 6292480, pending = 4194304, reserved = 33554432, reserved_high = 33554432, used = 6292480, used_high = 8389632 },
       },
+      why_fresh = "no freed block is large enough: the largest is 4.00 MiB",
     },
     {
       step = "s1:sync()",
@@ -367,6 +392,7 @@ return {
     },
     {
       step = "b17 = p6:alloc(4 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 6291456, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 6291456, used_high = 6291456 },
@@ -434,6 +460,7 @@ return {
     },
     {
       step = "b18 = p6:alloc(6 MiB, s2)",
+      fresh = true,
       offset = 4194304,
       pools = {
         p1 = { live = 6291456, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 6291456, used_high = 6291456 },
@@ -456,6 +483,9 @@ return {
         p6 = { live = 8388608, pending = 2097152, reserved = 33554432, reserved_high = 33554432, used = 8388608, used_high = 8388608 },
       },
       reused = "b17",
+      sources = {
+        { buffer = "b17", bytes = 2097152, rule = "event dependency", stream = "s1" },
+      },
     },
     {
       step = "s2:sync()",
@@ -493,6 +523,7 @@ return {
     },
     {
       step = "b20 = p7:alloc(30 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 6291456, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 6291456, used_high = 6291456 },
@@ -530,6 +561,7 @@ return {
     },
     {
       step = "b21 = p7:alloc(31 MiB, s1)",
+      fresh = true,
       offset = 31457280,
       pools = {
         p1 = { live = 6291456, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 6291456, used_high = 6291456 },

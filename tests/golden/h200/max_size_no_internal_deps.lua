@@ -6,7 +6,7 @@ return {
   driver_api = 13000,
   runtime = 13000,
   backend = "cuda",
-  date = "2026-11-23",
+  date = "2026-11-28",
   poolsh = "poolsh 0.1.0",
   steps = {
     {
@@ -29,6 +29,7 @@ return {
     },
     {
       step = "b1 = p1:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 16777216, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 16777216, used_high = 16777216 },
@@ -36,6 +37,7 @@ return {
     },
     {
       step = "b2 = p1:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 16777216,
       pools = {
         p1 = { live = 33554432, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 33554432, used_high = 33554432 },
@@ -80,6 +82,9 @@ return {
         p1 = { live = 33554432, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 33554432, used_high = 33554432 },
       },
       reused = "b1",
+      sources = {
+        { buffer = "b1", bytes = 16777216, rule = "host synchronisation", stream = "s1" },
+      },
     },
     {
       step = "b2:free()",

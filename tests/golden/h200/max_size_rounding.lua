@@ -6,7 +6,7 @@ return {
   driver_api = 13000,
   runtime = 13000,
   backend = "cuda",
-  date = "2026-11-23",
+  date = "2026-11-28",
   poolsh = "poolsh 0.1.0",
   steps = {
     { step = "s1 = stream()" },
@@ -18,6 +18,7 @@ return {
     },
     {
       step = "b1 = p1:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 16777216, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 16777216, used_high = 16777216 },
@@ -25,6 +26,7 @@ return {
     },
     {
       step = "b2 = p1:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 16777216,
       pools = {
         p1 = { live = 33554432, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 33554432, used_high = 33554432 },
@@ -50,6 +52,9 @@ return {
         p1 = { live = 33554432, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 33554432, used_high = 33554432 },
       },
       reused = "b1",
+      sources = {
+        { buffer = "b1", bytes = 16777216, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "b5 = p1:alloc(64 MiB, s1)",
@@ -67,6 +72,7 @@ return {
     },
     {
       step = "b6 = p2:alloc(64 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 33554432, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 33554432, used_high = 33554432 },
@@ -91,6 +97,7 @@ return {
     },
     {
       step = "b8 = p3:alloc(66 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 33554432, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 33554432, used_high = 33554432 },
@@ -100,6 +107,7 @@ return {
     },
     {
       step = "b9 = p3:alloc(30 MiB, s1)",
+      fresh = true,
       offset = 69206016,
       pools = {
         p1 = { live = 33554432, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 33554432, used_high = 33554432 },

@@ -6,7 +6,7 @@ return {
   driver_api = 13000,
   runtime = 13000,
   backend = "cuda",
-  date = "2026-11-23",
+  date = "2026-11-28",
   poolsh = "poolsh 0.1.0",
   steps = {
     {
@@ -23,6 +23,7 @@ return {
     },
     {
       step = "b1 = p1:alloc(1 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 1048576, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 1048576, used_high = 1048576 },
@@ -30,6 +31,7 @@ return {
     },
     {
       step = "b2 = p1:alloc(1 MiB, s1)",
+      fresh = true,
       offset = 1048576,
       pools = {
         p1 = { live = 2097152, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 2097152, used_high = 2097152 },
@@ -37,6 +39,7 @@ return {
     },
     {
       step = "b3 = p1:alloc(4 MiB, s1)",
+      fresh = true,
       offset = 2097152,
       pools = {
         p1 = { live = 6291456, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 6291456, used_high = 6291456 },
@@ -44,6 +47,7 @@ return {
     },
     {
       step = "b4 = p1:alloc(1 MiB, s1)",
+      fresh = true,
       offset = 6291456,
       pools = {
         p1 = { live = 7340032, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 7340032, used_high = 7340032 },
@@ -68,6 +72,9 @@ return {
         p1 = { live = 3145728, pending = 4194304, reserved = 33554432, reserved_high = 33554432, used = 3145728, used_high = 7340032 },
       },
       reused = "b1",
+      sources = {
+        { buffer = "b1", bytes = 1048576, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "b6 = p1:alloc(1 MiB, s1)",
@@ -76,6 +83,9 @@ return {
         p1 = { live = 4194304, pending = 3145728, reserved = 33554432, reserved_high = 33554432, used = 4194304, used_high = 7340032 },
       },
       reused = "b3",
+      sources = {
+        { buffer = "b3", bytes = 1048576, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "p2 = pool{release_threshold = max}",
@@ -86,6 +96,7 @@ return {
     },
     {
       step = "b7 = p2:alloc(4 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 4194304, pending = 3145728, reserved = 33554432, reserved_high = 33554432, used = 4194304, used_high = 7340032 },
@@ -94,6 +105,7 @@ return {
     },
     {
       step = "b8 = p2:alloc(1 MiB, s1)",
+      fresh = true,
       offset = 4194304,
       pools = {
         p1 = { live = 4194304, pending = 3145728, reserved = 33554432, reserved_high = 33554432, used = 4194304, used_high = 7340032 },
@@ -102,6 +114,7 @@ return {
     },
     {
       step = "b9 = p2:alloc(1 MiB, s1)",
+      fresh = true,
       offset = 5242880,
       pools = {
         p1 = { live = 4194304, pending = 3145728, reserved = 33554432, reserved_high = 33554432, used = 4194304, used_high = 7340032 },
@@ -110,6 +123,7 @@ return {
     },
     {
       step = "b10 = p2:alloc(1 MiB, s1)",
+      fresh = true,
       offset = 6291456,
       pools = {
         p1 = { live = 4194304, pending = 3145728, reserved = 33554432, reserved_high = 33554432, used = 4194304, used_high = 7340032 },
@@ -138,6 +152,9 @@ return {
         p2 = { live = 3145728, pending = 4194304, reserved = 33554432, reserved_high = 33554432, used = 3145728, used_high = 7340032 },
       },
       reused = "b9",
+      sources = {
+        { buffer = "b9", bytes = 1048576, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "b12 = p2:alloc(2 MiB, s1)",
@@ -147,6 +164,9 @@ return {
         p2 = { live = 5242880, pending = 2097152, reserved = 33554432, reserved_high = 33554432, used = 5242880, used_high = 7340032 },
       },
       reused = "b7",
+      sources = {
+        { buffer = "b7", bytes = 2097152, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "b13 = p2:alloc(2 MiB, s1)",
@@ -156,6 +176,9 @@ return {
         p2 = { live = 7340032, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 7340032, used_high = 7340032 },
       },
       reused = "b7",
+      sources = {
+        { buffer = "b7", bytes = 2097152, rule = "stream order", stream = "s1" },
+      },
     },
   },
 }

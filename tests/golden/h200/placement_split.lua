@@ -6,7 +6,7 @@ return {
   driver_api = 13000,
   runtime = 13000,
   backend = "cuda",
-  date = "2026-11-23",
+  date = "2026-11-28",
   poolsh = "poolsh 0.1.0",
   steps = {
     {
@@ -23,6 +23,7 @@ return {
     },
     {
       step = "b1 = p1:alloc(4 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 4194304, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 4194304, used_high = 4194304 },
@@ -41,6 +42,9 @@ return {
         p1 = { live = 1048576, pending = 3145728, reserved = 33554432, reserved_high = 33554432, used = 1048576, used_high = 4194304 },
       },
       reused = "b1",
+      sources = {
+        { buffer = "b1", bytes = 1048576, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "b3 = p1:alloc(1 MiB, s1)",
@@ -49,6 +53,9 @@ return {
         p1 = { live = 2097152, pending = 2097152, reserved = 33554432, reserved_high = 33554432, used = 2097152, used_high = 4194304 },
       },
       reused = "b1",
+      sources = {
+        { buffer = "b1", bytes = 1048576, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "b4 = p1:alloc(2 MiB, s1)",
@@ -57,9 +64,13 @@ return {
         p1 = { live = 4194304, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 4194304, used_high = 4194304 },
       },
       reused = "b1",
+      sources = {
+        { buffer = "b1", bytes = 2097152, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "b5 = p1:alloc(1 MiB, s1)",
+      fresh = true,
       offset = 4194304,
       pools = {
         p1 = { live = 5242880, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 5242880, used_high = 5242880 },
@@ -74,6 +85,7 @@ return {
     },
     {
       step = "b6 = p2:alloc(32 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 5242880, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 5242880, used_high = 5242880 },
@@ -95,6 +107,9 @@ return {
         p2 = { live = 1024, pending = 33553408, reserved = 33554432, reserved_high = 33554432, used = 1024, used_high = 33554432 },
       },
       reused = "b6",
+      sources = {
+        { buffer = "b6", bytes = 1024, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "b8 = p2:alloc(32 MiB, s1)",
@@ -104,6 +119,9 @@ return {
         p2 = { live = 33555456, pending = 0, reserved = 67108864, reserved_high = 67108864, used = 33555456, used_high = 33555456 },
       },
       reused = "b6",
+      sources = {
+        { buffer = "b6", bytes = 33553408, rule = "stream order", stream = "s1" },
+      },
     },
   },
 }

@@ -6,7 +6,7 @@ return {
   driver_api = 13000,
   runtime = 13000,
   backend = "cuda",
-  date = "2026-11-23",
+  date = "2026-11-28",
   poolsh = "poolsh 0.1.0",
   steps = {
     {
@@ -23,6 +23,7 @@ return {
     },
     {
       step = "b1 = p1:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 16777216, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 16777216, used_high = 16777216 },
@@ -30,6 +31,7 @@ return {
     },
     {
       step = "b2 = p1:alloc(12 MiB, s1)",
+      fresh = true,
       offset = 16777216,
       pools = {
         p1 = { live = 29360128, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 29360128, used_high = 29360128 },
@@ -54,6 +56,9 @@ return {
         p1 = { live = 13631488, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 13631488, used_high = 29360128 },
       },
       reused = "b1",
+      sources = {
+        { buffer = "b1", bytes = 1048576, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "p2 = pool{release_threshold = max}",
@@ -64,6 +69,7 @@ return {
     },
     {
       step = "b4 = p2:alloc(4 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 13631488, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 13631488, used_high = 29360128 },
@@ -72,6 +78,7 @@ return {
     },
     {
       step = "b5 = p2:alloc(1 MiB, s1)",
+      fresh = true,
       offset = 4194304,
       pools = {
         p1 = { live = 13631488, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 13631488, used_high = 29360128 },
@@ -80,6 +87,7 @@ return {
     },
     {
       step = "b6 = p2:alloc(8 MiB, s1)",
+      fresh = true,
       offset = 5242880,
       pools = {
         p1 = { live = 13631488, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 13631488, used_high = 29360128 },
@@ -88,6 +96,7 @@ return {
     },
     {
       step = "b7 = p2:alloc(1 MiB, s1)",
+      fresh = true,
       offset = 13631488,
       pools = {
         p1 = { live = 13631488, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 13631488, used_high = 29360128 },
@@ -96,6 +105,7 @@ return {
     },
     {
       step = "b8 = p2:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 14680064,
       pools = {
         p1 = { live = 13631488, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 13631488, used_high = 29360128 },
@@ -131,6 +141,9 @@ return {
         p2 = { live = 19922944, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 19922944, used_high = 31457280 },
       },
       reused = "b4",
+      sources = {
+        { buffer = "b4", bytes = 1048576, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "b10 = p2:alloc(3 MiB, s1)",
@@ -140,6 +153,9 @@ return {
         p2 = { live = 23068672, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 23068672, used_high = 31457280 },
       },
       reused = "b4",
+      sources = {
+        { buffer = "b4", bytes = 3145728, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "b11 = p2:alloc(6 MiB, s1)",
@@ -149,6 +165,9 @@ return {
         p2 = { live = 29360128, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 29360128, used_high = 31457280 },
       },
       reused = "b6",
+      sources = {
+        { buffer = "b6", bytes = 6291456, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "b12 = p2:alloc(2 MiB, s1)",
@@ -158,6 +177,9 @@ return {
         p2 = { live = 31457280, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 31457280, used_high = 31457280 },
       },
       reused = "b6",
+      sources = {
+        { buffer = "b6", bytes = 2097152, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "p3 = pool{release_threshold = max}",
@@ -169,6 +191,7 @@ return {
     },
     {
       step = "b13 = p3:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 13631488, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 13631488, used_high = 29360128 },
@@ -178,6 +201,7 @@ return {
     },
     {
       step = "b14 = p3:alloc(12 MiB, s1)",
+      fresh = true,
       offset = 16777216,
       pools = {
         p1 = { live = 13631488, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 13631488, used_high = 29360128 },
@@ -210,6 +234,9 @@ return {
         p3 = { live = 17825792, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 17825792, used_high = 29360128 },
       },
       reused = "b14",
+      sources = {
+        { buffer = "b14", bytes = 1048576, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "b16 = p3:alloc(14 MiB, s1)",
@@ -220,6 +247,9 @@ return {
         p3 = { live = 32505856, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 32505856, used_high = 32505856 },
       },
       reused = "b14",
+      sources = {
+        { buffer = "b14", bytes = 11534336, rule = "stream order", stream = "s1" },
+      },
     },
   },
 }

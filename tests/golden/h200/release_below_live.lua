@@ -6,7 +6,7 @@ return {
   driver_api = 13000,
   runtime = 13000,
   backend = "cuda",
-  date = "2026-11-23",
+  date = "2026-11-28",
   poolsh = "poolsh 0.1.0",
   steps = {
     {
@@ -23,6 +23,7 @@ return {
     },
     {
       step = "b1 = p1:alloc(40 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 41943040, pending = 0, reserved = 67108864, reserved_high = 67108864, used = 41943040, used_high = 41943040 },
@@ -30,6 +31,7 @@ return {
     },
     {
       step = "b2 = p1:alloc(1 KiB, s1)",
+      fresh = true,
       offset = 41943040,
       pools = {
         p1 = { live = 41944064, pending = 0, reserved = 67108864, reserved_high = 67108864, used = 41944064, used_high = 41944064 },
@@ -54,6 +56,9 @@ return {
         p1 = { live = 2048, pending = 0, reserved = 67108864, reserved_high = 67108864, used = 2048, used_high = 41944064 },
       },
       reused = "b1",
+      sources = {
+        { buffer = "b1", bytes = 1024, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "b2:free()",
@@ -82,6 +87,7 @@ return {
     },
     {
       step = "b4 = p2:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 0, pending = 0, reserved = 0, reserved_high = 67108864, used = 0, used_high = 41944064 },
@@ -90,6 +96,7 @@ return {
     },
     {
       step = "b5 = p2:alloc(32 MiB, s1)",
+      fresh = true,
       offset = 16777216,
       pools = {
         p1 = { live = 0, pending = 0, reserved = 0, reserved_high = 67108864, used = 0, used_high = 41944064 },
@@ -98,6 +105,7 @@ return {
     },
     {
       step = "b6 = p2:alloc(48 MiB, s1)",
+      fresh = true,
       offset = 50331648,
       pools = {
         p1 = { live = 0, pending = 0, reserved = 0, reserved_high = 67108864, used = 0, used_high = 41944064 },
@@ -156,6 +164,7 @@ return {
     },
     {
       step = "b7 = p3:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 0, pending = 0, reserved = 0, reserved_high = 67108864, used = 0, used_high = 41944064 },
@@ -165,6 +174,7 @@ return {
     },
     {
       step = "b8 = p3:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 16777216,
       pools = {
         p1 = { live = 0, pending = 0, reserved = 0, reserved_high = 67108864, used = 0, used_high = 41944064 },
@@ -174,6 +184,7 @@ return {
     },
     {
       step = "b9 = p3:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 33554432,
       pools = {
         p1 = { live = 0, pending = 0, reserved = 0, reserved_high = 67108864, used = 0, used_high = 41944064 },
@@ -183,6 +194,7 @@ return {
     },
     {
       step = "b10 = p3:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 50331648,
       pools = {
         p1 = { live = 0, pending = 0, reserved = 0, reserved_high = 67108864, used = 0, used_high = 41944064 },
@@ -192,6 +204,7 @@ return {
     },
     {
       step = "b11 = p3:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 67108864,
       pools = {
         p1 = { live = 0, pending = 0, reserved = 0, reserved_high = 67108864, used = 0, used_high = 41944064 },
@@ -201,6 +214,7 @@ return {
     },
     {
       step = "b12 = p3:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 83886080,
       pools = {
         p1 = { live = 0, pending = 0, reserved = 0, reserved_high = 67108864, used = 0, used_high = 41944064 },
@@ -210,6 +224,7 @@ return {
     },
     {
       step = "b13 = p3:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 100663296,
       pools = {
         p1 = { live = 0, pending = 0, reserved = 0, reserved_high = 67108864, used = 0, used_high = 41944064 },
@@ -219,6 +234,7 @@ return {
     },
     {
       step = "b14 = p3:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 117440512,
       pools = {
         p1 = { live = 0, pending = 0, reserved = 0, reserved_high = 67108864, used = 0, used_high = 41944064 },
@@ -307,6 +323,9 @@ return {
         p3 = { live = 33554432, pending = 0, reserved = 67108864, reserved_high = 134217728, used = 33554432, used_high = 134217728 },
       },
       reused = "b7",
+      sources = {
+        { buffer = "b7", bytes = 16777216, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "b15:free()",

@@ -6,7 +6,7 @@ return {
   driver_api = 13000,
   runtime = 13000,
   backend = "cuda",
-  date = "2026-11-23",
+  date = "2026-11-28",
   poolsh = "poolsh 0.1.0",
   steps = {
     {
@@ -23,6 +23,7 @@ return {
     },
     {
       step = "b1 = p1:alloc(32 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 33554432, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 33554432, used_high = 33554432 },
@@ -30,6 +31,7 @@ return {
     },
     {
       step = "b2 = p1:alloc(32 MiB, s1)",
+      fresh = true,
       offset = 33554432,
       pools = {
         p1 = { live = 67108864, pending = 0, reserved = 67108864, reserved_high = 67108864, used = 67108864, used_high = 67108864 },
@@ -37,6 +39,7 @@ return {
     },
     {
       step = "b3 = p1:alloc(32 MiB, s1)",
+      fresh = true,
       offset = 67108864,
       pools = {
         p1 = { live = 100663296, pending = 0, reserved = 100663296, reserved_high = 100663296, used = 100663296, used_high = 100663296 },
@@ -61,9 +64,13 @@ return {
         p1 = { live = 67109888, pending = 0, reserved = 100663296, reserved_high = 100663296, used = 67109888, used_high = 100663296 },
       },
       reused = "b2",
+      sources = {
+        { buffer = "b2", bytes = 1024, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "b5 = p1:alloc(40 MiB, s1)",
+      fresh = true,
       offset = 100663296,
       pools = {
         p1 = { live = 109052928, pending = 0, reserved = 167772160, reserved_high = 167772160, used = 109052928, used_high = 109052928 },
@@ -88,6 +95,9 @@ return {
         p1 = { live = 92275712, pending = 0, reserved = 134217728, reserved_high = 167772160, used = 92275712, used_high = 109052928 },
       },
       reused = "b2",
+      sources = {
+        { buffer = "b2", bytes = 16777216, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "b3:free()",

@@ -6,7 +6,7 @@ return {
   driver_api = 13000,
   runtime = 13000,
   backend = "cuda",
-  date = "2026-11-23",
+  date = "2026-11-28",
   poolsh = "poolsh 0.1.0",
   steps = {
     {
@@ -23,6 +23,7 @@ return {
     },
     {
       step = "b1 = p1:alloc(1 KiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 1024, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 1024, used_high = 1024 },
@@ -30,6 +31,7 @@ return {
     },
     {
       step = "b2 = p1:alloc(1 MiB, s1)",
+      fresh = true,
       offset = 1024,
       pools = {
         p1 = { live = 1049600, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 1049600, used_high = 1049600 },
@@ -37,6 +39,7 @@ return {
     },
     {
       step = "b3 = p1:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 1049600,
       pools = {
         p1 = { live = 17826816, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 17826816, used_high = 17826816 },
@@ -44,6 +47,7 @@ return {
     },
     {
       step = "b4 = p1:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 17826816,
       pools = {
         p1 = { live = 34604032, pending = 0, reserved = 67108864, reserved_high = 67108864, used = 34604032, used_high = 34604032 },
@@ -51,6 +55,7 @@ return {
     },
     {
       step = "b5 = p1:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 34604032,
       pools = {
         p1 = { live = 51381248, pending = 0, reserved = 67108864, reserved_high = 67108864, used = 51381248, used_high = 51381248 },
@@ -58,6 +63,7 @@ return {
     },
     {
       step = "b6 = p1:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 51381248,
       pools = {
         p1 = { live = 68158464, pending = 0, reserved = 100663296, reserved_high = 100663296, used = 68158464, used_high = 68158464 },
@@ -113,6 +119,7 @@ return {
     },
     {
       step = "b7 = p1:alloc(32 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 33554432, pending = 0, reserved = 33554432, reserved_high = 100663296, used = 33554432, used_high = 68158464 },
@@ -132,6 +139,9 @@ return {
         p1 = { live = 1024, pending = 33553408, reserved = 33554432, reserved_high = 100663296, used = 1024, used_high = 68158464 },
       },
       reused = "b7",
+      sources = {
+        { buffer = "b7", bytes = 1024, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "s1:sync()",

@@ -6,7 +6,7 @@ return {
   driver_api = 13000,
   runtime = 13000,
   backend = "cuda",
-  date = "2026-11-23",
+  date = "2026-11-28",
   poolsh = "poolsh 0.1.0",
   steps = {
     {
@@ -23,6 +23,7 @@ return {
     },
     {
       step = "b1 = p1:alloc(64 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 67108864, pending = 0, reserved = 67108864, reserved_high = 67108864, used = 67108864, used_high = 67108864 },

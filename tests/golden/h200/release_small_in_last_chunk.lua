@@ -6,7 +6,7 @@ return {
   driver_api = 13000,
   runtime = 13000,
   backend = "cuda",
-  date = "2026-11-23",
+  date = "2026-11-28",
   poolsh = "poolsh 0.1.0",
   steps = {
     {
@@ -23,6 +23,7 @@ return {
     },
     {
       step = "b1 = p1:alloc(100 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 104857600, pending = 0, reserved = 134217728, reserved_high = 134217728, used = 104857600, used_high = 104857600 },
@@ -30,6 +31,7 @@ return {
     },
     {
       step = "b2 = p1:alloc(1 KiB, s1)",
+      fresh = true,
       offset = 104857600,
       pools = {
         p1 = { live = 104858624, pending = 0, reserved = 134217728, reserved_high = 134217728, used = 104858624, used_high = 104858624 },
@@ -54,6 +56,9 @@ return {
         p1 = { live = 67109888, pending = 0, reserved = 100663296, reserved_high = 134217728, used = 67109888, used_high = 104858624 },
       },
       reused = "b1",
+      sources = {
+        { buffer = "b1", bytes = 33554432, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "b3:free()",

@@ -6,7 +6,7 @@ return {
   driver_api = 13000,
   runtime = 13000,
   backend = "cuda",
-  date = "2026-11-23",
+  date = "2026-11-28",
   poolsh = "poolsh 0.1.0",
   steps = {
     {
@@ -23,6 +23,7 @@ return {
     },
     {
       step = "b1 = p1:alloc(8 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 8388608, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 8388608, used_high = 8388608 },

@@ -6,7 +6,7 @@ return {
   driver_api = 13000,
   runtime = 13000,
   backend = "cuda",
-  date = "2026-11-23",
+  date = "2026-11-28",
   poolsh = "poolsh 0.1.0",
   steps = {
     {
@@ -29,6 +29,7 @@ return {
     },
     {
       step = "b1 = p1:alloc(32 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 33554432, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 33554432, used_high = 33554432 },
@@ -36,6 +37,7 @@ return {
     },
     {
       step = "b2 = p1:alloc(32 MiB, s1)",
+      fresh = true,
       offset = 33554432,
       pools = {
         p1 = { live = 67108864, pending = 0, reserved = 67108864, reserved_high = 67108864, used = 67108864, used_high = 67108864 },
@@ -43,6 +45,7 @@ return {
     },
     {
       step = "b3 = p1:alloc(32 MiB, s1)",
+      fresh = true,
       offset = 67108864,
       pools = {
         p1 = { live = 100663296, pending = 0, reserved = 100663296, reserved_high = 100663296, used = 100663296, used_high = 100663296 },
@@ -50,6 +53,7 @@ return {
     },
     {
       step = "b4 = p1:alloc(32 MiB, s1)",
+      fresh = true,
       offset = 100663296,
       pools = {
         p1 = { live = 134217728, pending = 0, reserved = 134217728, reserved_high = 134217728, used = 134217728, used_high = 134217728 },
@@ -98,9 +102,13 @@ return {
         p1 = { live = 33554432, pending = 0, reserved = 33554432, reserved_high = 134217728, used = 33554432, used_high = 134217728 },
       },
       reused = "b1",
+      sources = {
+        { buffer = "b1", bytes = 33554432, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "b6 = p1:alloc(32 MiB, s1)",
+      fresh = true,
       offset = 33554432,
       pools = {
         p1 = { live = 67108864, pending = 0, reserved = 67108864, reserved_high = 134217728, used = 67108864, used_high = 134217728 },
@@ -109,6 +117,7 @@ return {
     },
     {
       step = "b7 = p1:alloc(32 MiB, s1)",
+      fresh = true,
       offset = 67108864,
       pools = {
         p1 = { live = 100663296, pending = 0, reserved = 100663296, reserved_high = 134217728, used = 100663296, used_high = 134217728 },
@@ -117,6 +126,7 @@ return {
     },
     {
       step = "b8 = p1:alloc(32 MiB, s1)",
+      fresh = true,
       offset = 100663296,
       pools = {
         p1 = { live = 134217728, pending = 0, reserved = 134217728, reserved_high = 134217728, used = 134217728, used_high = 134217728 },
@@ -166,9 +176,13 @@ return {
         p1 = { live = 33554432, pending = 0, reserved = 33554432, reserved_high = 134217728, used = 33554432, used_high = 134217728 },
       },
       reused = "b5",
+      sources = {
+        { buffer = "b5", bytes = 33554432, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "b10 = p1:alloc(32 MiB, s1)",
+      fresh = true,
       offset = 33554432,
       pools = {
         p1 = { live = 67108864, pending = 0, reserved = 67108864, reserved_high = 134217728, used = 67108864, used_high = 134217728 },
@@ -177,6 +191,7 @@ return {
     },
     {
       step = "b11 = p1:alloc(32 MiB, s1)",
+      fresh = true,
       offset = 67108864,
       pools = {
         p1 = { live = 100663296, pending = 0, reserved = 100663296, reserved_high = 134217728, used = 100663296, used_high = 134217728 },
@@ -185,6 +200,7 @@ return {
     },
     {
       step = "b12 = p1:alloc(32 MiB, s1)",
+      fresh = true,
       offset = 100663296,
       pools = {
         p1 = { live = 134217728, pending = 0, reserved = 134217728, reserved_high = 134217728, used = 134217728, used_high = 134217728 },
@@ -234,9 +250,13 @@ return {
         p1 = { live = 33554432, pending = 0, reserved = 33554432, reserved_high = 134217728, used = 33554432, used_high = 134217728 },
       },
       reused = "b9",
+      sources = {
+        { buffer = "b9", bytes = 33554432, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "b14 = p1:alloc(32 MiB, s1)",
+      fresh = true,
       offset = 33554432,
       pools = {
         p1 = { live = 67108864, pending = 0, reserved = 67108864, reserved_high = 134217728, used = 67108864, used_high = 134217728 },
@@ -245,6 +265,7 @@ return {
     },
     {
       step = "b15 = p1:alloc(32 MiB, s1)",
+      fresh = true,
       offset = 67108864,
       pools = {
         p1 = { live = 100663296, pending = 0, reserved = 100663296, reserved_high = 134217728, used = 100663296, used_high = 134217728 },
@@ -253,6 +274,7 @@ return {
     },
     {
       step = "b16 = p1:alloc(32 MiB, s1)",
+      fresh = true,
       offset = 100663296,
       pools = {
         p1 = { live = 134217728, pending = 0, reserved = 134217728, reserved_high = 134217728, used = 134217728, used_high = 134217728 },
@@ -297,6 +319,7 @@ return {
     },
     {
       step = "b17 = p1:alloc(32 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 33554432, pending = 0, reserved = 33554432, reserved_high = 134217728, used = 33554432, used_high = 134217728 },
@@ -305,6 +328,7 @@ return {
     },
     {
       step = "b18 = p1:alloc(32 MiB, s1)",
+      fresh = true,
       offset = 33554432,
       pools = {
         p1 = { live = 67108864, pending = 0, reserved = 67108864, reserved_high = 134217728, used = 67108864, used_high = 134217728 },
@@ -313,6 +337,7 @@ return {
     },
     {
       step = "b19 = p1:alloc(32 MiB, s1)",
+      fresh = true,
       offset = 67108864,
       pools = {
         p1 = { live = 100663296, pending = 0, reserved = 100663296, reserved_high = 134217728, used = 100663296, used_high = 134217728 },
@@ -321,6 +346,7 @@ return {
     },
     {
       step = "b20 = p1:alloc(32 MiB, s1)",
+      fresh = true,
       offset = 100663296,
       pools = {
         p1 = { live = 134217728, pending = 0, reserved = 134217728, reserved_high = 134217728, used = 134217728, used_high = 134217728 },
@@ -365,6 +391,7 @@ return {
     },
     {
       step = "b21 = p1:alloc(32 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 33554432, pending = 0, reserved = 33554432, reserved_high = 134217728, used = 33554432, used_high = 134217728 },
@@ -373,6 +400,7 @@ return {
     },
     {
       step = "b22 = p1:alloc(32 MiB, s1)",
+      fresh = true,
       offset = 33554432,
       pools = {
         p1 = { live = 67108864, pending = 0, reserved = 67108864, reserved_high = 134217728, used = 67108864, used_high = 134217728 },
@@ -381,6 +409,7 @@ return {
     },
     {
       step = "b23 = p1:alloc(32 MiB, s1)",
+      fresh = true,
       offset = 67108864,
       pools = {
         p1 = { live = 100663296, pending = 0, reserved = 100663296, reserved_high = 134217728, used = 100663296, used_high = 134217728 },
@@ -389,6 +418,7 @@ return {
     },
     {
       step = "b24 = p1:alloc(32 MiB, s1)",
+      fresh = true,
       offset = 100663296,
       pools = {
         p1 = { live = 134217728, pending = 0, reserved = 134217728, reserved_high = 134217728, used = 134217728, used_high = 134217728 },
@@ -433,6 +463,7 @@ return {
     },
     {
       step = "b25 = p1:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 16777216, pending = 0, reserved = 33554432, reserved_high = 134217728, used = 16777216, used_high = 134217728 },
@@ -441,6 +472,7 @@ return {
     },
     {
       step = "b26 = p1:alloc(32 MiB, s1)",
+      fresh = true,
       offset = 16777216,
       pools = {
         p1 = { live = 50331648, pending = 0, reserved = 67108864, reserved_high = 134217728, used = 50331648, used_high = 134217728 },
@@ -449,6 +481,7 @@ return {
     },
     {
       step = "b27 = p1:alloc(48 MiB, s1)",
+      fresh = true,
       offset = 50331648,
       pools = {
         p1 = { live = 100663296, pending = 0, reserved = 100663296, reserved_high = 134217728, used = 100663296, used_high = 134217728 },
@@ -486,6 +519,9 @@ return {
         p1 = { live = 16777216, pending = 0, reserved = 33554432, reserved_high = 134217728, used = 16777216, used_high = 134217728 },
       },
       reused = "b25",
+      sources = {
+        { buffer = "b25", bytes = 16777216, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "b29 = p1:alloc(16 MiB, s1)",
@@ -494,9 +530,13 @@ return {
         p1 = { live = 33554432, pending = 0, reserved = 33554432, reserved_high = 134217728, used = 33554432, used_high = 134217728 },
       },
       reused = "b26",
+      sources = {
+        { buffer = "b26", bytes = 16777216, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "b30 = p1:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 33554432,
       pools = {
         p1 = { live = 50331648, pending = 0, reserved = 67108864, reserved_high = 134217728, used = 50331648, used_high = 134217728 },

@@ -6,7 +6,7 @@ return {
   driver_api = 13000,
   runtime = 13000,
   backend = "cuda",
-  date = "2026-11-23",
+  date = "2026-11-28",
   poolsh = "poolsh 0.1.0",
   steps = {
     {
@@ -23,6 +23,7 @@ return {
     },
     {
       step = "b1 = p1:alloc(1 GiB + 512 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 1610612736, pending = 0, reserved = 1610612736, reserved_high = 1610612736, used = 1610612736, used_high = 1610612736 },
@@ -42,6 +43,7 @@ return {
     },
     {
       step = "b2 = p1:alloc(4 GiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 4294967296, pending = 0, reserved = 4294967296, reserved_high = 4294967296, used = 4294967296, used_high = 4294967296 },
@@ -62,6 +64,7 @@ return {
     },
     {
       step = "b3 = p1:alloc(16 GiB + 1 B, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 17179869185, pending = 0, reserved = 17213423616, reserved_high = 17213423616, used = 17179869185, used_high = 17179869185 },
@@ -82,6 +85,7 @@ return {
     },
     {
       step = "b4 = p1:alloc(8 GiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 8589934592, pending = 0, reserved = 8589934592, reserved_high = 17213423616, used = 8589934592, used_high = 17179869185 },
@@ -90,6 +94,7 @@ return {
     },
     {
       step = "b5 = p1:alloc(8 GiB, s1)",
+      fresh = true,
       offset = 8589934592,
       pools = {
         p1 = { live = 17179869184, pending = 0, reserved = 17179869184, reserved_high = 17213423616, used = 17179869184, used_high = 17179869185 },

@@ -6,7 +6,7 @@ return {
   driver_api = 13000,
   runtime = 13000,
   backend = "cuda",
-  date = "2026-11-23",
+  date = "2026-11-28",
   poolsh = "poolsh 0.1.0",
   steps = {
     {
@@ -23,6 +23,7 @@ return {
     },
     {
       step = "b1 = p1:alloc(1 B, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 1, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 1, used_high = 1 },
@@ -42,6 +43,7 @@ return {
     },
     {
       step = "b2 = p1:alloc(512 B, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 512, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 512, used_high = 512 },
@@ -62,6 +64,7 @@ return {
     },
     {
       step = "b3 = p1:alloc(1000 B, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 1000, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 1000, used_high = 1000 },
@@ -82,6 +85,7 @@ return {
     },
     {
       step = "b4 = p1:alloc(4 KiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 4096, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 4096, used_high = 4096 },
@@ -102,6 +106,7 @@ return {
     },
     {
       step = "b5 = p1:alloc(2 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 2097152, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 2097152, used_high = 2097152 },
@@ -122,6 +127,7 @@ return {
     },
     {
       step = "b6 = p1:alloc(2 MiB + 1 B, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 2097153, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 2097153, used_high = 2097153 },
@@ -142,6 +148,7 @@ return {
     },
     {
       step = "b7 = p1:alloc(31 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 32505856, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 32505856, used_high = 32505856 },
@@ -162,6 +169,7 @@ return {
     },
     {
       step = "b8 = p1:alloc(32 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 33554432, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 33554432, used_high = 33554432 },
@@ -182,6 +190,7 @@ return {
     },
     {
       step = "b9 = p1:alloc(32 MiB + 1 B, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 33554433, pending = 0, reserved = 67108864, reserved_high = 67108864, used = 33554433, used_high = 33554433 },
@@ -202,6 +211,7 @@ return {
     },
     {
       step = "b10 = p1:alloc(33 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 34603008, pending = 0, reserved = 67108864, reserved_high = 67108864, used = 34603008, used_high = 34603008 },
@@ -222,6 +232,7 @@ return {
     },
     {
       step = "b11 = p1:alloc(64 MiB + 1 B, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 67108865, pending = 0, reserved = 100663296, reserved_high = 100663296, used = 67108865, used_high = 67108865 },

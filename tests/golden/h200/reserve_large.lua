@@ -6,7 +6,7 @@ return {
   driver_api = 13000,
   runtime = 13000,
   backend = "cuda",
-  date = "2026-11-23",
+  date = "2026-11-28",
   poolsh = "poolsh 0.1.0",
   steps = {
     {
@@ -23,6 +23,7 @@ return {
     },
     {
       step = "b1 = p1:alloc(64 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 67108864, pending = 0, reserved = 67108864, reserved_high = 67108864, used = 67108864, used_high = 67108864 },
@@ -42,6 +43,7 @@ return {
     },
     {
       step = "b2 = p1:alloc(100 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 104857600, pending = 0, reserved = 134217728, reserved_high = 134217728, used = 104857600, used_high = 104857600 },
@@ -62,6 +64,7 @@ return {
     },
     {
       step = "b3 = p1:alloc(256 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 268435456, pending = 0, reserved = 268435456, reserved_high = 268435456, used = 268435456, used_high = 268435456 },
@@ -82,6 +85,7 @@ return {
     },
     {
       step = "b4 = p1:alloc(512 MiB + 1 B, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 536870913, pending = 0, reserved = 570425344, reserved_high = 570425344, used = 536870913, used_high = 536870913 },
@@ -102,6 +106,7 @@ return {
     },
     {
       step = "b5 = p1:alloc(1 GiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 1073741824, pending = 0, reserved = 1073741824, reserved_high = 1073741824, used = 1073741824, used_high = 1073741824 },
@@ -122,6 +127,7 @@ return {
     },
     {
       step = "b6 = p1:alloc(1 GiB + 1 B, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 1073741825, pending = 0, reserved = 1107296256, reserved_high = 1107296256, used = 1073741825, used_high = 1073741825 },

@@ -6,7 +6,7 @@ return {
   driver_api = 13000,
   runtime = 13000,
   backend = "cuda",
-  date = "2026-11-23",
+  date = "2026-11-28",
   poolsh = "poolsh 0.1.0",
   steps = {
     {
@@ -23,6 +23,7 @@ return {
     },
     {
       step = "b1 = p1:alloc(20 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 20971520, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 20971520, used_high = 20971520 },
@@ -41,6 +42,9 @@ return {
         p1 = { live = 41943040, pending = 0, reserved = 67108864, reserved_high = 67108864, used = 41943040, used_high = 41943040 },
       },
       reused = "b1",
+      sources = {
+        { buffer = "b1", bytes = 20971520, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "s1:spin(50 ms)",
@@ -56,6 +60,7 @@ return {
     },
     {
       step = "b3 = p1:alloc(70 MiB, s1)",
+      fresh = true,
       offset = 41943040,
       pools = {
         p1 = { live = 73400320, pending = 41943040, reserved = 134217728, reserved_high = 134217728, used = 73400320, used_high = 73400320 },
@@ -77,6 +82,7 @@ return {
     },
     {
       step = "b4 = p2:alloc(1 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 73400320, pending = 41943040, reserved = 134217728, reserved_high = 134217728, used = 73400320, used_high = 73400320 },
@@ -85,6 +91,7 @@ return {
     },
     {
       step = "b5 = p2:alloc(20 MiB, s1)",
+      fresh = true,
       offset = 1048576,
       pools = {
         p1 = { live = 73400320, pending = 41943040, reserved = 134217728, reserved_high = 134217728, used = 73400320, used_high = 73400320 },
@@ -93,6 +100,7 @@ return {
     },
     {
       step = "b6 = p2:alloc(1 KiB, s1)",
+      fresh = true,
       offset = 22020096,
       pools = {
         p1 = { live = 73400320, pending = 41943040, reserved = 134217728, reserved_high = 134217728, used = 73400320, used_high = 73400320 },
@@ -108,6 +116,7 @@ return {
     },
     {
       step = "b7 = p2:alloc(24 MiB, s1)",
+      fresh = true,
       offset = 22021120,
       pools = {
         p1 = { live = 73400320, pending = 41943040, reserved = 134217728, reserved_high = 134217728, used = 73400320, used_high = 73400320 },

@@ -6,7 +6,7 @@ return {
   driver_api = 13000,
   runtime = 13000,
   backend = "cuda",
-  date = "2026-11-23",
+  date = "2026-11-28",
   poolsh = "poolsh 0.1.0",
   steps = {
     {
@@ -23,6 +23,7 @@ return {
     },
     {
       step = "b1 = p1:alloc(4 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 4194304, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 4194304, used_high = 4194304 },
@@ -41,6 +42,9 @@ return {
         p1 = { live = 4194304, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 4194304, used_high = 4194304 },
       },
       reused = "b1",
+      sources = {
+        { buffer = "b1", bytes = 4194304, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "s1:spin(100 ms)",
@@ -61,6 +65,9 @@ return {
         p1 = { live = 4194304, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 4194304, used_high = 4194304 },
       },
       reused = "b2",
+      sources = {
+        { buffer = "b2", bytes = 4194304, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "s1:query()",
@@ -71,6 +78,7 @@ return {
     },
     {
       step = "b4 = p1:alloc(2 MiB, s1)",
+      fresh = true,
       offset = 4194304,
       pools = {
         p1 = { live = 6291456, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 6291456, used_high = 6291456 },

@@ -6,7 +6,7 @@ return {
   driver_api = 13000,
   runtime = 13000,
   backend = "cuda",
-  date = "2026-11-23",
+  date = "2026-11-28",
   poolsh = "poolsh 0.1.0",
   steps = {
     { step = "s1 = stream()" },
@@ -33,6 +33,7 @@ return {
     },
     {
       step = "b1 = p1:alloc(48 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 50331648, pending = 0, reserved = 67108864, reserved_high = 67108864, used = 50331648, used_high = 50331648 },
@@ -42,6 +43,7 @@ return {
     },
     {
       step = "b2 = p2:alloc(100 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 50331648, pending = 0, reserved = 67108864, reserved_high = 67108864, used = 50331648, used_high = 50331648 },
@@ -51,6 +53,7 @@ return {
     },
     {
       step = "b3 = p3:alloc(40 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 50331648, pending = 0, reserved = 67108864, reserved_high = 67108864, used = 50331648, used_high = 50331648 },
@@ -60,6 +63,7 @@ return {
     },
     {
       step = "b4 = p2:alloc(1 KiB, s1)",
+      fresh = true,
       offset = 104857600,
       pools = {
         p1 = { live = 50331648, pending = 0, reserved = 67108864, reserved_high = 67108864, used = 50331648, used_high = 50331648 },

@@ -6,7 +6,7 @@ return {
   driver_api = 13000,
   runtime = 13000,
   backend = "cuda",
-  date = "2026-11-23",
+  date = "2026-11-28",
   poolsh = "poolsh 0.1.0",
   steps = {
     {
@@ -23,6 +23,7 @@ return {
     },
     {
       step = "b1 = p1:alloc(1 KiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 1024, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 1024, used_high = 1024 },
@@ -30,6 +31,7 @@ return {
     },
     {
       step = "b2 = p1:alloc(1 KiB, s1)",
+      fresh = true,
       offset = 1024,
       pools = {
         p1 = { live = 2048, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 2048, used_high = 2048 },
@@ -37,6 +39,7 @@ return {
     },
     {
       step = "b3 = p1:alloc(3000 B, s1)",
+      fresh = true,
       offset = 2048,
       pools = {
         p1 = { live = 5048, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 5048, used_high = 5048 },
@@ -44,6 +47,7 @@ return {
     },
     {
       step = "b4 = p1:alloc(1 MiB, s1)",
+      fresh = true,
       offset = 5120,
       pools = {
         p1 = { live = 1053624, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 1053624, used_high = 1053624 },
@@ -51,6 +55,7 @@ return {
     },
     {
       step = "b5 = p1:alloc(1 B, s1)",
+      fresh = true,
       offset = 1053696,
       pools = {
         p1 = { live = 1053625, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 1053625, used_high = 1053625 },
@@ -58,6 +63,7 @@ return {
     },
     {
       step = "b6 = p1:alloc(4 MiB, s1)",
+      fresh = true,
       offset = 1054208,
       pools = {
         p1 = { live = 5247929, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 5247929, used_high = 5247929 },
@@ -65,6 +71,7 @@ return {
     },
     {
       step = "b7 = p1:alloc(1 KiB, s1)",
+      fresh = true,
       offset = 5248512,
       pools = {
         p1 = { live = 5248953, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 5248953, used_high = 5248953 },
@@ -83,9 +90,13 @@ return {
         p1 = { live = 5248441, pending = 512, reserved = 33554432, reserved_high = 33554432, used = 5248441, used_high = 5248953 },
       },
       reused = "b2",
+      sources = {
+        { buffer = "b2", bytes = 512, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "b9 = p1:alloc(1 KiB, s1)",
+      fresh = true,
       offset = 5249536,
       pools = {
         p1 = { live = 5249465, pending = 512, reserved = 33554432, reserved_high = 33554432, used = 5249465, used_high = 5249465 },
@@ -98,6 +109,9 @@ return {
         p1 = { live = 5249976, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 5249976, used_high = 5249976 },
       },
       reused = "b2",
+      sources = {
+        { buffer = "b2", bytes = 512, rule = "stream order", stream = "s1" },
+      },
     },
     {
       step = "s1:sync()",

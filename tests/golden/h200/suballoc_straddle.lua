@@ -6,7 +6,7 @@ return {
   driver_api = 13000,
   runtime = 13000,
   backend = "cuda",
-  date = "2026-11-23",
+  date = "2026-11-28",
   poolsh = "poolsh 0.1.0",
   steps = {
     {
@@ -23,6 +23,7 @@ return {
     },
     {
       step = "b1 = p1:alloc(40 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 41943040, pending = 0, reserved = 67108864, reserved_high = 67108864, used = 41943040, used_high = 41943040 },
@@ -30,6 +31,7 @@ return {
     },
     {
       step = "b2 = p1:alloc(40 MiB, s1)",
+      fresh = true,
       offset = 41943040,
       pools = {
         p1 = { live = 83886080, pending = 0, reserved = 100663296, reserved_high = 100663296, used = 83886080, used_high = 83886080 },
@@ -37,6 +39,7 @@ return {
     },
     {
       step = "b3 = p1:alloc(40 MiB, s1)",
+      fresh = true,
       offset = 83886080,
       pools = {
         p1 = { live = 125829120, pending = 0, reserved = 134217728, reserved_high = 134217728, used = 125829120, used_high = 125829120 },
@@ -44,6 +47,7 @@ return {
     },
     {
       step = "b4 = p1:alloc(40 MiB, s1)",
+      fresh = true,
       offset = 125829120,
       pools = {
         p1 = { live = 167772160, pending = 0, reserved = 167772160, reserved_high = 167772160, used = 167772160, used_high = 167772160 },
@@ -51,6 +55,7 @@ return {
     },
     {
       step = "b5 = p1:alloc(40 MiB, s1)",
+      fresh = true,
       offset = 167772160,
       pools = {
         p1 = { live = 209715200, pending = 0, reserved = 234881024, reserved_high = 234881024, used = 209715200, used_high = 209715200 },
@@ -58,6 +63,7 @@ return {
     },
     {
       step = "b6 = p1:alloc(40 MiB, s1)",
+      fresh = true,
       offset = 209715200,
       pools = {
         p1 = { live = 251658240, pending = 0, reserved = 268435456, reserved_high = 268435456, used = 251658240, used_high = 251658240 },
@@ -72,6 +78,7 @@ return {
     },
     {
       step = "b7 = p2:alloc(3 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 251658240, pending = 0, reserved = 268435456, reserved_high = 268435456, used = 251658240, used_high = 251658240 },
@@ -80,6 +87,7 @@ return {
     },
     {
       step = "b8 = p2:alloc(3 MiB, s1)",
+      fresh = true,
       offset = 3145728,
       pools = {
         p1 = { live = 251658240, pending = 0, reserved = 268435456, reserved_high = 268435456, used = 251658240, used_high = 251658240 },
@@ -88,6 +96,7 @@ return {
     },
     {
       step = "b9 = p2:alloc(3 MiB, s1)",
+      fresh = true,
       offset = 6291456,
       pools = {
         p1 = { live = 251658240, pending = 0, reserved = 268435456, reserved_high = 268435456, used = 251658240, used_high = 251658240 },
@@ -96,6 +105,7 @@ return {
     },
     {
       step = "b10 = p2:alloc(3 MiB, s1)",
+      fresh = true,
       offset = 9437184,
       pools = {
         p1 = { live = 251658240, pending = 0, reserved = 268435456, reserved_high = 268435456, used = 251658240, used_high = 251658240 },
@@ -104,6 +114,7 @@ return {
     },
     {
       step = "b11 = p2:alloc(3 MiB, s1)",
+      fresh = true,
       offset = 12582912,
       pools = {
         p1 = { live = 251658240, pending = 0, reserved = 268435456, reserved_high = 268435456, used = 251658240, used_high = 251658240 },
@@ -112,6 +123,7 @@ return {
     },
     {
       step = "b12 = p2:alloc(3 MiB, s1)",
+      fresh = true,
       offset = 15728640,
       pools = {
         p1 = { live = 251658240, pending = 0, reserved = 268435456, reserved_high = 268435456, used = 251658240, used_high = 251658240 },
@@ -120,6 +132,7 @@ return {
     },
     {
       step = "b13 = p2:alloc(3 MiB, s1)",
+      fresh = true,
       offset = 18874368,
       pools = {
         p1 = { live = 251658240, pending = 0, reserved = 268435456, reserved_high = 268435456, used = 251658240, used_high = 251658240 },
@@ -128,6 +141,7 @@ return {
     },
     {
       step = "b14 = p2:alloc(3 MiB, s1)",
+      fresh = true,
       offset = 22020096,
       pools = {
         p1 = { live = 251658240, pending = 0, reserved = 268435456, reserved_high = 268435456, used = 251658240, used_high = 251658240 },
@@ -136,6 +150,7 @@ return {
     },
     {
       step = "b15 = p2:alloc(3 MiB, s1)",
+      fresh = true,
       offset = 25165824,
       pools = {
         p1 = { live = 251658240, pending = 0, reserved = 268435456, reserved_high = 268435456, used = 251658240, used_high = 251658240 },
@@ -144,6 +159,7 @@ return {
     },
     {
       step = "b16 = p2:alloc(3 MiB, s1)",
+      fresh = true,
       offset = 28311552,
       pools = {
         p1 = { live = 251658240, pending = 0, reserved = 268435456, reserved_high = 268435456, used = 251658240, used_high = 251658240 },
@@ -152,6 +168,7 @@ return {
     },
     {
       step = "b17 = p2:alloc(3 MiB, s1)",
+      fresh = true,
       offset = 31457280,
       pools = {
         p1 = { live = 251658240, pending = 0, reserved = 268435456, reserved_high = 268435456, used = 251658240, used_high = 251658240 },
@@ -160,6 +177,7 @@ return {
     },
     {
       step = "b18 = p2:alloc(3 MiB, s1)",
+      fresh = true,
       offset = 34603008,
       pools = {
         p1 = { live = 251658240, pending = 0, reserved = 268435456, reserved_high = 268435456, used = 251658240, used_high = 251658240 },

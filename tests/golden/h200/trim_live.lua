@@ -6,7 +6,7 @@ return {
   driver_api = 13000,
   runtime = 13000,
   backend = "cuda",
-  date = "2026-11-23",
+  date = "2026-11-28",
   poolsh = "poolsh 0.1.0",
   steps = {
     {
@@ -23,6 +23,7 @@ return {
     },
     {
       step = "b1 = p1:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 16777216, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 16777216, used_high = 16777216 },
@@ -30,6 +31,7 @@ return {
     },
     {
       step = "b2 = p1:alloc(32 MiB, s1)",
+      fresh = true,
       offset = 16777216,
       pools = {
         p1 = { live = 50331648, pending = 0, reserved = 67108864, reserved_high = 67108864, used = 50331648, used_high = 50331648 },
@@ -37,6 +39,7 @@ return {
     },
     {
       step = "b3 = p1:alloc(32 MiB, s1)",
+      fresh = true,
       offset = 50331648,
       pools = {
         p1 = { live = 83886080, pending = 0, reserved = 100663296, reserved_high = 100663296, used = 83886080, used_high = 83886080 },
@@ -44,6 +47,7 @@ return {
     },
     {
       step = "b4 = p1:alloc(32 MiB, s1)",
+      fresh = true,
       offset = 83886080,
       pools = {
         p1 = { live = 117440512, pending = 0, reserved = 134217728, reserved_high = 134217728, used = 117440512, used_high = 117440512 },

@@ -6,7 +6,7 @@ return {
   driver_api = 13000,
   runtime = 13000,
   backend = "cuda",
-  date = "2026-11-23",
+  date = "2026-11-28",
   poolsh = "poolsh 0.1.0",
   steps = {
     {
@@ -23,6 +23,7 @@ return {
     },
     {
       step = "b1 = p1:alloc(1 KiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 1024, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 1024, used_high = 1024 },
@@ -30,6 +31,7 @@ return {
     },
     {
       step = "b2 = p1:alloc(100 MiB, s1)",
+      fresh = true,
       offset = 1024,
       pools = {
         p1 = { live = 104858624, pending = 0, reserved = 134217728, reserved_high = 134217728, used = 104858624, used_high = 104858624 },
@@ -37,6 +39,7 @@ return {
     },
     {
       step = "b3 = p1:alloc(1 KiB, s1)",
+      fresh = true,
       offset = 104858624,
       pools = {
         p1 = { live = 104859648, pending = 0, reserved = 134217728, reserved_high = 134217728, used = 104859648, used_high = 104859648 },

@@ -6,7 +6,7 @@ return {
   driver_api = 13000,
   runtime = 13000,
   backend = "cuda",
-  date = "2026-11-23",
+  date = "2026-11-28",
   poolsh = "poolsh 0.1.0",
   steps = {
     {
@@ -23,6 +23,7 @@ return {
     },
     {
       step = "b1 = p1:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 16777216, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 16777216, used_high = 16777216 },
@@ -30,6 +31,7 @@ return {
     },
     {
       step = "b2 = p1:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 16777216,
       pools = {
         p1 = { live = 33554432, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 33554432, used_high = 33554432 },
@@ -37,6 +39,7 @@ return {
     },
     {
       step = "b3 = p1:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 33554432,
       pools = {
         p1 = { live = 50331648, pending = 0, reserved = 67108864, reserved_high = 67108864, used = 50331648, used_high = 50331648 },
@@ -44,6 +47,7 @@ return {
     },
     {
       step = "b4 = p1:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 50331648,
       pools = {
         p1 = { live = 67108864, pending = 0, reserved = 67108864, reserved_high = 67108864, used = 67108864, used_high = 67108864 },
@@ -51,6 +55,7 @@ return {
     },
     {
       step = "b5 = p1:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 67108864,
       pools = {
         p1 = { live = 83886080, pending = 0, reserved = 100663296, reserved_high = 100663296, used = 83886080, used_high = 83886080 },
@@ -58,6 +63,7 @@ return {
     },
     {
       step = "b6 = p1:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 83886080,
       pools = {
         p1 = { live = 100663296, pending = 0, reserved = 100663296, reserved_high = 100663296, used = 100663296, used_high = 100663296 },
@@ -65,6 +71,7 @@ return {
     },
     {
       step = "b7 = p1:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 100663296,
       pools = {
         p1 = { live = 117440512, pending = 0, reserved = 134217728, reserved_high = 134217728, used = 117440512, used_high = 117440512 },
@@ -72,6 +79,7 @@ return {
     },
     {
       step = "b8 = p1:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 117440512,
       pools = {
         p1 = { live = 134217728, pending = 0, reserved = 134217728, reserved_high = 134217728, used = 134217728, used_high = 134217728 },

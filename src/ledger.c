@@ -675,34 +675,38 @@ static int knows(const ps_seen_stream *waiter, int32_t on, uint64_t pos) {
   return 0;
 }
 
-/* The rule by which an allocation on s reused block b, from what poolsh
- * saw (the cuda backend cannot say): same stream; a host sync past the
- * free; an event wait past it; else the freeing stream is idle now
- * (opportunistic) or still busy (the pool made s wait). "Idle now" is
- * the backend's stream_peek, which costs no time and changes nothing, so
- * it teaches poolsh nothing else either. */
-static ps_reuse_rule infer(ps_ctx *c, const ps_block *b, const ps_seen_stream *s) {
-  if (b->stream == s->id) return PS_RULE_STREAM_ORDER;
-  ps_seen_stream *f = ps_stream_by_id(c, b->stream);
-  if (!f || f->synced >= b->pos) return PS_RULE_HOST_SYNC;
-  if (knows(s, b->stream, b->pos)) return PS_RULE_EVENT_DEP;
-  if (b->state == BLOCK_DONE || f->done >= b->pos) return PS_RULE_OPPORTUNISTIC;
-  int idle = 0;
-  if (f->followed && c->be->stream_peek && c->be->stream_peek(c->b, f->h, &idle) == PS_OK && idle)
-    return PS_RULE_OPPORTUNISTIC;
-  return PS_RULE_INTERNAL_DEP;
-}
-
-/* ---- why an allocation took fresh memory ---------------------------------------- */
-
-#define WHY_SCAN 64            /* freed blocks looked at, newest first */
-
 /* A pool setting (follow, opportunistic), 1 when it cannot be read. */
 static int setting_on(ps_ctx *c, const ps_seen_pool *p, ps_pool_attr a) {
   uint64_t v = 1;
   if (p->h && c->be->pool_get(c->b, p->h, a, &v) != PS_OK) v = 1;
   return v != 0;
 }
+
+/* The rule by which an allocation on s, from pool p, reused block b,
+ * from what poolsh saw (the cuda backend cannot say): same stream; a host
+ * sync past the free; an event wait past it, when p follows event
+ * dependencies; else, when p reuses opportunistically, the freeing stream
+ * is idle now; else the pool made s wait. A rule p has turned off is never
+ * the answer. "Idle now" is the backend's stream_peek, which costs no
+ * time and changes nothing, so it teaches poolsh nothing else either. */
+static ps_reuse_rule infer(ps_ctx *c, const ps_block *b, const ps_seen_pool *p,
+                           const ps_seen_stream *s) {
+  if (b->stream == s->id) return PS_RULE_STREAM_ORDER;
+  ps_seen_stream *f = ps_stream_by_id(c, b->stream);
+  if (!f || f->synced >= b->pos) return PS_RULE_HOST_SYNC;
+  if (knows(s, b->stream, b->pos) && setting_on(c, p, PS_ATTR_FOLLOW_EVENT_DEPS))
+    return PS_RULE_EVENT_DEP;
+  int idle = 0;
+  int complete = b->state == BLOCK_DONE || f->done >= b->pos ||
+                 (f->followed && c->be->stream_peek &&
+                  c->be->stream_peek(c->b, f->h, &idle) == PS_OK && idle);
+  if (complete && setting_on(c, p, PS_ATTR_OPPORTUNISTIC)) return PS_RULE_OPPORTUNISTIC;
+  return PS_RULE_INTERNAL_DEP;
+}
+
+/* ---- why an allocation took fresh memory ---------------------------------------- */
+
+#define WHY_SCAN 64            /* freed blocks looked at, newest first */
 
 /* Why the freed block k (of the allocating pool p, at least as large as
  * the request) was not handed to an allocation on s: the first rule that
@@ -866,6 +870,7 @@ typedef struct take_acc {
   int named;                   /* sources are named (not fresh memory to the sim) */
   ps_reuse_rule said;
   ps_seen_stream *s;           /* the allocating stream; NULL: a free's cleanup */
+  const ps_seen_pool *p;       /* the allocating pool */
   uint64_t took, fit;
   ps_addr fit_end;
 } take_acc;
@@ -904,7 +909,7 @@ static void take_note(ps_ctx *c, const ps_block *e, take_acc *a, uint64_t n, ps_
     return;
   }
   uint8_t rule = (uint8_t)(a->src.n == 0 && a->said != PS_RULE_UNKNOWN ? a->said
-                                                                         : infer(c, e, a->s));
+                                                                         : infer(c, e, a->p, a->s));
   /* s's later work runs after that free: the pool made s wait for it, or
    * it had completed already; a sync of s shows it complete */
   if (rule == PS_RULE_INTERNAL_DEP || rule == PS_RULE_OPPORTUNISTIC) knows_add(a->s, e->stream, e->pos);
@@ -1048,7 +1053,7 @@ int ps_ledger_alloc(lua_State *L, ps_ctx *c, ps_seen_pool *p, ps_seen_stream *s,
   int32_t slot = l->map[map_find(l, b->addr)];
   if (slot >= 0) slot_drop(c, l, slot);     /* an old live record there: it is gone */
   if (!l->align) l->align = align_of(c);
-  take_acc a = { .named = said != PS_RULE_NONE, .said = said, .s = s };
+  take_acc a = { .named = said != PS_RULE_NONE, .said = said, .s = s, .p = p };
   uint64_t r = b->size + (l->align - b->size % l->align) % l->align;
   ps_addr hi = b->addr + r < b->addr ? UINT64_MAX : b->addr + r;
   a.fit_end = b->addr + b->size < b->addr ? UINT64_MAX : b->addr + b->size;

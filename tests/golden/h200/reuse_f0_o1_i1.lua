@@ -6,7 +6,7 @@ return {
   driver_api = 13000,
   runtime = 13000,
   backend = "cuda",
-  date = "2026-11-23",
+  date = "2026-11-28",
   poolsh = "poolsh 0.1.0",
   steps = {
     {
@@ -29,6 +29,7 @@ return {
     },
     {
       step = "b1 = p1:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 16777216, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 16777216, used_high = 16777216 },
@@ -48,10 +49,12 @@ return {
     },
     {
       step = "b2 = p1:alloc(16 MiB, s2)",
+      fresh = true,
       offset = 16777216,
       pools = {
         p1 = { live = 16777216, pending = 16777216, reserved = 33554432, reserved_high = 33554432, used = 16777216, used_high = 16777216 },
       },
+      why_fresh = "b1's free is pending on s1, and s2 has no event dependency on it",
     },
     {
       step = "s2:query()",
@@ -80,6 +83,7 @@ return {
     },
     {
       step = "b3 = p1:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 16777216, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 16777216, used_high = 16777216 },
@@ -112,11 +116,13 @@ return {
     },
     {
       step = "b4 = p1:alloc(16 MiB, s2)",
+      fresh = true,
       offset = 16777216,
       pools = {
         p1 = { live = 16777216, pending = 16777216, reserved = 33554432, reserved_high = 33554432, used = 16777216, used_high = 16777216 },
       },
       reused = "b2",
+      why_fresh = "s2 waited on an event recorded on s1 before b3's free",
     },
     {
       step = "s2:query()",
@@ -145,6 +151,7 @@ return {
     },
     {
       step = "b5 = p1:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 16777216, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 16777216, used_high = 16777216 },
@@ -177,11 +184,13 @@ return {
     },
     {
       step = "b6 = p1:alloc(16 MiB, s2)",
+      fresh = true,
       offset = 16777216,
       pools = {
         p1 = { live = 16777216, pending = 16777216, reserved = 33554432, reserved_high = 33554432, used = 16777216, used_high = 16777216 },
       },
       reused = "b4",
+      why_fresh = "s2 waited on an event recorded on s1 after b5's free, but p1 does not follow event dependencies",
     },
     {
       step = "s2:query()",
@@ -210,6 +219,7 @@ return {
     },
     {
       step = "b7 = p1:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 16777216, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 16777216, used_high = 16777216 },
@@ -235,6 +245,9 @@ return {
         p1 = { live = 16777216, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 16777216, used_high = 16777216 },
       },
       reused = "b7",
+      sources = {
+        { buffer = "b7", bytes = 16777216, rule = "opportunistic", stream = "s1" },
+      },
     },
     {
       step = "b8:free()",
@@ -256,6 +269,7 @@ return {
     },
     {
       step = "b9 = p1:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 16777216, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 16777216, used_high = 16777216 },
@@ -293,6 +307,9 @@ return {
         p1 = { live = 16777216, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 16777216, used_high = 16777216 },
       },
       reused = "b9",
+      sources = {
+        { buffer = "b9", bytes = 16777216, rule = "opportunistic", stream = "s1" },
+      },
     },
     {
       step = "b10:free()",
@@ -314,6 +331,7 @@ return {
     },
     {
       step = "b11 = p1:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 16777216, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 16777216, used_high = 16777216 },
@@ -345,6 +363,9 @@ return {
         p1 = { live = 16777216, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 16777216, used_high = 16777216 },
       },
       reused = "b11",
+      sources = {
+        { buffer = "b11", bytes = 16777216, rule = "host synchronisation", stream = "s1" },
+      },
     },
     {
       step = "b12:free()",
@@ -373,6 +394,7 @@ return {
     },
     {
       step = "b13 = p2:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 0,
       pools = {
         p1 = { live = 0, pending = 0, reserved = 0, reserved_high = 33554432, used = 0, used_high = 16777216 },
@@ -381,6 +403,7 @@ return {
     },
     {
       step = "b14 = p2:alloc(16 MiB, s1)",
+      fresh = true,
       offset = 16777216,
       pools = {
         p1 = { live = 0, pending = 0, reserved = 0, reserved_high = 33554432, used = 0, used_high = 16777216 },
@@ -409,6 +432,9 @@ return {
         p2 = { live = 33554432, pending = 0, reserved = 33554432, reserved_high = 33554432, used = 33554432, used_high = 33554432 },
       },
       reused = "b13",
+      sources = {
+        { buffer = "b13", bytes = 16777216, rule = "internal dependency", stream = "s1" },
+      },
     },
     {
       step = "s2:query()",

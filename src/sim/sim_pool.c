@@ -69,9 +69,9 @@ typedef struct rec {
       uint64_t end;           /* island head: where the island ends */
       ri qprev, qnext;        /* not retired: its stream's queue */
       ri ch[4][2];            /* island head: children in treap 0 and 1;
-                                 young run head: in treap 2 and 3 */
+                                 young run head: in treap 2, tail: in 3 */
       ri other;               /* island head: its last record, and back */
-      ri yother;              /* young run head: its last record, and back */
+      ri yother;              /* young run head: its tail, and back */
       uint32_t seq;           /* the pool's count of frees at this one */
     } f;
   } u;
@@ -106,7 +106,7 @@ struct ps_pool {
   ri nrec, freelist;          /* slots handed out (0 included), free slots */
   ri first, last;             /* address list */
   ri root[4];                 /* island treaps: by (size, tie, offset), by offset;
-                                 young run treaps: by (stream, size, seq), by offset */
+                                 young runs: heads by (stream, size, seq), tails by offset */
   uint32_t frees;             /* cudaFreeAsync calls so far: free records' seq */
   int searched;               /* the allocation being placed searched the pool's space */
   ri *buckets;                /* live blocks by offset, chained by l.hnext */
@@ -364,7 +364,7 @@ static uint64_t tie_of(const rec *x) {
 }
 
 /* Trees 2 and 3 index young runs (see young_fit): a run's head by
- * (stream, size, free count) and by offset. */
+ * (stream, size, free count), its tail by offset. */
 static ikey key_of(const ps_pool *p, ri h, int t) {
   const rec *x = R(p, h);
   if (t == 1 || t == 3) return (ikey){ 0, 0, x->off };
@@ -513,37 +513,51 @@ static void set_kind(ps_pool *p, ri i, int k) {
 
 /* A young run is a longest chain of address-adjacent young frees of one
  * stream (they always join: pending or done, one stream). Its first
- * record (head) and last point at each other through yother; heads sit
- * in treap 2 by (stream, size, free count) and treap 3 by offset. */
+ * record (head) and last (tail) point at each other through yother;
+ * heads sit in treap 2 by (stream, size, free count), tails in treap 3
+ * by offset. A tail stays put while its run grows or shrinks at the
+ * front, as an alloc+free pair on one young run does. */
 
 static int is_young(const ps_pool *p, ri i, int32_t stream) {
   return i && R(p, i)->young && R(p, i)->stream == stream;
 }
-static void yr_add(ps_pool *p, ri h) { t_ins(p, 2, h); t_ins(p, 3, h); }
-static void yr_del(ps_pool *p, ri h) { t_del(p, 2, h); t_del(p, 3, h); }
 static void yr_bind(ps_pool *p, ri h, ri t) {
   R(p, h)->u.f.yother = t;
   R(p, t)->u.f.yother = h;
 }
 
-/* The head of young record i's run: runs never overlap, so it is the
- * nearest head at or below i. O(log runs). */
-static ri yr_head(const ps_pool *p, ri i) {
+/* The tail of young record i's run: runs never overlap, so it is the
+ * nearest tail at or above i. O(log runs). */
+static ri yr_tail(const ps_pool *p, ri i) {
   ri best = 0;
   uint64_t off = R(p, i)->off;
   for (ri t = p->root[3]; t;)
-    if (R(p, t)->off <= off) best = t, t = KID(p, t, 3, 1);
-    else t = KID(p, t, 3, 0);
+    if (R(p, t)->off >= off) best = t, t = KID(p, t, 3, 0);
+    else t = KID(p, t, 3, 1);
   return best;
+}
+
+/* The head of young record i's run, in O(1) when i is one. */
+static ri yr_head(const ps_pool *p, ri i) {
+  return is_young(p, R(p, i)->prev, R(p, i)->stream) ? R(p, yr_tail(p, i))->u.f.yother : i;
 }
 
 /* Young record i stops being young: its run splits around it. */
 static void yr_clear(ps_pool *p, ri i) {
-  ri h = yr_head(p, i), t = R(p, h)->u.f.yother;
-  yr_del(p, h);
+  ri t = yr_tail(p, i), h = R(p, t)->u.f.yother;
+  t_del(p, 2, h);
+  if (t == i) t_del(p, 3, t);
   R(p, i)->young = 0;
-  if (h != i) { yr_bind(p, h, R(p, i)->prev); yr_add(p, h); }
-  if (t != i) { ri n = R(p, i)->next; yr_bind(p, n, t); yr_add(p, n); }
+  if (h != i) {
+    ri a = R(p, i)->prev;
+    yr_bind(p, h, a);
+    t_ins(p, 2, h), t_ins(p, 3, a);
+  }
+  if (t != i) {
+    ri n = R(p, i)->next;
+    yr_bind(p, n, t);
+    t_ins(p, 2, n);
+  }
 }
 
 /* ---- frees not retired, per stream ---- */
@@ -815,8 +829,9 @@ static ri carve(sim_ctx *c, ps_pool *p, ri g, ri h, uint64_t r, uint64_t req,
   uint64_t at = R(p, g)->off, end = at + r;
   ri b = rend(p, g) > end ? rec_new(p) : g;
   if (!b) return 0;
-  /* The young runs the block touches leave the index; what is left of
-   * them goes back once the block is in place. */
+  /* The young runs the block touches leave the index (a tail past the
+   * block stays: its order holds); what is left of them goes back once
+   * the block is in place. */
   ri yh = 0, ytail = 0;   /* the head of g's run (g young), the last run's tail */
   for (ri x = g; x && R(p, x)->off < end; x = R(p, x)->next) {
     if (!R(p, x)->young) continue;
@@ -824,7 +839,8 @@ static ri carve(sim_ctx *c, ps_pool *p, ri g, ri h, uint64_t r, uint64_t req,
     if (x == g) yx = yh = yr_head(p, g);
     else if (is_young(p, R(p, x)->prev, R(p, x)->stream)) continue;   /* its run is out */
     ytail = R(p, yx)->u.f.yother;
-    yr_del(p, yx);
+    t_del(p, 2, yx);
+    if (rend(p, ytail) <= end) t_del(p, 3, ytail);
   }
   int ykeep = ytail && rend(p, ytail) > end;
   ri t = R(p, h)->u.f.other;
@@ -870,8 +886,16 @@ static ri carve(sim_ctx *c, ps_pool *p, ri g, ri h, uint64_t r, uint64_t req,
   hash_put(p, b);
   if (h != g) { isl_bind(p, h, x->prev); isl_add(p, h); }
   if (end < iend) { isl_bind(p, x->next, t); isl_add(p, x->next); }
-  if (yh && yh != g) { yr_bind(p, yh, R(p, b)->prev); yr_add(p, yh); }
-  if (ykeep) { ri n = R(p, b)->next; yr_bind(p, n, ytail); yr_add(p, n); }
+  if (yh && yh != g) {
+    ri a = R(p, b)->prev;
+    yr_bind(p, yh, a);
+    t_ins(p, 2, yh), t_ins(p, 3, a);
+  }
+  if (ykeep) {
+    ri n = R(p, b)->next;
+    yr_bind(p, n, ytail);
+    t_ins(p, 2, n);
+  }
   return b;
 }
 
@@ -1101,10 +1125,14 @@ int sim_pool_free(void *ctx, ps_addr a, ps_stream *s) {
   pq_push(p, i);
   ri prev = x->prev, next = x->next;
   ri yh = i, yt = i;   /* its young run takes in its stream's young neighbours */
-  if (is_young(p, prev, st->id)) yh = R(p, prev)->u.f.yother, yr_del(p, yh);
-  if (is_young(p, next, st->id)) yt = R(p, next)->u.f.yother, yr_del(p, next);
+  if (is_young(p, prev, st->id)) {
+    yh = R(p, prev)->u.f.yother;
+    t_del(p, 2, yh), t_del(p, 3, prev);
+  }
+  if (is_young(p, next, st->id)) yt = R(p, next)->u.f.yother, t_del(p, 2, next);
   yr_bind(p, yh, yt);
-  yr_add(p, yh);
+  t_ins(p, 2, yh);
+  if (yt == i) t_ins(p, 3, i);
   int jp = is_free(p, prev) && joins(p, prev, i), jn = is_free(p, next) && joins(p, i, next);
   ri h = jp ? R(p, prev)->u.f.other : i;
   ri t = jn ? R(p, next)->u.f.other : i;

@@ -313,6 +313,9 @@ typedef struct sim_ctx {
   int (*interrupted)(void *ud);   /* from ps_config: give up a wait */
   void *interrupted_ud;
   sim_faults faults;
+  /* Young-run records the young best fit looked at (it stays O(log n):
+   * tests/c/test_sim_scale.c reads it). */
+  uint64_t young_visits;
 } sim_ctx;
 
 void sim_faults_init(sim_faults *f);

@@ -909,10 +909,10 @@ static ri carve(sim_ctx *c, ps_pool *p, ri g, ri h, uint64_t r, uint64_t req,
  * replays of tests/data/torch). Returns the run's first record, or 0:
  * the smallest run of at least r bytes, the oldest free at its start
  * first, found in treap 2 in O(log runs). */
-static ri young_fit(const ps_pool *p, const ps_stream *s, uint64_t r) {
+static ri young_fit(sim_ctx *c, const ps_pool *p, const ps_stream *s, uint64_t r) {
   ikey k = { (uint32_t)s->id, r, 0 };
   ri best = 0;
-  for (ri t = p->root[2]; t;)
+  for (ri t = p->root[2]; t; c->young_visits++)
     if (!key_lt(key_of(p, t, 2), k)) best = t, t = KID(p, t, 2, 0);
     else t = KID(p, t, 2, 1);
   return best && R(p, best)->stream == s->id ? best : 0;
@@ -939,7 +939,7 @@ static void age_frees(sim_ctx *c, ps_pool *p) {
 static ri place(sim_ctx *c, ps_pool *p, uint64_t r, uint64_t req, ps_stream *s,
                 ps_alloc_note *note) {
   settle(c, p);
-  ri y = young_fit(p, s, r);
+  ri y = young_fit(c, p, s, r);
   if (y) return carve(c, p, y, isl_head(p, y), r, req, s, 0, note);
   p->searched = 1;
   for (int internal_ok = 0; internal_ok <= p->internal; internal_ok++) {

@@ -68,11 +68,13 @@ typedef struct rec {
       int64_t pos, time;
       uint64_t end;           /* island head: where the island ends */
       ri qprev, qnext;        /* not retired: its stream's queue */
-      ri ch[4][2];            /* island head: children in treap 0 and 1;
-                                 young run head: in treap 2, tail: in 3 */
+      ri ch[2][2];            /* island head: children in treap 0 and 1 */
       ri other;               /* island head: its last record, and back */
-      ri yother;              /* young run head: its tail, and back */
       uint32_t seq;           /* the pool's count of frees at this one */
+      ri ych[2][2];           /* young run head: children in treap 2;
+                                 its tail: in treap 3 (after what island
+                                 searches read, which stays in 80 bytes) */
+      ri yother;              /* young run head: its tail, and back */
     } f;
   } u;
 } rec;
@@ -377,7 +379,8 @@ static int key_lt(ikey a, ikey b) {
   return a.tie != b.tie ? a.tie < b.tie : a.off < b.off;
 }
 
-#define KID(p, i, t, side) (R(p, i)->u.f.ch[t][side])
+#define KID(p, i, t, side) \
+  (*((t) < 2 ? &R(p, i)->u.f.ch[t][side] : &R(p, i)->u.f.ych[(t) - 2][side]))
 
 /* Splits tree-t treap `at` into keys < k (*l) and the rest (*r). */
 static void split(ps_pool *p, int t, ri at, ikey k, ri *l, ri *r) {
@@ -542,9 +545,14 @@ static ri yr_head(const ps_pool *p, ri i) {
   return is_young(p, R(p, i)->prev, R(p, i)->stream) ? R(p, yr_tail(p, i))->u.f.yother : i;
 }
 
-/* Young record i stops being young: its run splits around it. */
+/* Young record i stops being young: its run splits around it. A run's
+ * head or tail (a retire or an ageing in address order) needs no search. */
 static void yr_clear(ps_pool *p, ri i) {
-  ri t = yr_tail(p, i), h = R(p, t)->u.f.yother;
+  int32_t st = R(p, i)->stream;
+  ri h, t;
+  if (!is_young(p, R(p, i)->prev, st)) h = i, t = R(p, i)->u.f.yother;
+  else if (!is_young(p, R(p, i)->next, st)) t = i, h = R(p, i)->u.f.yother;
+  else t = yr_tail(p, i), h = R(p, t)->u.f.yother;
   t_del(p, 2, h);
   if (t == i) t_del(p, 3, t);
   R(p, i)->young = 0;

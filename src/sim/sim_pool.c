@@ -521,9 +521,11 @@ static void set_kind(ps_pool *p, ri i, int k) {
  * by offset. A tail stays put while its run grows or shrinks at the
  * front, as an alloc+free pair on one young run does. */
 
+/* Whether record i (0: none) is a young free of `stream`. */
 static int is_young(const ps_pool *p, ri i, int32_t stream) {
   return i && R(p, i)->young && R(p, i)->stream == stream;
 }
+/* Makes h..t one young run (h first, t last); the treaps are the caller's. */
 static void yr_bind(ps_pool *p, ri h, ri t) {
   R(p, h)->u.f.yother = t;
   R(p, t)->u.f.yother = h;

@@ -3,7 +3,9 @@
  * Destroyed streams and events are freed, clocks keep only entries that
  * matter, and none of it changes a result: runs with and without 100,000
  * short-lived streams and events observe the same addresses, reuse rules,
- * flags and clock. Checks behaviour and memory, never time.
+ * flags and clock. The young best fit among 100,000 young holes looks at
+ * few records more than among 1,000. Checks behaviour, memory and work
+ * counted, never time.
  */
 #include <malloc.h>
 #include <stdio.h>

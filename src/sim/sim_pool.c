@@ -570,6 +570,32 @@ static void yr_clear(ps_pool *p, ri i) {
   }
 }
 
+/* Nodes of treap t under `at`, or -1 when a node's key breaks its order. */
+static long t_count(const ps_pool *p, int t, ri at, const ikey *lo, const ikey *hi) {
+  if (!at) return 0;
+  ikey k = key_of(p, at, t);
+  if ((lo && !key_lt(*lo, k)) || (hi && !key_lt(k, *hi))) return -1;
+  long a = t_count(p, t, KID(p, at, t, 0), lo, &k), b = t_count(p, t, KID(p, at, t, 1), &k, hi);
+  return a < 0 || b < 0 ? -1 : a + b + 1;
+}
+
+/* For tests: 1 when the young-run treaps hold exactly the young runs a
+ * walk over the records finds (heads and tails named both ways, every
+ * key in order), else 0. O(n). */
+int sim_pool_young_check(const ps_pool *p) {
+  long runs = 0;
+  for (ri i = p->first; i; i = R(p, i)->next) {
+    if (!R(p, i)->young || is_young(p, R(p, i)->prev, R(p, i)->stream)) continue;
+    ri t = i;
+    while (is_young(p, R(p, t)->next, R(p, i)->stream)) t = R(p, t)->next;
+    if (R(p, i)->u.f.yother != t || R(p, t)->u.f.yother != i) return 0;
+    if (yr_tail(p, i) != t || yr_head(p, t) != i) return 0;
+    runs++;
+  }
+  return t_count(p, 2, p->root[2], NULL, NULL) == runs &&
+         t_count(p, 3, p->root[3], NULL, NULL) == runs;
+}
+
 /* ---- frees not retired, per stream ---- */
 
 static pqueue *pq_find(ps_pool *p, int stream) {

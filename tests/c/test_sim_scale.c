@@ -401,8 +401,48 @@ static void test_young_fit_scales(void) {
             (unsigned long long)small, (unsigned long long)large);
 }
 
+/* Random allocations and frees on three streams, with spins, event waits,
+ * syncs and sleeps between: after every step the young-run index holds
+ * exactly the runs a walk over the records finds. */
+static void test_young_index_random(void) {
+  sim_ctx *c = open_sim();
+  ps_pool *p = keeping_pool(c);
+  ps_stream *s[3];
+  for (int i = 0; i < 3; i++) OK(B->stream_create(c, 0, 0, 1, &s[i]));
+  ps_event *e;
+  OK(B->event_create(c, 0, &e));
+  ps_addr live[256] = { 0 };
+  uint64_t seed = 7;
+  int steps = 0;
+  for (; steps < 20000; steps++) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    unsigned r = (unsigned)(seed >> 33), k = r % 256, arg = (r >> 16) % 16;
+    ps_stream *st = s[(r >> 8) % 3];
+    switch ((r >> 12) % 8) {
+    case 4: OK(B->spin(c, st, 0.001 * (arg % 4))); break;
+    case 5: OK(B->event_record(c, e, st)); OK(B->stream_wait(c, s[arg % 3], e)); break;
+    case 6: if (arg == 0) OK(B->stream_sync(c, st)); break;
+    case 7: OK(B->sleep(c, 0.001)); break;
+    default:
+      if (live[k]) {
+        OK(B->pool_free(c, live[k], st));
+        live[k] = 0;
+      } else OK(B->pool_alloc(c, p, 512 * (1 + arg), st, &live[k], NULL));
+    }
+    if (!sim_pool_young_check(p)) break;
+  }
+  CHECK(steps == 20000);
+  for (int k = 0; k < 256; k++) if (live[k]) OK(B->pool_free(c, live[k], s[0]));
+  OK(B->device_sync(c));
+  OK(B->event_destroy(c, e));
+  for (int i = 0; i < 3; i++) OK(B->stream_destroy(c, s[i]));
+  OK(B->pool_destroy(c, p));
+  B->close(c);
+}
+
 int main(void) {
   test_young_fit_scales();
+  test_young_index_random();
   test_table();
   test_stale_handles();
   test_churn_changes_nothing();

@@ -313,6 +313,9 @@ typedef struct sim_ctx {
   int (*interrupted)(void *ud);   /* from ps_config: give up a wait */
   void *interrupted_ud;
   sim_faults faults;
+  /* Young-run records the young best fit looked at (it stays O(log n):
+   * tests/c/test_sim_scale.c reads it). */
+  uint64_t young_visits;
 } sim_ctx;
 
 void sim_faults_init(sim_faults *f);
@@ -420,6 +423,8 @@ int sim_pool_trim(void *ctx, ps_pool *p, uint64_t keep);
 int sim_pool_alloc(void *ctx, ps_pool *p, uint64_t size, ps_stream *s,
                    ps_addr *out, ps_alloc_note *note);
 int sim_pool_free(void *ctx, ps_addr a, ps_stream *s);
+/* For tests: whether the young-run index matches a walk (sim_pool.c). */
+int sim_pool_young_check(const ps_pool *p);
 /* An imported block's free landed on the importer's stream: its mapping goes. */
 void sim_pool_drop_import(sim_ctx *c, sim_map *m);
 

@@ -50,7 +50,7 @@ typedef uint32_t ri;   /* a record's index in its pool's slab; 0: none */
  * (not completed). Fresh, retired and done are settled. */
 enum { K_LIVE, K_FRESH, K_RETIRED, K_DONE, K_PENDING };
 
-/* A live block or free record (80 bytes); it ends where the next one
+/* A live block or free record (104 bytes); it ends where the next one
  * starts (the last one at `extent`). Free records remember their
  * cudaFreeAsync (stream, position, completion time); a retired record
  * merged from frees of several streams has stream -1, as fresh space
@@ -71,6 +71,10 @@ typedef struct rec {
       ri ch[2][2];            /* island head: children in treap 0 and 1 */
       ri other;               /* island head: its last record, and back */
       uint32_t seq;           /* the pool's count of frees at this one */
+      ri ych[2][2];           /* young run head: children in treap 2;
+                                 its tail: in treap 3 (after what island
+                                 searches read, which stays in 80 bytes) */
+      ri yother;              /* young run head: its tail, and back */
     } f;
   } u;
 } rec;
@@ -103,7 +107,8 @@ struct ps_pool {
   uint32_t npages, cap0;
   ri nrec, freelist;          /* slots handed out (0 included), free slots */
   ri first, last;             /* address list */
-  ri root[2];                 /* island treaps: by (size, tie, offset), by offset */
+  ri root[4];                 /* island treaps: by (size, tie, offset), by offset;
+                                 young runs: heads by (stream, size, seq), tails by offset */
   uint32_t frees;             /* cudaFreeAsync calls so far: free records' seq */
   int searched;               /* the allocation being placed searched the pool's space */
   ri *buckets;                /* live blocks by offset, chained by l.hnext */
@@ -344,7 +349,7 @@ static void busy_range(ps_pool *p, uint64_t a, uint64_t b, int add) {
 
 /* A treap priority: murmur3's finalizer of the slot index, per tree. */
 static uint32_t prio(ri i, int t) {
-  uint32_t x = i + (t ? 0x9e3779b9u : 0);
+  uint32_t x = i + (uint32_t)t * 0x9e3779b9u;
   x ^= x >> 16, x *= 0x85ebca6bu, x ^= x >> 13, x *= 0xc2b2ae35u, x ^= x >> 16;
   return x;
 }
@@ -360,9 +365,12 @@ static uint64_t tie_of(const rec *x) {
   return x->kind == K_PENDING || x->kind == K_DONE ? x->u.f.seq : (uint64_t)1 << 32;
 }
 
+/* Trees 2 and 3 index young runs (see young_fit): a run's head by
+ * (stream, size, free count), its tail by offset. */
 static ikey key_of(const ps_pool *p, ri h, int t) {
   const rec *x = R(p, h);
-  if (t) return (ikey){ 0, 0, x->off };
+  if (t == 1 || t == 3) return (ikey){ 0, 0, x->off };
+  if (t == 2) return (ikey){ (uint32_t)x->stream, rend(p, x->u.f.yother) - x->off, x->u.f.seq };
   return (ikey){ x->u.f.end - x->off, tie_of(x), x->off };
 }
 
@@ -371,7 +379,8 @@ static int key_lt(ikey a, ikey b) {
   return a.tie != b.tie ? a.tie < b.tie : a.off < b.off;
 }
 
-#define KID(p, i, t, side) (R(p, i)->u.f.ch[t][side])
+#define KID(p, i, t, side) \
+  (*((t) < 2 ? &R(p, i)->u.f.ch[t][side] : &R(p, i)->u.f.ych[(t) - 2][side]))
 
 /* Splits tree-t treap `at` into keys < k (*l) and the rest (*r). */
 static void split(ps_pool *p, int t, ri at, ikey k, ri *l, ri *r) {
@@ -503,6 +512,90 @@ static void set_kind(ps_pool *p, ri i, int k) {
   if (b) relink(p, i, b, wb, nb);
 }
 
+/* ---- young runs: each stream's adjacent young frees, indexed ---- */
+
+/* A young run is a longest chain of address-adjacent young frees of one
+ * stream (they always join: pending or done, one stream). Its first
+ * record (head) and last (tail) point at each other through yother;
+ * heads sit in treap 2 by (stream, size, free count), tails in treap 3
+ * by offset. A tail stays put while its run grows or shrinks at the
+ * front, as an alloc+free pair on one young run does. */
+
+/* Whether record i (0: none) is a young free of `stream`. */
+static int is_young(const ps_pool *p, ri i, int32_t stream) {
+  return i && R(p, i)->young && R(p, i)->stream == stream;
+}
+/* Makes h..t one young run (h first, t last); the treaps are the caller's. */
+static void yr_bind(ps_pool *p, ri h, ri t) {
+  R(p, h)->u.f.yother = t;
+  R(p, t)->u.f.yother = h;
+}
+
+/* The tail of young record i's run: runs never overlap, so it is the
+ * nearest tail at or above i. O(log runs). */
+static ri yr_tail(const ps_pool *p, ri i) {
+  ri best = 0;
+  uint64_t off = R(p, i)->off;
+  for (ri t = p->root[3]; t;)
+    if (R(p, t)->off >= off) best = t, t = KID(p, t, 3, 0);
+    else t = KID(p, t, 3, 1);
+  return best;
+}
+
+/* The head of young record i's run, in O(1) when i is one. */
+static ri yr_head(const ps_pool *p, ri i) {
+  return is_young(p, R(p, i)->prev, R(p, i)->stream) ? R(p, yr_tail(p, i))->u.f.yother : i;
+}
+
+/* Young record i stops being young: its run splits around it. A run's
+ * head or tail (a retire or an ageing in address order) needs no search. */
+static void yr_clear(ps_pool *p, ri i) {
+  int32_t st = R(p, i)->stream;
+  ri h, t;
+  if (!is_young(p, R(p, i)->prev, st)) h = i, t = R(p, i)->u.f.yother;
+  else if (!is_young(p, R(p, i)->next, st)) t = i, h = R(p, i)->u.f.yother;
+  else t = yr_tail(p, i), h = R(p, t)->u.f.yother;
+  t_del(p, 2, h);
+  if (t == i) t_del(p, 3, t);
+  R(p, i)->young = 0;
+  if (h != i) {
+    ri a = R(p, i)->prev;
+    yr_bind(p, h, a);
+    t_ins(p, 2, h), t_ins(p, 3, a);
+  }
+  if (t != i) {
+    ri n = R(p, i)->next;
+    yr_bind(p, n, t);
+    t_ins(p, 2, n);
+  }
+}
+
+/* Nodes of treap t under `at`, or -1 when a node's key breaks its order. */
+static long t_count(const ps_pool *p, int t, ri at, const ikey *lo, const ikey *hi) {
+  if (!at) return 0;
+  ikey k = key_of(p, at, t);
+  if ((lo && !key_lt(*lo, k)) || (hi && !key_lt(k, *hi))) return -1;
+  long a = t_count(p, t, KID(p, at, t, 0), lo, &k), b = t_count(p, t, KID(p, at, t, 1), &k, hi);
+  return a < 0 || b < 0 ? -1 : a + b + 1;
+}
+
+/* For tests: 1 when the young-run treaps hold exactly the young runs a
+ * walk over the records finds (heads and tails named both ways, every
+ * key in order), else 0. O(n). */
+int sim_pool_young_check(const ps_pool *p) {
+  long runs = 0;
+  for (ri i = p->first; i; i = R(p, i)->next) {
+    if (!R(p, i)->young || is_young(p, R(p, i)->prev, R(p, i)->stream)) continue;
+    ri t = i;
+    while (is_young(p, R(p, t)->next, R(p, i)->stream)) t = R(p, t)->next;
+    if (R(p, i)->u.f.yother != t || R(p, t)->u.f.yother != i) return 0;
+    if (yr_tail(p, i) != t || yr_head(p, t) != i) return 0;
+    runs++;
+  }
+  return t_count(p, 2, p->root[2], NULL, NULL) == runs &&
+         t_count(p, 3, p->root[3], NULL, NULL) == runs;
+}
+
 /* ---- frees not retired, per stream ---- */
 
 static pqueue *pq_find(ps_pool *p, int stream) {
@@ -563,6 +656,7 @@ static void absorb(ps_pool *p, ri a, ri b) {
 /* Record i's free is retired: every stream may use it alike, its chunks
  * may go back, and it merges with retired neighbours. */
 static void retire(ps_pool *p, ri i) {
+  if (R(p, i)->young) yr_clear(p, i);
   pq_unlink(p, i);
   busy_range(p, R(p, i)->off, rend(p, i), 0);
   set_kind(p, i, K_RETIRED);
@@ -771,6 +865,20 @@ static ri carve(sim_ctx *c, ps_pool *p, ri g, ri h, uint64_t r, uint64_t req,
   uint64_t at = R(p, g)->off, end = at + r;
   ri b = rend(p, g) > end ? rec_new(p) : g;
   if (!b) return 0;
+  /* The young runs the block touches leave the index (a tail past the
+   * block stays: its order holds); what is left of them goes back once
+   * the block is in place. */
+  ri yh = 0, ytail = 0;   /* the head of g's run (g young), the last run's tail */
+  for (ri x = g; x && R(p, x)->off < end; x = R(p, x)->next) {
+    if (!R(p, x)->young) continue;
+    ri yx = x;
+    if (x == g) yx = yh = yr_head(p, g);
+    else if (is_young(p, R(p, x)->prev, R(p, x)->stream)) continue;   /* its run is out */
+    ytail = R(p, yx)->u.f.yother;
+    t_del(p, 2, yx);
+    if (rend(p, ytail) <= end) t_del(p, 3, ytail);
+  }
+  int ykeep = ytail && rend(p, ytail) > end;
   ri t = R(p, h)->u.f.other;
   isl_del(p, h);
   for (ri x = g; x && R(p, x)->off < end; x = R(p, x)->next) {
@@ -814,6 +922,16 @@ static ri carve(sim_ctx *c, ps_pool *p, ri g, ri h, uint64_t r, uint64_t req,
   hash_put(p, b);
   if (h != g) { isl_bind(p, h, x->prev); isl_add(p, h); }
   if (end < iend) { isl_bind(p, x->next, t); isl_add(p, x->next); }
+  if (yh && yh != g) {
+    ri a = R(p, b)->prev;
+    yr_bind(p, yh, a);
+    t_ins(p, 2, yh), t_ins(p, 3, a);
+  }
+  if (ykeep) {
+    ri n = R(p, b)->next;
+    yr_bind(p, n, ytail);
+    t_ins(p, 2, n);
+  }
   return b;
 }
 
@@ -824,27 +942,16 @@ static ri carve(sim_ctx *c, ps_pool *p, ri g, ri h, uint64_t r, uint64_t req,
  * among runs of s's adjacent young frees; only when none fits does it
  * search the pool's space, after which the frees complete by now are no
  * longer young (measured on an H100: docs/calibration.md E13, ties4, and
- * replays of tests/data/torch). Returns the run's first record, or 0.
- * O(young frees of s) at most; an exact fit ends the walk. */
-static ri young_fit(const ps_pool *p, const ps_stream *s, uint64_t r) {
-  const pqueue *q = pq_find((ps_pool *)p, s->id);
+ * replays of tests/data/torch). Returns the run's first record, or 0:
+ * the smallest run of at least r bytes, the oldest free at its start
+ * first, found in treap 2 in O(log runs). */
+static ri young_fit(sim_ctx *c, const ps_pool *p, const ps_stream *s, uint64_t r) {
+  ikey k = { (uint32_t)s->id, r, 0 };
   ri best = 0;
-  uint64_t best_size = 0, best_seq = 0;
-  for (ri i = q ? q->young : 0; i; i = R(p, i)->u.f.qnext) {
-    ri a = R(p, i)->prev;
-    if (a && R(p, a)->young && R(p, a)->stream == s->id && joins(p, a, i)) continue;   /* not a run's start */
-    uint64_t size = 0;
-    for (ri x = i;; x = R(p, x)->next) {
-      size += rend(p, x) - R(p, x)->off;
-      ri n = R(p, x)->next;
-      if (!n || !R(p, n)->young || R(p, n)->stream != s->id || !joins(p, x, n)) break;
-    }
-    uint32_t seq = R(p, i)->u.f.seq;
-    if (size >= r && (!best || size < best_size || (size == best_size && seq < best_seq)))
-      best = i, best_size = size, best_seq = seq;
-    if (best_size == r) break;   /* an exact fit, the oldest: the queue is in free order */
-  }
-  return best;
+  for (ri t = p->root[2]; t; c->young_visits++)
+    if (!key_lt(key_of(p, t, 2), k)) best = t, t = KID(p, t, 2, 0);
+    else t = KID(p, t, 2, 1);
+  return best && R(p, best)->stream == s->id ? best : 0;
 }
 
 /* The pool's space was searched: frees complete by now stop being young.
@@ -852,8 +959,9 @@ static ri young_fit(const ps_pool *p, const ps_stream *s, uint64_t r) {
 static void age_frees(sim_ctx *c, ps_pool *p) {
   for (uint32_t k = 0; k < p->npq; k++)
     for (pqueue *q = &p->pq[k]; q->young && R(p, q->young)->u.f.time <= c->host_now;) {
-      R(p, q->young)->young = 0;
-      q->young = R(p, q->young)->u.f.qnext;
+      ri i = q->young;
+      q->young = R(p, i)->u.f.qnext;
+      yr_clear(p, i);
     }
 }
 
@@ -867,7 +975,7 @@ static void age_frees(sim_ctx *c, ps_pool *p) {
 static ri place(sim_ctx *c, ps_pool *p, uint64_t r, uint64_t req, ps_stream *s,
                 ps_alloc_note *note) {
   settle(c, p);
-  ri y = young_fit(p, s, r);
+  ri y = young_fit(c, p, s, r);
   if (y) return carve(c, p, y, isl_head(p, y), r, req, s, 0, note);
   p->searched = 1;
   for (int internal_ok = 0; internal_ok <= p->internal; internal_ok++) {
@@ -1052,6 +1160,15 @@ int sim_pool_free(void *ctx, ps_addr a, ps_stream *s) {
   x->kind = x->u.f.time <= c->host_now ? K_DONE : K_PENDING;   /* as settle would */
   pq_push(p, i);
   ri prev = x->prev, next = x->next;
+  ri yh = i, yt = i;   /* its young run takes in its stream's young neighbours */
+  if (is_young(p, prev, st->id)) {
+    yh = R(p, prev)->u.f.yother;
+    t_del(p, 2, yh), t_del(p, 3, prev);
+  }
+  if (is_young(p, next, st->id)) yt = R(p, next)->u.f.yother, t_del(p, 2, next);
+  yr_bind(p, yh, yt);
+  t_ins(p, 2, yh);
+  if (yt == i) t_ins(p, 3, i);
   int jp = is_free(p, prev) && joins(p, prev, i), jn = is_free(p, next) && joins(p, i, next);
   ri h = jp ? R(p, prev)->u.f.other : i;
   ri t = jn ? R(p, next)->u.f.other : i;

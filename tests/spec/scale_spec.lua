@@ -1,8 +1,10 @@
 -- The observation side at scale: 100,000 live blocks and as many holes.
 -- The ledger, p:stats(), the live lines and show() cost O(log n) or O(1)
--- per changed block, and their output stays bounded (docs/live.md). Times
--- are not asserted: scripts/ holds the benchmark. POOLSH_SCALE_BLOCKS
--- runs it at another size.
+-- per changed block, and their output stays bounded (docs/live.md). One
+-- time is asserted, as a generous ratio within one run: an alloc+free pair
+-- among N young holes against the same among 1,000 (the best of several
+-- timings each); scripts/bench_scale.lua is the benchmark.
+-- POOLSH_SCALE_BLOCKS runs it at another size.
 local poolsh = require "poolsh"
 local H = require "helpers"
 
@@ -109,6 +111,42 @@ describe("at scale (" .. N .. " blocks)", function()
       assert.equal(0, pools[i]:stats().live)
       pools[i]:destroy()
     end
+  end)
+
+  it("keeps an alloc+free pair among young holes near its cost at 1,000 blocks", function()
+    -- n live blocks of 1-7 KiB and n holes freed on s with no search
+    -- since (young, as in a running workload), then the best of 5 timings
+    -- of 2,000 pairs, in C and from Lua.
+    local function pair_costs(n)
+      local s = poolsh.stream()
+      local p = poolsh.pool { release_threshold = "max" }
+      local blocks, seed = {}, 12345
+      for i = 1, 2 * n do
+        seed = (seed * 1103515245 + 12345) % 2147483648
+        blocks[i] = p:alloc(1024 + seed % (6 * 1024 + 1), s)
+      end
+      for i = 1, 2 * n, 2 do blocks[i]:free(); blocks[i] = false end
+      local reserved = p:stats().reserved
+      local c, lua = math.huge, math.huge
+      for _ = 1, 5 do
+        c = math.min(c, poolsh.bench_c(p, s, SIZE, 2000))
+        local t0 = poolsh.wallclock()
+        for _ = 1, 2000 do p:alloc(SIZE, s):free() end
+        lua = math.min(lua, poolsh.wallclock() - t0)
+      end
+      assert.equal(reserved, p:stats().reserved)   -- the pairs took holes
+      for i = 2, 2 * n, 2 do blocks[i]:free() end
+      s:sync()
+      p:destroy()
+      s:destroy()
+      return c, lua
+    end
+    local c1, lua1 = pair_costs(1000)
+    local cn, luan = pair_costs(N)
+    local msg = ("pair at %d blocks vs 1,000: C %.2f us / %.2f us, Lua %.2f us / %.2f us")
+      :format(N, cn / 2000 * 1e6, c1 / 2000 * 1e6, luan / 2000 * 1e6, lua1 / 2000 * 1e6)
+    assert.is_true(cn <= 4 * c1, msg)
+    assert.is_true(luan <= 4 * lua1, msg)
   end)
 
   it("exits cleanly with every block still live", function()

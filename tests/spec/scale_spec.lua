@@ -113,40 +113,29 @@ describe("at scale (" .. N .. " blocks)", function()
     end
   end)
 
-  it("keeps an alloc+free pair among young holes near its cost at 1,000 blocks", function()
-    -- n live blocks of 1-7 KiB and n holes freed on s with no search
-    -- since (young, as in a running workload), then the best of 5 timings
-    -- of 2,000 pairs, in C and from Lua.
-    local function pair_costs(n)
-      local s = poolsh.stream()
-      local p = poolsh.pool { release_threshold = "max" }
-      local blocks, seed = {}, 12345
-      for i = 1, 2 * n do
-        seed = (seed * 1103515245 + 12345) % 2147483648
-        blocks[i] = p:alloc(1024 + seed % (6 * 1024 + 1), s)
-      end
-      for i = 1, 2 * n, 2 do blocks[i]:free(); blocks[i] = false end
-      local reserved = p:stats().reserved
-      local c, lua = math.huge, math.huge
-      for _ = 1, 5 do
-        c = math.min(c, poolsh.bench_c(p, s, SIZE, 2000))
-        local t0 = poolsh.wallclock()
-        for _ = 1, 2000 do p:alloc(SIZE, s):free() end
-        lua = math.min(lua, poolsh.wallclock() - t0)
-      end
-      assert.equal(reserved, p:stats().reserved)   -- the pairs took holes
-      for i = 2, 2 * n, 2 do blocks[i]:free() end
-      s:sync()
-      p:destroy()
-      s:destroy()
-      return c, lua
+  it("runs alloc+free pairs among 100k young holes, each pair taking a hole", function()
+    -- N live blocks of 1-7 KiB and N holes freed on s with no search
+    -- since (young, as in a running workload), then 2,000 pairs in C and
+    -- 2,000 from Lua. What a pair costs is counted, not timed, by
+    -- tests/c/test_sim_scale.c (the young search's visits); the figures
+    -- are scripts/bench_scale.lua's (docs/performance.md).
+    local s = poolsh.stream()
+    local p = poolsh.pool { release_threshold = "max" }
+    local blocks, seed = {}, 12345
+    for i = 1, 2 * N do
+      seed = (seed * 1103515245 + 12345) % 2147483648
+      blocks[i] = p:alloc(1024 + seed % (6 * 1024 + 1), s)
     end
-    local c1, lua1 = pair_costs(1000)
-    local cn, luan = pair_costs(N)
-    local msg = ("pair at %d blocks vs 1,000: C %.2f us / %.2f us, Lua %.2f us / %.2f us")
-      :format(N, cn / 2000 * 1e6, c1 / 2000 * 1e6, luan / 2000 * 1e6, lua1 / 2000 * 1e6)
-    assert.is_true(cn <= 4 * c1, msg)
-    assert.is_true(luan <= 4 * lua1, msg)
+    for i = 1, 2 * N, 2 do blocks[i]:free(); blocks[i] = false end
+    local reserved, live = p:stats().reserved, p:stats().live
+    poolsh.bench_c(p, s, SIZE, 2000)
+    for _ = 1, 2000 do p:alloc(SIZE, s):free() end
+    assert.equal(reserved, p:stats().reserved)   -- the pairs took holes
+    assert.equal(live, p:stats().live)
+    for i = 2, 2 * N, 2 do blocks[i]:free() end
+    s:sync()
+    p:destroy()
+    s:destroy()
   end)
 
   it("exits cleanly with every block still live", function()

@@ -6,27 +6,19 @@
 -- in time and memory.
 -- Usage: poolsh --backend=sim scripts/fuzz/golden_statements.lua [--seed S] [--seconds T] [--tmpdir D]
 local lib = dofile("scripts/fuzz/lib.lua")
-local bound = dofile("scripts/fuzz/support/bound.lua")
 local format = require "poolsh.golden.format"
 local statements = require "poolsh.golden.statements"
-
-local function slurp(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
 
 lib.run({
   name = "golden_statements",
   suffix = ".lua",
   corpus = {
-    slurp("tests/data/golden-sim/statements_two_frees.lua"),
-    slurp("tests/data/golden-sim/statements_partial.lua"),
-    slurp("tests/data/golden-sim/statements_cross_stream.lua"),
-    slurp("tests/golden/h200/reuse_f1_o0_i1.lua"),
+    lib.slurp("tests/data/golden-sim/statements_two_frees.lua"),
+    lib.slurp("tests/data/golden-sim/statements_partial.lua"),
+    lib.slurp("tests/data/golden-sim/statements_cross_stream.lua"),
+    lib.slurp("tests/golden/h200/reuse_f1_o0_i1.lua"),
   },
-  decode = bound(function(input)
+  decode = function(input)
     local t, err = format.decode(input, "input")
     if not t then error(err, 0) end
     t, err = format.check(t, "input")
@@ -34,7 +26,5 @@ lib.run({
     local problems = statements.check(t)
     assert(type(problems) == "table")
     for _, line in ipairs(statements.report(problems)) do assert(type(line) == "string") end
-  end, "golden_statements", 2, 256 * 1024 * 1024),
-  seconds_per_input = 2,
-  memory_per_input = 256 * 1024 * 1024,
+  end,
 }, ...)

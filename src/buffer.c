@@ -360,23 +360,6 @@ int ps_buffer_export(lua_State *L) {
   return 1;
 }
 
-/* Reads a decimal number, no sign, no leading zero, at most max, ending
- * at `stop`: 1, the number and *q past the stop; or 0. */
-static int token_number(const char **q, const char *end, char stop, unsigned long long max,
-                        unsigned long long *v) {
-  const char *p = *q;
-  unsigned long long x = 0;
-  if (p >= end || *p < '1' || *p > '9') return 0;
-  for (; p < end && *p >= '0' && *p <= '9'; p++) {
-    unsigned d = (unsigned)(*p - '0');
-    if (x > (max - d) / 10) return 0;
-    x = x * 10 + d;
-  }
-  if (p >= end || *p != stop) return 0;
-  *q = p + 1, *v = x;
-  return 1;
-}
-
 /* Parses a token, the whole Lua string (NULs included):
  * "poolsh-ipc1:<pid>:b<id>:<size>:" and 128 lower-case hex digits, nothing
  * after. NULL and pid, buffer id, size and the 64 bytes; or what is wrong
@@ -389,22 +372,12 @@ static const char *parse_token(const char *t, size_t len, long *pid, long *id,
                                                          : "not a buffer token (poolsh-ipc1:...)";
   const char *q = t + np, *end = t + len;
   unsigned long long v;
-  if (!token_number(&q, end, ':', INT_MAX, &v)) return "no exporter pid";
+  if (!ps_token_number(&q, end, ':', INT_MAX, &v)) return "no exporter pid";
   *pid = (long)v;
-  if (q >= end || *q++ != 'b' || !token_number(&q, end, ':', INT_MAX, &v)) return "no buffer id";
+  if (q >= end || *q++ != 'b' || !ps_token_number(&q, end, ':', INT_MAX, &v)) return "no buffer id";
   *id = (long)v;
-  if (!token_number(&q, end, ':', (unsigned long long)INT64_MAX, size)) return "no size";
-  if ((size_t)(end - q) != 2 * PS_IPC_BYTES) return "its data is not 128 hex digits";
-  for (int i = 0; i < PS_IPC_BYTES; i++) {
-    int x = 0;
-    for (int k = 0; k < 2; k++) {
-      char ch = q[2 * i + k];
-      int h = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
-      if (h < 0) return "its data is not 128 hex digits";
-      x = x * 16 + h;
-    }
-    d[i] = (uint8_t)x;
-  }
+  if (!ps_token_number(&q, end, ':', (unsigned long long)INT64_MAX, size)) return "no size";
+  if (!ps_token_hex(q, end, d, PS_IPC_BYTES)) return "its data is not 128 hex digits";
   return NULL;
 }
 

@@ -248,6 +248,36 @@ const char *ps_checksockpath(lua_State *L, int arg) {
   return s;
 }
 
+/* Reads a token's decimal number: no sign, no leading zero, at most max,
+ * ending at `stop`. 1, the number in *v and *q past the stop; or 0. */
+int ps_token_number(const char **q, const char *end, char stop, unsigned long long max,
+                    unsigned long long *v) {
+  const char *p = *q;
+  unsigned long long x = 0;
+  if (p >= end || *p < '1' || *p > '9') return 0;
+  for (; p < end && *p >= '0' && *p <= '9'; p++) {
+    unsigned d = (unsigned)(*p - '0');
+    if (x > (max - d) / 10) return 0;
+    x = x * 10 + d;
+  }
+  if (p >= end || *p != stop) return 0;
+  *q = p + 1, *v = x;
+  return 1;
+}
+
+/* Reads exactly 2n lower-case hex digits from q up to end into n bytes:
+ * 1, or 0 when there are more, fewer or other characters. */
+int ps_token_hex(const char *q, const char *end, uint8_t *d, int n) {
+  if (end - q != 2 * (ptrdiff_t)n) return 0;
+  for (int i = 0; i < 2 * n; i++) {
+    char ch = q[i];
+    int h = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+    if (h < 0) return 0;
+    d[i / 2] = (uint8_t)(i % 2 ? d[i / 2] * 16 + h : h);
+  }
+  return 1;
+}
+
 /* A duration in ms: a number, or a string with units ("200 us"). */
 double ps_checkduration(lua_State *L, int arg) {
   lua_Number ms = 0;

@@ -153,22 +153,6 @@ static int event_export(lua_State *L) {
   return 1;
 }
 
-/* Reads a decimal number of 1 to 10 digits, no sign, no leading zero, at
- * most INT_MAX, ending at `stop`: the number and *q past the stop, or 0. */
-static long token_number(const char **q, const char *end, char stop) {
-  const char *p = *q;
-  long v = 0;
-  int n = 0;
-  if (p >= end || *p < '1' || *p > '9') return 0;
-  for (; p < end && *p >= '0' && *p <= '9'; p++, n++) {
-    if (n == 10) return 0;
-    v = v * 10 + (*p - '0');
-  }
-  if (p >= end || *p != stop || v > INT_MAX) return 0;
-  *q = p + 1;
-  return v;
-}
-
 /* Parses an event token: "poolsh-event1:<pid>:e<id>:" then 128 lower-case
  * hex digits, nothing after them (the whole Lua string, NULs included).
  * NULL and the 64 bytes in d, or what is wrong with it. */
@@ -176,19 +160,10 @@ static const char *parse_event_token(const char *t, size_t len, uint8_t d[PS_IPC
   size_t np = strlen(EVENT_TOKEN);
   if (len < np || memcmp(t, EVENT_TOKEN, np) != 0) return "not an event token (poolsh-event1:...)";
   const char *q = t + np, *end = t + len;
-  if (!token_number(&q, end, ':')) return "no exporter pid";
-  if (q >= end || *q++ != 'e' || !token_number(&q, end, ':')) return "no event id";
-  if ((size_t)(end - q) != 2 * PS_IPC_BYTES) return "its data is not 128 hex digits";
-  for (int i = 0; i < PS_IPC_BYTES; i++) {
-    int v = 0;
-    for (int k = 0; k < 2; k++) {
-      char ch = q[2 * i + k];
-      int x = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
-      if (x < 0) return "its data is not 128 hex digits";
-      v = v * 16 + x;
-    }
-    d[i] = (uint8_t)v;
-  }
+  unsigned long long v;
+  if (!ps_token_number(&q, end, ':', INT_MAX, &v)) return "no exporter pid";
+  if (q >= end || *q++ != 'e' || !ps_token_number(&q, end, ':', INT_MAX, &v)) return "no event id";
+  if (!ps_token_hex(q, end, d, PS_IPC_BYTES)) return "its data is not 128 hex digits";
   return NULL;
 }
 

@@ -170,6 +170,9 @@ const char *ps_shown(lua_State *L, int idx);
 uint64_t ps_fieldsize(lua_State *L, int t, const char *key, const char *what, uint64_t def);
 double ps_checkduration(lua_State *L, int arg);
 const char *ps_checksockpath(lua_State *L, int arg);
+int ps_token_number(const char **q, const char *end, char stop, unsigned long long max,
+                    unsigned long long *v);
+int ps_token_hex(const char *q, const char *end, uint8_t *d, int n);
 const char *ps_fmtsize(char *out, size_t n, uint64_t bytes);
 void ps_checkoptions(lua_State *L, int arg, const char *what,
                      const char *const allowed[]);

@@ -1,4 +1,4 @@
-// Issue 12 probe: IPC memory pools between two processes on one GPU (what
+// Probe: IPC memory pools between two processes on one GPU (what
 // poolsh's sim must reproduce). The parent exports a pool and a block; a
 // forked child imports them. probe_ipc [noaccess]
 // Build: nvcc -O2 -arch=sm_90 -o probe_ipc scripts/calibrate/probe_ipc.cu

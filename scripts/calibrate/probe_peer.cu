@@ -1,4 +1,4 @@
-// Issue 12 probe: peer access to stream-ordered pools on a machine with two
+// Probe: peer access to stream-ordered pools on a machine with two
 // GPUs (what poolsh's sim must reproduce). Each case runs in its own process
 // (a faulting kernel poisons the context): probe_peer CASE.
 // Build: nvcc -O2 -arch=sm_90 -o probe_peer scripts/calibrate/probe_peer.cu

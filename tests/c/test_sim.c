@@ -460,7 +460,7 @@ static void test_placement(void) {
 /* A run of free space is only as reusable as each of its records: a
  * pending free next to a completed one is not taken by another stream;
  * and a free still pending on the device joins only frees of its own
- * stream (measured on an H100: scripts/probe_merge.lua), so even once s3
+ * stream (measured on an H100: scripts/calibrate/probe_free_merge.lua), so even once s3
  * may use it, it does not join its neighbour into a 2 MiB run. */
 static void test_coalesce_eligibility(void) {
   ps_stream *s1, *s2, *s3;

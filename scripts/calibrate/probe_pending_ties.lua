@@ -1,5 +1,5 @@
--- Issue 10 probe: joined pending frees and ties between equal holes (docs/calibration/h100-2026-11-23-deps.log).
--- Usage: poolsh --backend=cuda scripts/calibrate/probe_issue10_ties.lua OUT.txt
+-- Probe: joined pending frees and ties between equal holes (docs/calibration/h100-2026-11-23-deps.log).
+-- Usage: poolsh --backend=cuda scripts/calibrate/probe_pending_ties.lua OUT.txt
 local P = poolsh
 local out = {}
 local function say(...) local s = table.concat({...}, " "); print(s); out[#out+1] = s end

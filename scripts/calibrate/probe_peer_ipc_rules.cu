@@ -1,8 +1,8 @@
-// Issue 12 probe, second round: the facts poolsh's peer access and IPC
+// Probe: the facts poolsh's peer access and IPC
 // pools rely on that probe_peer.cu and probe_ipc.cu did not measure. Each
 // case runs in its own process (a fault poisons the CUDA context):
-// probe_issue12 CASE. Peer cases need two GPUs; ipc_* cases fork.
-// Build: nvcc -O2 -arch=sm_90 -o probe_issue12 scripts/calibrate/probe_issue12.cu
+// probe_peer_ipc_rules CASE. Peer cases need two GPUs; ipc_* cases fork.
+// Build: nvcc -O2 -arch=sm_90 -o probe_peer_ipc_rules scripts/calibrate/probe_peer_ipc_rules.cu
 #include <cstdio>
 #include <cstring>
 #include <cstdint>

@@ -1,5 +1,5 @@
--- Issue 10 probe: which event dependencies the driver follows (docs/calibration/h100-2026-11-23-deps.log).
--- Usage: poolsh --backend=cuda scripts/calibrate/probe_issue10_deps.lua OUT.txt
+-- Probe: which event dependencies the driver follows (docs/calibration/h100-2026-11-23-deps.log).
+-- Usage: poolsh --backend=cuda scripts/calibrate/probe_event_deps.lua OUT.txt
 -- Which event dependencies the driver follows for cross-stream reuse.
 local P = poolsh
 local out = {}

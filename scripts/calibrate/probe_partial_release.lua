@@ -2,7 +2,7 @@
 -- of a pool's memory is free (blocks spanning chunks, live blocks in high
 -- or low chunks, completed-but-unsynced frees). Prints one line per
 -- observation: experiment, step, reserved, and offsets of new blocks.
--- Usage: poolsh scripts/probe_release.lua
+-- Usage: poolsh scripts/calibrate/probe_partial_release.lua
 local MiB, KiB = 1024 * 1024, 1024
 local s = poolsh.stream()
 

@@ -1,7 +1,7 @@
 --- Probe: when do freed blocks join neighbouring free space into one run?
 -- Pending frees (behind a spin) against completed ones, same stream and
 -- across streams. Prints where each probing allocation lands.
--- Usage: poolsh scripts/probe_merge.lua
+-- Usage: poolsh scripts/calibrate/probe_free_merge.lua
 local MiB, KiB = 1024 * 1024, 1024
 
 local function exp(name, opts, body)

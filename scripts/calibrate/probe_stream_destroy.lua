@@ -1,7 +1,7 @@
 -- Probe: does destroying the stream a free was queued on make the pool give
 -- memory back (docs/calibration.md E3)? Prints reserved and used after each
 -- step, for an idle and a busy stream and a device sync instead of the
--- event sync. Run: ./build/poolsh scripts/probe_stream_destroy.lua
+-- event sync. Run: ./build/poolsh scripts/calibrate/probe_stream_destroy.lua
 local function line(tag, p) local st = p:stats(); print(string.format("%-40s reserved %8d used %8d", tag, st.reserved, st.used)) end
 for _, variant in ipairs { "event sync", "event sync after spin", "device sync" } do
   local p = poolsh.pool { release_threshold = 0 }

@@ -1,5 +1,5 @@
--- Issue 10 probe: map/release/trim curves, host memory and malloc costs by size, when a destroyed busy stream releases (docs/calibration/h100-2026-11-23-curves.log).
--- Usage: poolsh --backend=cuda scripts/calibrate/probe_issue10_curves.lua OUT.txt
+-- Probe: map/release/trim curves, host memory and malloc costs by size, when a destroyed busy stream releases (docs/calibration/h100-2026-11-23-curves.log).
+-- Usage: poolsh --backend=cuda scripts/calibrate/probe_release_curves.lua OUT.txt
 local P = poolsh
 local function med(t) local c = {}; for i, v in ipairs(t) do c[i] = v end; table.sort(c); return c[(#c + 1) // 2] end
 local function mean(t) local s = 0; for _, v in ipairs(t) do s = s + v end; return s / #t end

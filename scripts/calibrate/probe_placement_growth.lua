@@ -1,4 +1,5 @@
--- Issue 11 probe (sim against GPU for pool replays): docs/calibration/h100-2026-11-24-placement.log.
+-- Probe for docs/calibration/h100-2026-11-24-placement.log.
+-- Usage: poolsh --backend=cuda scripts/calibrate/probe_placement_growth.lua OUT
 -- When does a stream's own free stop being preferred? (convnet #42: a just-freed
 -- 64 MiB block was taken over an older 32 MiB hole for 16 MiB)
 local P = poolsh

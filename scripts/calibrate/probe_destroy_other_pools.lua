@@ -1,5 +1,5 @@
--- Issue 10 review probe: does a destroyed busy stream's end release pools it did not free into? (docs/calibration/h100-2026-11-23-probe.log)
--- Usage: poolsh --backend=cuda scripts/calibrate/probe_issue10_unrelated.lua
+-- Probe: does a destroyed busy stream's end release pools it did not free into? (docs/calibration/h100-2026-11-23-probe.log)
+-- Usage: poolsh --backend=cuda scripts/calibrate/probe_destroy_other_pools.lua
 -- Does a destroyed busy stream's completion release OTHER pools above their threshold?
 local P = poolsh
 local pm = P.pool{ release_threshold = "max" }

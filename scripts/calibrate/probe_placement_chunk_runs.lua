@@ -1,4 +1,5 @@
--- Issue 11 probe (sim against GPU for pool replays): docs/calibration/h100-2026-11-24-placement.log.
+-- Probe for docs/calibration/h100-2026-11-24-placement.log.
+-- Usage: poolsh --backend=cuda scripts/calibrate/probe_placement_chunk_runs.lua OUT
 -- Do free runs that cross 32 MiB chunk boundaries count whole for best fit?
 local P = poolsh
 local MiB = 1048576

@@ -1,4 +1,5 @@
--- Issue 11 probe (sim against GPU for pool replays): docs/calibration/h100-2026-11-24-placement.log.
+-- Probe for docs/calibration/h100-2026-11-24-placement.log.
+-- Usage: poolsh --backend=cuda scripts/calibrate/probe_placement_ties.lua OUT [legacy]
 -- Which hole a 16 MiB request takes when a smaller and a larger one fit (same stream).
 local P = poolsh
 local MiB = 1048576

@@ -1,6 +1,6 @@
--- Issue 10 probe: host costs, copies, host pools, stream destroy (docs/calibration/h100-2026-11-23-probe.log).
--- Usage: poolsh --backend=cuda scripts/calibrate/probe_issue10.lua OUT.txt
--- Measures what issue 10's scenarios and the sim's calibration need.
+-- Probe: host costs, copies, host pools, stream destroy (docs/calibration/h100-2026-11-23-probe.log).
+-- Usage: poolsh --backend=cuda scripts/calibrate/probe_host_costs.lua OUT.txt
+-- Measures what the scenarios and the sim's calibration need.
 local P = poolsh
 local function med(t) table.sort(t); return t[(#t + 1) // 2] end
 local function us(ms) return ("%.2f"):format(ms * 1000) end

@@ -1,4 +1,5 @@
--- Issue 11 probe (sim against GPU for pool replays): docs/calibration/h100-2026-11-24-placement.log.
+-- Probe for docs/calibration/h100-2026-11-24-placement.log.
+-- Usage: poolsh --backend=cuda scripts/calibrate/probe_placement_replay.lua RECORDING OUT [stream]
 -- Replays a recording through one pool on one stream, printing each allocation's
 -- offset from the first one's address and the pool's reserved bytes.
 local read = require "poolsh.replay.read"

@@ -4,7 +4,11 @@ local H = require "helpers"
 
 -- a tmux server of this run's own, so that runs side by side do not meet
 local SOCK = ("poolsh-test-%d-%d"):format(os.time(), math.random(1e6))
-local hist = "/tmp/poolsh-test-history-" .. tostring(os.time()) .. "-" .. math.random(1e6)
+-- the history file in a directory of this run's own (removed at the end)
+local histdir = os.tmpname()
+os.remove(histdir)
+assert(os.execute("mkdir -m 0700 " .. H.quote(histdir)))
+local hist = histdir .. "/history"
 
 local function tmux(args) return H.sh("tmux -L " .. SOCK .. " " .. args) end
 local function screen() return (tmux("capture-pane -p -t repl")) end
@@ -83,7 +87,7 @@ end
 
 describe("the REPL", function()
   after_each(stop)
-  teardown(function() os.remove(hist) end)
+  teardown(function() os.execute("rm -rf " .. H.quote(histdir)) end)
 
   it("prints expression values, tables readably", function()
     start()

@@ -1,7 +1,7 @@
 -- Probe: when does a free stop
 -- being "young" (preferred by its stream), does a carved young free's
 -- remainder behave like the free, and is best fit over whole runs or over
--- runs from any free's start? (docs/calibration/h200-2026-11-27-placement)
+-- runs from any free's start? (docs/calibration/h200-2026-11-27-placement.md)
 -- Usage: poolsh [--backend=cuda|sim] scripts/calibrate/probe_young_frees.lua OUT
 -- Offsets in MiB from the pool's first block; blocks are laid out from 0 in
 -- the order allocated; "sN" are 1 MiB separators that stay allocated.

@@ -1,8 +1,8 @@
--- The scenarios pinned_vs_pageable, pinned_pool_keeps, malloc_vs_pool,
--- host_pools and destroy_stream (issue 10, items 8, 9, 12, 13, 14), run in
--- this process: each passes and narrates its key lines; on the sim, each
--- fails with expected against observed when the sim is changed so that
--- the behaviour it shows is gone.
+-- The scenarios about what memory costs and when a pool gives it back:
+-- pinned_vs_pageable, pinned_pool_keeps, malloc_vs_pool, host_pools and
+-- destroy_stream (docs/scenarios.md), run in this process: each passes
+-- and narrates its key lines; on the sim, each fails with expected against
+-- observed when the sim is changed so that the behaviour it shows is gone.
 local H = require "helpers"
 local scenario = require "poolsh.scenario"
 local poolsh = H.poolsh

@@ -463,7 +463,7 @@ void ps_newclass(lua_State *L, int uv, const char *tname, const luaL_Reg *method
 
 /* ---- the module --------------------------------------------------------- */
 
-/* The sim's most devices: SIM_MAX_DEVICES in src/sim/sim_internal.h. */
+/* The sim's most devices: SIM_MAX_DEVICES in src/sim/sim_model.h. */
 #define MAX_SIM_DEVICES 16
 
 /* poolsh.core.configure{backend=, device=, sim_memory=, sim_devices=,

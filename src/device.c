@@ -65,7 +65,7 @@ static int dev_sync(lua_State *L) {
 /* The longest spin or sleep one call may ask for, in ms (about 31 years). */
 #define MAX_WAIT_MS 1e12
 /* Why the sim refused a valid spin or sleep within that limit: its
- * virtual clock (int64 ns) ends at 2^62 ns (src/sim/sim_internal.h). */
+ * virtual clock (int64 ns) ends at 2^62 ns (src/sim/sim_model.h). */
 static const char *wait_refused(int status) {
   return status == PS_ERR_CLOCK_END ? "; the virtual clock ends at 2^62 ns, about 146 years" : "";
 }

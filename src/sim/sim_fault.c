@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim_internal.h"
+#include "sim_fault.h"
 
 #define SIM_FAULT_NAME(name, params, args) #name,
 const char *const sim_fault_names[SIM_F_N] = { SIM_FAULT_OPS(SIM_FAULT_NAME) };

@@ -33,7 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sim_internal.h"
+#include "sim_model.h"
 
 #define SEG_MAGIC 0x4c4f4f50u       /* "POOL" */
 #define PTR_MAGIC 0x52545050u       /* "PPTR" */

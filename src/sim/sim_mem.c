@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "sim_internal.h"
+#include "sim_model.h"
 
 #define VA_ALIGN ((uint64_t)2 << 20)
 static const ps_addr VA_LO[2] = { 0x7f0000000000ull, 0x200000000ull };

@@ -3,7 +3,7 @@
  * poolsh.show, the recorder), without a query's host cost, so no clock
  * moves and no work lands.
  */
-#include "sim_internal.h"
+#include "sim_model.h"
 
 int sim_stream_peek(void *ctx, ps_stream *s, int *idle);
 int sim_stream_last_span(void *ctx, ps_stream *s, double *queued_ms, double *start_ms,

@@ -37,7 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim_internal.h"
+#include "sim_model.h"
 
 #define PAGE_BITS 12
 #define PAGE_RECS ((uint32_t)1 << PAGE_BITS)

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "sim_internal.h"
+#include "sim_model.h"
 
 #define GiB (1024.0 * 1024.0 * 1024.0)
 #define MiB (1024.0 * 1024.0)

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim_internal.h"
+#include "sim_model.h"
 
 /* ---- tables ---- */
 
@@ -128,18 +128,6 @@ static int op_less(const sim_op *a, const sim_op *b) {
 
 static void op_swap(sim_op *a, sim_op *b) { sim_op t = *a; *a = *b; *b = t; }
 
-/* Makes room for one more element in the growable array *v of n elements
- * (capacity *cap, elem bytes each; first is the initial capacity, doubled
- * after). 1 when there is room, 0 when out of memory (*v unchanged). */
-int sim_reserve_one(void **v, size_t *cap, size_t n, size_t elem, size_t first) {
-  if (n < *cap) return 1;
-  size_t c = *cap ? *cap * 2 : first;
-  void *w = realloc(*v, c * elem);
-  if (!w) return 0;
-  *v = w, *cap = c;
-  return 1;
-}
-
 /* Queues op (its data now owned by the queue). 0 when out of memory. */
 int sim_push_op(sim_ctx *c, const sim_op *op) {
   if (!sim_reserve_one((void **)&c->ops, &c->capops, c->nops, sizeof *c->ops, 64)) return 0;
@@ -216,6 +204,11 @@ void sim_host_cost(sim_ctx *c, double ns) {
   sim_host_advance(c, c->host_now + (int64_t)llround(ns));
 }
 
+/* The host spends ns plus ns_per_gib for each GiB of bytes. */
+void sim_cost(sim_ctx *c, double ns, double ns_per_gib, uint64_t bytes) {
+  sim_host_cost(c, ns + (double)bytes / GIB_D * ns_per_gib);
+}
+
 /* ---- what the host knows ---- */
 
 /* Whether id names a dropped stream: created, and no longer in host_known
@@ -279,7 +272,7 @@ static void tidy(sim_ctx *c, sim_vclock *v) {
 
 /* s's tail may grow in this call: fold it in later. Room is reserved
  * (captouched > nstreams) and each stream is listed once. */
-static void touch(sim_ctx *c, ps_stream *s) {
+static void mark_touched(sim_ctx *c, ps_stream *s) {
   if (s == &c->legacy || s->touched) return;
   s->touched = 1;
   c->touched[c->ntouched++] = s;
@@ -297,7 +290,7 @@ static void fold_tails(sim_ctx *c) {
     s->touched = 0;
   }
   c->ntouched = 0;
-  if (c->resolved) touch(c, c->resolved);
+  if (c->resolved) mark_touched(c, c->resolved);
 }
 
 /* ---- streams destroyed busy: a min-heap on tail ---- */
@@ -388,7 +381,7 @@ static void sweep(sim_ctx *c) {
 ps_stream *sim_stream_resolve(sim_ctx *c, ps_stream *s) {
   if (!s) return &c->legacy;
   if (!sim_table_find(&c->live, (uintptr_t)s)) return NULL;
-  touch(c, s);
+  mark_touched(c, s);
   c->resolved = s;
   return s;
 }
@@ -417,7 +410,7 @@ int sim_enqueue_fits(sim_ctx *c, ps_stream *s, int64_t dur) {
  * rules and the host allow, takes the next position on s; returns its end. */
 int64_t sim_enqueue(sim_ctx *c, ps_stream *s, int64_t dur) {
   int64_t start = start_time(c, s), end = start + (dur > 0 ? dur : 0);
-  touch(c, s);
+  mark_touched(c, s);
   s->span_queued = c->host_now, s->span_start = start, s->span_end = end;
   s->tail = end;
   s->seq++;

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "backend.h"
-#include "sim/sim_internal.h"
+#include "sim/sim_model.h"
 
 static int failures;
 

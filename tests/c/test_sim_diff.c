@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "backend.h"
-#include "sim/sim_internal.h"
+#include "sim/sim_model.h"
 
 extern const ps_backend ps_backend_sim_ref;
 ps_addr ref_probe_base(void *ctx, ps_addr a);

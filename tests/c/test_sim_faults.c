@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "backend.h"
-#include "sim/sim_internal.h"
+#include "sim/sim_fault.h"
 
 static int failures;
 

@@ -1,14 +1,18 @@
 /*
- * sim_internal.h: the sim backend's shared types, for src/sim only.
+ * sim_model.h: the sim backend's shared types and the model files'
+ * declarations, for src/sim only. It is the floor of src/sim: its inline
+ * helpers call nothing defined in a .c file, so sim.c (the backend's face)
+ * calls down into the model files and they never call back up into it.
  *
  * The sim models one GPU on a virtual clock (int64 ns). All state lives in a
  * sim_ctx created by open(); nothing is global. See docs/sim.md.
  */
-#ifndef POOLSH_SIM_INTERNAL_H
-#define POOLSH_SIM_INTERNAL_H
+#ifndef POOLSH_SIM_MODEL_H
+#define POOLSH_SIM_MODEL_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "backend.h"
 
@@ -261,8 +265,6 @@ typedef struct sim_pool_list {
 typedef enum { SIM_FAULT_OPS(SIM_FAULT_ENUM) SIM_F_N } sim_fault_op;
 #undef SIM_FAULT_ENUM
 
-extern const char *const sim_fault_names[SIM_F_N];
-
 /* One armed fault: calls next, next + every, ... of op return status,
  * `left` times (INFINITY: every one from next on). */
 typedef struct sim_fault {
@@ -318,22 +320,17 @@ typedef struct sim_ctx {
   uint64_t young_visits;
 } sim_ctx;
 
-void sim_faults_init(sim_faults *f);
-void sim_faults_free(sim_faults *f);
-/* The status of call `call` of op: PS_OK, or the error of a fault due. */
-int sim_fault_due(sim_ctx *c, int op, uint64_t call);
-/* Counts a call of op; PS_OK, or the error it must fail with. O(1) while
- * no fault is armed. */
-static inline int sim_fault_check(sim_ctx *c, int op) {
-  uint64_t call = ++c->faults.calls[op];
-  return c->faults.n ? sim_fault_due(c, op, call) : PS_OK;
-}
-/* The "fault.*" options (docs/sim.md, Fault injection). */
-int sim_fault_option_get(sim_ctx *c, const char *key, double *v);
-int sim_fault_option_set(sim_ctx *c, const char *key, double v);
-/* sim.c: the code of a CUDA error name the sim knows (cudaSuccess and
+/* Fault injection's functions: sim_fault.h. */
+
+/* ---- errors (sim_error.c) ---- */
+
+/* The code of a CUDA error name the sim knows (cudaSuccess and
  * "interrupted" excluded), or PS_OK when there is none. */
 int sim_error_code(const char *name);
+/* A status's CUDA error name and text ("cudaErrorUnknown", "unknown
+ * error" for a status the sim does not know). */
+const char *sim_error_name(int st);
+const char *sim_error_string(int st);
 
 /* The live stream a handle names (NULL: the legacy one), in O(1); NULL
  * when invalid. Marks it touched: the caller may raise its tail. */
@@ -348,9 +345,7 @@ void sim_host_cost(sim_ctx *c, double ns);
 
 #define GIB_D (1024.0 * 1024.0 * 1024.0)
 /* Charges the host ns plus ns_per_gib for each GiB of bytes. */
-static inline void sim_cost(sim_ctx *c, double ns, double ns_per_gib, uint64_t bytes) {
-  sim_host_cost(c, ns + (double)bytes / GIB_D * ns_per_gib);
-}
+void sim_cost(sim_ctx *c, double ns, double ns_per_gib, uint64_t bytes);
 int sim_push_op(sim_ctx *c, const sim_op *op);
 /* Lands now, in order, every queued op that ends by t (an IPC event's
  * record: its work is in the shared bytes before another process looks). */
@@ -480,9 +475,16 @@ static inline int64_t sim_max64(int64_t a, int64_t b) { return a > b ? a : b; }
 /* Whether t + d (d >= 0) stays within the clock. */
 static inline int sim_clock_fits(int64_t t, int64_t d) { return d <= SIM_CLOCK_END - t; }
 
-/* Makes room for one more element in the array *v of n elements and
- * capacity *cap (doubling, from first). 0 when out of memory; nothing
- * changes then. */
-int sim_reserve_one(void **v, size_t *cap, size_t n, size_t elem, size_t first);
+/* Makes room for one more element in the growable array *v of n elements
+ * (capacity *cap, elem bytes each; first is the initial capacity, doubled
+ * after). 1 when there is room, 0 when out of memory (*v unchanged). */
+static inline int sim_reserve_one(void **v, size_t *cap, size_t n, size_t elem, size_t first) {
+  if (n < *cap) return 1;
+  size_t c = *cap ? *cap * 2 : first;
+  void *w = realloc(*v, c * elem);
+  if (!w) return 0;
+  *v = w, *cap = c;
+  return 1;
+}
 
 #endif

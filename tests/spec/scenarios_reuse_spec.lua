@@ -5,7 +5,6 @@ local H = require "helpers"
 local poolsh = H.poolsh
 local scenario = require "poolsh.scenario"
 
-
 -- Runs scenario `name` in this process; its result and narration.
 local function run(name)
   local out = {}

@@ -68,6 +68,44 @@ describe("require 'poolsh'", function()
     assert.is_truthy(c_holders()[poolsh.fill])
   end)
 
+  it("works as well with a roof that registers its views in poolsh.core itself", function()
+    -- stock Lua, the C module reshaped as such a roof makes it before
+    -- require "poolsh" runs
+    local script = [[
+      package.path = "lua/?.lua;lua/?/init.lua"
+      package.cpath = (os.getenv("POOLSH_BUILD") or "build") .. "/lib/?.so"
+      local t = require "poolsh.core"
+      local views = {}
+      for _, k in ipairs { "objects", "blocks", "live", "pending", "recent", "stream_state",
+                           "counts", "releases", "peak_push", "peak_pop", "_sim_truth",
+                           "collected", "sites", "statement", "object_name", "object_names",
+                           "names", "device_name", "open_atomic", "reset", "shown_max",
+                           "trace_start", "trace_stop", "trace_clear", "trace_events",
+                           "trace_recording", "trace_count", "trace_save", "trace_streaming" } do
+        views[k], t[k] = t[k], nil
+      end
+      t.core = views
+      local poolsh = require "poolsh"
+      assert(poolsh == t and poolsh.core == views and require("poolsh.core") == views)
+      poolsh.trace.start()
+      local s, p = poolsh.stream(), poolsh.pool {}
+      local b = p:alloc("1 MiB", s)
+      assert(#poolsh.leaks() == 1 and #poolsh.live.show_lines() > 0)
+      b:free(); s:sync()
+      poolsh.trace.stop()
+      assert(#poolsh.trace.events() > 0 and tostring(poolsh.summary()):match("memory"))
+      print(select(2, pcall(poolsh.fill, nil)))
+    ]]
+    local f = os.tmpname()
+    local fh = assert(io.open(f, "w"))
+    fh:write(script)
+    fh:close()
+    local out, err, code = H.sh("POOLSH_BACKEND=sim lua5.4 " .. H.quote(f))
+    os.remove(f)
+    assert.equal(0, code, err)
+    assert.equal("bad argument #1 to 'poolsh.fill' (poolsh.Buffer expected, got nil)\n", out)
+  end)
+
   it("names a function the same way on every run", function()
     local seen = {}
     for _ = 1, 6 do

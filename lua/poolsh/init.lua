@@ -1,13 +1,35 @@
 --- poolsh: CUDA's stream-ordered memory pools, streams, events and host
--- buffers from Lua. The C core (poolsh.core) binds the objects; this
--- module adds what is pure Lua: units, printing, the REPL's helpers.
-local core = require "poolsh.core"
+-- buffers from Lua. The C core binds the objects; this module adds what
+-- is pure Lua (units, printing, the REPL's helpers) to the core's own
+-- table, in place, and returns it, as LuaSocket's socket.lua does.
+local poolsh = require "poolsh.core"
+
+-- The core's internal views (objects, blocks, live, counts, trace_*, ...)
+-- live in their own table, poolsh.core, which the Lua modules use: the
+-- roof registers them there. A roof that registers them beside the public
+-- functions has them moved there here.
+local VIEWS = { "trace_start", "trace_stop", "trace_clear", "trace_events", "trace_recording",
+                "trace_count", "trace_save", "trace_streaming", "objects", "blocks", "live",
+                "pending", "recent", "stream_state", "device_name", "names", "shown_max",
+                "object_name", "object_names", "releases", "counts", "peak_push", "peak_pop",
+                "statement", "_sim_truth", "open_atomic", "collected", "sites", "reset" }
+local core = poolsh.core
+if core == nil then
+  core = {}
+  for _, k in ipairs(VIEWS) do core[k], poolsh[k] = poolsh[k], nil end
+  poolsh.core = core
+end
+-- An error names a C function by the loaded module that holds it (Lua's
+-- search of package.loaded, in no fixed order), so each is held by one:
+-- the public ones by poolsh, the views by poolsh.core, which is also what
+-- require "poolsh.core" returns from now on. poolsh.core.x reads poolsh.x
+-- for what it lacks (modules call poolsh.core.backend()); inherited names
+-- are not held, so they name nothing.
+setmetatable(core, { __index = poolsh })
+package.loaded["poolsh.core"] = core
+
 local units = require "poolsh.units"
-
-local poolsh = {}
-for k, v in pairs(core) do poolsh[k] = v end
-
-core.set_parsers { size = units.size, duration = units.duration }
+poolsh.set_parsers { size = units.size, duration = units.duration }
 
 --- poolsh.size(s) -> bytes; raises on a bad size.
 function poolsh.size(s)
@@ -32,14 +54,14 @@ poolsh.sim = {}
 --- poolsh.sim.profile() -> {name = value, ...} of every profile option.
 function poolsh.sim.profile()
   local t = {}
-  for _, name in ipairs(core.options()) do t[name] = core.option(name) end
+  for _, name in ipairs(poolsh.options()) do t[name] = poolsh.option(name) end
   return t
 end
 
 --- poolsh.sim.set(name, value): changes one profile option.
 function poolsh.sim.set(name, value)
   if type(value) == "string" then value = poolsh.size(value) end
-  return core.option(name, value)
+  return poolsh.option(name, value)
 end
 
 --- poolsh.sim.profile_info() -> {gpu, driver, runtime, date, path} of the
@@ -47,25 +69,7 @@ end
 function poolsh.sim.profile_info() return require("poolsh.profile").info() end
 
 
--- The core's raw views stay in poolsh.core; poolsh.trace and poolsh.live
--- are what users call.
-for _, k in ipairs { "trace_start", "trace_stop", "trace_clear", "trace_events",
-                     "trace_recording", "trace_count", "trace_save", "trace_streaming",
-                     "objects", "blocks", "live", "pending",
-                     "recent", "stream_state", "device_name", "names", "shown_max",
-                     "object_name", "object_names",
-                     "releases", "counts", "peak_push", "peak_pop", "statement", "_sim_truth", "open_atomic", "collected" } do
-  poolsh[k] = nil
-end
-poolsh.core = core
--- An error names the function by the first loaded module found to hold it,
--- in no fixed order: as a loaded module, poolsh.core holds only what poolsh
--- does not, so a message reads 'poolsh.fill' on every run.
-local own = {}
-for k, v in pairs(core) do
-  if poolsh[k] ~= v then own[k] = v end
-end
-package.loaded["poolsh.core"] = setmetatable(own, { __index = core })
+-- poolsh.trace and poolsh.live are what users call.
 poolsh.trace = require "poolsh.trace"
 poolsh.live = require "poolsh.live"
 

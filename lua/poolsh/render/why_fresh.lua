@@ -61,10 +61,13 @@ local said = {
 
 --- why_fresh(w) -> the sentence for why w = {reason, pool, stream, ...}
 -- took fresh memory, or nil for nil (it reused, or nothing explains it).
--- Raises on a reason it does not know.
+-- Raises on anything else, or a reason it does not know.
 return function(w)
   if w == nil then return nil end
-  local reason = type(w) == "table" and w.reason
+  if type(w) ~= "table" then
+    error(("poolsh.render.why_fresh: a table of codes expected, got %s"):format(type(w)), 2)
+  end
+  local reason = w.reason
   if not bare[reason] then
     error(("poolsh.render.why_fresh: unknown reason '%s'"):format(tostring(reason)), 2)
   end

@@ -372,6 +372,24 @@ describe("why_fresh", function()
     s:destroy(); p:destroy()
   end)
 
+  it("asks Lua for no words when there is no why (a reuse, or a pool with nothing freed)", function()
+    local renderer = "poolsh.render.why_fresh"
+    local loaded = package.loaded[renderer]
+    package.loaded[renderer] = nil
+    package.preload[renderer] = function() error("the renderer was asked for") end
+    local ok, err = pcall(function()
+      local s, p = poolsh.stream(), poolsh.pool { release_threshold = "max" }
+      local a = p:alloc("1 MiB", s)                   -- nothing freed: no why
+      a:free()
+      local b = p:alloc("1 MiB", s)                   -- reuses a's memory: no why
+      assert.is_nil(a.why_fresh)
+      assert.is_nil(b.why_fresh)
+      b:free(); s:sync(); p:destroy()
+    end)
+    package.preload[renderer], package.loaded[renderer] = nil, loaded
+    assert(ok, err)
+  end)
+
   it("comes from a ledger that reports codes and a views binding that never sees the layer's internals", function()
     -- the layering of docs/architecture.md: no naming or size words in ledger.c,
     -- inspect.c reads the observation layer through views.h only

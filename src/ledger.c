@@ -791,8 +791,8 @@ static void set_id(lua_State *L, const char *k, lua_Integer v) {
  * stream} (the allocation's) and, while owner still holds slot in the ring
  * of whys, its details: freed and freed_on (the freed block's buffer and
  * the stream of its free), largest (fragmented: bytes), rule (placed: the
- * rule's name). Without details the words name nothing. Pushes nil for
- * no why. Runs no Lua. */
+ * rule's name); without them the words name nothing. Pushes nil for no
+ * why. Reads the ring before it allocates (a finalizer may run then). */
 void ps_push_why(lua_State *L, ps_ctx *c, int code, int slot, int32_t owner, int32_t pool,
                  int32_t stream) {
   if (code <= 0 || code >= PS_WHY_COUNT) {

@@ -16,6 +16,8 @@ static void set_int(lua_State *L, const char *k, uint64_t v) {
   lua_setfield(L, -2, k);
 }
 
+/* The spans are copied into a userdata first: building the rows can run
+ * finalizers, which change the ledger. */
 void ps_view_blocks(lua_State *L, ps_ctx *c, const ps_poolud *p, int all) {
   size_t n = 0;
   const ps_seen_pool *sp = ps_seen_pool_of(p);
@@ -45,6 +47,8 @@ void ps_view_blocks(lua_State *L, ps_ctx *c, const ps_poolud *p, int all) {
   lua_pushinteger(L, (lua_Integer)sp->lo);
 }
 
+/* The ring of the last allocations, oldest asked for first; a reused
+ * one's sources and a fresh one's why come from the ledger's rings. */
 void ps_view_recent(lua_State *L, ps_ctx *c, lua_Integer since) {
   ps_obs *o = c->obs;
   const uint64_t ring = sizeof o->recent / sizeof o->recent[0];
@@ -215,6 +219,7 @@ int ps_view_peak_pop(lua_State *L, ps_ctx *c) {
   return 1;
 }
 
+/* Read from the stream's record, which lives in its userdata. */
 void ps_view_stream_position(const ps_streamud *s, uint64_t *ops, uint64_t *done) {
   const ps_seen_stream *ss = ps_seen_stream_of(s);
   *ops = ss->ops, *done = ss->done;

@@ -16,13 +16,12 @@ static void set_int(lua_State *L, const char *k, uint64_t v) {
   lua_setfield(L, -2, k);
 }
 
-/* The spans are copied into a userdata first: building the rows can run
- * finalizers, which change the ledger. */
+/* The ledger's spans are moved into a userdata the collector owns before
+ * the rows are built, so an error while building them leaks nothing. */
 void ps_view_blocks(lua_State *L, ps_ctx *c, const ps_poolud *p, int all) {
   size_t n = 0;
   const ps_seen_pool *sp = ps_seen_pool_of(p);
   ps_span *m = ps_ledger_spans(c, sp, &n, all);
-  /* a copy the collector owns, so an error below leaks nothing */
   ps_span *v = n ? (ps_span *)lua_newuserdatauv(L, n * sizeof *v, 0) : NULL;
   if (n) memcpy(v, m, n * sizeof *v);
   free(m);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "poolsh.h"
+#include "render.h"
 #include "share.h"
 
 #define kind_names ps_kind_names
@@ -470,7 +471,10 @@ static int buffer_index(lua_State *L) {
     case 9: lua_pushboolean(L, from >= 0); break;
     case 10: if (from >= 0) lua_pushinteger(L, from); else lua_pushnil(L); break;
     case 11: lua_pushstring(L, ps_rule_names[rule]); break;   /* nil when fresh */
-    case 12: ps_obs_push_why_fresh(L, b); break;
+    case 12:                                     /* codes; words only when there is a why */
+      ps_obs_push_why_fresh(L, b);
+      if (lua_istable(L, -1)) ps_render(L, "poolsh.render.why_fresh", 1);
+      break;
     case 13: lua_pushboolean(L, b->ipc == PS_IPC_OWN); break;
     case 14: lua_pushboolean(L, b->ipc == PS_IPC_IMPORTED); break;
     case 15: push_source(L, b); break;

@@ -1,13 +1,12 @@
 /*
  * inspect.c: what the REPL's live view, poolsh.show() and poolsh.map()
  * read: the live pools and streams, a pool's blocks, the live buffers
- * (the leak report) and the allocations since the last look.
+ * (the leak report) and the allocations since the last look. A binding:
+ * it checks the arguments, asks the observation layer (views.h) and has
+ * Lua put its codes in words (render.h).
  */
-#include <math.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "observer.h"
+#include "render.h"
+#include "views.h"
 
 /* poolsh.core.objects() -> pools, streams: arrays of the live ones, from
  * the registry of objects (ps_newobject). */
@@ -39,34 +38,7 @@ static int insp_objects(lua_State *L) {
 static int insp_blocks(lua_State *L) {
   ps_poolud *p = ps_checkpool(L, 1);
   int all = lua_toboolean(L, 2);
-  ps_ctx *c = ps_context(L);
-  size_t n = 0;
-  const ps_seen_pool *sp = ps_seen_pool_of(p);
-  ps_span *m = ps_ledger_spans(c, sp, &n, all);
-  /* a copy the collector owns, so an error below leaks nothing */
-  ps_span *v = n ? (ps_span *)lua_newuserdatauv(L, n * sizeof *v, 0) : NULL;
-  if (n) memcpy(v, m, n * sizeof *v);
-  free(m);
-  lua_createtable(L, (int)n, 0);
-  for (size_t i = 0; i < n; i++) {
-    lua_createtable(L, 0, 5);
-    lua_pushinteger(L, (lua_Integer)v[i].addr);
-    lua_setfield(L, -2, "addr");
-    lua_pushinteger(L, (lua_Integer)v[i].size);
-    lua_setfield(L, -2, "size");
-    lua_pushinteger(L, v[i].buffer);
-    lua_setfield(L, -2, "buffer");
-    lua_pushinteger(L, v[i].stream);
-    lua_setfield(L, -2, "stream");
-    lua_pushboolean(L, v[i].pending == 1);
-    lua_setfield(L, -2, "pending");
-    if (v[i].pending == 2) {
-      lua_pushboolean(L, 1);
-      lua_setfield(L, -2, "done");
-    }
-    lua_rawseti(L, -2, (lua_Integer)i + 1);
-  }
-  lua_pushinteger(L, (lua_Integer)sp->lo);
+  ps_view_blocks(L, ps_context(L), p, all);
   return 2;
 }
 
@@ -95,88 +67,34 @@ static int insp_pending(lua_State *L) {
 }
 
 /* poolsh.core.recent(since) -> allocations numbered after since (at most
- * the last 64), and the number of the latest. */
+ * the last 64), and the number of the latest. Each reads as a Buffer
+ * does: its why_fresh in words (poolsh.render.why_fresh), an imported
+ * one's source as "pid P's bN". */
 static int insp_recent(lua_State *L) {
-  ps_obs *c = ps_context(L)->obs;
-  const uint64_t ring = sizeof c->recent / sizeof c->recent[0];
   lua_Integer since = luaL_optinteger(L, 1, 0);
-  uint64_t from = since < 0 ? 0 : (uint64_t)since;
-  if (c->nrecent > ring && from < c->nrecent - ring) from = c->nrecent - ring;
-  lua_newtable(L);
-  for (uint64_t i = from; i < c->nrecent; i++) {
-    const struct ps_recent *r = &c->recent[i % ring];
-    lua_createtable(L, 0, 6);
-    lua_pushinteger(L, r->buffer);
-    lua_setfield(L, -2, "buffer");
-    lua_pushinteger(L, (lua_Integer)r->size);
-    lua_setfield(L, -2, "size");
-    if (r->pool >= 0) {
-      lua_pushinteger(L, r->pool);
-      lua_setfield(L, -2, "pool");
-      lua_pushinteger(L, r->stream);
-      lua_setfield(L, -2, "stream");
-      lua_pushboolean(L, r->reused_from >= 0);
-      lua_setfield(L, -2, "reused");
-    }
-    if (r->reused_from >= 0) {
-      lua_pushinteger(L, r->reused_from);
-      lua_setfield(L, -2, "reused_from");
-      lua_pushstring(L, ps_rule_names[r->rule]);
-      lua_setfield(L, -2, "rule");
-      ps_push_sources(L, ps_context(L), r->buffer, r->why_slot, r->reused_from, r->rule);
-      lua_setfield(L, -2, "sources");
-    }
-    if (r->src_pid) {
-      lua_pushfstring(L, "pid %d's b%d", (int)r->src_pid, (int)r->src_buffer);
-      lua_setfield(L, -2, "source");
-    }
-    if (r->why) {
-      ps_push_why(L, ps_context(L), r->why, r->why_slot, r->buffer, r->pool, r->stream);
+  lua_settop(L, 0);
+  ps_view_recent(L, ps_context(L), since);           /* [allocs, latest] */
+  for (lua_Integer i = 1, n = luaL_len(L, 1); i <= n; i++) {
+    lua_rawgeti(L, 1, i);                            /* [allocs, latest, a] */
+    if (lua_getfield(L, -1, "why_fresh") == LUA_TTABLE) {
+      ps_render(L, "poolsh.render.why_fresh", 1);
       lua_setfield(L, -2, "why_fresh");
+    } else {
+      lua_pop(L, 1);
     }
-    lua_rawseti(L, -2, (lua_Integer)(i - from + 1));
+    if (lua_getfield(L, -1, "source_pid") == LUA_TNUMBER) {
+      lua_getfield(L, -2, "source_buffer");
+      lua_pushfstring(L, "pid %d's b%d", (int)lua_tointeger(L, -2), (int)lua_tointeger(L, -1));
+      lua_setfield(L, -4, "source");
+      lua_pop(L, 1);
+      lua_pushnil(L);
+      lua_setfield(L, -3, "source_pid");
+      lua_pushnil(L);
+      lua_setfield(L, -3, "source_buffer");
+    }
+    lua_pop(L, 2);
   }
-  lua_pushinteger(L, (lua_Integer)c->nrecent);
   return 2;
-}
-
-static void set_int(lua_State *L, const char *k, uint64_t v) {
-  lua_pushinteger(L, (lua_Integer)v);
-  lua_setfield(L, -2, k);
-}
-
-/* Pushes counts n as counts() shows them, with peak_live. */
-static void push_counts(lua_State *L, const ps_counts *n, uint64_t peak) {
-  uint64_t allocs = n->fresh;
-  for (int i = 1; i < PS_RULE_UNKNOWN; i++) allocs += n->reuses[i];
-  lua_createtable(L, 0, 8);
-  set_int(L, "allocs", allocs);
-  set_int(L, "fresh", n->fresh);
-  set_int(L, "growths", n->growths);
-  set_int(L, "ooms", n->ooms);
-  set_int(L, "retries", n->retries);
-  set_int(L, "peak_live", peak);
-  lua_createtable(L, 0, PS_RULE_UNKNOWN);
-  for (int i = 1; i < PS_RULE_UNKNOWN; i++) set_int(L, ps_rule_names[i], n->reuses[i]);
-  lua_setfield(L, -2, "reuses");
-  lua_newtable(L);
-  for (int i = 0; i < PS_OP_COUNT; i++)
-    if (n->releases[i]) set_int(L, ps_op_names[i], n->releases[i]);
-  lua_setfield(L, -2, "releases");
-}
-
-/* The peak of pool p's live bytes (total: of the sum, p NULL) since
- * poolsh started: the innermost scope's, or a higher one saved by
- * peak_push. */
-static uint64_t peak_of(const ps_obs *o, const ps_seen_pool *p) {
-  uint64_t peak = p ? p->scope_peak : o->scope_total_peak;
-  for (size_t i = 0; i < o->nscopes; i++) {
-    const struct ps_scope *sc = &o->scopes[i];
-    if (!p && sc->total > peak) peak = sc->total;
-    for (size_t k = 0; p && k < sc->n; k++)
-      if (sc->pools[k].pool == p->id && sc->pools[k].peak > peak) peak = sc->pools[k].peak;
-  }
-  return peak;
 }
 
 /* poolsh.core.counts() -> {pools = {[id] = counts}, total = counts}:
@@ -185,21 +103,7 @@ static uint64_t peak_of(const ps_obs *o, const ps_seen_pool *p) {
  * live bytes; total adds destroyed pools' (its peak_live: the peak of
  * the sum). */
 static int insp_counts(lua_State *L) {
-  ps_obs *o = ps_context(L)->obs;
-  ps_counts all = o->gone;
-  lua_createtable(L, 0, 2);
-  lua_newtable(L);
-  for (ps_seen_pool *p = o->pools; p; p = p->next) {
-    push_counts(L, &p->n, peak_of(o, p));
-    lua_rawseti(L, -2, p->id);
-    all.fresh += p->n.fresh, all.growths += p->n.growths;
-    all.ooms += p->n.ooms, all.retries += p->n.retries;
-    for (int i = 0; i < PS_RULE_UNKNOWN; i++) all.reuses[i] += p->n.reuses[i];
-    for (int i = 0; i < PS_OP_COUNT; i++) all.releases[i] += p->n.releases[i];
-  }
-  lua_setfield(L, -2, "pools");
-  push_counts(L, &all, peak_of(o, NULL));
-  lua_setfield(L, -2, "total");
+  ps_view_counts(L, ps_context(L));
   return 1;
 }
 
@@ -207,53 +111,15 @@ static int insp_counts(lua_State *L) {
  * most the last 64): {pool, size, reserved, cause_op, cause_id,
  * threshold}, and the number of the latest. */
 static int insp_releases(lua_State *L) {
-  ps_obs *o = ps_context(L)->obs;
   lua_Integer since = luaL_optinteger(L, 1, 0);
-  uint64_t from = since < 0 ? 0 : (uint64_t)since;
-  if (o->nreleases > PS_RING && from < o->nreleases - PS_RING) from = o->nreleases - PS_RING;
-  lua_newtable(L);
-  for (uint64_t i = from; i < o->nreleases; i++) {
-    const struct ps_release *r = &o->releases[i % PS_RING];
-    lua_createtable(L, 0, 6);
-    set_int(L, "pool", (uint64_t)r->pool);
-    set_int(L, "size", r->size);
-    set_int(L, "reserved", r->reserved);
-    lua_pushstring(L, ps_op_names[r->cause_op]);
-    lua_setfield(L, -2, "cause_op");
-    if (r->cause_id >= 0) set_int(L, "cause_id", (uint64_t)r->cause_id);
-    if (r->threshold == UINT64_MAX) lua_pushnumber(L, (lua_Number)HUGE_VAL);
-    else lua_pushinteger(L, (lua_Integer)r->threshold);
-    lua_setfield(L, -2, "threshold");
-    lua_rawseti(L, -2, (lua_Integer)(i - from + 1));
-  }
-  lua_pushinteger(L, (lua_Integer)o->nreleases);
+  ps_view_releases(L, ps_context(L), since);
   return 2;
 }
 
 /* poolsh.core.peak_push(): a new peak scope begins, its peaks the live
  * bytes now. */
 static int insp_peak_push(lua_State *L) {
-  ps_obs *o = ps_context(L)->obs;
-  size_t np = 0;
-  for (ps_seen_pool *p = o->pools; p; p = p->next) np++;
-  if (o->nscopes == o->capscopes) {
-    size_t cap = o->capscopes ? o->capscopes * 2 : 4;
-    struct ps_scope *v = realloc(o->scopes, cap * sizeof *v);
-    if (!v) return luaL_error(L, "poolsh.core.peak_push: out of memory");
-    o->scopes = v, o->capscopes = cap;
-  }
-  struct ps_scope *sc = &o->scopes[o->nscopes];
-  sc->pools = np ? malloc(np * sizeof *sc->pools) : NULL;
-  if (np && !sc->pools) return luaL_error(L, "poolsh.core.peak_push: out of memory");
-  sc->n = 0;
-  sc->total = o->scope_total_peak;
-  o->scope_total_peak = o->live_total;
-  for (ps_seen_pool *p = o->pools; p; p = p->next) {
-    sc->pools[sc->n].pool = p->id;
-    sc->pools[sc->n++].peak = p->scope_peak;
-    p->scope_peak = p->live_bytes;
-  }
-  o->nscopes++;
+  if (!ps_view_peak_push(ps_context(L))) return luaL_error(L, "poolsh.core.peak_push: out of memory");
   return 0;
 }
 
@@ -261,23 +127,8 @@ static int insp_peak_push(lua_State *L) {
  * peaks of the innermost scope, which ends (its enclosing scope's peaks
  * take them in). Raises when no scope is open. */
 static int insp_peak_pop(lua_State *L) {
-  ps_obs *o = ps_context(L)->obs;
-  if (o->nscopes == 0) return luaL_error(L, "poolsh.core.peak_pop: no peak scope (peak_push first)");
-  lua_createtable(L, 0, 2);
-  lua_newtable(L);
-  for (ps_seen_pool *p = o->pools; p; p = p->next) {
-    lua_pushinteger(L, (lua_Integer)p->scope_peak);
-    lua_rawseti(L, -2, p->id);
-  }
-  lua_setfield(L, -2, "pools");
-  set_int(L, "total", o->scope_total_peak);
-  struct ps_scope *sc = &o->scopes[--o->nscopes];
-  if (sc->total > o->scope_total_peak) o->scope_total_peak = sc->total;
-  for (size_t k = 0; k < sc->n; k++)
-    for (ps_seen_pool *p = o->pools; p; p = p->next)
-      if (p->id == sc->pools[k].pool && sc->pools[k].peak > p->scope_peak)
-        p->scope_peak = sc->pools[k].peak;
-  free(sc->pools);
+  if (!ps_view_peak_pop(L, ps_context(L)))
+    return luaL_error(L, "poolsh.core.peak_pop: no peak scope (peak_push first)");
   return 1;
 }
 
@@ -288,13 +139,19 @@ static int insp_peak_pop(lua_State *L) {
 static int insp_stream_state(lua_State *L) {
   ps_streamud *s = ps_checkstream(L, 1);
   ps_ctx *c = ps_context(L);
-  const ps_seen_stream *ss = ps_seen_stream_of(s);
+  uint64_t ops, done;
   int idle = 0;
-  lua_pushinteger(L, (lua_Integer)ss->ops);
-  lua_pushinteger(L, (lua_Integer)ss->done);
+  ps_view_stream_position(s, &ops, &done);
+  lua_pushinteger(L, (lua_Integer)ops);
+  lua_pushinteger(L, (lua_Integer)done);
   if (c->be->stream_peek && c->be->stream_peek(c->b, s->h, &idle) == PS_OK) lua_pushboolean(L, idle);
   else lua_pushnil(L);
   return 3;
+}
+
+static void set_int(lua_State *L, const char *k, uint64_t v) {
+  lua_pushinteger(L, (lua_Integer)v);
+  lua_setfield(L, -2, k);
 }
 
 static const char *const truth_kinds[] = { "live", "fresh", "pending", "done", "retired" };

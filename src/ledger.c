@@ -775,73 +775,48 @@ static void why_fresh(ps_ctx *c, ps_ledger *l, const ps_seen_pool *p, const ps_s
   sb->why_slot = (uint16_t)slot;
 }
 
-/* Pushes the words for a why of code (details in slot of the ring of
- * whys while owner still holds it, else the words without names); pool
- * and stream: the allocation's. Pushes nil for no why. */
+/* The why codes' names, as b.why_fresh's renderer knows them
+ * (lua/poolsh/render/why_fresh.lua). */
+static const char *const why_names[PS_WHY_COUNT] = {
+  NULL, "other_stream", "event_before", "not_followed", "opportunistic_off", "fragmented",
+  "placed",
+};
+
+static void set_id(lua_State *L, const char *k, lua_Integer v) {
+  lua_pushinteger(L, v);
+  lua_setfield(L, -2, k);
+}
+
+/* Pushes a why of code as codes and ids, for a renderer: {reason, pool,
+ * stream} (the allocation's) and, while owner still holds slot in the ring
+ * of whys, its details: freed and freed_on (the freed block's buffer and
+ * the stream of its free), largest (fragmented: bytes), rule (placed: the
+ * rule's name); without them the words name nothing. Pushes nil for no
+ * why. Reads the ring before it allocates (a finalizer may run then). */
 void ps_push_why(lua_State *L, ps_ctx *c, int code, int slot, int32_t owner, int32_t pool,
                  int32_t stream) {
-  static const char *const bare[PS_WHY_COUNT] = {
-    NULL,
-    "a freed block large enough is pending on another stream, with no event dependency on it",
-    "the stream waited on an event recorded before the free of a block large enough",
-    "the stream waited on an event recorded after a free, but the pool does not follow event "
-    "dependencies",
-    "a free of a block large enough completed, but opportunistic reuse is off",
-    "no freed block is large enough",
-    "a freed block large enough was reusable, but the pool placed the allocation elsewhere",
-  };
   if (code <= 0 || code >= PS_WHY_COUNT) {
     lua_pushnil(L);
     return;
   }
   const ps_why *w = c->obs->whys ? &c->obs->whys[slot % PS_WHYS] : NULL;
-  if (!w || w->owner != owner) {
-    lua_pushstring(L, bare[code]);
+  ps_why d = w && w->owner == owner ? *w : (ps_why){ -1, -1, -1, 0 };
+  lua_createtable(L, 0, 6);
+  lua_pushstring(L, why_names[code]);
+  lua_setfield(L, -2, "reason");
+  set_id(L, "pool", pool);
+  set_id(L, "stream", stream);
+  if (d.owner != owner) return;        /* the ring no longer holds its details */
+  if (code == PS_WHY_FRAGMENTED) {
+    set_id(L, "largest", (lua_Integer)d.bytes);
     return;
   }
-  ps_why d = *w;                       /* pushing names may run finalizers */
-  char sz[32];
-  int top = lua_gettop(L);
-  switch (code) {
-    case PS_WHY_OTHER_STREAM:
-      ps_pushname(L, PS_ID_BUFFER, d.buffer), ps_pushname(L, PS_ID_STREAM, d.stream);
-      ps_pushname(L, PS_ID_STREAM, stream);
-      lua_pushfstring(L, "%s's free is pending on %s, and %s has no event dependency on it",
-                      lua_tostring(L, top + 1), lua_tostring(L, top + 2), lua_tostring(L, top + 3));
-      break;
-    case PS_WHY_EVENT_BEFORE:
-      ps_pushname(L, PS_ID_STREAM, stream), ps_pushname(L, PS_ID_STREAM, d.stream);
-      ps_pushname(L, PS_ID_BUFFER, d.buffer);
-      lua_pushfstring(L, "%s waited on an event recorded on %s before %s's free",
-                      lua_tostring(L, top + 1), lua_tostring(L, top + 2), lua_tostring(L, top + 3));
-      break;
-    case PS_WHY_NOT_FOLLOWED:
-      ps_pushname(L, PS_ID_STREAM, stream), ps_pushname(L, PS_ID_STREAM, d.stream);
-      ps_pushname(L, PS_ID_BUFFER, d.buffer), ps_pushname(L, PS_ID_POOL, pool);
-      lua_pushfstring(L, "%s waited on an event recorded on %s after %s's free, but %s does "
-                      "not follow event dependencies", lua_tostring(L, top + 1),
-                      lua_tostring(L, top + 2), lua_tostring(L, top + 3), lua_tostring(L, top + 4));
-      break;
-    case PS_WHY_OPPORTUNISTIC_OFF:
-      ps_pushname(L, PS_ID_BUFFER, d.buffer), ps_pushname(L, PS_ID_STREAM, d.stream);
-      ps_pushname(L, PS_ID_POOL, pool);
-      lua_pushfstring(L, "%s's free on %s completed, but opportunistic reuse is off in %s",
-                      lua_tostring(L, top + 1), lua_tostring(L, top + 2), lua_tostring(L, top + 3));
-      break;
-    case PS_WHY_FRAGMENTED:
-      lua_pushfstring(L, "no freed block is large enough: the largest is %s",
-                      ps_fmtsize(sz, sizeof sz, d.bytes));
-      break;
-    default:                           /* PS_WHY_PLACED */
-      ps_pushname(L, PS_ID_BUFFER, d.buffer);
-      lua_pushfstring(L, "%s's block was reusable (%s), but the pool placed the allocation "
-                      "elsewhere", lua_tostring(L, top + 1),
-                      d.bytes < PS_RULE_UNKNOWN && ps_rule_names[d.bytes] ? ps_rule_names[d.bytes] : "?");
-      break;
-  }
-  if (lua_gettop(L) > top + 1) {
-    lua_replace(L, top + 1);
-    lua_settop(L, top + 1);
+  set_id(L, "freed", d.buffer);
+  set_id(L, "freed_on", d.stream);
+  if (code == PS_WHY_PLACED) {
+    lua_pushstring(L, d.bytes < PS_RULE_UNKNOWN && ps_rule_names[d.bytes] ? ps_rule_names[d.bytes]
+                                                                          : "?");
+    lua_setfield(L, -2, "rule");
   }
 }
 

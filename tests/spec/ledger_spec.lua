@@ -246,3 +246,163 @@ describe("the oracle", function()
     assert.has_error(function() poolsh.core._sim_truth(p) end)
   end)
 end)
+
+-- why_fresh: the ledger reports a reason code and ids (src/ledger.c,
+-- ps_push_why); lua/poolsh/render/why_fresh.lua says it, naming objects as
+-- they are named when the field is read (docs/explain.md, "Why not reused").
+describe("why_fresh", function()
+  local function why(w) return require("poolsh.render.why_fresh")(w) end
+
+  -- Two named streams and a named pool, opts its settings.
+  local function setup(opts)
+    opts.release_threshold, opts.name = "max", "main"
+    return poolsh.stream { name = "copies" }, poolsh.stream { name = "compute" }, poolsh.pool(opts)
+  end
+
+  -- b's why_fresh, asserted the same in its poolsh.core.recent() entry.
+  local function said(b)
+    for _, r in ipairs(poolsh.core.recent(0)) do
+      if r.buffer == b.id then assert.equal(b.why_fresh, r.why_fresh) end
+    end
+    return b.why_fresh
+  end
+
+  it("says every reason in words, objects by their names", function()
+    local s1, s2, p = setup { opportunistic = false }
+    local a = p:alloc("16 MiB", s1)
+    a.name = "weights"
+    local e = s1:record()                             -- before the free
+    poolsh.spin(s1, "50 ms"); a:free()
+    local b = p:alloc("16 MiB", s2)
+    assert.equal("weights's free is pending on copies, and compute has no event dependency on it", said(b))
+    s2:wait(e)
+    local c = p:alloc("16 MiB", s2)
+    assert.equal("compute waited on an event recorded on copies before weights's free", said(c))
+    b:free(); c:free(); poolsh.sync(); p:destroy()
+
+    s1, s2, p = setup { follow_event_dependencies = false, opportunistic = false }
+    a = p:alloc("16 MiB", s1)
+    poolsh.spin(s1, "50 ms"); a:free()
+    s2:wait(s1:record())
+    b = p:alloc("16 MiB", s2)
+    assert.equal(("compute waited on an event recorded on copies after b%d's free, but main does not "
+                  .. "follow event dependencies"):format(a.id), said(b))
+    poolsh.sleep("100 ms")                            -- a's free completes; nothing synchronises
+    c = p:alloc("16 MiB", poolsh.stream())
+    assert.equal(("b%d's free on copies completed, but opportunistic reuse is off in main")
+                 :format(a.id), said(c))
+    b:free(); c:free(); poolsh.sync(); p:destroy()
+
+    s1, s2, p = setup {}
+    a = p:alloc("3 MiB", s1)
+    local keep = p:alloc("1 MiB", s1)
+    local a2, keep2 = p:alloc("2 MiB", s1), p:alloc("1 MiB", s1)
+    a:free(); a2:free()                               -- a 3 MiB and a 2 MiB hole
+    b = p:alloc("4 MiB", s1)
+    assert.equal("no freed block is large enough: the largest is 3.00 MiB", said(b))
+    b:free(); keep:free(); keep2:free(); s1:sync(); p:destroy()
+  end)
+
+  it("says when a rule allowed a block the pool did not take (the sim coalesces a later free into it)", function()
+    if not H.is_sim() then pending("the sim's placement") return end
+    local s1, s2, p = setup { opportunistic = false }
+    local a = p:alloc("8 MiB", s1)
+    a.name = "weights"
+    a:free()
+    s2:wait(s1:record())                              -- after a's free: an event dependency
+    local c = p:alloc("1 MiB", s1)                    -- carved from a's block, freed after the event
+    c:free()
+    local b = p:alloc("4 MiB", s2)
+    assert.is_false(b.reused)
+    assert.equal("weights's block was reusable (event dependency), but the pool placed the allocation "
+                 .. "elsewhere", said(b))
+    b:free(); poolsh.sync(); p:destroy()
+  end)
+
+  it("reads names when it is read, and the reason without names once the ring moved on", function()
+    local s1, s2, p = setup {}
+    local a = p:alloc(512, s1)
+    poolsh.spin(s1, "50 ms"); a:free()
+    local b = p:alloc(512, s2)
+    assert.equal(("b%d's free is pending on copies, and compute has no event dependency on it"):format(a.id),
+                 b.why_fresh)
+    a.name, s2.name = "weights", "later"
+    assert.equal("weights's free is pending on copies, and later has no event dependency on it", b.why_fresh)
+    local more = {}
+    for i = 1, 4096 do more[i] = p:alloc(512, s2) end  -- each takes a slot of the ring of whys
+    assert.truthy(more[4096].why_fresh:find("weights's free", 1, true))
+    assert.equal("a freed block large enough is pending on another stream, with no event dependency on it",
+                 b.why_fresh)
+    for _, m in ipairs(more) do m:free() end
+    b:free(); poolsh.sync(); p:destroy()
+  end)
+
+  it("is rendered from codes: every reason, with and without details", function()
+    local s, p = poolsh.stream { name = "copies" }, poolsh.pool { release_threshold = "max", name = "main" }
+    local w = { pool = p.id, stream = s.id, freed = 7, freed_on = s.id }
+    local function with(t) for k, v in pairs(w) do if t[k] == nil then t[k] = v end end return t end
+    assert.is_nil(why(nil))
+    assert.equal("b7's free is pending on copies, and copies has no event dependency on it",
+                 why(with { reason = "other_stream" }))
+    assert.equal("copies waited on an event recorded on copies before b7's free",
+                 why(with { reason = "event_before" }))
+    assert.equal("copies waited on an event recorded on copies after b7's free, but main does not follow "
+                 .. "event dependencies", why(with { reason = "not_followed" }))
+    assert.equal("b7's free on copies completed, but opportunistic reuse is off in main",
+                 why(with { reason = "opportunistic_off" }))
+    assert.equal("no freed block is large enough: the largest is 100 B",
+                 why { reason = "fragmented", largest = 100, pool = p.id, stream = s.id })
+    assert.equal("b7's block was reusable (host sync), but the pool placed the allocation elsewhere",
+                 why(with { reason = "placed", rule = "host sync" }))
+    local bare = {
+      other_stream = "a freed block large enough is pending on another stream, with no event dependency on it",
+      event_before = "the stream waited on an event recorded before the free of a block large enough",
+      not_followed = "the stream waited on an event recorded after a free, but the pool does not follow "
+        .. "event dependencies",
+      opportunistic_off = "a free of a block large enough completed, but opportunistic reuse is off",
+      fragmented = "no freed block is large enough",
+      placed = "a freed block large enough was reusable, but the pool placed the allocation elsewhere",
+    }
+    for reason, words in pairs(bare) do
+      assert.equal(words, why { reason = reason, pool = p.id, stream = s.id })
+    end
+    assert.has_error(function() why { reason = "bogus" } end,
+                     "poolsh.render.why_fresh: unknown reason 'bogus'")
+    assert.has_error(function() why(42) end, "poolsh.render.why_fresh: a table of codes expected, got number")
+    s:destroy(); p:destroy()
+  end)
+
+  it("asks Lua for no words when there is no why (a reuse, or a pool with nothing freed)", function()
+    local renderer = "poolsh.render.why_fresh"
+    local loaded = package.loaded[renderer]
+    package.loaded[renderer] = nil
+    package.preload[renderer] = function() error("the renderer was asked for") end
+    local ok, err = pcall(function()
+      local s, p = poolsh.stream(), poolsh.pool { release_threshold = "max" }
+      local a = p:alloc("1 MiB", s)                   -- nothing freed: no why
+      a:free()
+      local b = p:alloc("1 MiB", s)                   -- reuses a's memory: no why
+      assert.is_nil(a.why_fresh)
+      assert.is_nil(b.why_fresh)
+      b:free(); s:sync(); p:destroy()
+    end)
+    package.preload[renderer], package.loaded[renderer] = nil, loaded
+    assert(ok, err)
+  end)
+
+  it("comes from a ledger that reports codes and a views binding that never sees the layer's internals", function()
+    -- the layering of docs/architecture.md: no naming or size words in ledger.c,
+    -- inspect.c reads the observation layer through views.h only
+    local function code_of(path)
+      local text = H.slurp(path)
+      return (text:gsub("/%*.-%*/", ""):gsub("//[^\n]*", ""))
+    end
+    local ledger = code_of("src/ledger.c")
+    for _, f in ipairs { "ps_pushname", "ps_pushlabel", "ps_fmtsize", "lua_pushfstring" } do
+      assert.is_nil(ledger:find(f .. "%s*%("), "src/ledger.c calls " .. f)
+    end
+    local inspect = code_of("src/inspect.c")
+    assert.is_nil(inspect:find('#include%s*"observer.h"'), "src/inspect.c includes observer.h")
+    assert.truthy(inspect:find('#include%s*"views.h"'))
+  end)
+end)

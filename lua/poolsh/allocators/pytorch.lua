@@ -73,9 +73,12 @@ end
 
 --- Frees block b (PyTorch's free_requested); `stream` is not needed: a
 -- block goes back to the pool of the stream that allocated its segment.
+-- Returns whether b waits for free_completed (false: it is back in the
+-- cache, and a replay need not remember it).
 function A:free(b, stream)
   local _ = stream
   call(self, self.inner.free, b, self.deferred)
+  return self.inner.pending[b] == true
 end
 
 --- Block b is used on `stream` too: once freed, it waits for the work

@@ -152,49 +152,77 @@ function M.new(opts)
   }, A)
 end
 
--- Equal sizes go by address: the segment's own, or the one given by
--- expect_segment (a recorded run's, so that a replay breaks ties as it did).
-local function addr(b) return b.segment.key + b.offset end
-local function before(x, y) return x.size < y.size or (x.size == y.size and addr(x) < addr(y)) end
+-- A free list holds a (pool, stream)'s free blocks sorted by size, then
+-- by address: the segment's own, or the one given by expect_segment (a
+-- recorded run's, so that a replay breaks ties as it did). Each block in a
+-- list carries that address as b.k, set when it goes in; the searches
+-- compare sizes and b.k inline (no comparison function, no key table).
 
--- The first index in list whose block is not before `key` (binary search).
-local function lower_bound(list, key)
+-- The first index in list whose block is not below (size, k).
+local function lower_bound(list, size, k)
   local lo, hi = 1, #list + 1
   while lo < hi do
     local mid = (lo + hi) // 2
-    if before(list[mid], key) then lo = mid + 1 else hi = mid end
+    local m = list[mid]
+    local ms = m.size
+    if ms < size or (ms == size and m.k < k) then lo = mid + 1 else hi = mid end
   end
   return lo
 end
 
+-- The free list of b's pool and stream (made when first needed).
 function A:list(b)
   local pool = self.free_lists[b.segment.pool]
-  pool[b.stream] = pool[b.stream] or {}
-  return pool[b.stream]
+  local l = pool[b.stream]
+  if not l then l = {}; pool[b.stream] = l end
+  return l
 end
 
-function A:insert(b) local l = self:list(b); table.insert(l, lower_bound(l, b), b) end
+-- Puts free block b in its free list.
+function A:insert(b)
+  local l = self:list(b)
+  local k = b.segment.key + b.offset
+  b.k = k
+  local i, n = lower_bound(l, b.size, k), #l
+  if i <= n then table.move(l, i, n, i + 1) end
+  l[i] = b
+end
+
+-- Takes free block b out of its free list.
 function A:remove(b)
   local l = self:list(b)
-  local i = lower_bound(l, b)
+  local i, n = lower_bound(l, b.size, b.k), #l
   assert(l[i] == b, "caching allocator: free list out of order")
-  table.remove(l, i)
+  if i < n then table.move(l, i + 1, n, i) end
+  l[n] = nil
 end
 
 -- A cached block of `stream` for `size` bytes, taken off its free list.
 function A:find(pool, stream, size)
   local l = self.free_lists[pool][stream]
   if not l then return nil end
-  local i = lower_bound(l, { size = size, offset = 0, segment = { key = math.mininteger } })
+  local i = lower_bound(l, size, math.mininteger)
   local b = l[i]
   if not b then return nil end
   if size < self.max_split and b.size >= self.max_split then return nil end
   if size >= self.max_split and b.size >= size + M.LARGE_BUFFER then return nil end
-  table.remove(l, i)
+  local n = #l
+  if i < n then table.move(l, i + 1, n, i) end
+  l[n] = nil
   return b
 end
 
-function A:count(key, delta) util.count(self.st, key, delta) end
+-- The counters that keep a peak, and its name.
+local PEAK = { reserved = "peak_reserved", allocated = "peak_allocated" }
+
+-- Adds delta to counter `key`, raising its peak with it when it keeps one.
+function A:count(key, delta)
+  local st = self.st
+  local v = st[key] + delta
+  st[key] = v
+  local peak = PEAK[key]
+  if peak and v > st[peak] then st[peak] = v end
+end
 
 -- cudaMalloc of a new segment; its one block, or nil and the error.
 function A:malloc(pool, stream, bytes)
@@ -296,7 +324,7 @@ end
 
 --- Allocates `size` bytes (>= 1) for `stream`; returns the block.
 function A:alloc(size, stream)
-  local n = bytes(size, "")
+  local n = math.type(size) == "integer" and size > 0 and size or bytes(size, "")
   if n < 1 then fail("size must be at least 1 byte") end
   if n > M.MAX_SIZE then fail("size %s too large (at most 4 PiB)", poolsh.fmt(n)) end
   stream = check_stream(stream)

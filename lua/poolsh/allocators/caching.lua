@@ -145,6 +145,7 @@ function M.new(opts)
     max_split = split, divisions = div,
     free_lists = { small = {}, large = {} },   -- [pool][stream] = blocks by (size, addr)
     segs = {}, active = {}, pending = {},       -- segments; allocated blocks; freed, not completed
+    spare = {},                                 -- block tables for reuse (A:block)
     waiting = {},                               -- pending block -> events on the streams it was used on
     st = { reserved = 0, allocated = 0, requested = 0, segments = 0, active = 0,
            peak_reserved = 0, peak_allocated = 0, num_alloc_retries = 0, num_ooms = 0,
@@ -238,11 +239,24 @@ function A:malloc(pool, stream, bytes)
   return seg.head
 end
 
+-- The most block tables kept for reuse.
+local SPARE = 64
+
+-- A free block's table: one that a merge freed (never handed out) or a
+-- new one.
+function A:block(seg, offset, size, stream, prev, nxt)
+  local sp = self.spare
+  local n = #sp
+  local b
+  if n > 0 then b = sp[n]; sp[n] = nil; b.k = nil else b = {} end
+  b.segment, b.offset, b.size, b.stream, b.allocated, b.prev, b.next = seg, offset, size, stream, false, prev, nxt
+  return b
+end
+
 -- A new table in b's place in its segment, so that each allocation hands
 -- out a table of its own (a stale one is then known as freed).
-local function renew(b)
-  local nb = { segment = b.segment, offset = b.offset, size = b.size, stream = b.stream,
-               allocated = false, prev = b.prev, next = b.next }
+function A:renew(b)
+  local nb = self:block(b.segment, b.offset, b.size, b.stream, b.prev, b.next)
   if nb.prev then nb.prev.next = nb else nb.segment.head = nb end
   if nb.next then nb.next.prev = nb end
   return nb
@@ -350,9 +364,9 @@ end
 -- Hands out free block b (off its free list) for a request of n bytes,
 -- `rounded` as rounded: split when the rules allow.
 function A:take(b, rounded, n)
-  b = renew(b)
+  if b.out then b = self:renew(b) end   -- a table handed out before: a new one
   self:split(b, rounded)
-  b.allocated, b.requested, b.owner = true, n, self
+  b.allocated, b.requested, b.owner, b.out = true, n, self, true
   self.active[b] = true
   self:count("allocated", b.size); self:count("requested", n); self:count("active", 1)
   return b
@@ -434,8 +448,7 @@ function A:split(b, size)
   if b.segment.pool == "small" then ok = rest >= M.MIN_BLOCK
   else ok = size < self.max_split and rest > M.SMALL_SIZE end
   if not ok then return end
-  local r = { segment = b.segment, offset = b.offset + size, size = rest, stream = b.stream,
-              allocated = false, prev = b, next = b.next }
+  local r = self:block(b.segment, b.offset + size, rest, b.stream, b, b.next)
   if b.next then b.next.prev = r end
   b.next, b.size = r, size
   self:insert(r)
@@ -453,6 +466,11 @@ function A:merge(b, n)
     if b.next then b.next.prev = b end
   end
   b.size = b.size + n.size
+  if not n.out then       -- never handed out: nothing refers to it now
+    n.segment, n.prev, n.next = nil, nil, nil
+    local sp = self.spare
+    if #sp < SPARE then sp[#sp + 1] = n end
+  end
 end
 
 --- Returns block b to the cache; raises for a block not allocated here.

@@ -1,6 +1,6 @@
 --- RMM logging CSVs (rmm::mr::logging_resource_adaptor) as Recordings
--- (docs/replay.md), read line by line: memory follows the live blocks,
--- not the file's length.
+-- (docs/replay.md), read in chunks of 64 KiB: memory follows the live
+-- blocks, not the file's length.
 --   Thread,Time,Action,Pointer,Size,Stream
 --   140573312345856,14:02:07.123456,allocate,0x7f8a40000000,1024,0x0
 -- Time is RMM's %H:%M:%S.%f (a day boundary is crossed forwards) or

@@ -301,6 +301,35 @@ describe("poolsh.replay.torch", function()
   end)
 end)
 
+-- An RMM log of 12000 rows, about 500 KiB, and its events: many rows are
+-- cut by the reader's 64 KiB chunks; every tenth row takes the general
+-- path (a decimal pointer), a failure with a (nil) pointer follows every
+-- tenth, a new stream comes at row 5000; CRLF ends, blank lines, no
+-- newline at the end.
+local function big_log()
+  local lines, want = { rmm.header }, {}
+  local function add(line, event)
+    lines[#lines + 1] = #lines % 13 == 0 and line .. "\r" or line
+    if #lines % 997 == 0 then lines[#lines + 1] = "  " end
+    want[#want + 1] = event
+  end
+  for i = 1, 12000 do
+    local k, slot = (i - 1) // 40, (i - 1) % 40
+    local addr, op = 0x7f0000000000 + slot * 0x100000, k % 2 == 0 and "alloc" or "free"
+    local stream = i >= 5000 and "0x7" or "0"
+    local ptr = i % 10 == 3 and tostring(addr) or ("0x%x"):format(addr)
+    local size, us = 512 * (1 + i % 9), i * 37
+    local fmt = "%d,00:%02d:%02d.%06d,%s,%s,%d,%s"
+    add(fmt:format(i, us // 60000000, us // 1000000 % 60, us % 1000000,
+      op == "alloc" and "allocate" or "free", ptr, size, stream), { op, addr, size, i >= 5000 and 7 or 0, us - 37 })
+    if i % 10 == 7 then
+      add(fmt:format(i, us // 60000000, us // 1000000 % 60, us % 1000000, "allocate failure", "(nil)", 4096, stream),
+        { "alloc_failed", 0, 4096, i >= 5000 and 7 or 0, us - 37 })
+    end
+  end
+  return write(os.tmpname(), table.concat(lines, "\n")), want
+end
+
 describe("poolsh.replay.rmm", function()
   it("reads allocations, frees and failures with their pointers, streams and times", function()
     local rec = rmm.open(RMM .. "small.csv")
@@ -363,34 +392,41 @@ describe("poolsh.replay.rmm", function()
   end)
 
   it("reads rows across its chunks: CRLF, blank lines, decimal and (nil) pointers, no last newline", function()
-    -- 12000 rows, about 500 KiB: many rows are cut by the reader's 64 KiB
-    -- chunks; every tenth takes the general path (a decimal pointer or a
-    -- failure), a new stream at row 5000
-    local lines, want = { rmm.header }, {}
-    local function add(line, event)
-      lines[#lines + 1] = #lines % 13 == 0 and line .. "\r" or line
-      if #lines % 997 == 0 then lines[#lines + 1] = "  " end
-      want[#want + 1] = event
-    end
-    for i = 1, 12000 do
-      local k, slot = (i - 1) // 40, (i - 1) % 40
-      local addr, op = 0x7f0000000000 + slot * 0x100000, k % 2 == 0 and "alloc" or "free"
-      local stream = i >= 5000 and "0x7" or "0"
-      local ptr = i % 10 == 3 and tostring(addr) or ("0x%x"):format(addr)
-      local size, us = 512 * (1 + i % 9), i * 37
-      local fmt = "%d,00:%02d:%02d.%06d,%s,%s,%d,%s"
-      add(fmt:format(i, us // 60000000, us // 1000000 % 60, us % 1000000,
-        op == "alloc" and "allocate" or "free", ptr, size, stream), { op, addr, size, i >= 5000 and 7 or 0, us - 37 })
-      if i % 10 == 7 then
-        add(fmt:format(i, us // 60000000, us // 1000000 % 60, us % 1000000, "allocate failure", "(nil)", 4096, stream),
-          { "alloc_failed", 0, 4096, i >= 5000 and 7 or 0, us - 37 })
-      end
-    end
-    local path = write(os.tmpname(), table.concat(lines, "\n"))
+    local path, want = big_log()
     local got = events(rmm.open(path))
     os.remove(path)
     assert.equal(#want, #got)
     for i = 1, #want do assert.same(want[i], got[i], "row " .. i) end
+  end)
+
+  it("reads the same events and errors whatever its chunk size", function()
+    local big = big_log()
+    local files = { big }
+    for _, name in ipairs { "small", "crlf", "double_alloc", "short_row", "unknown_free", "bad_time",
+                            "huge_size", "negative_size", "bad_pointer", "unknown_action" } do
+      files[#files + 1] = RMM .. name .. ".csv"
+    end
+    -- the events as one string, or the error
+    local function read(path)
+      local ok, list = pcall(events, rmm.open(path))
+      if not ok then return list end
+      for i, e in ipairs(list) do list[i] = table.concat({ e[1], e[2], e[3], tostring(e[4]), e[5] }, " ") end
+      return table.concat(list, "\n")
+    end
+    local default = rmm.chunk
+    local ok, err = pcall(function()
+      for _, path in ipairs(files) do
+        rmm.chunk = default
+        local want = read(path)
+        for _, chunk in ipairs { 1, 2, 3, 7, 16, 41, 4096 } do
+          rmm.chunk = chunk
+          assert.equal(want, read(path), path .. " in chunks of " .. chunk)
+        end
+      end
+    end)
+    rmm.chunk = default
+    os.remove(big)
+    assert(ok, err)
   end)
 
   it("makes few Lua allocations per row (one find over a chunk, no line string)", function()

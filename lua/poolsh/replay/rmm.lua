@@ -15,6 +15,10 @@ M.header = "Thread,Time,Action,Pointer,Size,Stream"
 -- Above this a size is a bad file, not a request (as poolsh.replay.torch).
 M.max_size = 1 << 50
 
+--- Bytes read at a time (a reader's results do not depend on it; tests
+-- and the rmm_chunks fuzzer vary it).
+M.chunk = 65536
+
 local actions = { allocate = "alloc", free = "free", ["allocate failure"] = "alloc_failed" }
 
 local DAY_US = 86400 * 1000000
@@ -30,8 +34,6 @@ local CHUNK_ROW = "^[^,\n]*,([^,\n]*),([^,\n]*),([^,\n]*),([^,\n]*),([^,\r\n]*)\
 -- The common row, as RMM writes it: a clock time (its H:M:S and its
 -- fraction), the action, a hex pointer, a decimal size, the stream.
 local FAST_ROW = "^[^,\n]*,(%d+:%d%d:%d%d)%.?(%d*),([^,\n]*),(0[xX]%x+),(%d+),([^,\r\n]*)\r?\n()"
--- Bytes read at a time.
-local CHUNK = 65536
 local sub, find, tonumber, tointeger = string.sub, string.find, tonumber, math.tointeger
 
 local function basename(path) return path:match("[^/]*$") end
@@ -190,12 +192,13 @@ end
 -- An iterator over the rows of open file f (after its header), blank
 -- lines skipped: each call returns what parse(time, action, ptr, size,
 -- stream, n) returns for the next row (n: its number), or nil at the end
--- (f closed then). Reads CHUNK bytes at a time (a line they cut is
+-- (f closed then). Reads M.chunk bytes at a time (a line they cut is
 -- completed on its own, not joined to the next chunk); a well-formed row is taken
 -- by one find over the chunk (no line string made), first by FAST_ROW and
 -- fast(...) when given; another line goes to fields(line, file, n).
 local function rows(f, file, fields, parse, fast)
   local buf, pos, n, eof = "", 1, 0, false
+  local chunk = math.max(1, math.tointeger(M.chunk) or 65536)
   return function()
     while true do
       if fast then
@@ -229,7 +232,7 @@ local function rows(f, file, fields, parse, fast)
         return nil
       else      -- the chunk is read: the next one, or the rest of its last line
         local tail = sub(buf, pos)
-        local more = f:read(tail == "" and CHUNK or "L")
+        local more = f:read(tail == "" and chunk or "L")
         if more then buf, pos = tail .. more, 1
         else eof = true end
       end

@@ -126,10 +126,18 @@ end
 function A:get_chunk(size, stream)
   local ar = self.arenas[stream]
   if not ar then return nil end
-  local s = ar.sizes[lower_size(ar.sizes, size)]
+  local sizes, bins = ar.sizes, ar.bins
+  local i = bins[size] and 0 or lower_size(sizes, size)   -- 0: a bin of exactly size
+  local s = i == 0 and size or sizes[i]
   if not s then return nil end
-  local c = ar.bins[s][1]
-  self:remove(c)
+  local bin = bins[s]
+  local c = bin[1]                  -- the lowest address: out of its bin (remove's work,
+  take(bin, 1)                      -- its place known)
+  if #bin == 0 then
+    bins[s] = nil
+    take(sizes, i == 0 and lower_size(sizes, s) or i)
+  end
+  c.free = false
   if c.size > size then
     local rest = { mem = c.mem, offset = c.offset + size, size = c.size - size, stream = c.stream,
                    prev = c, next = c.next }

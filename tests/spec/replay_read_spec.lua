@@ -429,6 +429,20 @@ describe("poolsh.replay.rmm", function()
     assert(ok, err)
   end)
 
+  it("refuses a line over 1 MiB after reading little more than that", function()
+    local path = write(os.tmpname(), rmm.header .. "\n1,00:00:00.1,allocate,0x10,16,0\n"
+      .. ("9"):rep(3 * 1024 * 1024) .. "\n")
+    collectgarbage()
+    collectgarbage("stop")
+    local k0 = collectgarbage("count")
+    assert.equal(("%s: record 2: a line of more than 1048576 bytes (an RMM row is a few dozen)")
+      :format(path:match("[^/]*$")), rmm_error(path))
+    local grew = collectgarbage("count") - k0
+    collectgarbage("restart")
+    os.remove(path)
+    assert.is_true(grew < 24 * 1024, ("%.0f KiB allocated"):format(grew))
+  end)
+
   it("makes few Lua allocations per row (one find over a chunk, no line string)", function()
     local path, rows = os.tmpname(), 20000
     local f = assert(io.open(path, "wb"))

@@ -15,6 +15,9 @@ M.header = "Thread,Time,Action,Pointer,Size,Stream"
 -- Above this a size is a bad file, not a request (as poolsh.replay.torch).
 M.max_size = 1 << 50
 
+--- The longest line read: past it a file is refused, not held in memory.
+M.max_line = 1 << 20
+
 --- Bytes read at a time (a reader's results do not depend on it; tests
 -- and the rmm_chunks fuzzer vary it).
 M.chunk = 65536
@@ -193,11 +196,13 @@ end
 -- lines skipped: each call returns what parse(time, action, ptr, size,
 -- stream, n) returns for the next row (n: its number), or nil at the end
 -- (f closed then). Reads M.chunk bytes at a time (a line they cut is
--- completed on its own, not joined to the next chunk); a well-formed row is taken
+-- completed alone from the next, and one over M.max_line is refused); a
+-- well-formed row is taken
 -- by one find over the chunk (no line string made), first by FAST_ROW and
 -- fast(...) when given; another line goes to fields(line, file, n).
 local function rows(f, file, fields, parse, fast)
   local buf, pos, n, eof = "", 1, 0, false
+  local after, after_pos = nil, nil   -- a chunk whose first line ended a cut one
   local chunk = math.max(1, math.tointeger(M.chunk) or 65536)
   return function()
     while true do
@@ -230,11 +235,25 @@ local function rows(f, file, fields, parse, fast)
         if io.type(f) == "file" then f:close() end
         buf, pos, eof = "", 1, true
         return nil
-      else      -- the chunk is read: the next one, or the rest of its last line
+      elseif after then   -- a cut line was completed: the rest of its chunk
+        buf, pos, after = after, after_pos, nil
+      else                -- the next chunk; a line it completes is joined alone
         local tail = sub(buf, pos)
-        local more = f:read(tail == "" and chunk or "L")
-        if more then buf, pos = tail .. more, 1
-        else eof = true end
+        if #tail > M.max_line then
+          if io.type(f) == "file" then f:close() end
+          bad(file, n + 1, "a line of more than %d bytes (an RMM row is a few dozen)", M.max_line)
+        end
+        local more = f:read(chunk)
+        if not more then eof = true
+        elseif tail == "" then buf, pos = more, 1
+        else
+          local nl = find(more, "\n", 1, true)
+          if nl and nl < #more then
+            buf, pos, after, after_pos = tail .. sub(more, 1, nl), 1, more, nl + 1
+          else
+            buf, pos = tail .. more, 1
+          end
+        end
       end
     end
   end

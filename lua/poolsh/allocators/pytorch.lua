@@ -7,8 +7,9 @@
 --   local a = P.new { max_split_size = nil, roundup_power2_divisions = nil,
 --                     deferred_free = false }
 --   local b, err = a:alloc(size, stream)  -- nil and a message on out-of-memory
---   a:free(b, stream)          -- free_requested; back to the cache at once,
---                              -- or, with deferred_free, at
+--   a:free(b, stream)          -- free_requested; back to the cache at once
+--                              -- (returns false), or, with deferred_free
+--                              -- (returns true), at
 --   a:free_completed(b)        -- (a no-op for a block already back)
 --   a:record_stream(b, s)      -- once freed, b waits for s's queued work
 --   a:empty_cache(); a:close()

@@ -99,7 +99,7 @@ describe("pytorch allocator", function()
   it("with deferred_free, a freed block stays out of the cache until free_completed", function()
     local a = P.new { deferred_free = true }
     local x = a:alloc(4 * MiB, s1)
-    a:free(x, s1)
+    assert.is_true(a:free(x, s1))                 -- x waits for free_completed
     assert.equal(0, a:stats().used)
     local y = a:alloc(4 * MiB, s1)                -- x is not back: the rest of its segment
     assert.same({ { 4 * MiB, true }, { 4 * MiB, true }, { 12 * MiB, false } }, layout(a, y))
@@ -111,7 +111,7 @@ describe("pytorch allocator", function()
     assert.equal(0, a:stats().reserved)
     local b = P.new()                             -- default: at once
     local z = b:alloc(1, s1)
-    b:free(z, s1)
+    assert.is_false(b:free(z, s1))                -- back in the cache already
     b:free_completed(z)
     assert.equal(2 * MiB, b:stats().reserved)
     b:close()
@@ -164,6 +164,36 @@ describe("pytorch allocator", function()
     assert.equal(y.segment, z.segment)
     a:free(z)
     a:close()
+  end)
+
+  it("hands out a table of its own per allocation while it reuses the tables merges free", function()
+    local a = P.new()
+    local x = a:alloc(1000, s1)
+    local y = a:alloc(3000, s1)                   -- the rest of x's split, handed out as it is
+    a:free(y, s1)
+    a:free(x, s1)                                 -- merges: the rest's table goes spare
+    local z = a:alloc(1000, s1)                   -- x's place: a table other than x
+    assert.is_true(z ~= x and z ~= y)
+    assert.equal("pytorch allocator: double free of a block of 1000 B", H.err(a.free, a, x))
+    assert.equal("pytorch allocator: double free of a block of 2.93 KiB", H.err(a.free, a, y))
+    a:free(z, s1)
+    -- steady alloc/free pairs make about one table each (the block handed
+    -- out): splits take the tables merges gave back
+    local keep = {}
+    for i = 1, 50 do keep[i] = a:alloc(4096 * i, s1) end
+    for i = 1, 50, 2 do a:free(keep[i], s1); keep[i] = nil end
+    collectgarbage()
+    collectgarbage("stop")
+    local k0 = collectgarbage("count")
+    for i = 1, 2000 do
+      local u, v = a:alloc(1000 + i % 7 * 512, s1), a:alloc(20000, s1)
+      a:free(u, s1); a:free(v, s1)
+    end
+    local per = (collectgarbage("count") - k0) * 1024 / 2000
+    collectgarbage("restart")
+    for _, b in pairs(keep) do a:free(b, s1) end
+    a:close()
+    assert.is_true(per < 1100, ("%.0f bytes per two pairs"):format(per))   -- 1204 when each split made a table
   end)
 
   it("raises clear errors for bad sizes, streams, blocks and options", function()

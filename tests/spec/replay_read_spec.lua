@@ -301,6 +301,35 @@ describe("poolsh.replay.torch", function()
   end)
 end)
 
+-- An RMM log of 12000 rows, about 500 KiB, and its events: many rows are
+-- cut by the reader's 64 KiB chunks; every tenth row takes the general
+-- path (a decimal pointer), a failure with a (nil) pointer follows every
+-- tenth, a new stream comes at row 5000; CRLF ends, blank lines, no
+-- newline at the end.
+local function big_log()
+  local lines, want = { rmm.header }, {}
+  local function add(line, event)
+    lines[#lines + 1] = #lines % 13 == 0 and line .. "\r" or line
+    if #lines % 997 == 0 then lines[#lines + 1] = "  " end
+    want[#want + 1] = event
+  end
+  for i = 1, 12000 do
+    local k, slot = (i - 1) // 40, (i - 1) % 40
+    local addr, op = 0x7f0000000000 + slot * 0x100000, k % 2 == 0 and "alloc" or "free"
+    local stream = i >= 5000 and "0x7" or "0"
+    local ptr = i % 10 == 3 and tostring(addr) or ("0x%x"):format(addr)
+    local size, us = 512 * (1 + i % 9), i * 37
+    local fmt = "%d,00:%02d:%02d.%06d,%s,%s,%d,%s"
+    add(fmt:format(i, us // 60000000, us // 1000000 % 60, us % 1000000,
+      op == "alloc" and "allocate" or "free", ptr, size, stream), { op, addr, size, i >= 5000 and 7 or 0, us - 37 })
+    if i % 10 == 7 then
+      add(fmt:format(i, us // 60000000, us // 1000000 % 60, us % 1000000, "allocate failure", "(nil)", 4096, stream),
+        { "alloc_failed", 0, 4096, i >= 5000 and 7 or 0, us - 37 })
+    end
+  end
+  return write(os.tmpname(), table.concat(lines, "\n")), want
+end
+
 describe("poolsh.replay.rmm", function()
   it("reads allocations, frees and failures with their pointers, streams and times", function()
     local rec = rmm.open(RMM .. "small.csv")
@@ -360,6 +389,81 @@ describe("poolsh.replay.rmm", function()
     local empty = write(os.tmpname(), "")
     assert.matches(": empty file", open_error(rmm.open, empty))
     os.remove(empty)
+  end)
+
+  it("reads rows across its chunks: CRLF, blank lines, decimal and (nil) pointers, no last newline", function()
+    local path, want = big_log()
+    local got = events(rmm.open(path))
+    os.remove(path)
+    assert.equal(#want, #got)
+    for i = 1, #want do assert.same(want[i], got[i], "row " .. i) end
+  end)
+
+  it("reads the same events and errors whatever its chunk size", function()
+    local big = big_log()
+    local files = { big }
+    for _, name in ipairs { "small", "crlf", "double_alloc", "short_row", "unknown_free", "bad_time",
+                            "huge_size", "negative_size", "bad_pointer", "unknown_action" } do
+      files[#files + 1] = RMM .. name .. ".csv"
+    end
+    -- the events as one string, or the error
+    local function read(path)
+      local ok, list = pcall(events, rmm.open(path))
+      if not ok then return list end
+      for i, e in ipairs(list) do list[i] = table.concat({ e[1], e[2], e[3], tostring(e[4]), e[5] }, " ") end
+      return table.concat(list, "\n")
+    end
+    local default = rmm.chunk
+    local ok, err = pcall(function()
+      for _, path in ipairs(files) do
+        rmm.chunk = default
+        local want = read(path)
+        for _, chunk in ipairs { 1, 2, 3, 7, 16, 41, 4096 } do
+          rmm.chunk = chunk
+          assert.equal(want, read(path), path .. " in chunks of " .. chunk)
+        end
+      end
+    end)
+    rmm.chunk = default
+    os.remove(big)
+    assert(ok, err)
+  end)
+
+  it("refuses a line over 1 MiB after reading little more than that", function()
+    local path = write(os.tmpname(), rmm.header .. "\n1,00:00:00.1,allocate,0x10,16,0\n"
+      .. ("9"):rep(3 * 1024 * 1024) .. "\n")
+    collectgarbage()
+    collectgarbage("stop")
+    local k0 = collectgarbage("count")
+    assert.equal(("%s: record 2: a line of more than 1048576 bytes (an RMM row is a few dozen)")
+      :format(path:match("[^/]*$")), rmm_error(path))
+    local grew = collectgarbage("count") - k0
+    collectgarbage("restart")
+    os.remove(path)
+    assert.is_true(grew < 24 * 1024, ("%.0f KiB allocated"):format(grew))
+  end)
+
+  it("makes few Lua allocations per row (one find over a chunk, no line string)", function()
+    local path, rows = os.tmpname(), 20000
+    local f = assert(io.open(path, "wb"))
+    f:write(rmm.header, "\n")
+    for i = 1, rows do          -- allocations and frees in turn: few live addresses
+      local addr, action = 0x7f0000000000 + (i // 2) * 0x1000, i % 2 == 0 and "allocate" or "free"
+      if i == 1 then action = "allocate" end
+      f:write(("1,00:00:%02d.%06d,%s,0x%x,%d,%d\n"):format(i // 1000000, i % 1000000, action, addr, 4096 + i, i % 3))
+    end
+    f:close()
+    collectgarbage()
+    collectgarbage("stop")
+    local k0 = collectgarbage("count")
+    local n = 0
+    for _ in rmm.open(path):events() do n = n + 1 end
+    local per_row = (collectgarbage("count") - k0) * 1024 / rows
+    collectgarbage("restart")
+    os.remove(path)
+    assert.equal(rows, n)
+    -- the row's text once (the chunk), its pointer, size and time digits, the live table
+    assert.is_true(per_row < 200, ("%.0f bytes allocated per row"):format(per_row))   -- 278 before
   end)
 
   it("streams 200k lines in memory that follows the live blocks, not the lines", function()

@@ -437,4 +437,20 @@ describe("a long replay", function()
       assert.is_true(counts[i] < counts[1] + 256, ("%.0f KiB after %.0f KiB"):format(counts[i], counts[1]))
     end
   end)
+
+  it("through the pytorch allocator keeps no freed block when the allocator says it is back", function()
+    -- a recording without free_completed events: every freed block is back
+    -- in the cache at once, and the engine must not keep it for a free_completed
+    local counts = {}
+    local r = replay.run(replay.synthetic { events = 50000, live = 300 }, { allocator = "pytorch",
+      progress = function()
+        collectgarbage(); collectgarbage()
+        counts[#counts + 1] = collectgarbage("count")
+      end })
+    assert.equal(50000, r.events)
+    assert.equal(3, #counts)
+    for i = 2, #counts do
+      assert.is_true(counts[i] < counts[1] + 1024, ("%.0f KiB after %.0f KiB"):format(counts[i], counts[1]))
+    end
+  end)
 end)

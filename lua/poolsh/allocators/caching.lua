@@ -145,6 +145,7 @@ function M.new(opts)
     max_split = split, divisions = div,
     free_lists = { small = {}, large = {} },   -- [pool][stream] = blocks by (size, addr)
     segs = {}, active = {}, pending = {},       -- segments; allocated blocks; freed, not completed
+    spare = {},                                 -- block tables for reuse (A:block)
     waiting = {},                               -- pending block -> events on the streams it was used on
     st = { reserved = 0, allocated = 0, requested = 0, segments = 0, active = 0,
            peak_reserved = 0, peak_allocated = 0, num_alloc_retries = 0, num_ooms = 0,
@@ -152,49 +153,77 @@ function M.new(opts)
   }, A)
 end
 
--- Equal sizes go by address: the segment's own, or the one given by
--- expect_segment (a recorded run's, so that a replay breaks ties as it did).
-local function addr(b) return b.segment.key + b.offset end
-local function before(x, y) return x.size < y.size or (x.size == y.size and addr(x) < addr(y)) end
+-- A free list holds a (pool, stream)'s free blocks sorted by size, then
+-- by address: the segment's own, or the one given by expect_segment (a
+-- recorded run's, so that a replay breaks ties as it did). Each block in a
+-- list carries that address as b.k, set when it goes in; the searches
+-- compare sizes and b.k inline (no comparison function, no key table).
 
--- The first index in list whose block is not before `key` (binary search).
-local function lower_bound(list, key)
+-- The first index in list whose block is not below (size, k).
+local function lower_bound(list, size, k)
   local lo, hi = 1, #list + 1
   while lo < hi do
     local mid = (lo + hi) // 2
-    if before(list[mid], key) then lo = mid + 1 else hi = mid end
+    local m = list[mid]
+    local ms = m.size
+    if ms < size or (ms == size and m.k < k) then lo = mid + 1 else hi = mid end
   end
   return lo
 end
 
+-- The free list of b's pool and stream (made when first needed).
 function A:list(b)
   local pool = self.free_lists[b.segment.pool]
-  pool[b.stream] = pool[b.stream] or {}
-  return pool[b.stream]
+  local l = pool[b.stream]
+  if not l then l = {}; pool[b.stream] = l end
+  return l
 end
 
-function A:insert(b) local l = self:list(b); table.insert(l, lower_bound(l, b), b) end
+-- Puts free block b in its free list.
+function A:insert(b)
+  local l = self:list(b)
+  local k = b.segment.key + b.offset
+  b.k = k
+  local i, n = lower_bound(l, b.size, k), #l
+  if i <= n then table.move(l, i, n, i + 1) end
+  l[i] = b
+end
+
+-- Takes free block b out of its free list.
 function A:remove(b)
   local l = self:list(b)
-  local i = lower_bound(l, b)
+  local i, n = lower_bound(l, b.size, b.k), #l
   assert(l[i] == b, "caching allocator: free list out of order")
-  table.remove(l, i)
+  if i < n then table.move(l, i + 1, n, i) end
+  l[n] = nil
 end
 
 -- A cached block of `stream` for `size` bytes, taken off its free list.
 function A:find(pool, stream, size)
   local l = self.free_lists[pool][stream]
   if not l then return nil end
-  local i = lower_bound(l, { size = size, offset = 0, segment = { key = math.mininteger } })
+  local i = lower_bound(l, size, math.mininteger)
   local b = l[i]
   if not b then return nil end
   if size < self.max_split and b.size >= self.max_split then return nil end
   if size >= self.max_split and b.size >= size + M.LARGE_BUFFER then return nil end
-  table.remove(l, i)
+  local n = #l
+  if i < n then table.move(l, i + 1, n, i) end
+  l[n] = nil
   return b
 end
 
-function A:count(key, delta) util.count(self.st, key, delta) end
+-- The counters that keep a peak, and its name.
+local PEAK = { reserved = "peak_reserved", allocated = "peak_allocated" }
+
+-- Adds delta to counter `key`, raising its peak with it when it keeps one.
+function A:count(key, delta)
+  local st = self.st
+  local v = st[key] + delta
+  st[key] = v
+  local peak = PEAK[key]
+  if peak and v > st[peak] then st[peak] = v end
+end
 
 -- cudaMalloc of a new segment; its one block, or nil and the error.
 function A:malloc(pool, stream, bytes)
@@ -210,11 +239,24 @@ function A:malloc(pool, stream, bytes)
   return seg.head
 end
 
+-- The most block tables kept for reuse.
+local SPARE = 64
+
+-- A free block's table: one that a merge freed (never handed out) or a
+-- new one.
+function A:block(seg, offset, size, stream, prev, nxt)
+  local sp = self.spare
+  local n = #sp
+  local b
+  if n > 0 then b = sp[n]; sp[n] = nil; b.k = nil else b = {} end
+  b.segment, b.offset, b.size, b.stream, b.allocated, b.prev, b.next = seg, offset, size, stream, false, prev, nxt
+  return b
+end
+
 -- A new table in b's place in its segment, so that each allocation hands
 -- out a table of its own (a stale one is then known as freed).
-local function renew(b)
-  local nb = { segment = b.segment, offset = b.offset, size = b.size, stream = b.stream,
-               allocated = false, prev = b.prev, next = b.next }
+function A:renew(b)
+  local nb = self:block(b.segment, b.offset, b.size, b.stream, b.prev, b.next)
   if nb.prev then nb.prev.next = nb else nb.segment.head = nb end
   if nb.next then nb.next.prev = nb end
   return nb
@@ -296,7 +338,7 @@ end
 
 --- Allocates `size` bytes (>= 1) for `stream`; returns the block.
 function A:alloc(size, stream)
-  local n = bytes(size, "")
+  local n = math.type(size) == "integer" and size > 0 and size or bytes(size, "")
   if n < 1 then fail("size must be at least 1 byte") end
   if n > M.MAX_SIZE then fail("size %s too large (at most 4 PiB)", poolsh.fmt(n)) end
   stream = check_stream(stream)
@@ -322,9 +364,9 @@ end
 -- Hands out free block b (off its free list) for a request of n bytes,
 -- `rounded` as rounded: split when the rules allow.
 function A:take(b, rounded, n)
-  b = renew(b)
+  if b.out then b = self:renew(b) end   -- a table handed out before: a new one
   self:split(b, rounded)
-  b.allocated, b.requested, b.owner = true, n, self
+  b.allocated, b.requested, b.owner, b.out = true, n, self, true
   self.active[b] = true
   self:count("allocated", b.size); self:count("requested", n); self:count("active", 1)
   return b
@@ -406,8 +448,7 @@ function A:split(b, size)
   if b.segment.pool == "small" then ok = rest >= M.MIN_BLOCK
   else ok = size < self.max_split and rest > M.SMALL_SIZE end
   if not ok then return end
-  local r = { segment = b.segment, offset = b.offset + size, size = rest, stream = b.stream,
-              allocated = false, prev = b, next = b.next }
+  local r = self:block(b.segment, b.offset + size, rest, b.stream, b, b.next)
   if b.next then b.next.prev = r end
   b.next, b.size = r, size
   self:insert(r)
@@ -425,6 +466,11 @@ function A:merge(b, n)
     if b.next then b.next.prev = b end
   end
   b.size = b.size + n.size
+  if not n.out then       -- never handed out: nothing refers to it now
+    n.segment, n.prev, n.next = nil, nil, nil
+    local sp = self.spare
+    if #sp < SPARE then sp[#sp + 1] = n end
+  end
 end
 
 --- Returns block b to the cache; raises for a block not allocated here.

@@ -48,18 +48,43 @@ end
 
 local function addr(c) return c.mem.addr + c.offset end
 
--- The first index in sorted array t whose value is not below v.
-local function lower_bound(t, v, less)
+-- Bins and their sizes are sorted arrays searched with the comparison
+-- inline (no comparison function); a chunk in a bin carries its address
+-- as c.k, set when it goes in.
+
+-- The first index in sorted array t of integers whose value is not below v.
+local function lower_size(t, v)
   local lo, hi = 1, #t + 1
   while lo < hi do
     local mid = (lo + hi) // 2
-    if less(t[mid], v) then lo = mid + 1 else hi = mid end
+    if t[mid] < v then lo = mid + 1 else hi = mid end
   end
   return lo
 end
 
-local function lt(x, y) return x < y end
-local function by_addr(x, y) return addr(x) < addr(y) end
+-- The first index in bin (chunks by address) whose address is not below k.
+local function lower_addr(bin, k)
+  local lo, hi = 1, #bin + 1
+  while lo < hi do
+    local mid = (lo + hi) // 2
+    if bin[mid].k < k then lo = mid + 1 else hi = mid end
+  end
+  return lo
+end
+
+-- Puts v at index i of array t, moving the rest up.
+local function put(t, i, v)
+  local n = #t
+  if i <= n then table.move(t, i, n, i + 1) end
+  t[i] = v
+end
+
+-- Takes index i out of array t, moving the rest down.
+local function take(t, i)
+  local n = #t
+  if i < n then table.move(t, i + 1, n, i) end
+  t[n] = nil
+end
 
 function A:arena(stream)
   local ar = self.arenas[stream]
@@ -70,13 +95,16 @@ end
 -- Puts free chunk c in its arena's bin.
 function A:append(c)
   local ar = self:arena(c.stream)
-  local bin = ar.bins[c.size]
+  local size = c.size
+  local bin = ar.bins[size]
   if not bin then
     bin = {}
-    ar.bins[c.size] = bin
-    table.insert(ar.sizes, lower_bound(ar.sizes, c.size, lt), c.size)
+    ar.bins[size] = bin
+    put(ar.sizes, lower_size(ar.sizes, size), size)
   end
-  table.insert(bin, lower_bound(bin, c, by_addr), c)
+  local k = c.mem.addr + c.offset
+  c.k = k
+  put(bin, lower_addr(bin, k), c)
   c.free = true
 end
 
@@ -84,12 +112,12 @@ end
 function A:remove(c)
   local ar = self.arenas[c.stream]
   local bin = ar.bins[c.size]
-  local i = lower_bound(bin, c, by_addr)
+  local i = lower_addr(bin, c.k)
   assert(bin[i] == c, "cupy allocator: free list out of order")
-  table.remove(bin, i)
+  take(bin, i)
   if #bin == 0 then
     ar.bins[c.size] = nil
-    table.remove(ar.sizes, lower_bound(ar.sizes, c.size, lt))
+    take(ar.sizes, lower_size(ar.sizes, c.size))
   end
   c.free = false
 end
@@ -98,10 +126,18 @@ end
 function A:get_chunk(size, stream)
   local ar = self.arenas[stream]
   if not ar then return nil end
-  local s = ar.sizes[lower_bound(ar.sizes, size, lt)]
+  local sizes, bins = ar.sizes, ar.bins
+  local i = bins[size] and 0 or lower_size(sizes, size)   -- 0: a bin of exactly size
+  local s = i == 0 and size or sizes[i]
   if not s then return nil end
-  local c = ar.bins[s][1]
-  self:remove(c)
+  local bin = bins[s]
+  local c = bin[1]                  -- the lowest address: out of its bin (remove's work,
+  take(bin, 1)                      -- its place known)
+  if #bin == 0 then
+    bins[s] = nil
+    take(sizes, i == 0 and lower_size(sizes, s) or i)
+  end
+  c.free = false
   if c.size > size then
     local rest = { mem = c.mem, offset = c.offset + size, size = c.size - size, stream = c.stream,
                    prev = c, next = c.next }
@@ -112,7 +148,17 @@ function A:get_chunk(size, stream)
   return c
 end
 
-function A:count(key, delta) util.count(self.st, key, delta) end
+-- The counters that keep a peak, and its name.
+local PEAK = { reserved = "peak_reserved", used = "peak_used" }
+
+-- Adds delta to counter `key`, raising its peak with it when it keeps one.
+function A:count(key, delta)
+  local st = self.st
+  local v = st[key] + delta
+  st[key] = v
+  local peak = PEAK[key]
+  if peak and v > st[peak] then st[peak] = v end
+end
 
 -- cudaMalloc of `size` bytes as one chunk, or nil and the error.
 function A:try_malloc(size, stream)
@@ -136,11 +182,16 @@ end
 
 --- A block of `size` bytes (>= 0) for `stream`, or nil and the message.
 function A:alloc(size, stream)
-  local ok, n = pcall(poolsh.size, size)
-  if not ok then fail("%s", (tostring(n):gsub("^poolsh%.size: ", ""))) end
+  local n = size
+  if math.type(n) ~= "integer" or n < 0 then
+    local ok
+    ok, n = pcall(poolsh.size, size)
+    if not ok then fail("%s", (tostring(n):gsub("^poolsh%.size: ", ""))) end
+  end
   stream = check_stream(stream)
-  local b = { size = 0, requested = n, owner = self, stream = stream }
-  if n > 0 then
+  local b
+  if n == 0 then b = { size = 0, requested = 0, owner = self, stream = stream }
+  else
     local rounded = M.round_size(n)
     local c = self:get_chunk(rounded, stream)
     if not c then

@@ -7,8 +7,9 @@
 --   local a = P.new { max_split_size = nil, roundup_power2_divisions = nil,
 --                     deferred_free = false }
 --   local b, err = a:alloc(size, stream)  -- nil and a message on out-of-memory
---   a:free(b, stream)          -- free_requested; back to the cache at once,
---                              -- or, with deferred_free, at
+--   a:free(b, stream)          -- free_requested; back to the cache at once
+--                              -- (returns false), or, with deferred_free
+--                              -- (returns true), at
 --   a:free_completed(b)        -- (a no-op for a block already back)
 --   a:record_stream(b, s)      -- once freed, b waits for s's queued work
 --   a:empty_cache(); a:close()
@@ -73,9 +74,12 @@ end
 
 --- Frees block b (PyTorch's free_requested); `stream` is not needed: a
 -- block goes back to the pool of the stream that allocated its segment.
+-- Returns whether b waits for free_completed (false: it is back in the
+-- cache, and a replay need not remember it).
 function A:free(b, stream)
   local _ = stream
   call(self, self.inner.free, b, self.deferred)
+  return self.inner.pending[b] == true
 end
 
 --- Block b is used on `stream` too: once freed, it waits for the work

@@ -258,9 +258,10 @@ local function events(st, progress)
       if blk then
         live[addr] = nil
         local t0 = now()
-        free(a, blk, stream_of(stream))
+        local waits = free(a, blk, stream_of(stream))
         ms = ms + (now() - t0)
-        if requested then requested[addr] = blk end
+        -- an allocator whose free returns false has the block back already
+        if requested and waits ~= false then requested[addr] = blk end
       elseif lost[addr] then lost[addr] = nil
       else st.n = n; bad(st, "free of 0x%x, which is not allocated", addr) end
     elseif op == "segment_alloc" and hint then

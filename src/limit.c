@@ -65,9 +65,11 @@ static int refuse(ps_ctx *c, int pinned, uint64_t pools, uint64_t total) {
 }
 
 /* Gives back pool allocation b that a limit refused: frees it on its
- * stream, waits for that stream (a host wait, interruptible) so the free
- * completes, and trims the pool back to what it reserved before. If the
- * free fails, b becomes live (its finalizer frees it) and that raises. */
+ * stream, waits for that stream (interruptible) so the free completes,
+ * and trims the pool back to what it reserved before. The undo reports
+ * nothing: it is part of the refused allocation, which p:alloc reports
+ * once (ps_obs_alloc_failed). If the free fails, b becomes live (its
+ * finalizer frees it) and that raises. */
 static void undo(lua_State *L, ps_ctx *c, ps_bufferud *b, uint64_t before,
                  ps_reuse_rule said) {
   ps_poolud *p = b->pool;
@@ -80,14 +82,11 @@ static void undo(lua_State *L, ps_ctx *c, ps_bufferud *b, uint64_t before,
     ps_obs_alloc(L, c, b, p, s, said);
     ps_fail(L, st, "(freeing b%d, over the limit, on stream %s)", b->id, n);
   }
-  ps_wait_begin(L, c);
+  ps_free_deferred(L, c);        /* a host wait pays for what finalizers left */
   ps_check(L, c->be->stream_sync(c->b, s->h),
            "(synchronizing stream %s to give back an allocation over the limit)", n);
-  ps_obs_waited(L, c, &(ps_what){ .op = PS_OP_STREAM_SYNC, .stream = s });
-  ps_wait_begin(L, c);
   ps_check(L, c->be->pool_trim(c->b, p->h, before),
            "(trimming pool p%d back after an allocation over the limit)", p->id);
-  ps_obs_waited(L, c, &(ps_what){ .op = PS_OP_TRIM, .pool = p, .size = before });
 }
 
 /* p:alloc's backend call when a limit is set (b holds pool, stream and

@@ -8,7 +8,7 @@
 #include <malloc.h>
 #endif
 
-#include "poolsh.h"
+#include "bindings.h"
 
 static double seconds(void) {
   struct timespec t;

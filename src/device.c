@@ -7,7 +7,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "poolsh.h"
+#include "bindings.h"
+#include "limit.h"
 
 static int dev_count(lua_State *L) {
   ps_ctx *c = ps_context(L);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "object.h"
 #include "observer.h"
 
 /* poolsh.core.objects() -> pools, streams: arrays of the live ones, from

@@ -11,7 +11,7 @@
  */
 #include <stdio.h>
 
-#include "poolsh.h"
+#include "limit.h"
 
 /* cudaMalloc's unit when the backend has no malloc_granularity option
  * (cuda): 2 MiB on the H100 and H200 (lua/poolsh/profiles/). */

@@ -6,7 +6,8 @@
  */
 #include <string.h>
 
-#include "poolsh.h"
+#include "naming.h"
+#include "object.h"
 
 #define PS_NAME_MAX 64
 

@@ -8,7 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "poolsh.h"
+#include "bindings.h"
+#include "naming.h"
+#include "limit.h"
 #include "share.h"
 
 /* The pool settings readable and writable as fields: ps_setting_names. */
@@ -18,12 +20,6 @@ static const ps_pool_attr setting_attr[] = {
   PS_ATTR_INTERNAL_DEPS
 };
 
-/* Returns the Pool at arg, refusing a destroyed one. */
-ps_poolud *ps_checkpool(lua_State *L, int arg) {
-  ps_poolud *p = (ps_poolud *)ps_checkud(L, arg, PS_UV_POOL, PS_POOL);
-  if (!p->live) luaL_error(L, "attempt to use a destroyed poolsh.Pool (p%d)", p->id);
-  return p;
-}
 
 /* A Pool's fields: its settings (read from the backend), then these.
  * mt.fields in Lua, pool_index here. */

@@ -34,7 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "poolsh.h"
+#include "bindings.h"
 #include "frame.h"
 #include "usock.h"
 
@@ -896,7 +896,8 @@ static int executable(const char *path) {
 
 /* Pushes the poolsh program's path: POOLSH_BIN, else this host (the
  * poolsh program sets poolsh.host in the registry), else the program
- * beside the module (build/poolsh beside build/lib/poolsh/core.so; an
+ * beside the module that holds this function (dladdr: build/poolsh beside
+ * build/lib/poolsh/core.so; an
  * install's bin/poolsh beside lib/lua/5.4/poolsh/core.so). Raises when
  * none is found. */
 static const char *push_program(lua_State *L) {
@@ -909,7 +910,7 @@ static const char *push_program(lua_State *L) {
   lua_pop(L, 1);
   Dl_info info;
   char dir[PATH_MAX], cand[PATH_MAX + 32];
-  if (dladdr((void *)luaopen_poolsh_core, &info) && info.dli_fname &&
+  if (dladdr((void *)(uintptr_t)push_program, &info) && info.dli_fname &&   /* this file's */
       realpath(info.dli_fname, dir)) {
     char *slash = strrchr(dir, '/');
     if (slash) *slash = '\0';

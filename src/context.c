@@ -81,6 +81,13 @@ ps_ctx *ps_context_open(lua_State *L, ps_ctx *c) {
   c->b = b;
   return c;
 }
+/* Pushes the context's table of default objects: {stream =, pools =}. */
+void ps_pushdefaults(lua_State *L) {
+  lua_getfield(L, LUA_REGISTRYINDEX, PS_CONTEXT);
+  lua_getiuservalue(L, -1, PS_UV_DEFAULTS);
+  lua_remove(L, -2);
+}
+
 /* Closes context c for good (at lua_close, after every object's
  * finalizer): frees what finalizers left, then closes the backend. */
 void ps_context_close(lua_State *L, ps_ctx *c) {

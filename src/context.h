@@ -152,5 +152,6 @@ int ps_check(lua_State *L, int status, const char *fmt, ...)
 int ps_defer_free(ps_ctx *c, ps_addr a, int buffer);
 void ps_free_deferred(lua_State *L, ps_ctx *c);
 int ps_nextid(lua_State *L, int kind);
+void ps_pushdefaults(lua_State *L);
 
 #endif

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "naming.h"
-#include "object.h"
 
 #define PS_NAME_MAX 64
 

@@ -36,12 +36,6 @@ void *ps_newobject(lua_State *L, int uv, int nuv) {
   return o;
 }
 
-/* Pushes the context's table of default objects: {stream =, pools =}. */
-void ps_pushdefaults(lua_State *L) {
-  lua_getfield(L, LUA_REGISTRYINDEX, PS_CONTEXT);
-  lua_getiuservalue(L, -1, PS_UV_DEFAULTS);
-  lua_remove(L, -2);
-}
 
 /* Appends fields to metatable tname's field list (mt.fields), the one
  * list Lua reads (REPL completion, docs coverage). */

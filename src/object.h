@@ -23,7 +23,6 @@ void *ps_newobject(lua_State *L, int uv, int nuv);
 void ps_newclass(lua_State *L, int uv, const char *tname, const luaL_Reg *methods,
                  const luaL_Reg *meta, const char *const fields[]);
 void ps_addfields(lua_State *L, const char *tname, const char *const fields[]);
-void ps_pushdefaults(lua_State *L);
 void ps_wait_begin(lua_State *L, ps_ctx *c);
 
 /* Checks that refuse dead objects. */

@@ -154,8 +154,10 @@ int ps_todevice(lua_State *L, int idx, const char *what) {
   return (int)d;
 }
 
-/* Formats bytes for messages as poolsh.fmt does (lua/poolsh/units.lua):
- * "64.00 MiB", "100 B". */
+/* Formats bytes as poolsh.fmt does (lua/poolsh/units.lua): "64.00 MiB",
+ * "100 B", for callers that write into a C buffer (the observation
+ * layer's reports); the bindings' messages use ps_pushsize, poolsh.fmt
+ * itself. tests/c/test_sizes.c proves the two agree for every size class. */
 const char *ps_fmtsize(char *out, size_t n, uint64_t bytes) {
   static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   double v = (double)bytes;
@@ -232,9 +234,11 @@ int ps_method(lua_State *L) {
 }
 
 /* Pushes bytes as text for a message, as poolsh.fmt writes it
- * ("64.00 MiB", "100 B"): lua/poolsh/render/size.lua, the one source. */
-void ps_pushsize(lua_State *L, uint64_t bytes) {
+ * ("64.00 MiB", "100 B": lua/poolsh/render/size.lua, the one source),
+ * and returns it. Raises what the renderer raises. */
+const char *ps_pushsize(lua_State *L, uint64_t bytes) {
   if (bytes <= (uint64_t)LUA_MAXINTEGER) lua_pushinteger(L, (lua_Integer)bytes);
   else lua_pushnumber(L, (lua_Number)bytes);       /* a saturated total: 16.00 EiB */
   ps_render(L, "poolsh.render.size", 1);
+  return lua_tostring(L, -1);
 }

@@ -36,9 +36,7 @@ static int bench_c(lua_State *L) {
     ps_check(L, c->be->pool_alloc(c->b, p->h, size, s->h, &a, NULL), "(bench alloc)");
     int st = c->be->pool_free(c->b, a, s->h);
     if (st != PS_OK) {              /* the block stays allocated: say so */
-      char sz[32];
-      ps_fail(L, st, "(bench free: %s left allocated in pool p%d)",
-              ps_fmtsize(sz, sizeof sz, size), p->id);
+      ps_fail(L, st, "(bench free: %s left allocated in pool p%d)", ps_pushsize(L, size), p->id);
     }
   }
   lua_pushnumber(L, ps_clock_s() - t0);

@@ -261,7 +261,6 @@ static void push_source(lua_State *L, const ps_bufferud *b) {
 
 static int buffer_tostring(lua_State *L) {
   ps_bufferud *b = tobuffer(L, 1);
-  char sz[32];
   const char *ipc = "";
   if (b->ipc == PS_IPC_IMPORTED) {
     push_source(L, b);
@@ -270,7 +269,7 @@ static int buffer_tostring(lua_State *L) {
     ipc = ", exported";
   }
   lua_pushfstring(L, "poolsh.Buffer %s (%s %s%s%s)", ps_pushlabel(L, PS_ID_BUFFER, b->id),
-                  ps_fmtsize(sz, sizeof sz, b->size),
+                  ps_pushsize(L, b->size),
                   kind_names[b->kind], ipc, b->live ? "" : ", freed");
   return 1;
 }
@@ -443,11 +442,10 @@ static int new_plain(lua_State *L, ps_kind kind, uint64_t size, unsigned flags) 
       default: st = c->be->alloc_pageable(c->b, size, &b->addr); break;
     }
   }
-  char sz[32];
   if (st != PS_OK && c->limited && c->lim.refused.on)
     ps_limit_fail(L, c, lua_pushfstring(L, "poolsh.%s(%s)", kind_names[kind],
-                                        ps_fmtsize(sz, sizeof sz, size)));
-  ps_check(L, st, "allocating %s of %s memory", ps_fmtsize(sz, sizeof sz, size), kind_names[kind]);
+                                        ps_pushsize(L, size)));
+  if (st != PS_OK) ps_fail(L, st, "allocating %s of %s memory", ps_pushsize(L, size), kind_names[kind]);
   ps_limit_took(c, b, held);
   b->live = 1;
   ps_obs_alloc(L, c, b, NULL, NULL, PS_RULE_UNKNOWN);
@@ -488,9 +486,8 @@ static int buffer_register(lua_State *L) {
   ps_ctx *c = ps_context(L);
   if (b->registered) return luaL_error(L, "b%d is already registered", b->id);
   if (c->limited && ps_limit_check(L, c, 1, b->size) != PS_OK) {
-    char sz[32];
     ps_limit_fail(L, c, lua_pushfstring(L, "poolsh.register(b%d, %s)", b->id,
-                                        ps_fmtsize(sz, sizeof sz, b->size)));
+                                        ps_pushsize(L, b->size)));
   }
   ps_check(L, c->be->host_register(c->b, b->addr, b->size), "(registering b%d)", b->id);
   ps_limit_took(c, b, b->size);

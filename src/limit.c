@@ -163,19 +163,19 @@ void ps_limit_gone(ps_ctx *c, ps_bufferud *b) {
 /* Raises the last refusal: what (as "p2:alloc(64.00 MiB)") would bring
  * the memory this process holds over the limit. */
 int ps_limit_fail(lua_State *L, ps_ctx *c, const char *what) {
-  char lim[32], tot[32], pools[32], plain[32], reg[32];
   const ps_limits *l = &c->lim;
-  ps_fmtsize(tot, sizeof tot, l->refused.total);
-  ps_fmtsize(pools, sizeof pools, l->refused.pools);
-  ps_fmtsize(plain, sizeof plain, l->refused.plain);
+  const char *tot = ps_pushsize(L, l->refused.total);     /* each stays on the stack */
+  const char *pools = ps_pushsize(L, l->refused.pools);
+  const char *plain = ps_pushsize(L, l->refused.plain);
   if (!l->refused.pinned)
     return ps_fail(L, PS_ERR_MEMORY_ALLOCATION, "under poolsh --limit %s: %s would bring the "
                    "device memory this process holds to %s (pools %s reserved, poolsh.malloc %s)",
-                   ps_fmtsize(lim, sizeof lim, l->device), what, tot, pools, plain);
+                   ps_pushsize(L, l->device), what, tot, pools, plain);
+  const char *lim = ps_pushsize(L, l->pinned);
   return ps_fail(L, PS_ERR_MEMORY_ALLOCATION, "under poolsh --pinned-limit %s: %s would bring "
                  "the pinned host memory this process holds to %s (host pools %s reserved, "
-                 "poolsh.pinned %s, registered %s)", ps_fmtsize(lim, sizeof lim, l->pinned), what,
-                 tot, pools, plain, ps_fmtsize(reg, sizeof reg, l->registered_held));
+                 "poolsh.pinned %s, registered %s)", lim, what, tot, pools, plain,
+                 ps_pushsize(L, l->registered_held));
 }
 
 /* Sets poolsh.device()'s limit and pinned_limit (nil when none) and held

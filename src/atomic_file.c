@@ -20,7 +20,6 @@
 #include "lua.h"
 #include "lauxlib.h"
 #include "atomic_file.h"
-#include "poolsh.h"
 
 #define ATOMIC_FILE "poolsh.AtomicFile"
 

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include "lua.h"
 
 /* A write in progress: f is NULL once committed or aborted. */
 typedef struct ps_atomic {
@@ -41,5 +42,9 @@ void ps_atomic_abort(ps_atomic *a);
 void ps_atomic_unlink_all(void);
 /* The text of an error ps_atomic_* returned. */
 const char *ps_atomic_strerror(int e);
+
+/* poolsh.core.open_atomic (atomic_file.c): the file handle Lua writes
+ * through. Sets it into the module table at index 1 (init.c walks it). */
+int poolsh_open_atomic_file(lua_State *L);
 
 #endif

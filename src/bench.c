@@ -8,13 +8,8 @@
 #include <malloc.h>
 #endif
 
-#include "poolsh.h"
-
-static double seconds(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + t.tv_nsec * 1e-9;
-}
+#include "bindings.h"
+#include "clock.h"
 
 /* The context, for a benchmark: refused under --limit, whose checks a
  * benchmark's direct backend calls would pass by. */
@@ -35,18 +30,16 @@ static int bench_c(lua_State *L) {
   lua_Integer n = luaL_checkinteger(L, 4);
   luaL_argcheck(L, n >= 0, 4, "count must be >= 0");
   ps_ctx *c = bench_context(L, "bench_c");
-  double t0 = seconds();
+  double t0 = ps_clock_s();
   for (lua_Integer i = 0; i < n; i++) {
     ps_addr a = 0;
     ps_check(L, c->be->pool_alloc(c->b, p->h, size, s->h, &a, NULL), "(bench alloc)");
     int st = c->be->pool_free(c->b, a, s->h);
     if (st != PS_OK) {              /* the block stays allocated: say so */
-      char sz[32];
-      ps_fail(L, st, "(bench free: %s left allocated in pool p%d)",
-              ps_fmtsize(sz, sizeof sz, size), p->id);
+      ps_fail(L, st, "(bench free: %s left allocated in pool p%d)", ps_pushsize(L, size), p->id);
     }
   }
-  lua_pushnumber(L, seconds() - t0);
+  lua_pushnumber(L, ps_clock_s() - t0);
   return 1;
 }
 

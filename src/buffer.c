@@ -9,7 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "poolsh.h"
+#include "bindings.h"
+#include "naming.h"
+#include "limit.h"
 #include "render.h"
 #include "share.h"
 
@@ -19,12 +21,6 @@ static ps_bufferud *tobuffer(lua_State *L, int arg) {
   return (ps_bufferud *)ps_checkud(L, arg, PS_UV_BUFFER, PS_BUFFER);
 }
 
-/* Returns the Buffer at arg, refusing a freed one. */
-ps_bufferud *ps_checkbuffer(lua_State *L, int arg) {
-  ps_bufferud *b = tobuffer(L, arg);
-  if (!b->live) luaL_error(L, "attempt to use a freed poolsh.Buffer (b%d)", b->id);
-  return b;
-}
 
 /* Pushes a closed Buffer (live = 0) with its metatable: it becomes live
  * only after the backend allocated it, so a failure leaves nothing. */
@@ -41,62 +37,10 @@ ps_bufferud *ps_newbuffer(lua_State *L, ps_ctx *c, ps_kind kind, uint64_t size) 
   return b;
 }
 
-/* Raises, before a kernel is queued, when stream s's device cannot reach
- * buffer b: pool memory whose pool does not grant that device rw access
- * (its own device always has it), or cudaMalloc'd memory (on poolsh's
- * device) from another device without peer access enabled. Host memory
- * (pinned, registered) is reached from any device. Such a kernel faults
- * on the GPU (cudaErrorIllegalAddress, and the process's CUDA context is
- * lost: measured, docs/calibration/h200x2-2026-11-24-peer.log and
- * -11-27-issue12.log), so poolsh refuses it with that error, on both
- * backends. Copies need no check: cudaMemcpyAsync (cudaMemcpyDefault)
- * works without access (measured). The common case (the pool's own
- * device, poolsh's device for cudaMalloc'd memory) asks the backend
- * nothing. */
-void ps_check_reach(lua_State *L, ps_ctx *c, const ps_bufferud *b, const ps_streamud *s,
-                    const char *what) {
-  int dev = ps_streamdevice(c, s), owner, st, ok = 1;
-  const ps_poolud *p = b->pool;
-  if (b->kind == PS_KIND_POOL && p) {
-    owner = p->props.location == PS_LOCATION_DEVICE ? p->props.device : -1;
-    if (owner == dev || !p->live || !p->h) return;   /* a destroyed pool: the backend's word */
-    ps_access a = PS_ACCESS_NONE;
-    st = c->be->pool_get_access(c->b, p->h, dev, &a);
-    if (st == PS_ERR_INVALID_VALUE || st == PS_ERR_INVALID_DEVICE) return;   /* the backend
-                                                         refuses the stream's work */
-    ps_check(L, st, "(reading the access of device %d to pool p%d)", dev, p->id);
-    ok = a == PS_ACCESS_RW;
-  } else if (b->kind == PS_KIND_MALLOC) {
-    owner = c->device;
-    if (owner == dev) return;
-    st = c->be->device_peer_enabled(c->b, dev, owner, &ok);
-    if (st == PS_ERR_INVALID_DEVICE) return;
-    ps_check(L, st, "(asking whether device %d has peer access to device %d)", dev, owner);
-  } else {
-    return;
-  }
-  if (ok) return;
-  char n[16], grant[96];
-  ps_streamname(n, sizeof n, s);
-  if (b->kind == PS_KIND_MALLOC)
-    snprintf(grant, sizeof grant, "poolsh.enable_peer_access(%d, %d) grants it", owner, dev);
-  else
-    snprintf(grant, sizeof grant, "p%d:set_access(%d, \"rw\") grants it", p->id, dev);
-  char whose[64];
-  if (b->kind == PS_KIND_MALLOC)
-    snprintf(whose, sizeof whose, "no peer access to b%d (cudaMalloc'd on device %d)", b->id, owner);
-  else if (owner < 0)
-    snprintf(whose, sizeof whose, "no access to b%d's host pool p%d", b->id, p->id);
-  else
-    snprintf(whose, sizeof whose, "no access to b%d's pool p%d (on device %d)", b->id, p->id, owner);
-  ps_fail(L, PS_ERR_ILLEGAL_ADDRESS, "(%s of b%d on stream %s: device %d has %s; on the GPU "
-          "the kernel would fault and the process's CUDA context would be lost, so poolsh "
-          "refused to launch it: %s)", what, b->id, n, dev, whose, grant);
-}
 
 /* The stream a Buffer's own work goes on: its allocation stream while that
  * lives, else the legacy default stream. */
-ps_stream *ps_bufferstream(lua_State *L, int arg) {
+static ps_stream *buffer_stream(lua_State *L, int arg) {
   ps_streamud *s = ((ps_bufferud *)lua_touserdata(L, arg))->stream;
   return s && s->live ? s->h : NULL;
 }
@@ -178,7 +122,7 @@ static int finalize(lua_State *L, int collected) {
     lua_warning(L, msg, 0);
     return 0;
   }
-  int st = ps_buffer_release(c, b, ps_bufferstream(L, 1), 1);
+  int st = ps_buffer_release(c, b, buffer_stream(L, 1), 1);
   if (b->ipc) ipc_freed(b, st);
   if (st == PS_OK)
     ps_obs_free(L, c, b, b->kind != PS_KIND_POOL ? NULL : own_stream(L, b), collected);
@@ -278,7 +222,7 @@ static int buffer_read(lua_State *L) {
   char *dst = luaL_buffinitsize(L, &lb, (size_t)n);
   ps_streamud *s = access_stream(L, b, n);
   if (s) ps_wait_begin(L, c);
-  ps_check(L, c->be->read(c->b, b->kind, b->addr + off, dst, n, ps_bufferstream(L, 1)),
+  ps_check(L, c->be->read(c->b, b->kind, b->addr + off, dst, n, buffer_stream(L, 1)),
            "(reading %llu bytes of b%d)", (unsigned long long)n, b->id);
   if (s) ps_obs_waited(L, c, &(ps_what){ .op = PS_OP_READ, .stream = s, .buffer = b,
                                          .offset = off, .size = n });
@@ -296,7 +240,7 @@ static int buffer_write(lua_State *L) {
   check_range(L, b, 2, &off, &n, 0);
   ps_streamud *s = access_stream(L, b, n);
   if (s) ps_wait_begin(L, c);
-  ps_check(L, c->be->write(c->b, b->kind, b->addr + off, src, n, ps_bufferstream(L, 1)),
+  ps_check(L, c->be->write(c->b, b->kind, b->addr + off, src, n, buffer_stream(L, 1)),
            "(writing %llu bytes to b%d)", (unsigned long long)n, b->id);
   if (s) ps_obs_waited(L, c, &(ps_what){ .op = PS_OP_WRITE, .stream = s, .buffer = b,
                                          .offset = off, .size = n });
@@ -318,7 +262,6 @@ static void push_source(lua_State *L, const ps_bufferud *b) {
 
 static int buffer_tostring(lua_State *L) {
   ps_bufferud *b = tobuffer(L, 1);
-  char sz[32];
   const char *ipc = "";
   if (b->ipc == PS_IPC_IMPORTED) {
     push_source(L, b);
@@ -327,7 +270,7 @@ static int buffer_tostring(lua_State *L) {
     ipc = ", exported";
   }
   lua_pushfstring(L, "poolsh.Buffer %s (%s %s%s%s)", ps_pushlabel(L, PS_ID_BUFFER, b->id),
-                  ps_fmtsize(sz, sizeof sz, b->size),
+                  ps_pushsize(L, b->size),
                   kind_names[b->kind], ipc, b->live ? "" : ", freed");
   return 1;
 }
@@ -338,7 +281,7 @@ static int buffer_tostring(lua_State *L) {
 
 /* b:export() -> token: "poolsh-ipc1:<pid>:b<id>:<size>:" and the
  * backend's 64 bytes (cudaMemPoolPtrExportData) in hex. */
-int ps_buffer_export(lua_State *L) {
+static int buffer_export(lua_State *L) {
   ps_bufferud *b = ps_checkbuffer(L, 1);
   ps_ctx *c = ps_context(L);
   if (b->kind != PS_KIND_POOL || !b->pool || !b->pool->props.ipc)
@@ -503,11 +446,10 @@ static int new_plain(lua_State *L, ps_kind kind, uint64_t size, unsigned flags) 
       default: st = c->be->alloc_pageable(c->b, size, &b->addr); break;
     }
   }
-  char sz[32];
   if (st != PS_OK && c->limited && c->lim.refused.on)
     ps_limit_fail(L, c, lua_pushfstring(L, "poolsh.%s(%s)", kind_names[kind],
-                                        ps_fmtsize(sz, sizeof sz, size)));
-  ps_check(L, st, "allocating %s of %s memory", ps_fmtsize(sz, sizeof sz, size), kind_names[kind]);
+                                        ps_pushsize(L, size)));
+  if (st != PS_OK) ps_fail(L, st, "allocating %s of %s memory", ps_pushsize(L, size), kind_names[kind]);
   ps_limit_took(c, b, held);
   b->live = 1;
   ps_obs_alloc(L, c, b, NULL, NULL, PS_RULE_UNKNOWN);
@@ -548,9 +490,8 @@ static int buffer_register(lua_State *L) {
   ps_ctx *c = ps_context(L);
   if (b->registered) return luaL_error(L, "b%d is already registered", b->id);
   if (c->limited && ps_limit_check(L, c, 1, b->size) != PS_OK) {
-    char sz[32];
     ps_limit_fail(L, c, lua_pushfstring(L, "poolsh.register(b%d, %s)", b->id,
-                                        ps_fmtsize(sz, sizeof sz, b->size)));
+                                        ps_pushsize(L, b->size)));
   }
   ps_check(L, c->be->host_register(c->b, b->addr, b->size), "(registering b%d)", b->id);
   ps_limit_took(c, b, b->size);
@@ -572,7 +513,7 @@ static int buffer_unregister(lua_State *L) {
 
 static const luaL_Reg buffer_methods[] = {
   {"free", buffer_free}, {"read", buffer_read}, {"write", buffer_write},
-  {"export", ps_buffer_export}, {NULL, NULL}
+  {"export", buffer_export}, {NULL, NULL}
 };
 
 static const luaL_Reg buffer_meta[] = {

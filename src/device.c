@@ -7,7 +7,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "poolsh.h"
+#include "bindings.h"
+#include "limit.h"
+#include "clock.h"
 
 static int dev_count(lua_State *L) {
   ps_ctx *c = ps_context(L);
@@ -95,9 +97,7 @@ static int dev_now(lua_State *L) {
 /* poolsh.wallclock() -> seconds on the host's monotonic clock, real time
  * on both backends (poolsh.now() is the virtual clock on sim). */
 static int dev_wallclock(lua_State *L) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  lua_pushnumber(L, (double)t.tv_sec + t.tv_nsec * 1e-9);
+  lua_pushnumber(L, ps_clock_s());
   return 1;
 }
 

@@ -8,36 +8,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "poolsh.h"
+#include "bindings.h"
+#include "naming.h"
 
-/* Returns the Event at arg, refusing a destroyed one. */
-ps_eventud *ps_checkevent(lua_State *L, int arg) {
-  ps_eventud *e = (ps_eventud *)ps_checkud(L, arg, PS_UV_EVENT, PS_EVENT);
-  if (!e->live) luaL_error(L, "attempt to use a destroyed poolsh.Event (e%d)", e->id);
-  return e;
-}
 
-/* Pushes a new live Event; created closed, live once CUDA gave a handle. */
-ps_eventud *ps_newevent(lua_State *L, int timing) {
-  ps_ctx *c = ps_context(L);
-  ps_eventud *e = (ps_eventud *)ps_newobject(L, PS_UV_EVENT, 0);
-  e->id = ps_nextid(L, PS_ID_EVENT);
-  e->timing = timing;
-  ps_check(L, c->be->event_create(c->b, timing ? PS_EVENT_TIMING : 0, &e->h), "(creating event e%d)", e->id);
-  e->live = 1;
-  return e;
-}
 
-/* Pushes a new live IPC event (cudaEventInterprocess, no timing). */
-ps_eventud *ps_newevent_ipc(lua_State *L) {
-  ps_ctx *c = ps_context(L);
-  ps_eventud *e = (ps_eventud *)ps_newobject(L, PS_UV_EVENT, 0);
-  e->id = ps_nextid(L, PS_ID_EVENT);
-  ps_check(L, c->be->event_create(c->b, PS_EVENT_IPC, &e->h), "(creating IPC event e%d)", e->id);
-  e->ipc = PS_IPC_OWN;
-  e->live = 1;
-  return e;
-}
 
 /* poolsh.event{timing=true, ipc=false} -> Event. An IPC event has no
  * timing (CUDA's rule). */
@@ -80,18 +55,6 @@ static int event_destroy(lua_State *L) {
   return 0;
 }
 
-/* Records e on s, and reports it. Shared by e:record and s:record. */
-void ps_event_record(lua_State *L, ps_ctx *c, ps_eventud *e, ps_streamud *s) {
-  char n[16];
-  int dev = ps_streamdevice(c, s);
-  int st = c->be->event_record(c->b, e->h, s->h);
-  if (st != PS_OK && dev != c->device)     /* CUDA: event and stream on one device */
-    ps_fail(L, st, "(recording event e%d on stream %s of device %d: events are created on "
-            "device %d and record only on its streams)", e->id, ps_streamname(n, sizeof n, s),
-            dev, c->device);
-  ps_check(L, st, "(recording event e%d on stream %s)", e->id, ps_streamname(n, sizeof n, s));
-  ps_obs_enqueued(L, c, &(ps_what){ .op = PS_OP_RECORD, .stream = s, .event = e });
-}
 
 /* e:record([stream]) -> e. */
 static int event_record(lua_State *L) {

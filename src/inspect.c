@@ -5,6 +5,11 @@
  * it checks the arguments, asks the observation layer (views.h) and has
  * Lua put its codes in words (render.h).
  */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "object.h"
 #include "render.h"
 #include "views.h"
 

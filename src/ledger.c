@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "observer.h"
+#include "naming.h"
 
 enum { BLOCK_FREE_SLOT = 0, BLOCK_LIVE, BLOCK_PENDING, BLOCK_DONE };
 

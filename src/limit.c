@@ -11,7 +11,7 @@
  */
 #include <stdio.h>
 
-#include "poolsh.h"
+#include "limit.h"
 
 /* cudaMalloc's unit when the backend has no malloc_granularity option
  * (cuda): 2 MiB on the H100 and H200 (lua/poolsh/profiles/). */
@@ -65,9 +65,11 @@ static int refuse(ps_ctx *c, int pinned, uint64_t pools, uint64_t total) {
 }
 
 /* Gives back pool allocation b that a limit refused: frees it on its
- * stream, waits for that stream (a host wait, interruptible) so the free
- * completes, and trims the pool back to what it reserved before. If the
- * free fails, b becomes live (its finalizer frees it) and that raises. */
+ * stream, waits for that stream (interruptible) so the free completes,
+ * and trims the pool back to what it reserved before. The undo reports
+ * nothing: it is part of the refused allocation, which p:alloc reports
+ * once (ps_obs_alloc_failed). If the free fails, b becomes live (its
+ * finalizer frees it) and that raises. */
 static void undo(lua_State *L, ps_ctx *c, ps_bufferud *b, uint64_t before,
                  ps_reuse_rule said) {
   ps_poolud *p = b->pool;
@@ -80,14 +82,11 @@ static void undo(lua_State *L, ps_ctx *c, ps_bufferud *b, uint64_t before,
     ps_obs_alloc(L, c, b, p, s, said);
     ps_fail(L, st, "(freeing b%d, over the limit, on stream %s)", b->id, n);
   }
-  ps_wait_begin(L, c);
+  ps_free_deferred(L, c);        /* a host wait pays for what finalizers left */
   ps_check(L, c->be->stream_sync(c->b, s->h),
            "(synchronizing stream %s to give back an allocation over the limit)", n);
-  ps_obs_waited(L, c, &(ps_what){ .op = PS_OP_STREAM_SYNC, .stream = s });
-  ps_wait_begin(L, c);
   ps_check(L, c->be->pool_trim(c->b, p->h, before),
            "(trimming pool p%d back after an allocation over the limit)", p->id);
-  ps_obs_waited(L, c, &(ps_what){ .op = PS_OP_TRIM, .pool = p, .size = before });
 }
 
 /* p:alloc's backend call when a limit is set (b holds pool, stream and
@@ -164,19 +163,19 @@ void ps_limit_gone(ps_ctx *c, ps_bufferud *b) {
 /* Raises the last refusal: what (as "p2:alloc(64.00 MiB)") would bring
  * the memory this process holds over the limit. */
 int ps_limit_fail(lua_State *L, ps_ctx *c, const char *what) {
-  char lim[32], tot[32], pools[32], plain[32], reg[32];
   const ps_limits *l = &c->lim;
-  ps_fmtsize(tot, sizeof tot, l->refused.total);
-  ps_fmtsize(pools, sizeof pools, l->refused.pools);
-  ps_fmtsize(plain, sizeof plain, l->refused.plain);
+  const char *tot = ps_pushsize(L, l->refused.total);     /* each stays on the stack */
+  const char *pools = ps_pushsize(L, l->refused.pools);
+  const char *plain = ps_pushsize(L, l->refused.plain);
   if (!l->refused.pinned)
     return ps_fail(L, PS_ERR_MEMORY_ALLOCATION, "under poolsh --limit %s: %s would bring the "
                    "device memory this process holds to %s (pools %s reserved, poolsh.malloc %s)",
-                   ps_fmtsize(lim, sizeof lim, l->device), what, tot, pools, plain);
+                   ps_pushsize(L, l->device), what, tot, pools, plain);
+  const char *lim = ps_pushsize(L, l->pinned);
   return ps_fail(L, PS_ERR_MEMORY_ALLOCATION, "under poolsh --pinned-limit %s: %s would bring "
                  "the pinned host memory this process holds to %s (host pools %s reserved, "
-                 "poolsh.pinned %s, registered %s)", ps_fmtsize(lim, sizeof lim, l->pinned), what,
-                 tot, pools, plain, ps_fmtsize(reg, sizeof reg, l->registered_held));
+                 "poolsh.pinned %s, registered %s)", lim, what, tot, pools, plain,
+                 ps_pushsize(L, l->registered_held));
 }
 
 /* Sets poolsh.device()'s limit and pinned_limit (nil when none) and held

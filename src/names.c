@@ -2,7 +2,7 @@
  * names.c: the one table of each name C and Lua share. Lua reads them as
  * poolsh.core.names (kinds, settings, rules, ops).
  */
-#include "poolsh.h"
+#include "names.h"
 
 const char *const ps_kind_names[] = {"pool", "malloc", "pinned", "pageable", NULL};
 

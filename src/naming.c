@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "poolsh.h"
+#include "naming.h"
 
 #define PS_NAME_MAX 64
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "observer.h"
+#include "naming.h"
 #include "share.h"
 
 _Static_assert(sizeof(ps_seen_buffer) == PS_SEEN_BUFFER_BYTES, "observe.h's record size");

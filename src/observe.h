@@ -8,16 +8,7 @@
 #ifndef POOLSH_OBSERVE_H
 #define POOLSH_OBSERVE_H
 
-/* What poolsh does, as the recorder names it (docs/trace.md). */
-typedef enum {
-  PS_OP_ALLOC, PS_OP_ALLOC_FAILED, PS_OP_FREE, PS_OP_FREE_COMPLETED, PS_OP_RESERVE,
-  PS_OP_RELEASE, PS_OP_COPY, PS_OP_FILL, PS_OP_TOUCH, PS_OP_VERIFY, PS_OP_SPIN,
-  PS_OP_RECORD, PS_OP_WAIT, PS_OP_STREAM_SYNC, PS_OP_EVENT_SYNC, PS_OP_DEVICE_SYNC,
-  PS_OP_TRIM, PS_OP_SET, PS_OP_POOL_CREATE, PS_OP_POOL_DESTROY, PS_OP_STREAM_CREATE,
-  PS_OP_STREAM_DESTROY, PS_OP_READ, PS_OP_WRITE, PS_OP_ALLOC_RETRY, PS_OP_COUNT
-} ps_op;
-
-extern const char *const ps_op_names[PS_OP_COUNT];
+#include "context.h"
 
 /* One reported event. Only the fields its op uses are set; the rest are
  * zero (a designated initializer leaves them so). */

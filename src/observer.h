@@ -7,7 +7,7 @@
 #ifndef POOLSH_OBSERVER_H
 #define POOLSH_OBSERVER_H
 
-#include "poolsh.h"
+#include "observe.h"
 
 typedef struct ps_trace ps_trace;
 typedef struct ps_ledger ps_ledger;

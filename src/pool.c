@@ -8,7 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "poolsh.h"
+#include "bindings.h"
+#include "naming.h"
+#include "limit.h"
 #include "share.h"
 
 /* The pool settings readable and writable as fields: ps_setting_names. */
@@ -18,12 +20,6 @@ static const ps_pool_attr setting_attr[] = {
   PS_ATTR_INTERNAL_DEPS
 };
 
-/* Returns the Pool at arg, refusing a destroyed one. */
-ps_poolud *ps_checkpool(lua_State *L, int arg) {
-  ps_poolud *p = (ps_poolud *)ps_checkud(L, arg, PS_UV_POOL, PS_POOL);
-  if (!p->live) luaL_error(L, "attempt to use a destroyed poolsh.Pool (p%d)", p->id);
-  return p;
-}
 
 /* A Pool's fields: its settings (read from the backend), then these.
  * mt.fields in Lua, pool_index here. */
@@ -164,12 +160,12 @@ static int pool_new(lua_State *L) {
   }
   ps_poolud *p = new_poolud(L);
   p->props = props;
-  char sz[32];
-  ps_check(L, c->be->pool_create(c->b, &props, &p->h), "(creating %spool p%d on %s %d%s%s)",
-           props.ipc ? "IPC " : "", p->id,
-           props.location == PS_LOCATION_HOST ? "host" : "device", props.device,
-           props.max_size ? ", max_size " : "",
-           props.max_size ? ps_fmtsize(sz, sizeof sz, props.max_size) : "");
+  int st = c->be->pool_create(c->b, &props, &p->h);
+  if (st != PS_OK)
+    ps_fail(L, st, "(creating %spool p%d on %s %d%s%s)", props.ipc ? "IPC " : "", p->id,
+            props.location == PS_LOCATION_HOST ? "host" : "device", props.device,
+            props.max_size ? ", max_size " : "",
+            props.max_size ? ps_pushsize(L, props.max_size) : "");
   p->live = 1;
   ps_obs_pool_created(L, c, p);
   if (lua_isnoneornil(L, 1)) return 1;
@@ -363,20 +359,19 @@ static int pool_trim(lua_State *L) {
 /* Raises the failure of an allocation, naming size, pool and stream, or
  * the limit that refused it (limit.c). */
 static int alloc_failed(lua_State *L, int st, uint64_t size, ps_poolud *p, ps_streamud *s) {
-  char sz[32], n[16];
+  char n[16];
   ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
   ps_obs_alloc_failed(L, c, p, s, size, st);
-  if (c->limited && c->lim.refused.on) {         /* not the driver's lines, then */
-    return ps_limit_fail(L, c, lua_pushfstring(L, "p%d:alloc(%s)", p->id,
-                                               ps_fmtsize(sz, sizeof sz, size)));
-  }
+  const char *why = lua_tostring(L, -1);         /* stays on the stack, as sz */
+  const char *sz = ps_pushsize(L, size);
+  if (c->limited && c->lim.refused.on)           /* not the driver's lines, then */
+    return ps_limit_fail(L, c, lua_pushfstring(L, "p%d:alloc(%s)", p->id, sz));
   if (p->imported)                              /* the GPU's answer, measured */
     return ps_fail(L, st, "allocating %s from pool p%d on stream %s: p%d is imported, and "
                    "an imported pool cannot allocate: only its exporter does",
-                   ps_fmtsize(sz, sizeof sz, size), p->id, ps_streamname(n, sizeof n, s), p->id);
+                   sz, p->id, ps_streamname(n, sizeof n, s), p->id);
   return ps_fail(L, st, "allocating %s from pool p%d on stream %s%s",   /* then why */
-                 ps_fmtsize(sz, sizeof sz, size), p->id, ps_streamname(n, sizeof n, s),
-                 lua_tostring(L, -1));
+                 sz, p->id, ps_streamname(n, sizeof n, s), why);
 }
 
 /* p:alloc(size [, stream]) -> Buffer. On out-of-memory, runs a full

@@ -34,7 +34,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "poolsh.h"
+#include "bindings.h"
+#include "clock.h"
 #include "frame.h"
 #include "usock.h"
 
@@ -65,12 +66,6 @@ enum { ROLE_CHILD, ROLE_PARENT, ROLE_PEER, ROLE_CLIENT };
 enum { UV_INBOX = 1, UV_REQUESTS, UV_WHERE, PROCESS_NUV = UV_WHERE };
 
 /* ---- time and signals ----------------------------------------------------- */
-
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
 
 static void sleep_ms(int ms) {
   struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
@@ -126,7 +121,7 @@ static void track(lua_State *L, int idx) {
 static int reap(ps_processud *p, int ms) {
   if (p->role != ROLE_CHILD || p->pid <= 0) return 0;
   if (p->reaped) return 1;
-  double end = now_ms() + ms;
+  double end = ps_clock_ms() + ms;
   for (;;) {
     int st;
     pid_t r = waitpid(p->pid, &st, WNOHANG);
@@ -136,7 +131,7 @@ static int reap(ps_processud *p, int ms) {
       else if (r == p->pid && WIFSIGNALED(st)) p->signal = WTERMSIG(st);
       return 1;
     }
-    if (now_ms() >= end) return 0;
+    if (ps_clock_ms() >= end) return 0;
     sleep_ms(5);
   }
 }
@@ -446,9 +441,9 @@ int ps_frame_decode(lua_State *L, const char *body, size_t len, char *kind, uint
 static void send_frame(lua_State *L, int idx, ps_processud *p, const wbuf *w) {
   size_t off = 0;
   volatile sig_atomic_t *intr = interrupt_of(L);
-  double deadline = p->role == ROLE_CLIENT ? now_ms() + SEND_MS : -1;
+  double deadline = p->role == ROLE_CLIENT ? ps_clock_ms() + SEND_MS : -1;
   while (off < w->n) {
-    if (deadline >= 0 && now_ms() > deadline) {
+    if (deadline >= 0 && ps_clock_ms() > deadline) {
       close(p->fd);
       p->fd = -1;
       push_who(L, idx, p);
@@ -501,7 +496,7 @@ static int fill(lua_State *L, ps_processud *p, size_t need, double deadline) {
     if (*intr) return -2;
     int wait = POLL_MS;
     if (deadline >= 0) {
-      double left = deadline - now_ms();
+      double left = deadline - ps_clock_ms();
       if (left <= 0) return 0;
       if (left < wait) wait = (int)left + 1;
     }
@@ -663,7 +658,7 @@ static double optdeadline(lua_State *L, int arg) {
   if (lua_isnoneornil(L, arg)) return -1;
   lua_Number s = luaL_checknumber(L, arg);
   if (!(s >= 0) || isinf(s)) luaL_argerror(L, arg, "timeout must be >= 0 and finite (seconds)");
-  return now_ms() + s * 1e3;
+  return ps_clock_ms() + s * 1e3;
 }
 
 /* ---- methods ------------------------------------------------------------------- */
@@ -725,7 +720,7 @@ static int process_eval(lua_State *L) {
       secs = lua_tonumber(L, -1);
       if (!(secs >= 0) || isinf(secs))
         return luaL_argerror(L, 2, "timeout_s must be >= 0 and finite (seconds)");
-      deadline = now_ms() + secs * 1e3;
+      deadline = ps_clock_ms() + secs * 1e3;
     }
     lua_pop(L, 1);
     lua_replace(L, 2);                                 /* the code, in the table's place */
@@ -782,7 +777,7 @@ static int process_wait(lua_State *L) {
       lua_pushfstring(L, "interrupted waiting for process %d to exit", (int)p->pid);
       return lua_error(L);
     }
-    if (deadline >= 0 && now_ms() >= deadline) {
+    if (deadline >= 0 && ps_clock_ms() >= deadline) {
       char t[32];
       snprintf(t, sizeof t, "%.14g", (double)luaL_optnumber(L, 2, 0));
       return luaL_error(L, "timed out after %s s waiting for process %d to exit", t, (int)p->pid);
@@ -896,7 +891,8 @@ static int executable(const char *path) {
 
 /* Pushes the poolsh program's path: POOLSH_BIN, else this host (the
  * poolsh program sets poolsh.host in the registry), else the program
- * beside the module (build/poolsh beside build/lib/poolsh/core.so; an
+ * beside the module that holds this function (dladdr: build/poolsh beside
+ * build/lib/poolsh/core.so; an
  * install's bin/poolsh beside lib/lua/5.4/poolsh/core.so). Raises when
  * none is found. */
 static const char *push_program(lua_State *L) {
@@ -909,7 +905,7 @@ static const char *push_program(lua_State *L) {
   lua_pop(L, 1);
   Dl_info info;
   char dir[PATH_MAX], cand[PATH_MAX + 32];
-  if (dladdr((void *)luaopen_poolsh_core, &info) && info.dli_fname &&
+  if (dladdr((void *)(uintptr_t)push_program, &info) && info.dli_fname &&   /* this file's */
       realpath(info.dli_fname, dir)) {
     char *slash = strrchr(dir, '/');
     if (slash) *slash = '\0';
@@ -1333,7 +1329,7 @@ static int process_serve(lua_State *L) {
       lua_pushfstring(L, "interrupted serving on %s", path);
       return lua_error(L);
     }
-    double now = now_ms();
+    double now = ps_clock_ms();
     struct pollfd pf[CLIENTS_MAX + 1];
     int idx[CLIENTS_MAX + 1], np = 0, nclients = 0, idle = -1;
     for (int i = 0; i < CLIENTS_MAX; i++) {
@@ -1375,7 +1371,7 @@ static int process_serve(lua_State *L) {
         p->fd = fd;
         p->pid = pid;
         lua_rawseti(L, ctab, i + 1);
-        cl[i] = (client){p, now_ms(), 0};
+        cl[i] = (client){p, ps_clock_ms(), 0};
         continue;
       }
       client *c = &cl[idx[k]];
@@ -1394,7 +1390,7 @@ static int process_serve(lua_State *L) {
       } else if (lua_toboolean(L, -2)) {
         drop_client(L, c, NULL);
       } else {
-        c->last = now_ms();
+        c->last = ps_clock_ms();
         if (c->p->rlen == 0) c->partial = 0;
         else if (c->partial == 0 || lua_toboolean(L, -1)) c->partial = c->last;
       }

@@ -5,42 +5,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "poolsh.h"
+#include "bindings.h"
+#include "naming.h"
 
-/* Returns the Stream at arg, refusing a destroyed one. */
-ps_streamud *ps_checkstream(lua_State *L, int arg) {
-  ps_streamud *s = (ps_streamud *)ps_checkud(L, arg, PS_UV_STREAM, PS_STREAM);
-  if (!s->live) luaL_error(L, "attempt to use a destroyed poolsh.Stream (s%d)", s->id);
-  return s;
-}
 
-/* Like ps_checkstream, but nil or none at arg becomes the default stream
- * (also on the stack, so callers can keep a reference to it). */
-ps_streamud *ps_optstream(lua_State *L, int arg) {
-  if (lua_isnoneornil(L, arg)) {
-    if (lua_gettop(L) < arg) lua_settop(L, arg);
-    ps_pushdefaultstream(L);
-    lua_replace(L, arg);
-  }
-  return ps_checkstream(L, arg);
-}
 
-void ps_pushdefaultstream(lua_State *L) {
-  ps_pushdefaults(L);
-  lua_getfield(L, -1, "stream");
-  lua_remove(L, -2);
-}
 
-const char *ps_streamname(char *out, size_t n, const ps_streamud *s) {
-  if (s->id == 0) snprintf(out, n, "default");
-  else snprintf(out, n, "s%d", s->id);
-  return out;
-}
 
-/* The device a stream's work runs on: the default stream's is poolsh's. */
-int ps_streamdevice(const ps_ctx *c, const ps_streamud *s) {
-  return s->id == 0 ? c->device : s->device;
-}
 
 /* poolsh.stream{priority=, blocking=, device=} -> Stream. Created closed,
  * live only once CUDA gave a handle. */

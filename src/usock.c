@@ -20,12 +20,6 @@
 
 #define RETRY_MS 50     /* a full backlog is tried again, and waits poll the interrupt, this often */
 
-double ps_usock_now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
 /* Fills a with path: PS_USOCK_OK, or EMPTY / TOOLONG with err set. */
 static int addr_of(const char *path, struct sockaddr_un *a, char *err, size_t n) {
   memset(a, 0, sizeof *a);
@@ -199,7 +193,7 @@ int ps_usock_wait(int fd, short events, double deadline_ms, volatile sig_atomic_
     if (interrupt && *interrupt) return PS_USOCK_INTERRUPTED;
     int wait = RETRY_MS;
     if (deadline_ms >= 0) {
-      double left = deadline_ms - ps_usock_now_ms();
+      double left = deadline_ms - ps_clock_ms();
       if (left <= 0) return PS_USOCK_TIMEOUT;
       if (left < wait) wait = (int)left + 1;
     }
@@ -234,9 +228,9 @@ int ps_usock_connect(const char *path, double deadline_ms, volatile sig_atomic_t
         continue;
       }
     } else {
-      r = ps_usock_wait(-1, 0, deadline_ms < 0 || deadline_ms > ps_usock_now_ms() + RETRY_MS
-                                   ? ps_usock_now_ms() + RETRY_MS : deadline_ms, interrupt);
-      if (r == PS_USOCK_TIMEOUT && (deadline_ms < 0 || ps_usock_now_ms() < deadline_ms)) {
+      r = ps_usock_wait(-1, 0, deadline_ms < 0 || deadline_ms > ps_clock_ms() + RETRY_MS
+                                   ? ps_clock_ms() + RETRY_MS : deadline_ms, interrupt);
+      if (r == PS_USOCK_TIMEOUT && (deadline_ms < 0 || ps_clock_ms() < deadline_ms)) {
         e = connect(fd, (struct sockaddr *)&a, sizeof a) == 0 ? 0 : errno;
         if (e == EISCONN) e = 0;
         continue;

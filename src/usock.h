@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "clock.h"
+
 #define PS_USOCK_PATH_MAX 108     /* sizeof sun_path */
 
 enum {
@@ -80,7 +82,10 @@ int ps_usock_connect(const char *path, double deadline_ms, volatile sig_atomic_t
  * TIMEOUT, INTERRUPTED or FAILED (errno set). */
 int ps_usock_wait(int fd, short events, double deadline_ms, volatile sig_atomic_t *interrupt);
 
-/* CLOCK_MONOTONIC in ms: the clock of the deadlines above. */
-double ps_usock_now_ms(void);
+/* The clock of the deadlines above: clock.h's ps_clock_ms, by the name
+ * usock's callers (share.c) know it. */
+static inline double ps_usock_now_ms(void) {
+  return ps_clock_ms();
+}
 
 #endif

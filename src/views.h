@@ -8,7 +8,7 @@
 #ifndef POOLSH_VIEWS_H
 #define POOLSH_VIEWS_H
 
-#include "poolsh.h"
+#include "context.h"
 
 /* Pushes pool p's extents as an array of {addr, size, buffer, stream,
  * pending} sorted by address (all: the done ones too, marked done), then

@@ -14,7 +14,7 @@ local duration_units = {
 }
 
 -- A value quoted back in a message, cut as C cuts them (PS_SHOWN_MAX bytes
--- of src/poolsh.h, poolsh.core.shown_max, then "...").
+-- of src/auxlib.h, poolsh.core.shown_max, then "...").
 local SHOWN_MAX = require("poolsh.core").shown_max
 local function shown(s)
   s = tostring(s)

@@ -27,6 +27,7 @@
 #endif
 
 #include "backend.h"
+#include "clock.h"
 #include "kernels.h"
 
 enum {
@@ -75,7 +76,7 @@ typedef struct cu_ctx {
   int device;
   int (*interrupted)(void *ud);
   void *interrupted_ud;
-  struct timespec origin;
+  uint64_t origin;              /* ps_clock_ns() at open: now()'s zero */
   int tsc;                      /* the time-stamp counter is usable (ticks) */
   node *streams, *events, *pools, *imports;
   int doomed;   /* how many pools wait for their last block to be freed */
@@ -182,13 +183,6 @@ static int tsc_usable(void) {
 #endif
 }
 
-static double ms_since(const struct timespec *origin) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)(t.tv_sec - origin->tv_sec) * 1e3 +
-         (double)(t.tv_nsec - origin->tv_nsec) / 1e6;
-}
-
 typedef cudaError_t (*query_fn)(void *h);
 
 static cudaError_t query_stream(void *h) {
@@ -244,7 +238,7 @@ static int cu_open(const ps_config *cfg, void **out) {
   c->device = cfg->device;
   c->interrupted = cfg->interrupted;
   c->interrupted_ud = cfg->interrupted_ud;
-  clock_gettime(CLOCK_MONOTONIC, &c->origin);
+  c->origin = ps_clock_ns();
   c->tsc = tsc_usable();
   *out = c;
   return PS_OK;
@@ -1041,7 +1035,7 @@ static int cu_write(void *ctx, ps_kind k, ps_addr dst, const void *src,
 
 static double cu_now(void *ctx) {
   const cu_ctx *c = ctx;
-  return ms_since(&c->origin);
+  return (double)(ps_clock_ns() - c->origin) / 1e6;
 }
 
 static uint64_t cu_ticks(void *ctx) {

@@ -11,6 +11,7 @@
 #include <lauxlib.h>
 #include <lualib.h>
 
+#include "context.h"
 #include "poolsh.h"
 
 static long ticks_read;

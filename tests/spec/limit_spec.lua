@@ -212,6 +212,23 @@ describe("poolsh --limit, --pinned-limit", function()
     ]])
   end)
 
+  it("report a refused allocation once: its undo records no sync, trim or release", function()
+    passes("--limit=32MiB", [[
+      local s = poolsh.stream()
+      local p = poolsh.pool{}
+      local releases = #poolsh.core.releases()
+      poolsh.trace.start()
+      refused(p.alloc, p, 64 * MiB, s)
+      poolsh.trace.stop()
+      local ops = {}
+      for _, ev in ipairs(poolsh.trace.events()) do ops[#ops + 1] = ev.op end
+      -- the retry after collecting garbage, then the one failure
+      same("alloc_retry alloc_failed", table.concat(ops, " "), "the trace of one refused allocation")
+      same(releases, #poolsh.core.releases(), "the ledger's releases")
+      same(0, p:stats().reserved, "p's reservation")
+    ]])
+  end)
+
   it("when undoing fails, raise that failure and leave the block to a live Buffer's finalizer (sim faults)", function()
     passes("--backend=sim --limit=64MiB", [[
       local pf = require "poolsh.profile"

@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,22 +129,29 @@ int ps_atomic_open(ps_atomic *a, const char *path) {
   /* ".NAME.XXXXXX", NAME cut so the whole stays within NAME_MAX */
   snprintf(tmp, n, "%s/.%.*s.XXXXXX", dir, 200, base);
   free(dir);
+  /* no signal between creating the temporary and listing it: one that
+   * ends poolsh there would leave the temporary behind */
+  sigset_t all, was;
+  sigfillset(&all);
+  sigprocmask(SIG_BLOCK, &all, &was);
   int fd = mkostemp(tmp, O_CLOEXEC);
+  int e = errno;
+  if (fd >= 0) live_add(tmp);
+  sigprocmask(SIG_SETMASK, &was, NULL);
   if (fd < 0) {
-    int e = errno;
     free(tmp), free(copy);
     return e;
   }
   FILE *f = fdopen(fd, "wb");
   if (!f) {
-    int e = errno;
+    e = errno;
     close(fd);
     unlink(tmp);
+    live_remove(tmp);
     free(tmp), free(copy);
     return e;
   }
   a->f = f, a->path = copy, a->tmp = tmp, a->mode = mode;
-  live_add(tmp);
   return 0;
 }
 

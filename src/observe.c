@@ -33,6 +33,7 @@ static void obs_free_parts(ps_obs *o) {
   ps_trace_free(o->trace);
   ps_ledger_free_all(o->ledger);
   ps_sites_free(o->sites);
+  ps_followed_free(o->stream_map);
   for (size_t i = 0; i < o->nscopes; i++) free(o->scopes[i].pools);
   free(o->scopes);
 }
@@ -104,9 +105,7 @@ void ps_obs_stream_created(lua_State *L, ps_ctx *c, ps_streamud *s) {
   ss->id = s->id;
   ss->h = s->h;
   ss->blocking = s->blocking;
-  ss->followed = 1;
-  ss->next = o->streams;
-  o->streams = ss;
+  ps_followed_add(c, ss);
   ps_ledger_stream_followed(c, ss, 1);
   if (o->tracing && s->id) {
     ps_rec *r = ps_trace_rec(L, c, PS_OP_STREAM_CREATE, 0);
@@ -118,12 +117,7 @@ void ps_obs_stream_created(lua_State *L, ps_ctx *c, ps_streamud *s) {
  * by the next learn. */
 static void unfollow_stream(ps_ctx *c, ps_seen_stream *ss) {
   if (!ss->followed) return;
-  for (ps_seen_stream **pp = &c->obs->streams; *pp; pp = &(*pp)->next)
-    if (*pp == ss) {
-      *pp = ss->next;
-      break;
-    }
-  ss->followed = 0;
+  ps_followed_remove(c, ss);
   ps_ledger_stream_followed(c, ss, 0);
 }
 
@@ -568,7 +562,7 @@ static ps_rec *record(lua_State *L, ps_ctx *c, const ps_what *w, int flags) {
   }
   if (w->other) r->other = w->other->id;
   r->dur = w->dur;
-  ps_trace_span(c, r);
+  if (w->stream) ps_trace_span(c, r, w->stream->id ? ps_seen_stream_of(w->stream) : NULL);
   return r;
 }
 

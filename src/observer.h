@@ -133,6 +133,7 @@ static inline ps_seen_buffer *ps_seen_buffer_of(const ps_bufferud *b) {
 }
 
 typedef struct ps_sites ps_sites;
+typedef struct ps_streammap ps_streammap;
 
 #define PS_RING 64
 
@@ -181,6 +182,7 @@ struct ps_obs {
   ps_sites *sites;           /* allocation sites (sites.c) */
   ps_seen_pool *pools;       /* the live pools and streams, newest first */
   ps_seen_stream *streams;
+  ps_streammap *stream_map;  /* the streams by id (followed.c) */
   ps_ledger *ledger;         /* the blocks poolsh allocated */
 };
 
@@ -205,7 +207,7 @@ typedef struct ps_rec {
 /* trace.c: the recorder (docs/trace.md). */
 enum { PS_REC_COLLECTED = 1, PS_REC_NOSRC = 2 };
 ps_rec *ps_trace_rec(lua_State *L, ps_ctx *c, ps_op op, int flags);
-void ps_trace_span(ps_ctx *c, ps_rec *r);
+void ps_trace_span(ps_ctx *c, ps_rec *r, const ps_seen_stream *ss);
 void ps_trace_pool(lua_State *L, ps_ctx *c, ps_seen_pool *p, int64_t used_delta, int grows);
 void ps_trace_sync_begin(ps_ctx *c);
 void ps_trace_sync_end(lua_State *L, ps_ctx *c);
@@ -214,6 +216,12 @@ void ps_trace_buffer(lua_State *L, ps_ctx *c, ps_op op, const ps_bufferud *b, in
                      ps_seen_pool *p, int collected, int grows);
 void ps_where(lua_State *L, ps_ctx *c, int32_t *src, int32_t *line);
 const char *ps_source_name(ps_ctx *c, int32_t src);
+
+/* followed.c: the followed streams, by id. */
+void ps_followed_add(ps_ctx *c, ps_seen_stream *s);
+void ps_followed_remove(ps_ctx *c, ps_seen_stream *s);
+ps_seen_stream *ps_stream_by_id(ps_ctx *c, int32_t id);
+void ps_followed_free(ps_streammap *m);
 
 /* sites.c: allocation sites (Lua frames or the REPL's statement). */
 int32_t ps_site_alloc(lua_State *L, ps_ctx *c, uint64_t size, int32_t src, int32_t line);
@@ -238,7 +246,6 @@ void ps_ledger_learn(lua_State *L, ps_ctx *c);
 void ps_ledger_released(lua_State *L, ps_ctx *c);
 void ps_ledger_pool_followed(ps_ctx *c, ps_seen_pool *p, int followed);
 void ps_ledger_stream_followed(ps_ctx *c, ps_seen_stream *s, int followed);
-ps_seen_stream *ps_stream_by_id(ps_ctx *c, int32_t id);
 ps_span *ps_ledger_spans(ps_ctx *c, const ps_seen_pool *p, size_t *n, int done);
 void ps_ledger_free_space(ps_ctx *c, ps_seen_pool *p, uint64_t reserved, uint64_t *nfree,
                           uint64_t *largest);

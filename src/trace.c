@@ -323,15 +323,15 @@ static int is_work(int op) {
          op == PS_OP_SPIN;
 }
 
-/* Device work r (its stream set) just queued: its start and duration on
- * its stream, asked of the backend with a query that changes nothing.
+/* Device work r just queued on ss (NULL: the legacy default stream): its
+ * start and duration there, asked of the backend with a query that
+ * changes nothing.
  * A copy the host waited for (pageable memory) is stamped when it was
  * called. Where the backend cannot tell, a spin keeps the time it asked
  * for, from the call's time, marked estimated; other work stays unknown. */
-void ps_trace_span(ps_ctx *c, ps_rec *r) {
+void ps_trace_span(ps_ctx *c, ps_rec *r, const ps_seen_stream *ss) {
   const ps_trace *tr = c->obs->trace;
   if (!is_work(r->op) || r->stream < 0 || (r->op == PS_OP_COPY && r->size == 0)) return;
-  const ps_seen_stream *ss = r->stream ? ps_stream_by_id(c, r->stream) : NULL;
   double q, a, b;
   if (c->be->stream_last_span && (ss || !r->stream) &&
       c->be->stream_last_span(c->b, ss ? ss->h : NULL, &q, &a, &b) == PS_OK && b >= a) {

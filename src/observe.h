@@ -52,9 +52,11 @@ void ps_obs_pool_created(lua_State *L, ps_ctx *c, ps_poolud *p);
 void ps_obs_pool_destroying(lua_State *L, ps_ctx *c, ps_poolud *p, int collected);
 
 /* Buffers: an allocation (pool and stream NULL for the other kinds; said:
- * the backend's word on reuse), one that failed (pushes the lines that
- * explain it, docs/errors.md: "" unless out of memory), and a free (queued on
- * stream s for pool memory; NULL for the other kinds). */
+ * the backend's word on reuse), one that failed (pushes what explains it:
+ * nil unless out of memory, else a table of ids, bytes and the advice
+ * that applies, which lua/poolsh/render/oom.lua words, docs/errors.md),
+ * and a free (queued on stream s for pool memory; NULL for the other
+ * kinds). */
 void ps_obs_alloc(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_poolud *p,
                   ps_streamud *s, ps_reuse_rule said);
 void ps_obs_alloc_failed(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, uint64_t size,

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "poolsh.h"
+#include "render.h"
 #include "share.h"
 
 /* The pool settings readable and writable as fields: ps_setting_names. */
@@ -366,6 +367,7 @@ static int alloc_failed(lua_State *L, int st, uint64_t size, ps_poolud *p, ps_st
   char sz[32], n[16];
   ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
   ps_obs_alloc_failed(L, c, p, s, size, st);
+  ps_render(L, "poolsh.render.oom", 1);         /* the lines that explain it, or "" */
   if (c->limited && c->lim.refused.on) {         /* not the driver's lines, then */
     return ps_limit_fail(L, c, lua_pushfstring(L, "p%d:alloc(%s)", p->id,
                                                ps_fmtsize(sz, sizeof sz, size)));

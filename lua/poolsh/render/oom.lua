@@ -4,6 +4,7 @@
 -- p:alloc raises with what this returns (src/pool.c, through ps_render).
 local units = require "poolsh.units"
 local naming = require "poolsh.naming"
+local call = require "poolsh.render.call"
 
 local fmt = units.fmt
 
@@ -49,10 +50,10 @@ local function advice(f, pool)
   end
   local s, first = stream(f.stream), stream(f.first_other)
   local out = ("%s freed on other streams was not usable from %s: with internal_dependencies on, "
-               .. "%s would have made %s wait for them; so would %s:sync() before the allocation")
-              :format(fmt(f.freed_other), s, pool, s, first)
+               .. "%s would have made %s wait for them; so would %s before the allocation")
+              :format(fmt(f.freed_other), s, pool, s, call("stream_sync", f.first_other))
   if f.follow_event_dependencies then
-    out = out .. (", or %s:wait(e) on an event e recorded on %s after the frees"):format(s, first)
+    out = out .. (", or %s on an event e recorded on %s after the frees"):format(call("wait", f.stream), first)
   end
   return out
 end

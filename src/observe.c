@@ -33,6 +33,7 @@ static void obs_free_parts(ps_obs *o) {
   ps_trace_free(o->trace);
   ps_ledger_free_all(o->ledger);
   ps_sites_free(o->sites);
+  ps_names_free(o->names);
   ps_followed_free(o->stream_map);
   for (size_t i = 0; i < o->nscopes; i++) free(o->scopes[i].pools);
   free(o->scopes);

@@ -134,6 +134,7 @@ static inline ps_seen_buffer *ps_seen_buffer_of(const ps_bufferud *b) {
 
 typedef struct ps_sites ps_sites;
 typedef struct ps_streammap ps_streammap;
+typedef struct ps_names ps_names;
 
 #define PS_RING 64
 
@@ -180,6 +181,7 @@ struct ps_obs {
   uint64_t retry_mark, retry_pool_mark;     /* live bytes (all, the pool's) at a retry */
   uint64_t retry_freed, retry_pool_freed;   /* what its collection freed */
   ps_sites *sites;           /* allocation sites (sites.c) */
+  ps_names *names;           /* source names and statements (sources.c) */
   ps_seen_pool *pools;       /* the live pools and streams, newest first */
   ps_seen_stream *streams;
   ps_streammap *stream_map;  /* the streams by id (followed.c) */
@@ -214,8 +216,12 @@ void ps_trace_sync_end(lua_State *L, ps_ctx *c);
 void ps_trace_free(ps_trace *tr);
 void ps_trace_buffer(lua_State *L, ps_ctx *c, ps_op op, const ps_bufferud *b, int32_t stream,
                      ps_seen_pool *p, int collected, int grows);
+
+/* sources.c: the one table of source names (and the REPL's statements). */
+int32_t ps_name_index(ps_ctx *c, const char *name, int fresh);
+const char *ps_name_of(ps_ctx *c, int32_t i);
 void ps_where(lua_State *L, ps_ctx *c, int32_t *src, int32_t *line);
-const char *ps_source_name(ps_ctx *c, int32_t src);
+void ps_names_free(ps_names *t);
 
 /* followed.c: the followed streams, by id. */
 void ps_followed_add(ps_ctx *c, ps_seen_stream *s);

@@ -210,6 +210,37 @@ describe("the observation layer's entry points", function()
   end)
 end)
 
+describe("the one table of source names", function()
+  after_each(function()
+    poolsh.trace.stop(); poolsh.trace.clear(); core.sources(true, 1); core.statement(nil)
+  end)
+
+  it("names a site's frames, the trace's sources and a statement alike", function()
+    local q = poolsh.pool {}
+    core.sources(true, 2)
+    poolsh.trace.clear(); poolsh.trace.start()
+    local function inner() return q:alloc(100) end
+    local b = inner()
+    poolsh.trace.stop()
+    local src
+    for _, e in ipairs(poolsh.trace.events()) do if e.op == "alloc" then src = e.src end end
+    local me = debug.getinfo(1, "S").short_src
+    assert.matches("^" .. me:gsub("%p", "%%%0") .. ":%d+$", src)
+    local site
+    for _, x in ipairs(core.sites()) do if x.site:find(src, 1, true) == 1 then site = x.site end end
+    assert.is_string(site)
+    assert.matches("^" .. src:gsub("%p", "%%%0") .. " < " .. me:gsub("%p", "%%%0") .. ":%d+$", site)
+    b:free()
+    core.statement("keep = q:alloc(1)")
+    local c = assert(load("return (...):alloc(1)", "=stdin"))(q)
+    core.statement(nil)
+    local found = false
+    for _, x in ipairs(core.sites()) do found = found or x.site == "keep = q:alloc(1)" end
+    assert.is_true(found)
+    c:free(); poolsh.sync(); q:destroy()
+  end)
+end)
+
 -- The sim's live blocks and the ledger's live extents, address -> size,
 -- and the ledger's pending bytes checked against the sim: each pending or
 -- done extent lies over memory the sim holds freed, never live.

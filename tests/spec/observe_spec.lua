@@ -258,12 +258,17 @@ local function agree(q, step)
         assert(addr + size <= b.addr or b.addr + b.size <= addr,
                ("step %d: freed extent of b%d at %#x over a live block"):format(step, b.buffer, b.addr))
       end
+      for _, r in ipairs(freed) do                   -- known complete: the sim's free is not pending
+        assert(b.pending or r.state ~= "pending" or r.addr + r.size <= b.addr or b.addr + b.size <= r.addr,
+               ("step %d: the ledger says b%d's free completed, the sim's is pending"):format(step, b.buffer))
+      end
     else
       mine[b.addr] = b.size
     end
   end
   assert.same(live, mine, "step " .. step .. ": live blocks")
   assert.equal(pending, q:stats { estimates = false }.pending, "step " .. step .. ": pending bytes")
+  return next(mine) ~= nil
 end
 
 describe("a random run", function()
@@ -296,12 +301,13 @@ describe("a random run", function()
       function() if #events > 0 then pick(events):sync() end end,
       function() poolsh.sleep(math.random(0, 3)) end,
     }
-    local pended = 0                                 -- steps that left a free pending
+    local pended, held = 0, 0                        -- steps that left a free pending, a block live
     for step = 1, 400 do
       steps[math.random(#steps)]()
-      agree(q, step)
+      if agree(q, step) then held = held + 1 end
       if q:stats().pending > 0 then pended = pended + 1 end
     end
+    assert(held > 100, "the run holds live blocks: " .. held)
     assert(core.counts().pools[q.id].allocs > 30, "the run allocates")
     assert(pended > 20, "the run keeps frees pending: " .. pended)
     for _, b in ipairs(live) do b:free() end

@@ -1,7 +1,9 @@
 /*
  * observer.h: the observation layer's own state and the observers it fans
- * out to: the ledger (ledger.c), the recorder (trace.c), the views
- * (inspect.c). Only observe.c and those three include it; bindings see
+ * out to: the ledger (ledger.c), the recorder (trace.c), the sites
+ * (sites.c), the views (inspect.c), and what they share below them: the
+ * table of source names (sources.c) and the followed streams by id
+ * (followed.c). Only those files and observe.c include it; bindings see
  * observe.h.
  */
 #ifndef POOLSH_OBSERVER_H

@@ -154,20 +154,6 @@ int ps_todevice(lua_State *L, int idx, const char *what) {
   return (int)d;
 }
 
-/* Formats bytes as poolsh.fmt does (lua/poolsh/units.lua): "64.00 MiB",
- * "100 B", for callers that write into a C buffer (the observation
- * layer's reports); the bindings' messages use ps_pushsize, poolsh.fmt
- * itself. tests/c/test_sizes.c proves the two agree for every size class. */
-const char *ps_fmtsize(char *out, size_t n, uint64_t bytes) {
-  static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  double v = (double)bytes;
-  int u = 0;
-  while (v >= 1024 && u < 6) { v /= 1024; u++; }
-  if (u == 0) snprintf(out, n, "%llu B", (unsigned long long)bytes);
-  else snprintf(out, n, "%.2f %s", v, units[u]);
-  return out;
-}
-
 /* Refuses keys of the options table at arg that are not in allowed. */
 void ps_checkoptions(lua_State *L, int arg, const char *what,
                      const char *const allowed[]) {

@@ -31,7 +31,6 @@ const char *ps_tosize(lua_State *L, int idx, uint64_t *out);
 uint64_t ps_checksize(lua_State *L, int arg);
 uint64_t ps_optsize(lua_State *L, int arg, uint64_t def);
 uint64_t ps_fieldsize(lua_State *L, int t, const char *key, const char *what, uint64_t def);
-const char *ps_fmtsize(char *out, size_t n, uint64_t bytes);
 const char *ps_pushsize(lua_State *L, uint64_t bytes);
 double ps_checkduration(lua_State *L, int arg);
 int ps_todevice(lua_State *L, int idx, const char *what);

@@ -31,7 +31,6 @@
 #include <string.h>
 
 #include "observer.h"
-#include "naming.h"
 
 enum { BLOCK_FREE_SLOT = 0, BLOCK_LIVE, BLOCK_PENDING, BLOCK_DONE };
 
@@ -637,15 +636,6 @@ static void act_sort(ps_ledger *l) {
 }
 
 /* ---- streams by id, and reuse rules --------------------------------------------- */
-
-/* The live stream with that id, or NULL. O(1). */
-ps_seen_stream *ps_stream_by_id(ps_ctx *c, int32_t id) {
-  const ps_ledger *l = c->obs->ledger;
-  if (l && !l->ids_lost) return idmap_get(&l->streams, id);
-  for (ps_seen_stream *s = c->obs->streams; s; s = s->next)
-    if (s->id == id) return s;
-  return NULL;
-}
 
 /* Pool p is followed (a live pool) or no longer. */
 void ps_ledger_pool_followed(ps_ctx *c, ps_seen_pool *p, int followed) {

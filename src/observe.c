@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "observe.h"
 #include "observer.h"
-#include "naming.h"
 #include "share.h"
 
 _Static_assert(sizeof(ps_seen_buffer) == PS_SEEN_BUFFER_BYTES, "observe.h's record size");
@@ -34,6 +34,8 @@ static void obs_free_parts(ps_obs *o) {
   ps_trace_free(o->trace);
   ps_ledger_free_all(o->ledger);
   ps_sites_free(o->sites);
+  ps_names_free(o->names);
+  ps_followed_free(o->stream_map);
   for (size_t i = 0; i < o->nscopes; i++) free(o->scopes[i].pools);
   free(o->scopes);
 }
@@ -105,9 +107,7 @@ void ps_obs_stream_created(lua_State *L, ps_ctx *c, ps_streamud *s) {
   ss->id = s->id;
   ss->h = s->h;
   ss->blocking = s->blocking;
-  ss->followed = 1;
-  ss->next = o->streams;
-  o->streams = ss;
+  ps_followed_add(c, ss);
   ps_ledger_stream_followed(c, ss, 1);
   if (o->tracing && s->id) {
     ps_rec *r = ps_trace_rec(L, c, PS_OP_STREAM_CREATE, 0);
@@ -119,12 +119,7 @@ void ps_obs_stream_created(lua_State *L, ps_ctx *c, ps_streamud *s) {
  * by the next learn. */
 static void unfollow_stream(ps_ctx *c, ps_seen_stream *ss) {
   if (!ss->followed) return;
-  for (ps_seen_stream **pp = &c->obs->streams; *pp; pp = &(*pp)->next)
-    if (*pp == ss) {
-      *pp = ss->next;
-      break;
-    }
-  ss->followed = 0;
+  ps_followed_remove(c, ss);
   ps_ledger_stream_followed(c, ss, 0);
 }
 
@@ -251,7 +246,7 @@ void ps_obs_alloc(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_poolud *p,
   if (o->tracing) ps_trace_buffer(L, c, PS_OP_ALLOC, b, s->id, sp, 0, !fits);
 }
 
-/* ---- out of memory, explained ------------------------------------------------- */
+/* ---- out of memory, in codes and numbers ------------------------------------- */
 
 #define OOM_STREAMS 8          /* streams named in the pending line */
 
@@ -278,14 +273,16 @@ static void oom_each(void *ud, int32_t stream, uint64_t bytes, int done) {
   else a->v[i].pending += bytes;
 }
 
-static void add_size(luaL_Buffer *b, uint64_t bytes) {
-  char sz[32];
-  luaL_addstring(b, ps_fmtsize(sz, sizeof sz, bytes));
+/* Sets t[k] (t on top) to bytes: an integer, or a float beyond 2^63. */
+static void set_bytes(lua_State *L, const char *k, uint64_t bytes) {
+  if (bytes <= (uint64_t)LUA_MAXINTEGER) lua_pushinteger(L, (lua_Integer)bytes);
+  else lua_pushnumber(L, (lua_Number)bytes);
+  lua_setfield(L, -2, k);
 }
 
-static void add_name(lua_State *L, luaL_Buffer *b, int kind, int32_t id) {
-  ps_pushname(L, kind, id);
-  luaL_addvalue(b);
+static void set_id(lua_State *L, const char *k, int32_t id) {
+  lua_pushinteger(L, id);
+  lua_setfield(L, -2, k);
 }
 
 static uint64_t pool_setting(ps_ctx *c, const ps_poolud *p, ps_pool_attr a) {
@@ -294,10 +291,12 @@ static uint64_t pool_setting(ps_ctx *c, const ps_poolud *p, ps_pool_attr a) {
   return v;
 }
 
-/* The line saying what would have let the allocation on s use the freed
- * memory of other streams (docs/errors.md). */
-static void oom_advice(lua_State *L, luaL_Buffer *b, ps_ctx *c, const ps_poolud *p,
-                       const oom_acc *a, uint64_t size) {
+/* Sets the advice (docs/errors.md, the last line): which applies, the
+ * freed bytes it speaks of and the first other stream that freed them.
+ * "none": nothing freed; "no_extent": the freed memory was usable (own
+ * stream, or internal dependencies on) but holds no extent of the size;
+ * "other_streams": freed on other streams, not usable from this one. */
+static void oom_advice(lua_State *L, ps_ctx *c, const ps_poolud *p, const oom_acc *a) {
   uint64_t other = 0, own = 0;
   int32_t first = -1;
   for (int i = 0; i < a->n; i++) {
@@ -308,106 +307,61 @@ static void oom_advice(lua_State *L, luaL_Buffer *b, ps_ctx *c, const ps_poolud 
     }
   }
   other += a->more;
-  luaL_addstring(b, "\n  ");
-  if (other + own == 0) {
-    luaL_addstring(b, "no freed memory to reuse: free buffers");
-    luaL_addstring(b, p->props.max_size ? " or raise max_size" : "");
-    return;
-  }
-  if (other == 0 || pool_setting(c, p, PS_ATTR_INTERNAL_DEPS)) {
-    luaL_addstring(b, "the freed memory (");
-    add_size(b, other + own);
-    luaL_addstring(b, ") was usable but holds no free extent of ");
-    add_size(b, size);
-    luaL_addstring(b, ": synchronising would not help");
-    return;
-  }
-  add_size(b, other);
-  luaL_addstring(b, " freed on other streams was not usable from ");
-  add_name(L, b, PS_ID_STREAM, a->stream);
-  luaL_addstring(b, ": with internal_dependencies on, ");
-  add_name(L, b, PS_ID_POOL, p->id);
-  luaL_addstring(b, " would have made ");
-  add_name(L, b, PS_ID_STREAM, a->stream);
-  luaL_addstring(b, " wait for them; so would ");
-  add_name(L, b, PS_ID_STREAM, first);
-  luaL_addstring(b, ":sync() before the allocation");
-  if (pool_setting(c, p, PS_ATTR_FOLLOW_EVENT_DEPS)) {
-    luaL_addstring(b, ", or ");
-    add_name(L, b, PS_ID_STREAM, a->stream);
-    luaL_addstring(b, ":wait(e) on an event e recorded on ");
-    add_name(L, b, PS_ID_STREAM, first);
-    luaL_addstring(b, " after the frees");
-  }
+  const char *advice = other + own == 0 ? "none"
+                     : other == 0 || pool_setting(c, p, PS_ATTR_INTERNAL_DEPS) ? "no_extent"
+                     : "other_streams";
+  lua_pushstring(L, advice);
+  lua_setfield(L, -2, "advice");
+  set_bytes(L, "freed", other + own);
+  set_bytes(L, "freed_other", other);
+  if (first >= 0) set_id(L, "first_other", first);
+  lua_pushboolean(L, pool_setting(c, p, PS_ATTR_FOLLOW_EVENT_DEPS) != 0);
+  lua_setfield(L, -2, "follow_event_dependencies");
 }
 
-/* Pushes the lines that follow an out-of-memory error's first line: the
- * pool's counters and freed memory per stream, its max_size as the
- * driver rounds it, the device's free memory, what the collection before
- * the retry freed, and what would have let it use the freed memory. */
+/* Pushes what explains an out-of-memory failure, in codes and numbers
+ * (lua/poolsh/render/oom.lua words it): the pool's counters and freed
+ * memory per stream, its max_size and the driver's granularity, the
+ * device's free memory, what the collection before the retry freed, and
+ * which advice applies. */
 static void push_oom(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, uint64_t size) {
   ps_obs *o = c->obs;
   ps_seen_pool *sp = ps_seen_pool_of(p);
   oom_acc a = { .stream = s->id };
   ps_ledger_pending_by_stream(c, sp, oom_each, &a);
-  luaL_Buffer b;
-  luaL_buffinit(L, &b);
-  luaL_addstring(&b, "\n  ");
-  add_name(L, &b, PS_ID_POOL, p->id);
-  luaL_addstring(&b, ": reserved ");
-  add_size(&b, pool_setting(c, p, PS_ATTR_RESERVED_CURRENT));
-  luaL_addstring(&b, ", used ");
-  add_size(&b, pool_setting(c, p, PS_ATTR_USED_CURRENT));
-  luaL_addstring(&b, ", pending ");
-  add_size(&b, sp->pending_bytes);
+  lua_createtable(L, 0, 24);
+  set_id(L, "pool", p->id);
+  set_id(L, "stream", s->id);
+  set_bytes(L, "size", size);
+  set_bytes(L, "reserved", pool_setting(c, p, PS_ATTR_RESERVED_CURRENT));
+  set_bytes(L, "used", pool_setting(c, p, PS_ATTR_USED_CURRENT));
+  set_bytes(L, "pending", sp->pending_bytes);
+  lua_createtable(L, a.n, 0);                    /* [facts, by_stream] */
   for (int i = 0; i < a.n; i++) {
-    luaL_addstring(&b, i ? ", " : " (");
-    add_name(L, &b, PS_ID_STREAM, a.v[i].stream);
-    luaL_addstring(&b, " ");
-    add_size(&b, a.v[i].pending);
-    if (a.v[i].done) {
-      luaL_addstring(&b, " + ");
-      add_size(&b, a.v[i].done);
-      luaL_addstring(&b, " completed");
-    }
-    if (i == a.n - 1) luaL_addstring(&b, a.more ? ", ...)" : ")");
+    lua_createtable(L, 0, 3);
+    set_id(L, "stream", a.v[i].stream);
+    set_bytes(L, "pending", a.v[i].pending);
+    set_bytes(L, "done", a.v[i].done);
+    lua_rawseti(L, -2, i + 1);
   }
-  luaL_addstring(&b, "\n  ");
+  lua_setfield(L, -2, "by_stream");
+  set_bytes(L, "more", a.more);                  /* bytes on streams beyond by_stream */
   if (p->props.max_size) {
     double g = 32.0 * 1024 * 1024;         /* the driver's granularity (calibration.md E7) */
     if (c->be->option_get) c->be->option_get(c->b, "pool_granularity", &g);
-    uint64_t gran = g >= 1 ? (uint64_t)g : 1, max = p->props.max_size;
-    uint64_t rounded = max + (gran - max % gran) % gran;
-    luaL_addstring(&b, "max_size ");
-    add_size(&b, rounded);
-    if (rounded != max) {
-      luaL_addstring(&b, " (");
-      add_size(&b, max);
-      luaL_addstring(&b, " rounded up)");
-    }
-  } else {
-    luaL_addstring(&b, "no max_size");
+    set_bytes(L, "max_size", p->props.max_size);
+    set_bytes(L, "granularity", g >= 1 ? (uint64_t)g : 1);
   }
   ps_device_info d;
   if (p->props.location == PS_LOCATION_DEVICE &&
       c->be->device_info(c->b, p->props.device, &d) == PS_OK) {
-    luaL_addstring(&b, "; device ");
-    lua_pushfstring(L, "%d", p->props.device);
-    luaL_addvalue(&b);
-    luaL_addstring(&b, ": ");
-    add_size(&b, d.free);
-    luaL_addstring(&b, " free of ");
-    add_size(&b, d.total);
+    set_id(L, "device", p->props.device);
+    set_bytes(L, "device_free", d.free);
+    set_bytes(L, "device_total", d.total);
   }
-  luaL_addstring(&b, "\n  collecting garbage before the retry freed ");
-  add_size(&b, o->retry_freed);
-  luaL_addstring(&b, " of pool buffers (");
-  add_size(&b, o->retry_pool_freed);
-  luaL_addstring(&b, " of ");
-  add_name(L, &b, PS_ID_POOL, p->id);
-  luaL_addstring(&b, ")");
-  oom_advice(L, &b, c, p, &a, size);
-  luaL_pushresult(&b);
+  set_bytes(L, "retry_freed", o->retry_freed);
+  set_bytes(L, "retry_pool_freed", o->retry_pool_freed);
+  oom_advice(L, c, p, &a);
 }
 
 void ps_obs_alloc_failed(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, uint64_t size,
@@ -419,7 +373,7 @@ void ps_obs_alloc_failed(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, 
     ps_trace_pool(L, c, sp, 0, 1);
   }
   if (status != PS_ERR_MEMORY_ALLOCATION) {
-    lua_pushliteral(L, "");
+    lua_pushnil(L);
     return;
   }
   sp->n.ooms++;
@@ -569,7 +523,7 @@ static ps_rec *record(lua_State *L, ps_ctx *c, const ps_what *w, int flags) {
   }
   if (w->other) r->other = w->other->id;
   r->dur = w->dur;
-  ps_trace_span(c, r);
+  if (w->stream) ps_trace_span(c, r, w->stream->id ? ps_seen_stream_of(w->stream) : NULL);
   return r;
 }
 

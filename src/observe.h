@@ -8,29 +8,7 @@
 #ifndef POOLSH_OBSERVE_H
 #define POOLSH_OBSERVE_H
 
-#include "context.h"
-
-/* One reported event. Only the fields its op uses are set; the rest are
- * zero (a designated initializer leaves them so). */
-typedef struct ps_what {
-  ps_op op;
-  ps_streamud *stream;       /* the stream it went on or waited for */
-  ps_eventud *event;
-  ps_poolud *pool;
-  const ps_bufferud *buffer;
-  const ps_bufferud *other;  /* a copy's source */
-  uint64_t offset, size;     /* the bytes of buffer it touched; trim: what it keeps */
-  uint64_t value;            /* set: the value written */
-  int setting;               /* set: the index in ps_setting_names, PS_SET_RESET_HIGH or
-                                PS_SET_ACCESS */
-  double dur;                /* ms of device work when known (spin) */
-  int collected;             /* done by a finalizer */
-} ps_what;
-
-#define PS_SET_RESET_HIGH 4
-/* set: a device's access to the pool; value is PS_ACCESS_VALUE(dev, access). */
-#define PS_SET_ACCESS 5
-#define PS_ACCESS_VALUE(dev, a) ((uint64_t)(uint32_t)(dev) << 8 | (uint64_t)(a))
+#include "report.h"
 
 /* Makes the layer's state (raises on out of memory) and frees it. */
 void ps_obs_open(lua_State *L, ps_ctx *c);
@@ -43,9 +21,11 @@ void ps_obs_pool_created(lua_State *L, ps_ctx *c, ps_poolud *p);
 void ps_obs_pool_destroying(lua_State *L, ps_ctx *c, ps_poolud *p, int collected);
 
 /* Buffers: an allocation (pool and stream NULL for the other kinds; said:
- * the backend's word on reuse), one that failed (pushes the lines that
- * explain it, docs/errors.md: "" unless out of memory), and a free (queued on
- * stream s for pool memory; NULL for the other kinds). */
+ * the backend's word on reuse), one that failed (pushes what explains it:
+ * nil unless out of memory, else a table of ids, bytes and the advice
+ * that applies, which lua/poolsh/render/oom.lua words, docs/errors.md),
+ * and a free (queued on stream s for pool memory; NULL for the other
+ * kinds). */
 void ps_obs_alloc(lua_State *L, ps_ctx *c, const ps_bufferud *b, ps_poolud *p,
                   ps_streamud *s, ps_reuse_rule said);
 void ps_obs_alloc_failed(lua_State *L, ps_ctx *c, ps_poolud *p, ps_streamud *s, uint64_t size,

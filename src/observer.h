@@ -1,13 +1,15 @@
 /*
  * observer.h: the observation layer's own state and the observers it fans
- * out to: the ledger (ledger.c), the recorder (trace.c), the views
- * (inspect.c). Only observe.c and those three include it; bindings see
+ * out to: the ledger (ledger.c), the recorder (trace.c), the sites
+ * (sites.c), the views (inspect.c), and what they share below them: the
+ * table of source names (sources.c) and the followed streams by id
+ * (followed.c). Only those files and observe.c include it; bindings see
  * observe.h.
  */
 #ifndef POOLSH_OBSERVER_H
 #define POOLSH_OBSERVER_H
 
-#include "observe.h"
+#include "report.h"
 
 typedef struct ps_trace ps_trace;
 typedef struct ps_ledger ps_ledger;
@@ -133,6 +135,8 @@ static inline ps_seen_buffer *ps_seen_buffer_of(const ps_bufferud *b) {
 }
 
 typedef struct ps_sites ps_sites;
+typedef struct ps_streammap ps_streammap;
+typedef struct ps_names ps_names;
 
 #define PS_RING 64
 
@@ -179,8 +183,10 @@ struct ps_obs {
   uint64_t retry_mark, retry_pool_mark;     /* live bytes (all, the pool's) at a retry */
   uint64_t retry_freed, retry_pool_freed;   /* what its collection freed */
   ps_sites *sites;           /* allocation sites (sites.c) */
+  ps_names *names;           /* source names and statements (sources.c) */
   ps_seen_pool *pools;       /* the live pools and streams, newest first */
   ps_seen_stream *streams;
+  ps_streammap *stream_map;  /* the streams by id (followed.c) */
   ps_ledger *ledger;         /* the blocks poolsh allocated */
 };
 
@@ -205,15 +211,25 @@ typedef struct ps_rec {
 /* trace.c: the recorder (docs/trace.md). */
 enum { PS_REC_COLLECTED = 1, PS_REC_NOSRC = 2 };
 ps_rec *ps_trace_rec(lua_State *L, ps_ctx *c, ps_op op, int flags);
-void ps_trace_span(ps_ctx *c, ps_rec *r);
+void ps_trace_span(ps_ctx *c, ps_rec *r, const ps_seen_stream *ss);
 void ps_trace_pool(lua_State *L, ps_ctx *c, ps_seen_pool *p, int64_t used_delta, int grows);
 void ps_trace_sync_begin(ps_ctx *c);
 void ps_trace_sync_end(lua_State *L, ps_ctx *c);
 void ps_trace_free(ps_trace *tr);
 void ps_trace_buffer(lua_State *L, ps_ctx *c, ps_op op, const ps_bufferud *b, int32_t stream,
                      ps_seen_pool *p, int collected, int grows);
+
+/* sources.c: the one table of source names (and the REPL's statements). */
+int32_t ps_name_index(ps_ctx *c, const char *name, int fresh);
+const char *ps_name_of(ps_ctx *c, int32_t i);
 void ps_where(lua_State *L, ps_ctx *c, int32_t *src, int32_t *line);
-const char *ps_source_name(ps_ctx *c, int32_t src);
+void ps_names_free(ps_names *t);
+
+/* followed.c: the followed streams, by id. */
+void ps_followed_add(ps_ctx *c, ps_seen_stream *s);
+void ps_followed_remove(ps_ctx *c, ps_seen_stream *s);
+ps_seen_stream *ps_stream_by_id(ps_ctx *c, int32_t id);
+void ps_followed_free(ps_streammap *m);
 
 /* sites.c: allocation sites (Lua frames or the REPL's statement). */
 int32_t ps_site_alloc(lua_State *L, ps_ctx *c, uint64_t size, int32_t src, int32_t line);
@@ -238,7 +254,6 @@ void ps_ledger_learn(lua_State *L, ps_ctx *c);
 void ps_ledger_released(lua_State *L, ps_ctx *c);
 void ps_ledger_pool_followed(ps_ctx *c, ps_seen_pool *p, int followed);
 void ps_ledger_stream_followed(ps_ctx *c, ps_seen_stream *s, int followed);
-ps_seen_stream *ps_stream_by_id(ps_ctx *c, int32_t id);
 ps_span *ps_ledger_spans(ps_ctx *c, const ps_seen_pool *p, size_t *n, int done);
 void ps_ledger_free_space(ps_ctx *c, ps_seen_pool *p, uint64_t reserved, uint64_t *nfree,
                           uint64_t *largest);

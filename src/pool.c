@@ -11,6 +11,7 @@
 #include "bindings.h"
 #include "naming.h"
 #include "limit.h"
+#include "render.h"
 #include "share.h"
 
 /* The pool settings readable and writable as fields: ps_setting_names. */
@@ -362,6 +363,7 @@ static int alloc_failed(lua_State *L, int st, uint64_t size, ps_poolud *p, ps_st
   char n[16];
   ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
   ps_obs_alloc_failed(L, c, p, s, size, st);
+  ps_render(L, "poolsh.render.oom", 1);         /* the lines that explain it, or "" */
   const char *why = lua_tostring(L, -1);         /* stays on the stack, as sz */
   const char *sz = ps_pushsize(L, size);
   if (c->limited && c->lim.refused.on)           /* not the driver's lines, then */

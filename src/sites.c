@@ -6,9 +6,11 @@
  * counts its allocations, live bytes, their peak and all bytes allocated,
  * updated at alloc and free in O(1) (poolsh.core.sites()).
  *
- * The innermost frame is ps_where's (trace.c): the one the recorder and
+ * The innermost frame is ps_where's (sources.c): the one the recorder and
  * the ledger already take, so depth 1 costs one table look-up more, and
- * two comparisons when the site is the last one found.
+ * two comparisons when the site is the last one found. Every frame names
+ * its source, and a statement its text, in the layer's one table of
+ * names (sources.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +20,8 @@
 #define SITE_DEPTH_MAX 16
 #define STMT_LINE (-1)           /* a frame that is the REPL's statement */
 
-/* A frame is (src, line): src >= 0 a name of trace.c's table (the
- * innermost frame), src <= -2 the name -2 - src of this file's table. */
+/* A frame is (name, line): a name of sources.c's table, and its line,
+ * or STMT_LINE for the REPL's statement whose text that name is. */
 typedef struct ps_site {
   uint32_t hash;
   int32_t next;                  /* in its bucket's chain, -1: none */
@@ -33,16 +35,12 @@ struct ps_sites {
   size_t n, cap;
   int32_t *buckets;              /* heads of chains, -1: empty */
   size_t nbuckets;
-  char **names;                  /* outer frames' sources, and statements */
-  size_t nnames, capnames;
   int32_t last_src, last_line, last_site;   /* the last depth-1 site found */
   int32_t stmt;                  /* the current statement's name, -1: none */
 };
 
 void ps_sites_free(ps_sites *s) {
   if (!s) return;
-  for (size_t i = 0; i < s->nnames; i++) free(s->names[i]);
-  free(s->names);
   free(s->v);
   free(s->buckets);
   free(s);
@@ -55,26 +53,6 @@ static ps_sites *sites_of(ps_ctx *c) {
   if (!s) return NULL;
   s->last_src = s->last_site = s->stmt = -1;
   return o->sites = s;
-}
-
-/* The index of a copy of name in the table (a new one when fresh is
- * set, else the one already there), -1 when out of memory. */
-static int32_t name_index(ps_sites *s, const char *name, int fresh) {
-  size_t i = 0;
-  if (!fresh)
-    while (i < s->nnames && strcmp(s->names[i], name) != 0) i++;
-  else i = s->nnames;
-  if (i < s->nnames) return (int32_t)i;
-  if (s->nnames == s->capnames) {
-    size_t cap = s->capnames ? s->capnames * 2 : 16;
-    char **v = realloc(s->names, cap * sizeof *v);
-    if (!v) return -1;
-    s->names = v, s->capnames = cap;
-  }
-  char *copy = strdup(name);
-  if (!copy) return -1;
-  s->names[s->nnames] = copy;
-  return (int32_t)s->nnames++;
 }
 
 static uint32_t hash_frames(const int32_t *f, int n) {
@@ -176,13 +154,13 @@ static int32_t capture_deep(lua_State *L, ps_ctx *c, ps_sites *s, int32_t src, i
     lua_getinfo(L, "Sl", &ar);
     if (ar.currentline <= 0) continue;            /* a C function */
     if (s->stmt >= 0 && is_statement(&ar)) {
-      f[2 * n] = -2 - s->stmt, f[2 * n + 1] = STMT_LINE;
+      f[2 * n] = s->stmt, f[2 * n + 1] = STMT_LINE;
       n++;
       break;
     }
-    int32_t name = n ? name_index(s, ar.short_src, 0) : 0;
+    int32_t name = n ? ps_name_index(c, ar.short_src, 0) : src;
     if (name < 0) return -1;
-    f[2 * n] = n ? -2 - name : src;
+    f[2 * n] = name;
     f[2 * n + 1] = n ? ar.currentline : line;
     n++;
   }
@@ -209,7 +187,7 @@ void ps_push_site(lua_State *L, ps_ctx *c, int32_t site) {
   for (int i = 0; i < x->n; i++) {
     int32_t src = x->frames[2 * i], line = x->frames[2 * i + 1];
     if (i) luaL_addstring(&b, " < ");
-    luaL_addstring(&b, src >= 0 ? ps_source_name(c, src) : s->names[-2 - src]);
+    luaL_addstring(&b, ps_name_of(c, src));
     if (line == STMT_LINE) continue;
     lua_pushfstring(L, ":%d", (int)line);
     luaL_addvalue(&b);
@@ -251,8 +229,8 @@ static int sites_statement(lua_State *L) {
     return 0;
   }
   const char *text = lua_tostring(L, 1);
-  if (s->stmt >= 0 && strcmp(s->names[s->stmt], text) == 0) return 0;
-  int32_t i = name_index(s, text, 1);
+  if (s->stmt >= 0 && strcmp(ps_name_of(c, s->stmt), text) == 0) return 0;
+  int32_t i = ps_name_index(c, text, 1);
   if (i < 0) return luaL_error(L, "poolsh.core.statement: out of memory");
   s->stmt = i;
   return 0;

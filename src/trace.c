@@ -26,9 +26,6 @@ struct ps_trace {
   size_t settled;               /* records before this one have t in ms */
   uint64_t anchor_tick;         /* both clocks, read together when last settled */
   double anchor_ms;
-  char **srcs;                  /* interned short source names */
-  size_t nsrc, capsrc;
-  int32_t last_src;             /* the last name found: compared first */
   FILE *out;                    /* streaming: rows go here every batch records */
   ps_atomic file;               /* ... out is its temporary, renamed at the end */
   char *out_path;
@@ -44,47 +41,10 @@ static ps_rec *at(const ps_trace *tr, size_t i) {
   return &tr->v[k < tr->cap ? k : k - tr->cap];
 }
 
-/* ---- sources ------------------------------------------------------------ */
-
-/* Index of short_src in the table of names, added if new. */
-static int32_t intern(ps_trace *tr, const char *name) {
-  size_t i = 0;
-  while (i < tr->nsrc && strcmp(tr->srcs[i], name) != 0) i++;
-  if (i == tr->nsrc) {
-    if (tr->nsrc == tr->capsrc) {
-      size_t cap = tr->capsrc ? tr->capsrc * 2 : 8;
-      char **v = realloc(tr->srcs, cap * sizeof *v);
-      if (!v) return -1;
-      tr->srcs = v, tr->capsrc = cap;
-    }
-    char *copy = strdup(name);
-    if (!copy) return -1;
-    tr->srcs[tr->nsrc++] = copy;
-  }
-  return (int32_t)i;
-}
-
-/* The first Lua frame above the running C function: file and line. The
- * source name is compared with the last one found before it is looked up
- * in the table of names. */
-static void where(lua_State *L, ps_trace *tr, int32_t *src, int32_t *line) {
-  lua_Debug ar;
-  for (int level = 1; level < 6 && lua_getstack(L, level, &ar); level++) {
-    lua_getinfo(L, "Sl", &ar);
-    if (ar.currentline > 0) {
-      if (tr->last_src < 0 || strcmp(tr->srcs[tr->last_src], ar.short_src) != 0)
-        tr->last_src = intern(tr, ar.short_src);
-      *src = tr->last_src;
-      *line = ar.currentline;
-      return;
-    }
-  }
-}
-
 static ps_trace *trace_new(ps_ctx *c) {
   ps_obs *o = c->obs;
   if (!o->trace && (o->trace = calloc(1, sizeof *o->trace)) != NULL)
-    o->trace->last_src = -1, o->trace->prev_t = NAN;
+    o->trace->prev_t = NAN;
   return o->trace;
 }
 
@@ -117,18 +77,6 @@ static void settle(ps_ctx *c, ps_trace *tr) {
     r->t = last = t > last ? t : last;
   }
   tr->settled = tr->n;
-}
-
-/* Where the running Lua code is (for the ledger's allocation sites). */
-void ps_where(lua_State *L, ps_ctx *c, int32_t *src, int32_t *line) {
-  ps_trace *tr = trace_new(c);
-  *src = -1, *line = 0;
-  if (tr) where(L, tr, src, line);
-}
-
-const char *ps_source_name(ps_ctx *c, int32_t src) {
-  const ps_trace *tr = c->obs->trace;
-  return tr && src >= 0 && (size_t)src < tr->nsrc ? tr->srcs[src] : "?";
 }
 
 /* ---- streaming ------------------------------------------------------------ */
@@ -219,7 +167,7 @@ ps_rec *ps_trace_rec(lua_State *L, ps_ctx *c, ps_op op, int flags) {
   ps_trace *tr = c->obs->trace;
   int32_t src = -1, line = 0;
   if (!c->obs->tracing) return NULL;
-  if (!flags) where(L, tr, &src, &line);
+  if (!flags) ps_where(L, c, &src, &line);
   ps_rec *r = append(c, tr);
   if (!r) return NULL;
   *r = (ps_rec){
@@ -323,15 +271,15 @@ static int is_work(int op) {
          op == PS_OP_SPIN;
 }
 
-/* Device work r (its stream set) just queued: its start and duration on
- * its stream, asked of the backend with a query that changes nothing.
+/* Device work r just queued on ss (NULL: the legacy default stream): its
+ * start and duration there, asked of the backend with a query that
+ * changes nothing.
  * A copy the host waited for (pageable memory) is stamped when it was
  * called. Where the backend cannot tell, a spin keeps the time it asked
  * for, from the call's time, marked estimated; other work stays unknown. */
-void ps_trace_span(ps_ctx *c, ps_rec *r) {
+void ps_trace_span(ps_ctx *c, ps_rec *r, const ps_seen_stream *ss) {
   const ps_trace *tr = c->obs->trace;
   if (!is_work(r->op) || r->stream < 0 || (r->op == PS_OP_COPY && r->size == 0)) return;
-  const ps_seen_stream *ss = r->stream ? ps_stream_by_id(c, r->stream) : NULL;
   double q, a, b;
   if (c->be->stream_last_span && (ss || !r->stream) &&
       c->be->stream_last_span(c->b, ss ? ss->h : NULL, &q, &a, &b) == PS_OK && b >= a) {
@@ -356,8 +304,6 @@ static ps_trace *trace_of(lua_State *L) {
 /* Frees the recorder; the context calls it when it closes. */
 void ps_trace_free(ps_trace *tr) {
   if (!tr) return;
-  for (size_t i = 0; i < tr->nsrc; i++) free(tr->srcs[i]);
-  free(tr->srcs);
   free(tr->v);
   ps_atomic_abort(&tr->file);   /* never saved: the path keeps what it held */
   free(tr->out_path);
@@ -495,7 +441,7 @@ static void set_u64(lua_State *L, const char *k, uint64_t v) {
 }
 
 /* Pushes record i as a table (docs/trace.md). */
-static void push_rec(lua_State *L, const ps_trace *tr, size_t i) {
+static void push_rec(lua_State *L, ps_ctx *c, const ps_trace *tr, size_t i) {
   const ps_rec *r = at(tr, i);
   lua_createtable(L, 0, 12);
   set_int(L, "seq", (int64_t)(tr->dropped + tr->written + i + 1));
@@ -504,7 +450,7 @@ static void push_rec(lua_State *L, const ps_trace *tr, size_t i) {
   lua_pushstring(L, ps_op_names[r->op]);
   lua_setfield(L, -2, "op");
   if (r->src >= 0) {
-    lua_pushfstring(L, "%s:%d", tr->srcs[r->src], (int)r->line);
+    lua_pushfstring(L, "%s:%d", ps_name_of(c, r->src), (int)r->line);
     lua_setfield(L, -2, "src");
   }
   if (r->stream >= 0) set_int(L, "stream", r->stream);
@@ -600,14 +546,15 @@ static void push_rec(lua_State *L, const ps_trace *tr, size_t i) {
 
 /* poolsh.trace.events([from [, to]]) -> array of event tables. */
 static int trace_events(lua_State *L) {
+  ps_ctx *c = ps_context(L);
   ps_trace *tr = trace_of(L);
-  settle(ps_context(L), tr);
+  settle(c, tr);
   lua_Integer from = luaL_optinteger(L, 1, 1), to = luaL_optinteger(L, 2, (lua_Integer)tr->n);
   if (from < 1) from = 1;
   if (to > (lua_Integer)tr->n) to = (lua_Integer)tr->n;
   lua_createtable(L, to >= from ? (int)(to - from + 1) : 0, 0);
   for (lua_Integer i = from; i <= to; i++) {
-    push_rec(L, tr, (size_t)i - 1);
+    push_rec(L, c, tr, (size_t)i - 1);
     lua_rawseti(L, -2, i - from + 1);
   }
   return 1;
@@ -637,7 +584,7 @@ void ps_trace_buffer(lua_State *L, ps_ctx *c, ps_op op, const ps_bufferud *b, in
   const ps_seen_buffer *sb = ps_seen_buffer_of(b);
   int32_t src = -1, line = 0;
   if (op == PS_OP_ALLOC && sb->src >= 0) src = sb->src, line = sb->line;  /* the ledger's */
-  else if (!collected) where(L, tr, &src, &line);
+  else if (!collected) ps_where(L, c, &src, &line);
   ps_rec *r = append(c, tr);
   if (!r) return;
   r->op = (uint8_t)op;

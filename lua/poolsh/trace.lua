@@ -95,16 +95,6 @@ function trace.count() return (core.trace_count()) end
 --- trace.dropped() -> how many older events max_events let go since the last clear.
 function trace.dropped() return select(2, core.trace_count()) end
 
--- How a release's cause reads, by the cause's op: the call a user wrote.
-local cause_call = {
-  stream_sync = function(id)
-    return id == 0 and "poolsh.default_stream():sync()" or ("s%d:sync()"):format(id)
-  end,
-  event_sync = "e%d:sync()", trim = "p%d:trim()", verify = "poolsh.verify(b%d)",
-  read = "b%d:read()", write = "b%d:write()", free = "b%d:free()",
-  stream_destroy = "s%d:destroy()", device_sync = "poolsh.sync()",
-}
-
 local function worded(events)
   for _, e in ipairs(events) do
     if e.cause_op then
@@ -117,10 +107,7 @@ end
 
 --- trace.cause(op, id) -> how a release's cause reads ("s1:sync()"); the
 -- live view's release lines use it too.
-function trace.cause(op, id)
-  local call = cause_call[op] or "poolsh.sync()"
-  return type(call) == "function" and call(id) or call:format(id)
-end
+trace.cause = require "poolsh.render.call"
 
 --- trace.events([from [, to]]) -> array of event tables, oldest first.
 function trace.events(from, to)

@@ -1,0 +1,151 @@
+--- Formats with one source. src/trace.c writes the RMM CSV rows of a
+-- streamed trace in C for speed: they must read, field by field, as
+-- lua/poolsh/export/rmm.lua writes the same events, named streams, pools
+-- and buffers included. A call's text (a release's cause, the
+-- out-of-memory advice) has one source, lua/poolsh/render/call.lua, and
+-- shows objects by their names.
+local H = require "helpers"
+local poolsh = H.poolsh
+local rmm = require "poolsh.export.rmm"
+local MiB = H.MiB
+
+local tmpdir = H.sh("mktemp -d"):gsub("%s+$", "")
+teardown(function() os.execute("rm -rf " .. H.quote(tmpdir)) end)
+
+local FIELDS = {}
+for f in rmm.header:gmatch("[^,]+") do FIELDS[#FIELDS + 1] = f end
+
+-- The rows of a CSV text (header first), each an array of its fields.
+local function rows(text)
+  local t = {}
+  for line in text:gmatch("[^\n]+") do
+    local r = {}
+    for f in (line .. ","):gmatch("([^,]*),") do r[#r + 1] = f end
+    t[#t + 1] = r
+  end
+  return t
+end
+
+-- Asserts the two CSV texts equal, naming the first row and field apart.
+local function same_csv(c_text, lua_text)
+  local c, l = rows(c_text), rows(lua_text)
+  for i = 1, math.max(#c, #l) do
+    assert(c[i] and l[i], ("row %d: C wrote %d rows, Lua %d"):format(i, #c, #l))
+    for k = 1, math.max(#c[i], #l[i]) do
+      assert(c[i][k] == l[i][k], ("row %d, %s: C wrote %s, Lua %s"):format(i, FIELDS[k] or k,
+        tostring(c[i][k]), tostring(l[i][k])))
+    end
+  end
+  assert.equal(lua_text, c_text)
+end
+
+-- Every kind of row, on named and unnamed objects: pool allocations and
+-- frees on a named stream, the default stream and another stream; a
+-- named pool and buffer; a failed allocation; malloc'd and pinned
+-- memory (no stream); a free the collector made.
+local WORK = [[
+local copies = poolsh.stream { name = "copies" }
+local plain = poolsh.stream()
+local p = poolsh.pool { name = "big", release_threshold = 0 }
+local small = poolsh.pool { max_size = "32 MiB" }
+for i = 1, 12 do
+  local s = ({ copies, plain, nil })[i % 3 + 1]
+  local b = p:alloc(1000 * i + 7, s)
+  if i == 5 then b.name = "weights" end
+  b:free(s)
+end
+copies:sync()
+assert(not pcall(small.alloc, small, "64 MiB", copies))
+poolsh.malloc(64):free()
+poolsh.pinned(4096):free()
+do local _ = p:alloc(333, plain) end
+collectgarbage(); collectgarbage()
+poolsh.sync()
+small:destroy(); p:destroy(); copies:destroy(); plain:destroy()
+]]
+
+local function put(name, text)
+  local f = assert(io.open(tmpdir .. "/" .. name, "wb"))
+  f:write(text)
+  f:close()
+  return tmpdir .. "/" .. name
+end
+
+local function checked(a, b)
+  local text = H.slurp(a)
+  assert.matches("\n1,[^\n]*,allocate,0x%x+,1007,", text)
+  assert.matches("\n1,[^\n]*,allocate failure,0x0,67108864,", text)
+  assert.matches("\n1,[^\n]*,free,0x%x+,64,0\n", text)
+  same_csv(text, H.slurp(b))
+end
+
+describe("the streamed CSV", function()
+  after_each(function() poolsh.trace.stop(); poolsh.trace.clear() end)
+
+  it("reads as rmm.lua writes the same events", function()
+    H.drops_buffers("a free by the collector is one of the rows")
+    local path = tmpdir .. "/one.csv"
+    poolsh.trace.clear()
+    poolsh.trace.start { stream_to = path, batch = 1000000 }
+    assert(load(WORK, "=workload", "t", setmetatable({ poolsh = poolsh }, { __index = _G })))()
+    local events = poolsh.trace.events()
+    poolsh.trace.save(path)
+    checked(path, put("one_lua.csv", require("poolsh.export").to_string("csv", events)))
+  end)
+
+  it("reads as rmm.lua writes the same run, written in batches of three (the sim repeats a run)", function()
+    local work = put("work.lua", WORK)
+    local streamed, saved = tmpdir .. "/streamed.csv", tmpdir .. "/saved.csv"
+    local out, err, code = H.poolsh_cmd(("--backend=sim -e %s %s"):format(
+      H.quote(("poolsh.trace.start{stream_to = %q, batch = 3}"):format(streamed)), H.quote(work)))
+    assert(code == 0, out .. err)
+    out, err, code = H.poolsh_cmd(("--backend=sim -e %s -e %s"):format(H.quote("poolsh.trace.start()"),
+      H.quote(("dofile(%q) poolsh.trace.save(%q)"):format(work, saved))))
+    assert(code == 0, out .. err)
+    checked(streamed, saved)
+  end)
+end)
+
+describe("a call's text", function()
+  local call = require "poolsh.render.call"
+
+  it("names a named stream in a release's cause, as the out-of-memory advice does", function()
+    local s = poolsh.stream { name = "copies" }
+    local s2 = poolsh.stream()
+    local q = poolsh.pool { release_threshold = 0 }
+    poolsh.trace.clear(); poolsh.trace.start()
+    q:alloc("4 MiB", s):free()
+    s:sync()
+    poolsh.trace.stop()
+    local cause
+    for _, e in ipairs(poolsh.trace.events()) do if e.op == "release" then cause = e.cause end end
+    poolsh.trace.clear()
+    assert.equal("copies:sync()", cause)
+    assert.equal("copies:sync()", poolsh.trace.cause("stream_sync", s.id))
+
+    local full = poolsh.pool { max_size = "20 MiB", internal_dependencies = false }
+    local a = full:alloc("32 MiB", s)
+    poolsh.spin(s, "10 ms")
+    a:free()
+    local ok, err = pcall(full.alloc, full, "32 MiB", s2)
+    assert.is_false(ok)
+    assert.matches("so would " .. call("stream_sync", s.id) .. " before the allocation, or "
+                   .. call("wait", s2.id) .. " on an event e recorded on copies", err, 1, true)
+    poolsh.sync(); full:destroy(); q:destroy(); s:destroy(); s2:destroy()
+  end)
+
+  it("names named events, pools and buffers, and the default stream by its call", function()
+    local e = poolsh.event { name = "done" }
+    local q = poolsh.pool { name = "big" }
+    local b = q:alloc(16)
+    b.name = "weights"
+    assert.equal("done:sync()", call("event_sync", e.id))
+    assert.equal("big:trim()", call("trim", q.id))
+    assert.equal("weights:free()", call("free", b.id))
+    assert.equal("poolsh.verify(weights)", call("verify", b.id))
+    assert.equal("poolsh.default_stream():sync()", call("stream_sync", 0))
+    assert.equal(("s%d:wait(e)"):format(999), call("wait", 999))
+    assert.equal("poolsh.sync()", call("device_sync"))
+    b:free(); poolsh.sync(); q:destroy(); e:destroy()
+  end)
+end)

@@ -284,7 +284,7 @@ static int af_tostring(lua_State *L) {
   return 1;
 }
 
-/* Adds open_atomic to the module table at index 1; creates the metatable. */
+/* Adds open_atomic to the table of views (arg 2); creates the metatable. */
 int poolsh_open_atomic_file(lua_State *L) {
   static const luaL_Reg methods[] = {
     {"write", af_write}, {"commit", af_commit}, {"abort", af_abort}, {NULL, NULL}
@@ -299,6 +299,6 @@ int poolsh_open_atomic_file(lua_State *L) {
   }
   lua_pop(L, 1);
   lua_pushcfunction(L, open_atomic);
-  lua_setfield(L, 1, "open_atomic");
+  lua_setfield(L, 2, "open_atomic");    /* a view: the table of views */
   return 0;
 }

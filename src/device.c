@@ -315,12 +315,19 @@ static const luaL_Reg dev_funcs[] = {
   {"device_count", dev_count}, {"device", dev_info}, {"sync", dev_sync},
   {"sleep", dev_sleep}, {"now", dev_now}, {"wallclock", dev_wallclock}, {"fill", dev_fill}, {"verify", dev_verify},
   {"touch", dev_touch}, {"spin", dev_spin}, {"copy", dev_copy},
-  {"option", dev_option}, {"options", dev_options}, {"device_name", dev_name},
-  {NULL, NULL}
+  {"option", dev_option}, {"options", dev_options}, {NULL, NULL}
 };
 
+static const luaL_Reg dev_views[] = {
+  {"device_name", dev_name}, {NULL, NULL}
+};
+
+/* Sets the functions into the module (arg 1), the views into the table
+ * of views (arg 2). */
 int poolsh_open_device(lua_State *L) {
-  lua_settop(L, 1);
+  lua_settop(L, 2);
+  ps_setfuncs(L, dev_views);
+  lua_pop(L, 1);
   ps_setfuncs(L, dev_funcs);
   return 0;
 }

@@ -188,13 +188,17 @@ static int core_reset(lua_State *L) {
 
 static const luaL_Reg core_funcs[] = {
   {"configure", core_configure},
-  {"reset", core_reset},
   {"set_parsers", core_set_parsers},
   {"backend", core_backend},
   {"backend_reason", core_backend_reason},
   {NULL, NULL}
 };
 
+/* The internal views and entries the Lua modules use (poolsh.core). */
+static const luaL_Reg core_views[] = {
+  {"reset", core_reset},
+  {NULL, NULL}
+};
 /* Creates the context userdata (closed until first use) in the registry. */
 static void new_context(lua_State *L) {
   ps_ctx *c = (ps_ctx *)lua_newuserdatauv(L, sizeof *c, PS_UV_COUNT);
@@ -220,7 +224,9 @@ static void new_context(lua_State *L) {
   lua_setfield(L, LUA_REGISTRYINDEX, PS_CONTEXT);
 }
 
-/* require "poolsh.core": one context per lua_State, then each type. */
+/* require "poolsh.core": one context per lua_State, then each type's
+ * open function, given the module and the table of internal views
+ * (module.core) that lua/poolsh/init.lua makes poolsh.core. */
 int luaopen_poolsh_core(lua_State *L) {
   static const lua_CFunction opens[] = {
     poolsh_open_stream, poolsh_open_event, poolsh_open_pool,
@@ -230,16 +236,22 @@ int luaopen_poolsh_core(lua_State *L) {
   };
   if (lua_getfield(L, LUA_REGISTRYINDEX, PS_CONTEXT) == LUA_TNIL) new_context(L);
   lua_pop(L, 1);
-  lua_newtable(L);
+  lua_newtable(L);                              /* [module] */
   ps_setfuncs(L, core_funcs);
   lua_pushliteral(L, PS_VERSION);
   lua_setfield(L, -2, "version");
+  lua_newtable(L);                              /* [module, views] */
+  ps_setfuncs(L, core_views);
   lua_pushinteger(L, PS_SHOWN_MAX);
   lua_setfield(L, -2, "shown_max");
-  for (int i = 0; opens[i]; i++) {
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -3, "core");
+  for (int i = 0; opens[i]; i++) {              /* each open(module, views) */
     lua_pushcfunction(L, opens[i]);
-    lua_pushvalue(L, -2);
-    lua_call(L, 1, 0);
+    lua_pushvalue(L, -3);
+    lua_pushvalue(L, -3);
+    lua_call(L, 2, 0);
   }
+  lua_pop(L, 1);
   return 1;
 }

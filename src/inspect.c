@@ -205,8 +205,9 @@ static const luaL_Reg insp_funcs[] = {
   {"_sim_truth", insp_sim_truth}, {"collected", ps_obs_collected}, {NULL, NULL}
 };
 
+/* Sets the views into the table of views (arg 2). */
 int poolsh_open_inspect(lua_State *L) {
-  lua_settop(L, 1);
+  lua_settop(L, 2);
   ps_setfuncs(L, insp_funcs);
   return 0;
 }

@@ -38,12 +38,12 @@ static void set_names(lua_State *L, const char *name, const char *const *names, 
 /* poolsh.core.names = {kinds, settings, rules (by rule number, "" for
  * none), ops}. */
 int poolsh_open_names(lua_State *L) {
-  lua_settop(L, 1);
+  lua_settop(L, 2);
   lua_newtable(L);
   set_names(L, "kinds", ps_kind_names, -1);
   set_names(L, "settings", ps_setting_names, -1);
   set_names(L, "rules", ps_rule_names, PS_RULE_UNKNOWN);
   set_names(L, "ops", ps_op_names, PS_OP_COUNT);
-  lua_setfield(L, 1, "names");
+  lua_setfield(L, 2, "names");          /* a view: the table of views */
   return 0;
 }

@@ -135,8 +135,9 @@ static const luaL_Reg naming_funcs[] = {
   {"object_name", naming_name}, {"object_names", naming_all}, {NULL, NULL}
 };
 
+/* Sets the views into the table of views (arg 2). */
 int poolsh_open_naming(lua_State *L) {
-  lua_settop(L, 1);
+  lua_settop(L, 2);
   ps_setfuncs(L, naming_funcs);
   return 0;
 }

@@ -265,12 +265,19 @@ static int sites_list(lua_State *L) {
 }
 
 static const luaL_Reg sites_funcs[] = {
-  {"sources", sites_sources}, {"statement", sites_statement}, {"sites", sites_list},
-  {NULL, NULL}
+  {"sources", sites_sources}, {NULL, NULL}
 };
 
+static const luaL_Reg sites_views[] = {
+  {"statement", sites_statement}, {"sites", sites_list}, {NULL, NULL}
+};
+
+/* Sets the functions into the module (arg 1), the views into the table
+ * of views (arg 2). */
 int poolsh_open_sites(lua_State *L) {
-  lua_settop(L, 1);
+  lua_settop(L, 2);
+  ps_setfuncs(L, sites_views);
+  lua_pop(L, 1);
   ps_setfuncs(L, sites_funcs);
   return 0;
 }

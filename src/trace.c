@@ -567,8 +567,9 @@ static const luaL_Reg trace_funcs[] = {
   {"trace_count", trace_count}, {NULL, NULL}
 };
 
+/* Sets the views into the table of views (arg 2). */
 int poolsh_open_trace(lua_State *L) {
-  lua_settop(L, 1);
+  lua_settop(L, 2);
   ps_setfuncs(L, trace_funcs);
   return 0;
 }

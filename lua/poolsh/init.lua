@@ -6,19 +6,8 @@ local poolsh = require "poolsh.core"
 
 -- The core's internal views (objects, blocks, live, counts, trace_*, ...)
 -- live in their own table, poolsh.core, which the Lua modules use: the
--- roof registers them there. A roof that registers them beside the public
--- functions has them moved there here.
-local VIEWS = { "trace_start", "trace_stop", "trace_clear", "trace_events", "trace_recording",
-                "trace_count", "trace_save", "trace_streaming", "objects", "blocks", "live",
-                "pending", "recent", "stream_state", "device_name", "names", "shown_max",
-                "object_name", "object_names", "releases", "counts", "peak_push", "peak_pop",
-                "statement", "_sim_truth", "open_atomic", "collected", "sites", "reset" }
-local core = poolsh.core
-if core == nil then
-  core = {}
-  for _, k in ipairs(VIEWS) do core[k], poolsh[k] = poolsh[k], nil end
-  poolsh.core = core
-end
+-- roof (src/init.c) registers them there.
+local core = assert(poolsh.core, "poolsh.core: the C module has no table of views")
 -- An error names a C function by the loaded module that holds it (Lua's
 -- search of package.loaded, in no fixed order), so each is held by one:
 -- the public ones by poolsh, the views by poolsh.core, which is also what

@@ -95,7 +95,7 @@ int main(void) {
   check(get(A, "b.id") == 1 && get(B, "b.id") == 1 && get(B, "c.id") == 2,
         "buffer ids start at 1 in each");
   check(get(A, "t.id") == 2 && get(A, "e.id") == 1, "A's next ids follow A's own");
-  check(get(A, "#core.objects()") == 1 && get(B, "#core.objects()") == 2,
+  check(get(A, "#core.core.objects()") == 1 && get(B, "#core.core.objects()") == 2,
         "each state lists only its own pools");
 
   /* Memory: each buffer holds what its own state wrote. */
@@ -108,7 +108,7 @@ int main(void) {
         "B's buffers have B's bytes");
   check(get(A, "p:stats().used") == 1 * MiB && get(B, "p:stats().used") == 4 * MiB &&
         get(B, "q:stats().used") == 1 * MiB, "pool counters are per state");
-  check(get(A, "select(2, core.live())") == 1 && get(B, "select(2, core.live())") == 2,
+  check(get(A, "select(2, core.core.live())") == 1 && get(B, "select(2, core.core.live())") == 2,
         "each state's ledger holds its own live buffers");
 
   /* Clocks: time spent in A does not pass in B. */
@@ -119,25 +119,25 @@ int main(void) {
 
   /* Pending frees, recording and settings are per state. */
   run(A, "A frees", "core.spin(s, 10); b:free()");
-  check(get(A, "select(2, core.pending())") == 1, "A has a pending free");
-  check(get(B, "select(2, core.pending())") == 0, "B has none");
-  run(B, "B records", "core.trace_start(); core.option('report_rules', 0)");
-  check(get(B, "core.trace_recording()") == 1 && get(A, "core.trace_recording()") == 0,
+  check(get(A, "select(2, core.core.pending())") == 1, "A has a pending free");
+  check(get(B, "select(2, core.core.pending())") == 0, "B has none");
+  run(B, "B records", "core.core.trace_start(); core.option('report_rules', 0)");
+  check(get(B, "core.core.trace_recording()") == 1 && get(A, "core.core.trace_recording()") == 0,
         "only B records");
   check(get(B, "core.option('report_rules')") == 0 && get(A, "core.option('report_rules')") == 1,
         "a sim option set in B is B's");
   run(A, "A syncs", "s:sync()");
-  check(get(A, "select(2, core.pending())") == 0 && get(A, "p:stats().used") == 0,
+  check(get(A, "select(2, core.core.pending())") == 0 && get(A, "p:stats().used") == 0,
         "A's free completes on A's sync");
 
   /* Closing A, with a stream and an event still live, leaves B working. */
   lua_close(A);
   run(B, "B works on after A closed",
       "c:free(); b:write(1, 'B'); d = p:alloc(1 << 20, s); core.fill(d, 0xdd, s); "
-      "s:sync(); core.trace_stop()");
+      "s:sync(); core.core.trace_stop()");
   check(get(B, "b:read(0, 3) == '\\xbbB\\xbb' and core.verify(d, 0xdd, s)") == 1,
         "B's memory survives A's close");
-  check(get(B, "d.id") == 3 && get(B, "#core.trace_events() > 0") == 1,
+  check(get(B, "d.id") == 3 && get(B, "#core.core.trace_events() > 0") == 1,
         "B's ids and record go on");
   check(get(B, "p:stats().used") == 5 * MiB && get(B, "q:stats().used") == 0,
         "B's counters go on");
@@ -152,7 +152,7 @@ int main(void) {
   lua_close(C);
 
   run(B, "B frees", "b:free(); d:free(); s:sync()");
-  check(get(B, "select(2, core.live())") == 0 && get(B, "p:stats().used") == 0,
+  check(get(B, "select(2, core.core.live())") == 0 && get(B, "p:stats().used") == 0,
         "B ends with nothing live");
   lua_close(B);
 

@@ -73,8 +73,9 @@ static int insp_pending(lua_State *L) {
 
 /* poolsh.core.recent(since) -> allocations numbered after since (at most
  * the last 64), and the number of the latest. Each reads as a Buffer
- * does: its why_fresh in words (poolsh.render.why_fresh), an imported
- * one's source as "pid P's bN". */
+ * does: its why_fresh in words (poolsh.render.why_fresh); an imported
+ * one's source as numbers (source_pid, source_buffer), which the live
+ * view words. */
 static int insp_recent(lua_State *L) {
   lua_Integer since = luaL_optinteger(L, 1, 0);
   lua_settop(L, 0);
@@ -87,17 +88,7 @@ static int insp_recent(lua_State *L) {
     } else {
       lua_pop(L, 1);
     }
-    if (lua_getfield(L, -1, "source_pid") == LUA_TNUMBER) {
-      lua_getfield(L, -2, "source_buffer");
-      lua_pushfstring(L, "pid %d's b%d", (int)lua_tointeger(L, -2), (int)lua_tointeger(L, -1));
-      lua_setfield(L, -4, "source");
-      lua_pop(L, 1);
-      lua_pushnil(L);
-      lua_setfield(L, -3, "source_pid");
-      lua_pushnil(L);
-      lua_setfield(L, -3, "source_buffer");
-    }
-    lua_pop(L, 2);
+    lua_pop(L, 1);
   }
   return 2;
 }

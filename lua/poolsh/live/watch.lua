@@ -154,8 +154,9 @@ local function alloc_line(out, a, width)
   local where = a.pool and ("%s on %s"):format(name("pool", a.pool), name("stream", a.stream))
                 or "host/device"
   local what
-  if a.source then            -- another process's buffer (docs/ipc.md)
-    fit(out, { ("  %s %s imported from %s"):format(name("buffer", a.buffer), fmt(a.size), a.source) },
+  if a.source_pid then        -- another process's buffer (docs/ipc.md)
+    fit(out, { ("  %s %s imported from pid %d's b%d"):format(name("buffer", a.buffer), fmt(a.size),
+                                                              a.source_pid, a.source_buffer) },
         width)
     return
   elseif a.reused then

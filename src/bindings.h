@@ -15,6 +15,7 @@ int poolsh_open_buffer(lua_State *L);
 int poolsh_open_device(lua_State *L);
 int poolsh_open_bench(lua_State *L);
 int poolsh_open_process(lua_State *L);
+int poolsh_open_inspect(lua_State *L);
 
 /* buffer.c */
 ps_bufferud *ps_newbuffer(lua_State *L, ps_ctx *c, ps_kind kind, uint64_t size);

@@ -80,7 +80,8 @@ void ps_followed_remove(ps_ctx *c, ps_seen_stream *s) {
       break;
     }
   s->followed = 0;
-  if (o->stream_map && o->stream_map->v[find(o->stream_map, s->id)].p == s) del(o->stream_map, s->id);
+  ps_streammap *m = o->stream_map;
+  if (m && m->cap && m->v[find(m, s->id)].p == s) del(m, s->id);
 }
 
 /* The followed stream of that id, NULL when none. */

@@ -10,6 +10,7 @@
 
 #include "poolsh.h"
 #include "bindings.h"
+#include "render.h"
 #include "limit.h"
 #include "atomic_file.h"
 #include "naming.h"
@@ -225,8 +226,11 @@ static void new_context(lua_State *L) {
 }
 
 /* require "poolsh.core": one context per lua_State, then each type's
- * open function, given the module and the table of internal views
- * (module.core) that lua/poolsh/init.lua makes poolsh.core. */
+ * open function, given the module and the table of internal views. It
+ * returns the views (poolsh.core, whatever is loaded first), which read
+ * the module for what they lack; the module is the views' __index, which
+ * lua/poolsh/init.lua extends in place as poolsh. Each C function is held
+ * by one loaded table, so an error names it the same way on every run. */
 int luaopen_poolsh_core(lua_State *L) {
   static const lua_CFunction opens[] = {
     poolsh_open_stream, poolsh_open_event, poolsh_open_pool,
@@ -235,6 +239,7 @@ int luaopen_poolsh_core(lua_State *L) {
     poolsh_open_process, poolsh_open_atomic_file, NULL
   };
   if (lua_getfield(L, LUA_REGISTRYINDEX, PS_CONTEXT) == LUA_TNIL) new_context(L);
+  ps_render_keep_require(L);
   lua_pop(L, 1);
   lua_newtable(L);                              /* [module] */
   ps_setfuncs(L, core_funcs);
@@ -252,6 +257,9 @@ int luaopen_poolsh_core(lua_State *L) {
     lua_pushvalue(L, -3);
     lua_call(L, 2, 0);
   }
-  lua_pop(L, 1);
-  return 1;
+  lua_createtable(L, 0, 1);                     /* views read the module for */
+  lua_pushvalue(L, -3);                         /* what they lack */
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, -2);
+  return 1;                                     /* the views: poolsh.core */
 }

@@ -1,6 +1,6 @@
 /*
  * module.c: the shared object stock lua5.4 loads for require "poolsh.core"
- * (build/lib/poolsh/core.so). luaopen_poolsh_core itself lives in core.c,
+ * (build/lib/poolsh/core.so). luaopen_poolsh_core itself lives in init.c,
  * linked in whole from the static core library.
  */
 #include "poolsh.h"

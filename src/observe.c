@@ -569,6 +569,15 @@ static int32_t cause_id(const ps_what *w) {
 /* After a host wait caused by w: each pool that holds less than when the
  * wait began gave memory back; counted and remembered in the ring.
  * Returns how many did. */
+/* Ends a quiet wait: the pools' counts move on without a release. */
+static void forget_wait(ps_ctx *c) {
+  for (ps_seen_pool *p = c->obs->pools; p; p = p->next) {
+    uint64_t now = reserved_of(c, p);
+    p->wait_reserved = PS_UNSET;
+    if (now != PS_UNSET) p->seen_reserved = now;
+  }
+}
+
 static int count_releases(ps_ctx *c, const ps_what *w) {
   ps_obs *o = c->obs;
   int n = 0;
@@ -639,12 +648,13 @@ void ps_obs_waited(lua_State *L, ps_ctx *c, const ps_what *w) {
     case PS_OP_STREAM_DESTROY: learn = ss->done >= ss->ops ? 1 : -1; ss = NULL; break;
     default: learn = 0; ss = NULL; break;       /* trim: no stream waited for */
   }
-  if (c->obs->tracing) {
+  if (c->obs->tracing && !w->quiet) {
     ps_rec *r = record(L, c, w, w->collected ? PS_REC_COLLECTED : 0);
     if (r && w->op == PS_OP_TRIM) r->pool = w->pool->id, r->size = w->size;
     ps_trace_sync_end(L, c);
   }
-  if (count_releases(c, w) && learn < 0) learn = 1;
+  if (w->quiet) forget_wait(c);
+  else if (count_releases(c, w) && learn < 0) learn = 1;
   if (ss || w->op == PS_OP_DEVICE_SYNC) synced(c, ss, upto, knew);
   if (learn > 0) ps_ledger_learn(L, c);
   ps_ledger_released(L, c);

@@ -84,7 +84,6 @@ void ps_obs_lost(ps_ctx *c, const ps_bufferud *b);
 extern const size_t ps_udsize[];
 
 int poolsh_open_trace(lua_State *L);
-int poolsh_open_inspect(lua_State *L);
 int poolsh_open_sites(lua_State *L);
 
 #endif

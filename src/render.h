@@ -9,9 +9,15 @@
 
 #include "lua.h"
 
-/* Calls require(module)(v1, ..., vn) on the nargs values on top of the
- * stack, which it replaces with the function's one result. Raises what
- * require or the renderer raises. */
+/* Calls the renderer module (require(module), the require there was
+ * when poolsh.core opened, so a script that replaces require changes no
+ * message) on the nargs values on top of the stack, which it replaces
+ * with the renderer's string. A renderer that is missing, raises, yields
+ * or returns no string raises nothing: its result is then
+ * "(MODULE failed: REASON)", so the error being worded still shows. */
 void ps_render(lua_State *L, const char *module, int nargs);
+
+/* Keeps the global require for ps_render (poolsh.core's open calls it). */
+void ps_render_keep_require(lua_State *L);
 
 #endif

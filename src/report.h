@@ -23,6 +23,9 @@ typedef struct ps_what {
                                 PS_SET_ACCESS */
   double dur;                /* ms of device work when known (spin) */
   int collected;             /* done by a finalizer */
+  int quiet;                 /* a wait inside another report (a limit's undo):
+                                the ledger learns what it completed; nothing is
+                                recorded or counted as a release */
 } ps_what;
 
 #define PS_SET_RESET_HIGH 4

@@ -16,14 +16,30 @@ static void set_int(lua_State *L, const char *k, uint64_t v) {
   lua_setfield(L, -2, k);
 }
 
+/* (bytes) -> a userdata of that size: called protected. */
+static int new_block(lua_State *L) {
+  lua_newuserdatauv(L, (size_t)lua_tointeger(L, 1), 0);
+  return 1;
+}
+
 /* The ledger's spans are moved into a userdata the collector owns before
- * the rows are built, so an error while building them leaks nothing. */
+ * the rows are built (the userdata made in a protected call, so that
+ * running out of memory there frees them too): an error leaks nothing. */
 void ps_view_blocks(lua_State *L, ps_ctx *c, const ps_poolud *p, int all) {
   size_t n = 0;
   const ps_seen_pool *sp = ps_seen_pool_of(p);
   ps_span *m = ps_ledger_spans(c, sp, &n, all);
-  ps_span *v = n ? (ps_span *)lua_newuserdatauv(L, n * sizeof *v, 0) : NULL;
-  if (n) memcpy(v, m, n * sizeof *v);
+  ps_span *v = NULL;
+  if (n) {
+    lua_pushcfunction(L, new_block);
+    lua_pushinteger(L, (lua_Integer)(n * sizeof *v));
+    if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+      free(m);
+      lua_error(L);
+    }
+    v = (ps_span *)lua_touserdata(L, -1);
+    memcpy(v, m, n * sizeof *v);
+  }
   free(m);
   lua_createtable(L, (int)n, 0);
   for (size_t i = 0; i < n; i++) {

@@ -2,23 +2,19 @@
 -- buffers from Lua. The C core binds the objects; this module adds what
 -- is pure Lua (units, printing, the REPL's helpers) to the core's own
 -- table, in place, and returns it, as LuaSocket's socket.lua does.
-local poolsh = require "poolsh.core"
-
--- The core's internal views (objects, blocks, live, counts, trace_*, ...)
--- live in their own table, poolsh.core, which the Lua modules use: the
--- roof (src/init.c) registers them there.
-local core = assert(poolsh.core, "poolsh.core: the C module has no table of views")
--- An error names a C function by the loaded module that holds it (Lua's
--- search of package.loaded, in no fixed order), so each is held by one:
--- the public ones by poolsh, the views by poolsh.core, which is also what
--- require "poolsh.core" returns from now on. poolsh.core.x reads poolsh.x
--- for what it lacks (modules call poolsh.core.backend()); inherited names
--- are not held, so they name nothing.
-setmetatable(core, { __index = poolsh })
-package.loaded["poolsh.core"] = core
+-- require "poolsh.core" gives the core's internal views (objects,
+-- blocks, live, counts, trace_*, ...), which the Lua modules use, in
+-- whatever order they load; the views read the module itself for what
+-- they lack (src/init.c), and that module is poolsh. Each C function is
+-- held by one loaded table (an error names it the same way on every run).
+local core = require "poolsh.core"
+local poolsh = getmetatable(core).__index
 
 local units = require "poolsh.units"
 poolsh.set_parsers { size = units.size, duration = units.duration }
+-- The renderers C calls for words (src/render.c), loaded now: a script
+-- that later replaces require or package.path changes no message.
+for _, r in ipairs { "size", "why_fresh", "oom", "call" } do require("poolsh.render." .. r) end
 
 --- poolsh.size(s) -> bytes; raises on a bad size.
 function poolsh.size(s)

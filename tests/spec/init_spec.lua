@@ -73,8 +73,8 @@ describe("require 'poolsh'", function()
     local script = [[
       package.path = "lua/?.lua;lua/?/init.lua"
       package.cpath = (os.getenv("POOLSH_BUILD") or "build") .. "/lib/?.so"
-      local t = require "poolsh.core"
-      local views = t.core
+      local views = require "poolsh.core"
+      local t = getmetatable(views).__index
       for _, k in ipairs { "objects", "blocks", "live", "pending", "recent", "stream_state",
                            "counts", "releases", "peak_push", "peak_pop", "_sim_truth",
                            "collected", "sites", "statement", "object_name", "object_names",

@@ -397,9 +397,12 @@ describe("why_fresh", function()
       local text = H.slurp(path)
       return (text:gsub("/%*.-%*/", ""):gsub("//[^\n]*", ""))
     end
-    local ledger = code_of("src/ledger.c")
-    for _, f in ipairs { "ps_pushname", "ps_pushlabel", "ps_fmtsize", "lua_pushfstring" } do
-      assert.is_nil(ledger:find(f .. "%s*%("), "src/ledger.c calls " .. f)
+    for _, file in ipairs { "src/ledger.c", "src/observe.c" } do
+      local code = code_of(file)
+      for _, f in ipairs { "ps_pushname", "ps_pushlabel", "ps_pushsize", "ps_render",
+                           "lua_pushfstring", "luaL_addstring" } do
+        assert.is_nil(code:find(f .. "%s*%("), file .. " calls " .. f)
+      end
     end
     local inspect = code_of("src/inspect.c")
     assert.is_nil(inspect:find('#include%s*"observer.h"'), "src/inspect.c includes observer.h")

@@ -81,19 +81,24 @@ static void settle(ps_ctx *c, ps_trace *tr) {
 
 /* ---- streaming ------------------------------------------------------------ */
 
-/* r as a row of RMM's CSV, the columns of lua/poolsh/export/rmm.lua's
- * header, formatted as its M.row does; 0 when r is not a row. */
-static int csv_row(FILE *f, const ps_rec *r) {
+/* The longest CSV row: every number at its widest. */
+#define CSV_ROW_MAX 160
+
+/* r as a row of RMM's CSV into row (CSV_ROW_MAX bytes), the columns of
+ * lua/poolsh/export/rmm.lua's header, formatted as its M.row does; its
+ * length, 0 when r is not a row. */
+static int csv_row(char *row, const ps_rec *r) {
   const char *action = r->op == PS_OP_ALLOC ? "allocate" : r->op == PS_OP_FREE ? "free"
                      : r->op == PS_OP_ALLOC_FAILED ? "allocate failure" : NULL;
   if (!action) return 0;
   double x = floor(r->t * 1000.0 + 0.5);
-  uint64_t us = x > 0 ? (uint64_t)x : 0, s = us / 1000000;
+  uint64_t us = x > 0 && x < 1.8e19 ? (uint64_t)x : 0, s = us / 1000000;
   uint64_t addr = r->op != PS_OP_ALLOC_FAILED && r->addr != PS_UNSET ? r->addr : 0;
   int64_t size = r->size != PS_UNSET ? (int64_t)r->size : 0;
-  return fprintf(f, "1,%02" PRIu64 ":%02" PRIu64 ":%02" PRIu64 ".%06" PRIu64 ",%s,0x%" PRIx64
-                 ",%" PRId64 ",%d\n", s / 3600, s / 60 % 60, s % 60, us % 1000000, action,
-                 addr, size, r->stream >= 0 ? (int)r->stream : 0);
+  int n = snprintf(row, CSV_ROW_MAX, "1,%02" PRIu64 ":%02" PRIu64 ":%02" PRIu64 ".%06" PRIu64
+                   ",%s,0x%" PRIx64 ",%" PRId64 ",%d\n", s / 3600, s / 60 % 60, s % 60,
+                   us % 1000000, action, addr, size, r->stream >= 0 ? (int)r->stream : 0);
+  return n > 0 && n < CSV_ROW_MAX ? n : 0;
 }
 
 /* Writes the records kept (settled first) as rows, and drops them. A
@@ -103,7 +108,11 @@ static void spill(ps_ctx *c, ps_trace *tr) {
   if (!tr->out || !tr->n) return;
   settle(c, tr);
   errno = 0;
-  for (size_t i = 0; i < tr->n; i++) csv_row(tr->out, at(tr, i));
+  char row[CSV_ROW_MAX];
+  for (size_t i = 0; i < tr->n; i++) {
+    int len = csv_row(row, at(tr, i));
+    if (len) fwrite(row, 1, (size_t)len, tr->out);
+  }
   if (fflush(tr->out) != 0 || ferror(tr->out)) {
     tr->out_err = errno ? errno : EIO;
     ps_atomic_abort(&tr->file);   /* the path keeps what it held before */
@@ -560,7 +569,163 @@ static int trace_events(lua_State *L) {
   return 1;
 }
 
+/* The records from..to (1-based, clamped to those kept) of the Lua
+ * arguments at a and a + 1; *from > *to when none. */
+static void range(lua_State *L, const ps_trace *tr, int a, size_t *from, size_t *to) {
+  lua_Integer f = luaL_optinteger(L, a, 1), t = luaL_optinteger(L, a + 1, (lua_Integer)tr->n);
+  if (f < 1) f = 1;
+  if (t > (lua_Integer)tr->n) t = (lua_Integer)tr->n;
+  *from = (size_t)f, *to = t < f ? (size_t)f - 1 : (size_t)t;
+}
+
+/* poolsh.core.trace_csv([from [, to]]) -> the RMM CSV rows (no header) of
+ * the records from..to, as a string: csv_row's, the rows --trace streams. */
+static int trace_csv(lua_State *L) {
+  ps_trace *tr = trace_of(L);
+  settle(ps_context(L), tr);
+  size_t from, to;
+  range(L, tr, 1, &from, &to);
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (size_t i = from; i <= to; i++) {
+    char *row = luaL_prepbuffsize(&b, CSV_ROW_MAX);
+    luaL_addsize(&b, (size_t)csv_row(row, at(tr, i - 1)));
+  }
+  luaL_pushresult(&b);
+  return 1;
+}
+
+/* poolsh.core.trace_objects() -> pools, streams: the ids the records kept
+ * name. pools[id] is the flags of the pool's last pool_create record (1
+ * host, 2 default: push_rec's location and default), false when it has
+ * none; streams[id] is true. What poolsh.trace.meta reads without
+ * building an event table per record. */
+static int trace_objects(lua_State *L) {
+  ps_trace *tr = trace_of(L);
+  lua_settop(L, 0);
+  lua_newtable(L);
+  lua_newtable(L);
+  for (size_t i = 0; i < tr->n; i++) {
+    const ps_rec *r = at(tr, i);
+    if (r->pool >= 0) {
+      if (r->op == PS_OP_POOL_CREATE) {
+        lua_pushinteger(L, r->kind & 3);
+        lua_rawseti(L, 1, r->pool);
+      } else if (lua_rawgeti(L, 1, r->pool) == LUA_TNIL) {
+        lua_pushboolean(L, 0);
+        lua_rawseti(L, 1, r->pool);
+      }
+      lua_settop(L, 2);
+    }
+    if (r->stream >= 0) {
+      lua_pushboolean(L, 1);
+      lua_rawseti(L, 2, r->stream);
+    }
+  }
+  return 2;
+}
+
+static int overlap(int64_t a, int64_t an, int64_t b, int64_t bn) {
+  return a < b + bn && b < a + an;
+}
+
+/* poolsh.core.trace_regions() -> reserved, hull: what the PyTorch export's
+ * replay needs ahead of the events (lua/poolsh/export/pytorch.lua's
+ * prepass, read from the records in C). reserved[pool] = {{addr=, size=},
+ * ...}: the regions its reserve records with an address give, in order;
+ * hull[pool] = {lo=, hi=}: the span of its allocations outside all of
+ * them, at least the pool's peak reserved when it has none. Integers as
+ * Lua sees them (signed), so the comparisons are Lua's. */
+static int trace_regions(lua_State *L) {
+  ps_trace *tr = trace_of(L);
+  lua_settop(L, 0);
+  lua_newtable(L);                                 /* 1: reserved */
+  lua_newtable(L);                                 /* 2: hull */
+  lua_newtable(L);                                 /* 3: peak */
+  for (size_t i = 0; i < tr->n; i++) {
+    const ps_rec *r = at(tr, i);
+    if (r->pool < 0) continue;
+    if (r->reserved != PS_UNSET) {
+      lua_Integer peak = lua_rawgeti(L, 3, r->pool) == LUA_TNUMBER ? lua_tointeger(L, -1) : 0;
+      lua_pop(L, 1);
+      lua_pushinteger(L, (lua_Integer)r->reserved > peak ? (lua_Integer)r->reserved : peak);
+      lua_rawseti(L, 3, r->pool);
+    }
+    if (r->op == PS_OP_RESERVE && r->addr != PS_UNSET && r->size != PS_UNSET) {
+      if (lua_rawgeti(L, 1, r->pool) == LUA_TNIL) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushvalue(L, -1);
+        lua_rawseti(L, 1, r->pool);
+      }
+      lua_createtable(L, 0, 2);
+      lua_pushinteger(L, (lua_Integer)r->addr);
+      lua_setfield(L, -2, "addr");
+      lua_pushinteger(L, (lua_Integer)r->size);
+      lua_setfield(L, -2, "size");
+      lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+      lua_pop(L, 1);
+    }
+  }
+  for (size_t i = 0; i < tr->n; i++) {
+    const ps_rec *r = at(tr, i);
+    if (r->op != PS_OP_ALLOC || r->pool < 0 || r->addr == PS_UNSET || r->size == PS_UNSET) continue;
+    int64_t a = (int64_t)r->addr, n = (int64_t)r->size;
+    int covered = 0;
+    if (lua_rawgeti(L, 1, r->pool) == LUA_TTABLE) {
+      lua_Integer k = (lua_Integer)lua_rawlen(L, -1);
+      for (lua_Integer j = 1; j <= k && !covered; j++) {
+        lua_rawgeti(L, -1, j);
+        lua_getfield(L, -1, "addr");
+        lua_getfield(L, -2, "size");
+        covered = overlap(a, n, lua_tointeger(L, -2), lua_tointeger(L, -1));
+        lua_pop(L, 3);
+      }
+    }
+    lua_pop(L, 1);
+    if (covered) continue;
+    if (lua_rawgeti(L, 2, r->pool) == LUA_TNIL) {
+      lua_pop(L, 1);
+      lua_createtable(L, 0, 2);
+      lua_pushinteger(L, a);
+      lua_setfield(L, -2, "lo");
+      lua_pushinteger(L, a + n);
+      lua_setfield(L, -2, "hi");
+      lua_rawseti(L, 2, r->pool);
+      continue;
+    }
+    lua_getfield(L, -1, "lo");
+    lua_getfield(L, -2, "hi");
+    lua_Integer lo = lua_tointeger(L, -2), hi = lua_tointeger(L, -1);
+    lua_pop(L, 2);
+    if (a < lo) lua_pushinteger(L, a), lua_setfield(L, -2, "lo");
+    if (a + n > hi) lua_pushinteger(L, a + n), lua_setfield(L, -2, "hi");
+    lua_pop(L, 1);
+  }
+  lua_pushnil(L);                                  /* the pools with a hull and no regions */
+  while (lua_next(L, 2)) {                         /* [..., pool, hull] */
+    lua_pushvalue(L, -2);
+    int regions = lua_rawget(L, 1) != LUA_TNIL;
+    lua_pop(L, 1);
+    if (!regions) {
+      lua_pushvalue(L, -2);
+      lua_rawget(L, 3);
+      lua_Integer peak = lua_tointeger(L, -1);     /* 0: none */
+      lua_pop(L, 1);
+      lua_getfield(L, -1, "lo");
+      lua_getfield(L, -2, "hi");
+      lua_Integer lo = lua_tointeger(L, -2), hi = lua_tointeger(L, -1);
+      lua_pop(L, 2);
+      if (lo + peak > hi) lua_pushinteger(L, lo + peak), lua_setfield(L, -2, "hi");
+    }
+    lua_pop(L, 1);
+  }
+  lua_settop(L, 2);
+  return 2;
+}
+
 static const luaL_Reg trace_funcs[] = {
+  {"trace_csv", trace_csv}, {"trace_objects", trace_objects}, {"trace_regions", trace_regions},
   {"trace_save", trace_save}, {"trace_streaming", trace_streaming},
   {"trace_start", trace_start}, {"trace_stop", trace_stop}, {"trace_clear", trace_clear},
   {"trace_events", trace_events}, {"trace_recording", trace_recording},

@@ -86,9 +86,10 @@ end
 local Replay = {}
 Replay.__index = Replay
 
-local function new_replay(each, meta)
+local function new_replay(each, meta, record)
   local dev = meta.device or {}
-  local hull, reserved = prepass(each)
+  local reserved, hull
+  if record then reserved, hull = record.regions() else hull, reserved = prepass(each) end
   return setmetatable({ pools = {}, buffers = {}, completed = {}, order = 0,
     live = {}, freeing = {},
     hull = hull, reserved = reserved, total = math.tointeger(dev.total) }, Replay)
@@ -392,11 +393,11 @@ end
 --- Writes the pickle with out(string): the same bytes as pickling
 -- M.build's tables, with each trace entry written as the replay makes it
 -- (device_traces comes before segments in a dict's sorted keys).
-function M.write(out, each, meta)
+function M.write(out, each, meta, record)
   meta = meta or {}
   local op = pickle.op
   local device = math.tointeger(meta.device and meta.device.index) or 0
-  local replay, n = new_replay(each, meta), 0
+  local replay, n = new_replay(each, meta, record), 0
   out(op.header .. op.empty_dict .. op.mark)
   pickle.value("device_traces", out)
   out(op.empty_list .. op.mark)

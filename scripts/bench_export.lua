@@ -1,7 +1,7 @@
 --- Benchmark: saving a recorded trace in each format. Records alloc/free
 -- pairs (two events each) on one stream until N events are kept, then
 -- saves the trace as .json, .csv, .pickle and .html, timing each save
--- and reading the peak resident memory it added: VmHWM after the save
+-- (wall and this process's CPU seconds, os.clock) and reading the peak resident memory it added: VmHWM after the save
 -- minus VmRSS before it, with the peak reset between formats
 -- (/proc/self/clear_refs). Results go to docs/performance.md.
 -- Usage: poolsh --backend=sim scripts/bench_export.lua [N ...] (default 100000 1000000)
@@ -38,7 +38,7 @@ local function mib(b) return b and string.format("%.0f MiB", b / 1048576) or "?"
 
 local dir = keep or os.tmpname() .. ".d"
 os.execute("mkdir -p '" .. dir .. "'")
-print(string.format("%-9s %-7s %9s %10s %12s", "events", "format", "seconds", "file", "peak added"))
+print(string.format("%-9s %-7s %9s %9s %10s %12s", "events", "format", "seconds", "cpu s", "file", "peak added"))
 for _, n in ipairs(sizes) do
   local s, p = poolsh.stream(), poolsh.pool {}
   poolsh.trace.clear()
@@ -51,14 +51,14 @@ for _, n in ipairs(sizes) do
     collectgarbage("collect")
     local reset = reset_peak()
     local before = status("VmRSS")
-    local t0 = poolsh.wallclock()
+    local t0, c0 = poolsh.wallclock(), os.clock()
     poolsh.trace.save(path)
-    local secs = poolsh.wallclock() - t0
+    local secs, cpu = poolsh.wallclock() - t0, os.clock() - c0
     local peak = reset and status("VmHWM")
     local f = io.open(path, "rb")
     local bytes = f:seek("end")
     f:close()
-    print(string.format("%-9d %-7s %9.2f %10s %12s", poolsh.trace.count(), ext, secs, mib(bytes),
+    print(string.format("%-9d %-7s %9.2f %9.2f %10s %12s", poolsh.trace.count(), ext, secs, cpu, mib(bytes),
       peak and before and mib(peak - before) or "?"))
     if not keep then os.remove(path) end
   end

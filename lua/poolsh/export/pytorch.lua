@@ -24,12 +24,49 @@ local M = {}
 
 local L = pickle.list
 
---- [{filename=, line=, name=}] for "script.lua:12" (name: the op).
+--- [{filename=, line=, name=}] for "script.lua:12" (name: the op). The
+-- same src and op give the same table (the writer keeps its pickle).
 function M.frames(src, op)
   if type(src) ~= "string" or src == "" then return L() end
+  local key = src .. "\0" .. tostring(op)
+  local f = M.frames_of[key]
+  if f then return f end
   local file, line = src:match("^(.*):(%d+)$")
-  return L { { filename = file or src, line = math.tointeger(tonumber(line)) or 0,
+  f = L { { filename = file or src, line = math.tointeger(tonumber(line)) or 0,
     name = tostring(op or "?") } }
+  M.frames_of[key] = f
+  return f
+end
+
+-- M.frames's tables by src and op; let go by the collector.
+M.frames_of = setmetatable({}, { __mode = "v" })
+
+-- A trace entry's pickle: the bytes pickle.value writes for Replay:entry's
+-- table (a dict, its keys sorted), with each key's and each frames
+-- table's bytes made once.
+local function entry_writer()
+  local bytes, key = pickle.bytes, {}
+  for _, k in ipairs { "action", "addr", "device_free", "frames", "size", "stream", "time_us" } do
+    key[k] = bytes(k)
+  end
+  local actions = setmetatable({}, { __index = function(t, a)
+    t[a] = bytes(a)
+    return t[a]
+  end })
+  local framed = setmetatable({}, { __mode = "k" })
+  local op = pickle.op
+  local head, tail = op.empty_dict .. op.mark .. key.action, op.setitems
+  return function(e)
+    local f = framed[e.frames]
+    if not f then
+      f = bytes(e.frames)
+      framed[e.frames] = f
+    end
+    return head .. actions[e.action] .. (e.addr ~= nil and key.addr .. bytes(e.addr) or "")
+      .. (e.device_free ~= nil and key.device_free .. bytes(e.device_free) or "")
+      .. key.frames .. f .. key.size .. bytes(e.size) .. key.stream .. bytes(e.stream)
+      .. key.time_us .. bytes(e.time_us) .. tail
+  end
 end
 
 local function int(v) return math.tointeger(v) or 0 end
@@ -403,9 +440,10 @@ function M.write(out, each, meta, record)
   out(op.empty_list .. op.mark)
   for _ = 1, device do out(op.empty_list) end
   out(op.empty_list)
+  local entry = entry_writer()
   replay.emit = function(e)
     if n % op.batch == 0 then out(n > 0 and op.appends .. op.mark or op.mark) end
-    pickle.value(e, out)
+    out(entry(e))
     n = n + 1
   end
   replay:run(each)

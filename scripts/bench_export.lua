@@ -1,17 +1,25 @@
 --- Benchmark: saving a recorded trace in each format. Records alloc/free
 -- pairs (two events each) on one stream until N events are kept, then
 -- saves the trace as .json, .csv, .pickle and .html, timing each save
--- (wall and this process's CPU seconds, os.clock) and reading the peak resident memory it added: VmHWM after the save
--- minus VmRSS before it, with the peak reset between formats
+-- (wall and this process's CPU seconds, os.clock) and reading the peak
+-- resident memory it added: VmHWM after the save minus VmRSS before it,
+-- with the peak reset between formats
 -- (/proc/self/clear_refs). Results go to docs/performance.md.
 -- Usage: poolsh --backend=sim scripts/bench_export.lua [N ...] (default 100000 1000000)
---        [--keep DIR] keeps the files in DIR.
+--        [--keep DIR] keeps the files in DIR; [--live L] allocates L buffers
+--        first (recorded) and keeps them live through the saves;
+--        [--formats json,csv,...] saves only those.
 local poolsh = poolsh or require "poolsh"
 
-local sizes, keep = {}, nil
+local sizes, keep, live, formats = {}, nil, 0, { "json", "csv", "pickle", "html" }
 local i = 1
 while arg and arg[i] do
   if arg[i] == "--keep" then keep = arg[i + 1]; i = i + 1
+  elseif arg[i] == "--live" then live = assert(math.tointeger(tonumber(arg[i + 1])), "L must be an integer"); i = i + 1
+  elseif arg[i] == "--formats" then
+    formats = {}
+    for f in arg[i + 1]:gmatch("[^,]+") do formats[#formats + 1] = f end
+    i = i + 1
   else sizes[#sizes + 1] = assert(math.tointeger(tonumber(arg[i])), "N must be an integer") end
   i = i + 1
 end
@@ -43,10 +51,12 @@ for _, n in ipairs(sizes) do
   local s, p = poolsh.stream(), poolsh.pool {}
   poolsh.trace.clear()
   poolsh.trace.start()
+  local kept = {}
+  for k = 1, live do kept[k] = p:alloc(4096, s) end
   while poolsh.trace.count() < n do p:alloc(4096, s):free() end
   poolsh.trace.stop()
   s:sync()
-  for _, ext in ipairs { "json", "csv", "pickle", "html" } do
+  for _, ext in ipairs(formats) do
     local path = dir .. "/trace." .. ext
     collectgarbage("collect")
     local reset = reset_peak()
@@ -63,6 +73,8 @@ for _, n in ipairs(sizes) do
     if not keep then os.remove(path) end
   end
   poolsh.trace.clear()
+  for _, b in ipairs(kept) do b:free(s) end
+  s:sync()
   p:destroy(); s:destroy()
 end
 if not keep then os.remove(dir) end

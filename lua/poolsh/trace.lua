@@ -189,7 +189,8 @@ function trace.save(path)
     return path, n
   end
   local n = core.trace_count()
-  local record = { count = n, csv = core.trace_csv, regions = core.trace_regions }
+  local record = { count = n, csv = core.trace_csv, regions = core.trace_regions,
+                   html = core.trace_html, cause = trace.cause }
   return require("poolsh.export").save(path, trace.each, trace.meta(), record), n
 end
 

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,19 +82,24 @@ static void settle(ps_ctx *c, ps_trace *tr) {
 
 /* ---- streaming ------------------------------------------------------------ */
 
-/* r as a row of RMM's CSV, the columns of lua/poolsh/export/rmm.lua's
- * header, formatted as its M.row does; 0 when r is not a row. */
-static int csv_row(FILE *f, const ps_rec *r) {
+/* The longest CSV row: every number at its widest. */
+#define CSV_ROW_MAX 160
+
+/* r as a row of RMM's CSV into row (CSV_ROW_MAX bytes), the columns of
+ * lua/poolsh/export/rmm.lua's header, formatted as its M.row does; its
+ * length, 0 when r is not a row. */
+static int csv_row(char *row, const ps_rec *r) {
   const char *action = r->op == PS_OP_ALLOC ? "allocate" : r->op == PS_OP_FREE ? "free"
                      : r->op == PS_OP_ALLOC_FAILED ? "allocate failure" : NULL;
   if (!action) return 0;
   double x = floor(r->t * 1000.0 + 0.5);
-  uint64_t us = x > 0 ? (uint64_t)x : 0, s = us / 1000000;
+  uint64_t us = x > 0 && x < 1.8e19 ? (uint64_t)x : 0, s = us / 1000000;
   uint64_t addr = r->op != PS_OP_ALLOC_FAILED && r->addr != PS_UNSET ? r->addr : 0;
   int64_t size = r->size != PS_UNSET ? (int64_t)r->size : 0;
-  return fprintf(f, "1,%02" PRIu64 ":%02" PRIu64 ":%02" PRIu64 ".%06" PRIu64 ",%s,0x%" PRIx64
-                 ",%" PRId64 ",%d\n", s / 3600, s / 60 % 60, s % 60, us % 1000000, action,
-                 addr, size, r->stream >= 0 ? (int)r->stream : 0);
+  int n = snprintf(row, CSV_ROW_MAX, "1,%02" PRIu64 ":%02" PRIu64 ":%02" PRIu64 ".%06" PRIu64
+                   ",%s,0x%" PRIx64 ",%" PRId64 ",%d\n", s / 3600, s / 60 % 60, s % 60,
+                   us % 1000000, action, addr, size, r->stream >= 0 ? (int)r->stream : 0);
+  return n > 0 && n < CSV_ROW_MAX ? n : 0;
 }
 
 /* Writes the records kept (settled first) as rows, and drops them. A
@@ -103,7 +109,11 @@ static void spill(ps_ctx *c, ps_trace *tr) {
   if (!tr->out || !tr->n) return;
   settle(c, tr);
   errno = 0;
-  for (size_t i = 0; i < tr->n; i++) csv_row(tr->out, at(tr, i));
+  char row[CSV_ROW_MAX];
+  for (size_t i = 0; i < tr->n; i++) {
+    int len = csv_row(row, at(tr, i));
+    if (len) fwrite(row, 1, (size_t)len, tr->out);
+  }
   if (fflush(tr->out) != 0 || ferror(tr->out)) {
     tr->out_err = errno ? errno : EIO;
     ps_atomic_abort(&tr->file);   /* the path keeps what it held before */
@@ -560,7 +570,449 @@ static int trace_events(lua_State *L) {
   return 1;
 }
 
+/* The records from..to (1-based, clamped to those kept) of the Lua
+ * arguments at a and a + 1; *from > *to when none. */
+static void range(lua_State *L, const ps_trace *tr, int a, size_t *from, size_t *to) {
+  lua_Integer f = luaL_optinteger(L, a, 1), t = luaL_optinteger(L, a + 1, (lua_Integer)tr->n);
+  if (f < 1) f = 1;
+  if (t > (lua_Integer)tr->n) t = (lua_Integer)tr->n;
+  *from = (size_t)f, *to = t < f ? (size_t)f - 1 : (size_t)t;
+}
+
+/* poolsh.core.trace_csv([from [, to]]) -> the RMM CSV rows (no header) of
+ * the records from..to, as a string: csv_row's, the rows --trace streams. */
+static int trace_csv(lua_State *L) {
+  ps_trace *tr = trace_of(L);
+  settle(ps_context(L), tr);
+  size_t from, to;
+  range(L, tr, 1, &from, &to);
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (size_t i = from; i <= to; i++) {
+    char *row = luaL_prepbuffsize(&b, CSV_ROW_MAX);
+    luaL_addsize(&b, (size_t)csv_row(row, at(tr, i - 1)));
+  }
+  luaL_pushresult(&b);
+  return 1;
+}
+
+/* poolsh.core.trace_objects() -> pools, streams: the ids the records kept
+ * name. pools[id] is the flags of the pool's last pool_create record (1
+ * host, 2 default: push_rec's location and default), false when it has
+ * none; streams[id] is true. What poolsh.trace.meta reads without
+ * building an event table per record. */
+static int trace_objects(lua_State *L) {
+  ps_trace *tr = trace_of(L);
+  lua_settop(L, 0);
+  lua_newtable(L);
+  lua_newtable(L);
+  for (size_t i = 0; i < tr->n; i++) {
+    const ps_rec *r = at(tr, i);
+    if (r->pool >= 0) {
+      if (r->op == PS_OP_POOL_CREATE) {
+        lua_pushinteger(L, r->kind & 3);
+        lua_rawseti(L, 1, r->pool);
+      } else if (lua_rawgeti(L, 1, r->pool) == LUA_TNIL) {
+        lua_pushboolean(L, 0);
+        lua_rawseti(L, 1, r->pool);
+      }
+      lua_settop(L, 2);
+    }
+    if (r->stream >= 0) {
+      lua_pushboolean(L, 1);
+      lua_rawseti(L, 2, r->stream);
+    }
+  }
+  return 2;
+}
+
+static int overlap(int64_t a, int64_t an, int64_t b, int64_t bn) {
+  return a < b + bn && b < a + an;
+}
+
+/* poolsh.core.trace_regions() -> reserved, hull: what the PyTorch export's
+ * replay needs ahead of the events (lua/poolsh/export/pytorch.lua's
+ * prepass, read from the records in C). reserved[pool] = {{addr=, size=},
+ * ...}: the regions its reserve records with an address give, in order;
+ * hull[pool] = {lo=, hi=}: the span of its allocations outside all of
+ * them, at least the pool's peak reserved when it has none. Integers as
+ * Lua sees them (signed), so the comparisons are Lua's. */
+static int trace_regions(lua_State *L) {
+  ps_trace *tr = trace_of(L);
+  lua_settop(L, 0);
+  lua_newtable(L);                                 /* 1: reserved */
+  lua_newtable(L);                                 /* 2: hull */
+  lua_newtable(L);                                 /* 3: peak */
+  for (size_t i = 0; i < tr->n; i++) {
+    const ps_rec *r = at(tr, i);
+    if (r->pool < 0) continue;
+    if (r->reserved != PS_UNSET) {
+      lua_Integer peak = lua_rawgeti(L, 3, r->pool) == LUA_TNUMBER ? lua_tointeger(L, -1) : 0;
+      lua_pop(L, 1);
+      lua_pushinteger(L, (lua_Integer)r->reserved > peak ? (lua_Integer)r->reserved : peak);
+      lua_rawseti(L, 3, r->pool);
+    }
+    if (r->op == PS_OP_RESERVE && r->addr != PS_UNSET && r->size != PS_UNSET) {
+      if (lua_rawgeti(L, 1, r->pool) == LUA_TNIL) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushvalue(L, -1);
+        lua_rawseti(L, 1, r->pool);
+      }
+      lua_createtable(L, 0, 2);
+      lua_pushinteger(L, (lua_Integer)r->addr);
+      lua_setfield(L, -2, "addr");
+      lua_pushinteger(L, (lua_Integer)r->size);
+      lua_setfield(L, -2, "size");
+      lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+      lua_pop(L, 1);
+    }
+  }
+  for (size_t i = 0; i < tr->n; i++) {
+    const ps_rec *r = at(tr, i);
+    if (r->op != PS_OP_ALLOC || r->pool < 0 || r->addr == PS_UNSET || r->size == PS_UNSET) continue;
+    int64_t a = (int64_t)r->addr, n = (int64_t)r->size;
+    int covered = 0;
+    if (lua_rawgeti(L, 1, r->pool) == LUA_TTABLE) {
+      lua_Integer k = (lua_Integer)lua_rawlen(L, -1);
+      for (lua_Integer j = 1; j <= k && !covered; j++) {
+        lua_rawgeti(L, -1, j);
+        lua_getfield(L, -1, "addr");
+        lua_getfield(L, -2, "size");
+        covered = overlap(a, n, lua_tointeger(L, -2), lua_tointeger(L, -1));
+        lua_pop(L, 3);
+      }
+    }
+    lua_pop(L, 1);
+    if (covered) continue;
+    if (lua_rawgeti(L, 2, r->pool) == LUA_TNIL) {
+      lua_pop(L, 1);
+      lua_createtable(L, 0, 2);
+      lua_pushinteger(L, a);
+      lua_setfield(L, -2, "lo");
+      lua_pushinteger(L, a + n);
+      lua_setfield(L, -2, "hi");
+      lua_rawseti(L, 2, r->pool);
+      continue;
+    }
+    lua_getfield(L, -1, "lo");
+    lua_getfield(L, -2, "hi");
+    lua_Integer lo = lua_tointeger(L, -2), hi = lua_tointeger(L, -1);
+    lua_pop(L, 2);
+    if (a < lo) lua_pushinteger(L, a), lua_setfield(L, -2, "lo");
+    if (a + n > hi) lua_pushinteger(L, a + n), lua_setfield(L, -2, "hi");
+    lua_pop(L, 1);
+  }
+  lua_pushnil(L);                                  /* the pools with a hull and no regions */
+  while (lua_next(L, 2)) {                         /* [..., pool, hull] */
+    lua_pushvalue(L, -2);
+    int regions = lua_rawget(L, 1) != LUA_TNIL;
+    lua_pop(L, 1);
+    if (!regions) {
+      lua_pushvalue(L, -2);
+      lua_rawget(L, 3);
+      lua_Integer peak = lua_tointeger(L, -1);     /* 0: none */
+      lua_pop(L, 1);
+      lua_getfield(L, -1, "lo");
+      lua_getfield(L, -2, "hi");
+      lua_Integer lo = lua_tointeger(L, -2), hi = lua_tointeger(L, -1);
+      lua_pop(L, 2);
+      if (lo + peak > hi) lua_pushinteger(L, lo + peak), lua_setfield(L, -2, "hi");
+    }
+    lua_pop(L, 1);
+  }
+  lua_settop(L, 2);
+  return 2;
+}
+
+/* ---- the HTML report's rows ----------------------------------------------- */
+
+/* A growable text in a userdata whose __gc frees it, so that an error
+ * raised half-way (a cause that fails, no memory) leaks nothing. */
+typedef struct { char *p; size_t n, cap; } text;
+
+static int text_gc(lua_State *L) {
+  text *t = lua_touserdata(L, 1);
+  free(t->p);
+  t->p = NULL;
+  return 0;
+}
+
+static text *text_new(lua_State *L) {
+  text *t = lua_newuserdatauv(L, sizeof *t, 0);
+  *t = (text){0};
+  if (luaL_newmetatable(L, "poolsh.trace.text")) {
+    lua_pushcfunction(L, text_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_setmetatable(L, -2);
+  return t;
+}
+
+static void put(lua_State *L, text *t, const char *s, size_t n) {
+  if (t->cap - t->n < n) {
+    size_t cap = t->cap ? t->cap : 65536;
+    while (cap - t->n < n) cap *= 2;
+    char *p = realloc(t->p, cap);
+    if (!p) luaL_error(L, "poolsh.trace: out of memory");
+    t->p = p, t->cap = cap;
+  }
+  memcpy(t->p + t->n, s, n);
+  t->n += n;
+}
+
+static void puts_(lua_State *L, text *t, const char *s) { put(L, t, s, strlen(s)); }
+
+static void putf(lua_State *L, text *t, const char *fmt, ...) {
+  char b[128];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(b, sizeof b, fmt, ap);
+  va_end(ap);
+  put(L, t, b, n > 0 ? (size_t)(n < (int)sizeof b ? n : (int)sizeof b - 1) : 0);
+}
+
+/* s as util.quote writes a JSON string: '"', '\\' and controls escaped,
+ * "</" as "<\/". */
+static void quote(lua_State *L, text *t, const char *s, size_t n) {
+  put(L, t, "\"", 1);
+  for (size_t i = 0; i < n; i++) {
+    unsigned char ch = (unsigned char)s[i];
+    const char *e = ch == '"' ? "\\\"" : ch == '\\' ? "\\\\" : ch == '\b' ? "\\b" : ch == '\f' ? "\\f"
+                  : ch == '\n' ? "\\n" : ch == '\r' ? "\\r" : ch == '\t' ? "\\t" : NULL;
+    if (e) puts_(L, t, e);
+    else if (ch < 32 || ch == 127) putf(L, t, "\\u%04x", ch);
+    else if (ch == '<' && i + 1 < n && s[i + 1] == '/') put(L, t, "<\\/", 3), i++;
+    else put(L, t, (const char *)&ch, 1);
+  }
+  put(L, t, "\"", 1);
+}
+
+/* A float as util.number writes it: the shortest of %.15g, %.16g, %.17g
+ * that reads back as the same double; null for NaN and infinities. */
+static void number(lua_State *L, text *t, double v) {
+  if (v != v || v == HUGE_VAL || v == -HUGE_VAL) { puts_(L, t, "null"); return; }
+  char b[64];
+  for (int digits = 15; digits <= 17; digits++) {
+    snprintf(b, sizeof b, "%.*g", digits, v);
+    if (strtod(b, NULL) == v || digits == 17) break;
+  }
+  puts_(L, t, b);
+}
+
+static void integer(lua_State *L, text *t, int64_t v) { putf(L, t, "%" PRId64, v); }
+
+/* An id, or null when unset (-1). */
+static void id_or_null(lua_State *L, text *t, int32_t v) {
+  if (v >= 0) integer(L, t, v); else puts_(L, t, "null");
+}
+
+static void u64_or_null(lua_State *L, text *t, uint64_t v) {
+  if (v != PS_UNSET) integer(L, t, (int64_t)v); else puts_(L, t, "null");
+}
+
+/* names[kind][id] (a string kept by the names table, at index nt), else
+ * NULL. */
+static const char *named(lua_State *L, int nt, const char *kind, int32_t id) {
+  const char *s = NULL;
+  int top = lua_gettop(L);
+  if (lua_getfield(L, nt, kind) == LUA_TTABLE && lua_rawgeti(L, -1, id) == LUA_TSTRING)
+    s = lua_tostring(L, -1);
+  lua_settop(L, top);
+  return s;
+}
+
+/* util.label's object: its name, else letter .. id. Adds it to t. */
+static void object(lua_State *L, text *t, int nt, const char *kind, char letter, int32_t id) {
+  int top = lua_gettop(L);
+  const char *s = id >= 0 ? named(L, nt, kind, id) : NULL;
+  if (s) puts_(L, t, s);
+  else if (id >= 0) putf(L, t, "%c%d", letter, (int)id);
+  else putf(L, t, "%cnil", letter);
+  lua_settop(L, top);
+}
+
+static int is_slice(int op) { return is_work(op); }
+
+/* busy[stream] (the table at bt) as a number, NAN when none. */
+static double busy_of(lua_State *L, int bt, int32_t stream) {
+  if (stream >= 0) lua_rawgeti(L, bt, stream); else lua_getfield(L, bt, "?");
+  double v = lua_type(L, -1) == LUA_TNUMBER ? lua_tonumber(L, -1) : NAN;
+  lua_pop(L, 1);
+  return v;
+}
+
+static void set_busy(lua_State *L, int bt, int32_t stream, double v) {
+  lua_pushnumber(L, v);
+  if (stream >= 0) lua_rawseti(L, bt, stream); else lua_setfield(L, bt, "?");
+}
+
+static int real(double v) { return v == v && v >= 0; }
+
+/* The record's detail "k=v" (html.lua's details, in its order), for the
+ * fields push_rec gives r; the cause worded by the function at ct. */
+static void details(lua_State *L, text *t, const ps_rec *r, int ct) {
+  size_t mark = t->n;
+  int any = 0;
+#define SEP() (any++ ? put(L, t, " ", 1) : (void)0)
+  int pooled = r->op == PS_OP_ALLOC || r->op == PS_OP_FREE || r->op == PS_OP_ALLOC_FAILED;
+  int reuse = r->op == PS_OP_ALLOC && r->rule != PS_RULE_UNKNOWN && r->kind == PS_KIND_POOL;
+  if (reuse && ps_rule_names[r->rule]) SEP(), putf(L, t, "rule=%s", ps_rule_names[r->rule]);
+  if (pooled) SEP(), putf(L, t, "kind=%s", ps_kind_names[r->kind & 3]);
+  if (reuse && r->other >= 0) SEP(), putf(L, t, "reused_from=%d", (int)r->other);
+  if (r->op == PS_OP_RELEASE) {
+    lua_pushvalue(L, ct);
+    lua_pushstring(L, ps_op_names[r->kind]);
+    lua_pushinteger(L, r->other);
+    lua_call(L, 2, 1);
+    size_t n;
+    const char *s = lua_tolstring(L, -1, &n);
+    if (s) SEP(), puts_(L, t, "cause="), put(L, t, s, n);
+    lua_pop(L, 1);
+  }
+  if ((r->op == PS_OP_RECORD || r->op == PS_OP_WAIT || r->op == PS_OP_EVENT_SYNC) && r->other >= 0)
+    SEP(), putf(L, t, "event=%d", (int)r->other);
+  if (r->op == PS_OP_COPY && r->buffer >= 0) SEP(), putf(L, t, "dst=%d", (int)r->buffer);
+  if (r->op == PS_OP_COPY && r->other >= 0) SEP(), putf(L, t, "src_buffer=%d", (int)r->other);
+  if (r->op == PS_OP_SET) {
+    if (r->kind == PS_SET_ACCESS) {
+      int a = (int)(r->value & 0xff);
+      SEP(), putf(L, t, "name=access value=%s", a == PS_ACCESS_RW ? "rw" : a == PS_ACCESS_READ ? "read" : "none");
+    } else {
+      SEP(), putf(L, t, "name=%s value=", r->kind < PS_SET_RESET_HIGH ? ps_setting_names[r->kind] : "reset_high");
+      if (r->kind > 0 && r->kind < PS_SET_RESET_HIGH) puts_(L, t, r->value ? "true" : "false");
+      else if (r->value == UINT64_MAX) puts_(L, t, "inf");
+      else integer(L, t, (int64_t)r->value);
+    }
+  }
+  if (r->op == PS_OP_POOL_CREATE)
+    SEP(), putf(L, t, "location=%s default=%s", r->kind & 1 ? "host" : "device", r->kind & 2 ? "true" : "false");
+  if (r->estimated) SEP(), puts_(L, t, "dur_estimated=true");
+  if (r->gc) SEP(), puts_(L, t, "collected=true");
+#undef SEP
+  if (!any) { puts_(L, t, "null"); return; }
+  /* quote what was written in place */
+  size_t n = t->n - mark;
+  char *copy = malloc(n ? n : 1);
+  if (!copy) luaL_error(L, "poolsh.trace: out of memory");
+  memcpy(copy, t->p + mark, n);
+  t->n = mark;
+  quote(L, t, copy, n);      /* cannot raise but for memory: copy is freed below first */
+  free(copy);
+}
+
+/* poolsh.core.trace_html(from, to, names, busy, cause) -> the HTML
+ * report's rows (lua/poolsh/export/html.lua's row) of records from..to,
+ * joined by ",": names is meta.names, busy the slicer's end of each
+ * stream's last slice (kept between calls), cause trace.cause. */
+static int trace_html(lua_State *L) {
+  ps_ctx *c = ps_context(L);
+  ps_trace *tr = trace_of(L);
+  settle(c, tr);
+  size_t from, to;
+  range(L, tr, 1, &from, &to);
+  luaL_checktype(L, 3, LUA_TTABLE);
+  luaL_checktype(L, 4, LUA_TTABLE);
+  luaL_checktype(L, 5, LUA_TFUNCTION);
+  lua_settop(L, 5);
+  text *t = text_new(L);                 /* 6 */
+  for (size_t i = from; i <= to; i++) {
+    const ps_rec *r = at(tr, i - 1);
+    int has_start = r->start == r->start || r->estimated, has_dur = r->dur > 0 || r->start == r->start;
+    double start = r->start == r->start ? r->start : r->t;
+    if (i > from) put(L, t, ",", 1);
+    put(L, t, "[", 1);
+    integer(L, t, (int64_t)(tr->dropped + tr->written + i));
+    put(L, t, ",", 1);
+    number(L, t, r->t);
+    put(L, t, ",", 1);
+    quote(L, t, ps_op_names[r->op], strlen(ps_op_names[r->op]));
+    put(L, t, ",", 1);
+    id_or_null(L, t, r->stream);
+    put(L, t, ",", 1);
+    id_or_null(L, t, r->pool);
+    put(L, t, ",", 1);
+    if (is_slice(r->op)) {                          /* util.slicer(0) */
+      double b = busy_of(L, 4, r->stream);
+      double s0 = has_start && real(start) ? start : (b == b && b > r->t ? b : r->t);
+      double d = has_dur && real(r->dur) ? r->dur : 0;
+      double end = s0 + d;
+      double base = b == b ? b : s0;                /* math.max(busy[s] or start, start + dur) */
+      set_busy(L, 4, r->stream, base >= end ? base : end);
+      number(L, t, s0);
+      put(L, t, ",", 1);
+      number(L, t, d);
+    } else {
+      puts_(L, t, "null,null");
+    }
+    put(L, t, ",", 1);
+    /* util.label */
+    size_t mark = t->n;
+    const char *op = ps_op_names[r->op];
+    int copy = r->op == PS_OP_COPY && (r->buffer >= 0 || r->other >= 0);
+    if (copy) {
+      puts_(L, t, "copy ");
+      object(L, t, 3, "buffer", 'b', r->other);
+      puts_(L, t, " -> ");
+      object(L, t, 3, "buffer", 'b', r->buffer);
+    } else if (r->buffer >= 0) {
+      puts_(L, t, op), put(L, t, " ", 1), object(L, t, 3, "buffer", 'b', r->buffer);
+    } else if ((r->op == PS_OP_RECORD || r->op == PS_OP_WAIT || r->op == PS_OP_EVENT_SYNC) && r->other >= 0) {
+      puts_(L, t, op), put(L, t, " ", 1), object(L, t, 3, "event", 'e', r->other);
+    } else if (r->pool >= 0 && r->stream < 0) {
+      puts_(L, t, op), put(L, t, " ", 1), object(L, t, 3, "pool", 'p', r->pool);
+    } else {
+      puts_(L, t, op);
+    }
+    {
+      size_t n = t->n - mark;
+      char *label = malloc(n ? n : 1);
+      if (!label) return luaL_error(L, "poolsh.trace: out of memory");
+      memcpy(label, t->p + mark, n);
+      t->n = mark;
+      quote(L, t, label, n);
+      free(label);
+    }
+    put(L, t, ",", 1);
+    if (r->src >= 0) {
+      char line[32];
+      const char *name = ps_name_of(c, r->src);
+      size_t mark2 = t->n;
+      puts_(L, t, name);
+      snprintf(line, sizeof line, ":%d", (int)r->line);
+      puts_(L, t, line);
+      size_t n = t->n - mark2;
+      char *src = malloc(n ? n : 1);
+      if (!src) return luaL_error(L, "poolsh.trace: out of memory");
+      memcpy(src, t->p + mark2, n);
+      t->n = mark2;
+      quote(L, t, src, n);
+      free(src);
+    } else {
+      puts_(L, t, "null");
+    }
+    put(L, t, ",", 1);
+    id_or_null(L, t, r->buffer);
+    put(L, t, ",", 1);
+    if (r->addr != PS_UNSET) putf(L, t, "\"0x%" PRIx64 "\"", r->addr); else puts_(L, t, "null");
+    put(L, t, ",", 1);
+    u64_or_null(L, t, r->size);
+    put(L, t, ",", 1);
+    u64_or_null(L, t, r->reserved);
+    put(L, t, ",", 1);
+    u64_or_null(L, t, r->used);
+    put(L, t, ",", 1);
+    u64_or_null(L, t, r->pending);
+    put(L, t, ",", 1);
+    details(L, t, r, 5);
+    put(L, t, "]", 1);
+  }
+  lua_pushlstring(L, t->p ? t->p : "", t->n);
+  return 1;
+}
+
 static const luaL_Reg trace_funcs[] = {
+  {"trace_csv", trace_csv}, {"trace_html", trace_html}, {"trace_objects", trace_objects}, {"trace_regions", trace_regions},
   {"trace_save", trace_save}, {"trace_streaming", trace_streaming},
   {"trace_start", trace_start}, {"trace_stop", trace_stop}, {"trace_clear", trace_clear},
   {"trace_events", trace_events}, {"trace_recording", trace_recording},

@@ -129,15 +129,6 @@ function trace.each(fn)
   end
 end
 
--- Calls fn(ev) for each event of events (an array), or of the record.
-local function walk(events, fn)
-  if events then
-    for _, e in ipairs(events) do fn(e) end
-  else
-    trace.each(fn)
-  end
-end
-
 --- trace.meta([events]) -> {backend, device, pools, streams, names}: what the
 -- events refer to, for the exporters. A pool's location and whether it
 -- is the default pool come from its pool_create event, else from the live
@@ -152,7 +143,7 @@ function trace.meta(events)
   }
   local live = {}
   for _, p in ipairs((core.objects())) do live[p.id] = p end
-  walk(events, function(e)
+  local function visit(e)
     local id = e.pool
     if id and (not meta.pools[id] or e.op == "pool_create") then
       local p = live[id]
@@ -165,7 +156,21 @@ function trace.meta(events)
     if e.stream and not meta.streams[e.stream] then
       meta.streams[e.stream] = { id = e.stream, name = naming.of("stream", e.stream) }
     end
-  end)
+  end
+  if events then
+    for _, e in ipairs(events) do visit(e) end
+  else -- the record's pools and streams, read in C (the same as walking it)
+    local pools, streams = core.trace_objects()
+    for id, flags in pairs(pools) do
+      if flags then
+        visit { op = "pool_create", pool = id, location = flags & 1 ~= 0 and "host" or "device",
+                default = flags & 2 ~= 0 }
+      else
+        visit { pool = id }
+      end
+    end
+    for id in pairs(streams) do visit { stream = id } end
+  end
   return meta
 end
 
@@ -184,7 +189,9 @@ function trace.save(path)
     return path, n
   end
   local n = core.trace_count()
-  return require("poolsh.export").save(path, trace.each, trace.meta()), n
+  local record = { count = n, csv = core.trace_csv, regions = core.trace_regions,
+                   html = core.trace_html, cause = trace.cause }
+  return require("poolsh.export").save(path, trace.each, trace.meta(), record), n
 end
 
 return trace

@@ -465,6 +465,24 @@ print(json.dumps({
       assert.is_true(s.tiled)
     end)
 
+    it("completes the frees a release proves done in address order, whatever the buffers' ids", function()
+      local evs = { { t = 0, op = "reserve", pool = 1, addr = BASE, size = 4 * MiB, reserved = 4 * MiB } }
+      for id = 1, 3 do   -- b1 highest, b3 lowest
+        local addr = BASE + (3 - id) * MiB
+        evs[#evs + 1] = { t = id, op = "alloc", stream = 1, pool = 1, buffer = id, addr = addr, size = MiB }
+        evs[#evs + 1] = { t = id, op = "free", stream = 1, pool = 1, buffer = id, addr = addr, size = MiB }
+      end
+      evs[#evs + 1] = { t = 9, op = "release", pool = 1, size = 4 * MiB, reserved = 0 }
+      local snap = require("poolsh.export.pytorch").build(function(fn)
+        for _, ev in ipairs(evs) do fn(ev) end
+      end, {})
+      local done = {}
+      for _, e in ipairs(snap.device_traces[1]) do
+        if e.action == "free_completed" then done[#done + 1] = (e.addr - BASE) // MiB end
+      end
+      assert.same({ 0, 1, 2 }, done)
+    end)
+
     it("completes a pending free when its memory is reused", function()
       local evs = {
         { t = 0, op = "alloc", stream = 1, pool = 1, buffer = 1, addr = BASE, size = MiB },

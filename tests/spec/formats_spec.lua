@@ -149,3 +149,88 @@ describe("a call's text", function()
     b:free(); poolsh.sync(); q:destroy(); e:destroy()
   end)
 end)
+
+-- Every op, on named and unnamed objects, with live buffers and pending
+-- frees at a release, device work and events.
+local EVERY_OP = [[
+local copies = poolsh.stream { name = "copies" }
+local plain = poolsh.stream()
+local p = poolsh.pool { name = "big", release_threshold = 0 }
+local small = poolsh.pool { max_size = "32 MiB" }
+local live = {}
+for i = 1, 12 do
+  local s = ({ copies, plain, nil })[i % 3 + 1]
+  local b = p:alloc(1000 * i + 7, s)
+  if i == 5 then b.name = "weights" end
+  if i % 4 == 0 then live[#live + 1] = b else b:free(s) end
+end
+local a, b = p:alloc("1 MiB", copies), p:alloc("1 MiB", copies)
+poolsh.fill(a, 1, copies); poolsh.copy(b, a, { stream = copies }); poolsh.touch(b, copies)
+poolsh.verify(a, 1, copies); poolsh.spin(copies, 0.001); b:write(0, "xy"); b:read(0, 2)
+p:reset_high()
+local e = poolsh.event { name = "done" }
+e:record(copies); plain:wait(e); e:sync()
+copies:sync()
+assert(not pcall(small.alloc, small, "64 MiB", copies))
+poolsh.malloc(64):free()
+poolsh.pinned(4096):free()
+do local _ = p:alloc(333, plain) end
+collectgarbage(); collectgarbage()
+for _, x in ipairs(live) do x:free() end
+a:free(copies); b:free(copies)
+poolsh.sync()
+p:trim(0)
+small:destroy(); p:destroy(); copies:destroy(); plain:destroy(); e:destroy()
+]]
+
+describe("poolsh.trace.save", function()
+  local export = require "poolsh.export"
+  after_each(function() poolsh.trace.stop(); poolsh.trace.clear() end)
+
+  -- Records EVERY_OP (the newest max_events of it, 0: all) and checks that
+  -- trace.save, which reads pools, streams, CSV rows and the pickle's
+  -- regions from the records in C, writes each format byte for byte as
+  -- the Lua writers do from the event tables.
+  local function same_saves(max_events, tag)
+    H.drops_buffers("a buffer the collector frees is one of the events")
+    poolsh.trace.clear()
+    poolsh.trace.start { max_events = max_events }
+    assert(load(EVERY_OP, "=every_op", "t", setmetatable({ poolsh = poolsh }, { __index = _G })))()
+    poolsh.trace.stop()
+    local events = poolsh.trace.events()
+    assert.same(poolsh.trace.meta(events), poolsh.trace.meta())
+    for _, ext in ipairs(export.formats) do
+      local fast, slow = tmpdir .. "/fast" .. tag .. "." .. ext, tmpdir .. "/slow" .. tag .. "." .. ext
+      poolsh.trace.save(fast)
+      export.save(slow, events, poolsh.trace.meta(events))
+      local a, b = H.slurp(fast), H.slurp(slow)
+      assert(#a > 0 and a == b, ("%s: trace.save wrote %d bytes, the Lua writers %d"):format(ext, #a, #b))
+    end
+    return events
+  end
+
+  it("writes every format as the Lua writers do from the events, every op included", function()
+    local ops = {}
+    for _, ev in ipairs(same_saves(0, "all")) do ops[ev.op] = true end
+    for _, op in ipairs(poolsh.core.names.ops) do assert(ops[op], "the trace has no " .. op) end
+  end)
+
+  it("does so for the newest events of a ring, their reserves let go", function()
+    local events = same_saves(40, "ring")
+    assert.equal(40, #events)
+    assert(poolsh.trace.dropped() > 0)
+  end)
+end)
+
+describe("poolsh.core.trace_html", function()
+  it("raises naming the argument that is not a table or a function", function()
+    local core = poolsh.core
+    local ok, err = pcall(core.trace_html, 1, 10, nil, {}, print)
+    assert.is_false(ok)
+    assert.matches("bad argument #3 .*table expected", err)
+    ok, err = pcall(core.trace_html, 1, 10, {}, {}, "cause")
+    assert.is_false(ok)
+    assert.matches("bad argument #5 .*function expected", err)
+    assert.equal("", core.trace_html(5, 1, {}, {}, print))
+  end)
+end)

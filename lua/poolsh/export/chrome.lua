@@ -69,22 +69,38 @@ end
 -- Microseconds, to the nanosecond.
 local function us(ms) return string.format("%.3f", ms * 1000) end
 
+-- '"cat":<op>,"pid":1,"tid":' by op: the same for every event of an op.
+local cat_json = setmetatable({}, { __index = function(t, op)
+  local v = string.format('"cat":%s,"pid":%d,"tid":', quote(op), PID)
+  t[op] = v
+  return v
+end })
+
 -- One trace event's JSON: a slice for device work (start and dur in ms),
--- else a thread instant at t.
+-- else a thread instant at t. ts and dur are us()'s "%.3f" of µs.
 local function event_json(ev, t, start, dur, meta)
-  local head = string.format('{"name":%s,"cat":%s,"pid":%d,"tid":%d,', quote(util.label(ev, meta)),
-    quote(tostring(ev.op)), PID, lane(ev))
+  local head = '{"name":' .. quote(util.label(ev, meta)) .. "," .. cat_json[tostring(ev.op)] .. lane(ev) .. ","
   local tail = ',"args":' .. args_json(ev) .. "}"
   if start then
-    return head .. '"ph":"X","ts":' .. us(start) .. ',"dur":' .. us(dur) .. tail
+    return head .. format('"ph":"X","ts":%.3f,"dur":%.3f', start * 1000, dur * 1000) .. tail
   end
-  return head .. '"ph":"i","s":"t","ts":' .. us(t) .. tail
+  return head .. format('"ph":"i","s":"t","ts":%.3f', t * 1000) .. tail
 end
 
-local function counter_json(meta, pool, t, st)
-  return string.format('{"ph":"C","name":%s,"cat":"memory","pid":%d,"tid":%d,"ts":%s,'
-    .. '"args":{"pending":%d,"reserved":%d,"used":%d}}', quote(util.pool_name(meta, pool) .. " memory"),
-    PID, POOL_TID + (math.tointeger(pool) or 0), us(t), st.pending, st.reserved, st.used)
+-- A function(pool, t, st) -> the pool's counter event at t; each pool's
+-- name and lane formatted once.
+local function counter_writer(meta)
+  local heads = {}
+  return function(pool, t, st)
+    local head = heads[pool]
+    if not head then
+      head = format('{"ph":"C","name":%s,"cat":"memory","pid":%d,"tid":%d,"ts":',
+        quote(util.pool_name(meta, pool) .. " memory"), PID, POOL_TID + (math.tointeger(pool) or 0))
+      heads[pool] = head
+    end
+    return head .. format('%.3f,"args":{"pending":%d,"reserved":%d,"used":%d}}', t * 1000,
+      st.pending, st.reserved, st.used)
+  end
 end
 
 local function meta_event(name, tid, args)
@@ -126,7 +142,7 @@ end
 function M.write(out, each, meta)
   meta = meta or {}
   local clock, slice, counter = util.clock(), util.slicer(M.default_dur_us / 1000), util.counter()
-  local used, first = {}, true
+  local used, first, counter_json = {}, true, counter_writer(meta)
   out('{"displayTimeUnit":"ms","metadata":' .. util.json(meta_json(meta)) .. ',"traceEvents":[')
   local function put(s)
     if first then first = false else s = "," .. s end
@@ -143,7 +159,7 @@ function M.write(out, each, meta)
       else used[tid] = util.stream_name(meta, ev.stream) end
     end
     local st = counter(ev)
-    if st then put(counter_json(meta, ev.pool, t, st)) end
+    if st then put(counter_json(ev.pool, t, st)) end
   end)
   for _, m in ipairs(lane_names(used, meta)) do put(util.json(m)) end
   out("]}")

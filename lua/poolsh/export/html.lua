@@ -344,8 +344,13 @@ local function legend()
   return '<div class="legend">' .. table.concat(parts) .. "</div>"
 end
 
---- Writes the page with out(string), the events one row at a time.
-function M.write(out, each, meta)
+-- Rows read from the records in C at a time.
+local CHUNK = 16384
+
+--- Writes the page with out(string), the events one row at a time. From
+-- poolsh's own record (export.save's record), the rows src/trace.c
+-- formats as row() does, a chunk at a time.
+function M.write(out, each, meta, record)
   meta = meta or {}
   out(table.concat {
     '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n',
@@ -366,6 +371,17 @@ function M.write(out, each, meta)
     '<script type="application/json" id="poolsh-rows">[',
   })
   local clock, slice, first = util.clock(), util.slicer(0), true
+  if record then
+    local busy, names = {}, type(meta.names) == "table" and meta.names or {}
+    for from = 1, record.count, CHUNK do
+      local s = record.html(from, from + CHUNK - 1, names, busy, record.cause)
+      if s ~= "" then
+        if first then first = false else s = "," .. s end
+        out(s)
+      end
+    end
+    each = function() end
+  end
   each(function(ev)
     local t = clock(ev)
     local start, dur = slice(ev, t)

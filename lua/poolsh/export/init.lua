@@ -4,6 +4,11 @@
 -- Events are an array, or a function each(fn) that calls fn(event) for
 -- every event in order (poolsh.trace.each reads them from C in batches);
 -- a writer may walk them more than once. Files are written in chunks.
+-- poolsh.trace.save passes a fifth argument, `record`, when the events are
+-- poolsh's own record: {count = n, csv = core.trace_csv, regions =
+-- core.trace_regions, html = core.trace_html, cause = poolsh.trace.cause},
+-- what a writer may read from the records in C
+-- instead of walking the events (the same bytes: tests/spec/formats_spec.lua).
 local M = {}
 
 -- Extension -> the module that writes it.
@@ -74,7 +79,7 @@ end
 --- Writes events to path in the format its extension names; returns path.
 -- Raises naming the extension when it is not .json, .csv, .pickle, .html,
 -- and naming the path when the file cannot be written.
-function M.save(path, events, meta)
+function M.save(path, events, meta, record)
   if type(path) ~= "string" then
     error("poolsh.export.save: path must be a string, got " .. type(path), 2)
   end
@@ -88,7 +93,7 @@ function M.save(path, events, meta)
   each, meta = check_events(events, meta)
   local f <close> = M.open(path, "poolsh.export.save")
   local out = require("poolsh.export.util").writer(f, path)
-  require(modules[name]).write(out, each, meta)
+  require(modules[name]).write(out, each, meta, record)
   out()
   M.commit(f, "poolsh.export.save")
   return path

@@ -47,18 +47,20 @@ local function long_bytes(n)
   return b:sub(1, len)
 end
 
-local function int(n, out)
+-- An integer's pickle.
+local function int_bytes(n)
   if n >= 0 and n < 0x100 then
-    out(BININT1 .. string.char(n))
+    return BININT1 .. string.char(n)
   elseif n >= 0 and n < 0x10000 then
-    out(BININT2 .. string.pack("<I2", n))
+    return BININT2 .. string.pack("<I2", n)
   elseif n >= -0x80000000 and n < 0x80000000 then
-    out(BININT .. string.pack("<i4", n))
-  else
-    local b = long_bytes(n)
-    out(LONG1 .. string.char(#b) .. b)
+    return BININT .. string.pack("<i4", n)
   end
+  local b = long_bytes(n)
+  return LONG1 .. string.char(#b) .. b
 end
+
+local function int(n, out) out(int_bytes(n)) end
 
 local function is_list(t)
   local mt = getmetatable(t)
@@ -135,6 +137,15 @@ end
 --- Writes the pickle of v (no header) with out(string), for a writer that
 -- builds a container piece by piece with M.op.
 function M.value(v, out) value(v, out, 0) end
+
+--- The pickle of v (no header) as a string: M.value's bytes, an integer's
+-- without a table.
+function M.bytes(v)
+  if math.type(v) == "integer" then return int_bytes(v) end
+  local buf = {}
+  value(v, function(s) buf[#buf + 1] = s end, 0)
+  return table.concat(buf)
+end
 
 --- The opcodes such a writer needs, and the batch size of APPENDS.
 M.op = { header = PROTO .. "\x02", stop = STOP, empty_dict = EMPTY_DICT, empty_list = EMPTY_LIST,

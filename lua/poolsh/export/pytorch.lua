@@ -24,12 +24,49 @@ local M = {}
 
 local L = pickle.list
 
---- [{filename=, line=, name=}] for "script.lua:12" (name: the op).
+--- [{filename=, line=, name=}] for "script.lua:12" (name: the op). The
+-- same src and op give the same table (the writer keeps its pickle).
 function M.frames(src, op)
   if type(src) ~= "string" or src == "" then return L() end
+  local key = src .. "\0" .. tostring(op)
+  local f = M.frames_of[key]
+  if f then return f end
   local file, line = src:match("^(.*):(%d+)$")
-  return L { { filename = file or src, line = math.tointeger(tonumber(line)) or 0,
+  f = L { { filename = file or src, line = math.tointeger(tonumber(line)) or 0,
     name = tostring(op or "?") } }
+  M.frames_of[key] = f
+  return f
+end
+
+-- M.frames's tables by src and op; let go by the collector.
+M.frames_of = setmetatable({}, { __mode = "v" })
+
+-- A trace entry's pickle: the bytes pickle.value writes for Replay:entry's
+-- table (a dict, its keys sorted), with each key's and each frames
+-- table's bytes made once.
+local function entry_writer()
+  local bytes, key = pickle.bytes, {}
+  for _, k in ipairs { "action", "addr", "device_free", "frames", "size", "stream", "time_us" } do
+    key[k] = bytes(k)
+  end
+  local actions = setmetatable({}, { __index = function(t, a)
+    t[a] = bytes(a)
+    return t[a]
+  end })
+  local framed = setmetatable({}, { __mode = "k" })
+  local op = pickle.op
+  local head, tail = op.empty_dict .. op.mark .. key.action, op.setitems
+  return function(e)
+    local f = framed[e.frames]
+    if not f then
+      f = bytes(e.frames)
+      framed[e.frames] = f
+    end
+    return head .. actions[e.action] .. (e.addr ~= nil and key.addr .. bytes(e.addr) or "")
+      .. (e.device_free ~= nil and key.device_free .. bytes(e.device_free) or "")
+      .. key.frames .. f .. key.size .. bytes(e.size) .. key.stream .. bytes(e.stream)
+      .. key.time_us .. bytes(e.time_us) .. tail
+  end
 end
 
 local function int(v) return math.tointeger(v) or 0 end
@@ -86,11 +123,49 @@ end
 local Replay = {}
 Replay.__index = Replay
 
-local function new_replay(each, meta)
+local function new_replay(each, meta, record)
   local dev = meta.device or {}
-  local hull, reserved = prepass(each)
+  local reserved, hull
+  if record then reserved, hull = record.regions() else hull, reserved = prepass(each) end
   return setmetatable({ pools = {}, buffers = {}, completed = {}, order = 0,
+    live = {}, freeing = {},
     hull = hull, reserved = reserved, total = math.tointeger(dev.total) }, Replay)
+end
+
+-- Buffers are also kept by pool and state, so that an alloc or a release
+-- looks only at its own pool's buffers in the state it asks about:
+-- self.live[pool] (allocated) and self.freeing[pool] (free pending), each
+-- key -> buffer. set_state moves a buffer between them (nil: gone).
+function Replay:set_state(key, b, state)
+  local by = b.state == "active_allocated" and self.live or self.freeing
+  if by[b.pool] then by[b.pool][key] = nil end
+  if state == nil then
+    self.buffers[key] = nil
+    return
+  end
+  b.state = state
+  by = state == "active_allocated" and self.live or self.freeing
+  local set = by[b.pool]
+  if not set then set = {}; by[b.pool] = set end
+  set[key] = b
+  self.buffers[key] = b
+end
+
+-- The keys of set's buffers that overlap [addr, addr + size), by address
+-- (then key), so that several are completed in a stable order.
+local function overlapping(set, addr, size)
+  local keys = {}
+  for key, b in pairs(set or {}) do
+    if overlaps(b.addr, b.size, addr, size) then keys[#keys + 1] = key end
+  end
+  if #keys > 1 then
+    table.sort(keys, function(a, b)
+      local x, y = set[a], set[b]
+      if x.addr ~= y.addr then return x.addr < y.addr end
+      return tostring(a) < tostring(b)
+    end)
+  end
+  return keys
 end
 
 -- A trace entry, handed to self.emit (which writes it, or keeps it).
@@ -124,10 +199,8 @@ end
 
 -- Whether a live buffer (allocated, not freed) lies in region r.
 function Replay:region_busy(pool, r)
-  for _, b in pairs(self.buffers) do
-    if b.pool == pool and b.state == "active_allocated" and overlaps(b.addr, b.size, r.addr, r.size) then
-      return true
-    end
+  for _, b in pairs(self.live[pool] or {}) do
+    if overlaps(b.addr, b.size, r.addr, r.size) then return true end
   end
   return false
 end
@@ -136,12 +209,12 @@ end
 -- proves them done (their own free_completed, recorded after the release
 -- that the same sync caused, is then skipped).
 function Replay:complete_in(pool, r, t)
-  for key, b in pairs(self.buffers) do
-    if b.pool == pool and b.state == "active_pending_free" and overlaps(b.addr, b.size, r.addr, r.size) then
-      self:entry("free_completed", b.addr, b.size, b.stream, nil, t)
-      self.buffers[key] = nil
-      self.completed[key] = true
-    end
+  local set = self.freeing[pool]
+  for _, key in ipairs(overlapping(set, r.addr, r.size)) do
+    local b = set[key]
+    self:entry("free_completed", b.addr, b.size, b.stream, nil, t)
+    self:set_state(key, b, nil)
+    self.completed[key] = true
   end
 end
 
@@ -185,12 +258,11 @@ end
 
 -- Completes pending frees that an alloc at the same memory proves done.
 function Replay:complete_overlapping(ev, t)
-  for id, b in pairs(self.buffers) do
-    if b.pool == ev.pool and b.state == "active_pending_free"
-        and overlaps(b.addr, b.size, ev.addr, ev.size) then
-      self:entry("free_completed", b.addr, b.size, b.stream, nil, t)
-      self.buffers[id] = nil
-    end
+  local set = self.freeing[ev.pool]
+  for _, key in ipairs(overlapping(set, ev.addr, ev.size)) do
+    local b = set[key]
+    self:entry("free_completed", b.addr, b.size, b.stream, nil, t)
+    self:set_state(key, b, nil)
   end
 end
 
@@ -205,8 +277,10 @@ function Replay:alloc(ev, t)
     self:complete_overlapping(ev, t)
     self:ensure_region(ev, t)
   end
-  self.buffers[key] = { addr = ev.addr, size = ev.size, stream = ev.stream or 0,
-    pool = ev.pool or ("malloc:" .. tostring(key)), frames = frames, state = "active_allocated" }
+  local old = self.buffers[key]
+  if old then self:set_state(key, old, nil) end
+  self:set_state(key, { addr = ev.addr, size = ev.size, stream = ev.stream or 0,
+    pool = ev.pool or ("malloc:" .. tostring(key)), frames = frames }, "active_allocated")
   self:entry("alloc", ev.addr, ev.size, ev.stream, frames, t)
 end
 
@@ -222,12 +296,12 @@ function Replay:free(ev, t)
   self:entry("free_requested", addr, size, ev.stream, M.frames(ev.src, ev.op), t)
   if b and type(b.pool) == "string" then
     -- cudaFree: completes at once and gives the segment back.
-    self.buffers[key] = nil
+    self:set_state(key, b, nil)
     self:entry("free_completed", addr, size, ev.stream, nil, t)
     local regions = self.pools[b.pool] and self.pools[b.pool].regions or {}
     for i = #regions, 1, -1 do self:drop_region(b.pool, i, t) end
   elseif b then
-    b.state = "active_pending_free"
+    self:set_state(key, b, "active_pending_free")
   end
 end
 
@@ -235,7 +309,7 @@ function Replay:free_completed(ev, t)
   local key, b = self:find(ev)
   if key ~= nil and self.completed[key] then self.completed[key] = nil; return end
   if b and b.state ~= "active_pending_free" then return end
-  if b then self.buffers[key] = nil end
+  if b then self:set_state(key, b, nil) end
   self:entry("free_completed", ev.addr or (b and b.addr), ev.size or (b and b.size),
     ev.stream or (b and b.stream), nil, t)
 end
@@ -290,8 +364,10 @@ end
 -- A region's blocks: live buffers by address, the gaps as inactive blocks.
 function Replay:blocks(pool, r)
   local live = {}
-  for _, b in pairs(self.buffers) do
-    if b.pool == pool and inside(b.addr, b.size, r) then live[#live + 1] = b end
+  for _, set in ipairs { self.live[pool] or {}, self.freeing[pool] or {} } do
+    for _, b in pairs(set) do
+      if inside(b.addr, b.size, r) then live[#live + 1] = b end
+    end
   end
   table.sort(live, function(a, b) return a.addr < b.addr end)
   local blocks, at = L(), r.addr
@@ -354,19 +430,20 @@ end
 --- Writes the pickle with out(string): the same bytes as pickling
 -- M.build's tables, with each trace entry written as the replay makes it
 -- (device_traces comes before segments in a dict's sorted keys).
-function M.write(out, each, meta)
+function M.write(out, each, meta, record)
   meta = meta or {}
   local op = pickle.op
   local device = math.tointeger(meta.device and meta.device.index) or 0
-  local replay, n = new_replay(each, meta), 0
+  local replay, n = new_replay(each, meta, record), 0
   out(op.header .. op.empty_dict .. op.mark)
   pickle.value("device_traces", out)
   out(op.empty_list .. op.mark)
   for _ = 1, device do out(op.empty_list) end
   out(op.empty_list)
+  local entry = entry_writer()
   replay.emit = function(e)
     if n % op.batch == 0 then out(n > 0 and op.appends .. op.mark or op.mark) end
-    pickle.value(e, out)
+    out(entry(e))
     n = n + 1
   end
   replay:run(each)

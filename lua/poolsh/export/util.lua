@@ -130,21 +130,25 @@ M.slice_ops = { fill = true, touch = true, verify = true, spin = true, copy = tr
 
 --- A short label for an event: "alloc b7", "copy b2 -> b5", "wait e3";
 -- objects named in meta.names (poolsh.naming.all()) by their names.
+-- names[kind][id], else letter .. id (M.label's objects).
+local function obj(names, kind, letter, id)
+  local of = names[kind]
+  return of and of[id] or (letter .. tostring(id))
+end
+
+local no_names = {}
+
 function M.label(ev, meta)
-  local names = meta and meta.names or {}
-  local function obj(kind, letter, id)
-    local n = names[kind] and names[kind][id]
-    return n or (letter .. tostring(id))
-  end
+  local names = meta and meta.names or no_names
   local op = tostring(ev.op)
   if op == "copy" and (ev.dst or ev.src_buffer) then
-    return string.format("copy %s -> %s", obj("buffer", "b", ev.src_buffer), obj("buffer", "b", ev.dst))
+    return "copy " .. obj(names, "buffer", "b", ev.src_buffer) .. " -> " .. obj(names, "buffer", "b", ev.dst)
   elseif ev.buffer then
-    return op .. " " .. obj("buffer", "b", ev.buffer)
+    return op .. " " .. obj(names, "buffer", "b", ev.buffer)
   elseif ev.event and (op == "record" or op == "wait" or op == "event_sync") then
-    return op .. " " .. obj("event", "e", ev.event)
+    return op .. " " .. obj(names, "event", "e", ev.event)
   elseif ev.pool and not ev.stream then
-    return op .. " " .. obj("pool", "p", ev.pool)
+    return op .. " " .. obj(names, "pool", "p", ev.pool)
   end
   return op
 end
@@ -178,7 +182,7 @@ end
 ---------------------------------------------------------------------------
 -- Counters.
 
-local counter_fields = { "reserved", "used", "pending" }
+local mtype = math.type
 
 --- Walks events and calls fn(ev, pool, state, i) after each event that moves
 -- a pool's counters; state = {reserved=, used=, pending=} in bytes. Events
@@ -206,9 +210,10 @@ function M.counter()
       states[pool] = st
     end
     local moved = false
-    for _, f in ipairs(counter_fields) do
-      if math.type(ev[f]) then st[f] = ev[f]; moved = true end
-    end
+    local reserved, used, pending = ev.reserved, ev.used, ev.pending
+    if mtype(reserved) then st.reserved = reserved; moved = true end
+    if mtype(used) then st.used = used; moved = true end
+    if mtype(pending) then st.pending = pending; moved = true end
     if ev.op == "free_completed" and ev.pending == nil and math.type(ev.size) then
       st.pending = math.max(0, st.pending - ev.size)
       moved = true

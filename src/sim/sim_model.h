@@ -318,6 +318,10 @@ typedef struct sim_ctx {
   /* Young-run records the young best fit looked at (it stays O(log n):
    * tests/c/test_sim_scale.c reads it). */
   uint64_t young_visits;
+  /* Island treap nodes and records the pool's best fit looked at (O(k log
+   * n) while other streams' frees it may not use are all pending:
+   * tests/c/test_sim_scale.c reads it). */
+  uint64_t fit_visits;
 } sim_ctx;
 
 /* Fault injection's functions: sim_fault.h. */

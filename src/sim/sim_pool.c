@@ -103,6 +103,8 @@ struct ps_pool {
   uint64_t map_off, map_size; /* the last mapping: its first chunk's offset, bytes */
   size_t idx;                 /* in c->pools.v */
   size_t over;                /* in c->pools.over + 1; 0: not there */
+  size_t held;                /* in c->pools.held + 1; 0: not there */
+  sim_pool_list *list;        /* the context's list of pools */
   int done_due;               /* a destroyed stream that freed here has completed */
   rec **pages;                /* the slab: pages of PAGE_RECS, page 0 grows */
   uint32_t npages, cap0;
@@ -626,8 +628,28 @@ static int pq_room(ps_pool *p) {
   return 1;
 }
 
+/* Room for one more pool in the list of pools holding frees not
+ * retired; 0 when out of host RAM. */
+static int held_room(ps_pool *p) {
+  sim_pool_list *l = p->list;
+  return p->held || sim_reserve_one((void **)&l->held, &l->capheld, l->nheld, sizeof *l->held, 8);
+}
+
+/* Keeps p in its list's `held` exactly while it holds frees not retired. */
+static void held_update(ps_pool *p) {
+  sim_pool_list *l = p->list;
+  if (p->npend && !p->held) {
+    l->held[l->nheld++] = p;
+    p->held = l->nheld;
+  } else if (!p->npend && p->held) {
+    ps_pool *q = l->held[--l->nheld];
+    l->held[p->held - 1] = q, q->held = p->held;
+    p->held = 0;
+  }
+}
+
 /* Appends free record i (pending or done) to its stream's queue
- * (pq_room first). */
+ * (pq_room and held_room first). */
 static void pq_push(ps_pool *p, ri i) {
   rec *x = R(p, i);
   pqueue *q = pq_find(p, x->stream);
@@ -641,6 +663,7 @@ static void pq_push(ps_pool *p, ri i) {
   if (!q->pend && x->kind == K_PENDING) q->pend = i;   /* done: none pending before */
   if (!q->young) q->young = i;
   q->n++, p->npend++;
+  held_update(p);
 }
 
 static void pq_unlink(ps_pool *p, ri i) {
@@ -653,6 +676,7 @@ static void pq_unlink(ps_pool *p, ri i) {
   if (x->u.f.qnext) R(p, x->u.f.qnext)->u.f.qprev = x->u.f.qprev; else q->tail = x->u.f.qprev;
   q->n--, p->npend--;
   if (!q->n) *q = p->pq[--p->npq];
+  held_update(p);
 }
 
 /* ---- completing, retiring and merging free records ---- */
@@ -698,6 +722,7 @@ static void settle(sim_ctx *c, ps_pool *p) {
     while (q->n && sim_host_knows(c, stream, R(p, q->head)->u.f.pos)) {
       int last = q->n == 1;
       retire(p, q->head);
+      c->retires++;
       if (last) break;   /* the queue is gone: slot k holds another */
     }
     if (k < p->npq && p->pq[k].stream == stream) k++;
@@ -1122,6 +1147,7 @@ static void maybe_free(sim_ctx *c, ps_pool *p) {
   if (!p->destroyed || p->live || p->reserved || p->arena) return;
   if (p->over) over_update(c, p);
   sim_pool_list *l = &c->pools;
+  p->npend = 0, held_update(p);
   ps_pool *q = l->v[--l->n];
   l->v[p->idx] = q, q->idx = p->idx;
   pool_free_mem(p);
@@ -1193,7 +1219,7 @@ int sim_pool_free(void *ctx, ps_addr a, ps_stream *s) {
   if (!m || m->kind != SIM_MAP_ARENA) return PS_ERR_INVALID_VALUE;
   ps_pool *p = m->owner;
   if (p->imported) return free_import(c, st, m, a);
-  if (!pq_room(p)) return PS_ERR_MEMORY_ALLOCATION;
+  if (!pq_room(p) || !held_room(p)) return PS_ERR_MEMORY_ALLOCATION;
   ri i = hash_take(p, a - m->base);
   if (!i) return PS_ERR_INVALID_VALUE;
   if (p->ipc) sim_ipc_seg_freed(p->ipc, a - m->base);   /* imports refused from now */
@@ -1304,6 +1330,15 @@ void sim_pools_release(sim_ctx *c) {
     sim_cost(c, f->host_pool_release_ns, f->host_pool_release_ns_per_gib, gone[SIM_HOST_SPACE]);
 }
 
+/* After the host learned of work done: every pool holding frees not
+ * retired brings them up to its clock, so the frees a sync covers are
+ * retired (and merged) at the sync, in O(frees retired + pools holding
+ * frees x their streams), and the next allocation does not pay for them. */
+void sim_pools_settle(sim_ctx *c) {
+  for (size_t i = c->pools.nheld; i-- > 0;)
+    if (i < c->pools.nheld) settle(c, c->pools.held[i]);
+}
+
 /* Destroyed stream `stream` completed its work: each pool above its
  * threshold that holds a free of it not retired releases at the next
  * sim_pools_release_done (an H100 released that pool and no other:
@@ -1340,6 +1375,7 @@ static int pool_new(sim_ctx *c, const ps_pool_props *props, ps_pool **out) {
   p->max_size = sim_round_up(props->max_size, gran(c));
   if (p->max_size < props->max_size) p->max_size = 0;   /* overflow: no limit */
   p->idx = l->n;
+  p->list = l;
   l->v[l->n++] = p;
   *out = p;
   return PS_OK;
@@ -1366,7 +1402,7 @@ int sim_pools_init(sim_ctx *c) {
 /* Frees every pool and its records (the arenas go with sim_mem). */
 void sim_pools_free(sim_ctx *c) {
   for (size_t i = 0; i < c->pools.n; i++) pool_free_mem(c->pools.v[i]);
-  free(c->pools.v), free(c->pools.live), free(c->pools.over);
+  free(c->pools.v), free(c->pools.live), free(c->pools.over), free(c->pools.held);
   memset(&c->pools, 0, sizeof c->pools);
 }
 

@@ -5,7 +5,8 @@
  * short-lived streams and events observe the same addresses, reuse rules,
  * flags and clock. The young best fit among 100,000 young holes looks at
  * few records more than among 1,000, and so does an allocation on one
- * stream while another holds pending frees it may not use. Checks behaviour, memory and work
+ * stream while another holds pending frees it may not use; a sync
+ * retires the frees it covers. Checks behaviour, memory and work
  * counted, never time.
  */
 #include <malloc.h>
@@ -456,6 +457,35 @@ static void test_cross_stream_fit_scales(void) {
             (unsigned long long)small, (unsigned long long)large);
 }
 
+/* A sync retires the frees it covers itself (issue 20): with 100,000
+ * young holes, the stream's sync retires all of them and the first
+ * allocation after it retires none (it paid for them all before). */
+static void test_sync_retires(void) {
+  enum { N = 100000 };
+  sim_ctx *c = open_sim();
+  ps_pool *p = keeping_pool(c);
+  ps_stream *s;
+  OK(B->stream_create(c, 0, 0, 1, &s));
+  ps_addr *a = calloc(2 * (size_t)N, sizeof *a), b = 0;
+  for (int i = 0; i < 2 * N; i++) OK(B->pool_alloc(c, p, 4096, s, &a[i], NULL));
+  for (int i = 0; i < 2 * N; i += 2) OK(B->pool_free(c, a[i], s));
+  uint64_t before = c->retires;
+  OK(B->stream_sync(c, s));
+  uint64_t at_sync = c->retires - before;
+  ps_alloc_note note;
+  OK(B->pool_alloc(c, p, 4096, s, &b, &note));
+  CHECK(note.rule == PS_RULE_STREAM_ORDER);   /* a retired hole of its own stream */
+  CHECK(at_sync == N);
+  CHECK(c->retires - before == N);            /* the allocation retired nothing */
+  OK(B->pool_free(c, b, s));
+  for (int i = 1; i < 2 * N; i += 2) OK(B->pool_free(c, a[i], s));
+  free(a);
+  OK(B->stream_sync(c, s));
+  OK(B->stream_destroy(c, s));
+  OK(B->pool_destroy(c, p));
+  B->close(c);
+}
+
 /* Random allocations and frees on three streams, with spins, event waits,
  * syncs and sleeps between: after every step the young-run index holds
  * exactly the runs a walk over the records finds. */
@@ -498,6 +528,7 @@ static void test_young_index_random(void) {
 int main(void) {
   test_young_fit_scales();
   test_cross_stream_fit_scales();
+  test_sync_retires();
   test_young_index_random();
   test_table();
   test_stale_handles();

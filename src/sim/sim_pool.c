@@ -703,6 +703,25 @@ static void retire(ps_pool *p, ri i) {
   if (next && R(p, next)->kind == K_RETIRED) absorb(p, i, next);
 }
 
+/* Every young free of queue q's stream stops being young at once, when
+ * they are the pool's only young frees (a sync that covers the stream's
+ * newest free): both young-run treaps empty in O(log n), and each record
+ * needs no search. 0 (nothing changed) when another stream has young
+ * runs. */
+static int yr_drop_all(ps_pool *p, pqueue *q) {
+  ri l, mid, r;
+  split(p, 2, p->root[2], (ikey){ (uint32_t)q->stream, 0, 0 }, &l, &mid);
+  split(p, 2, mid, (ikey){ (uint32_t)q->stream + 1, 0, 0 }, &mid, &r);
+  if (l || r) {
+    p->root[2] = merge(p, 2, l, merge(p, 2, mid, r));
+    return 0;
+  }
+  p->root[2] = p->root[3] = 0;
+  for (ri i = q->young; i; i = R(p, i)->u.f.qnext) R(p, i)->young = 0;
+  q->young = 0;
+  return 1;
+}
+
 /* Brings free records up to the host's clock: frees that completed are
  * done, frees a host synchronisation covered are retired. Each stream's
  * queue is in stream order and completion order, so only its heads are
@@ -719,6 +738,7 @@ static void settle(sim_ctx *c, ps_pool *p) {
   for (uint32_t k = 0; k < p->npq;) {
     pqueue *q = &p->pq[k];
     int stream = q->stream;
+    if (q->young && sim_host_knows(c, stream, R(p, q->tail)->u.f.pos)) yr_drop_all(p, q);
     while (q->n && sim_host_knows(c, stream, R(p, q->head)->u.f.pos)) {
       int last = q->n == 1;
       retire(p, q->head);

@@ -6,15 +6,23 @@
 -- all of poolsh's (Buffers, ledger, backend), and the backend's alone
 -- (the same fill done from C by poolsh.bench_fill, measured as the C heap
 -- in use: poolsh.bench_heap). The resident size undercounts what reuses
--- memory freed by an earlier, smaller round.
+-- memory freed by an earlier, smaller round. Then the cross-stream case:
+-- N/2 of the live blocks freed on a stream `a` behind a long spin (pending,
+-- and no other stream may use them), it times allocations on stream `b`,
+-- each a search of the pool's space: from Lua, p:alloc on b freed on a
+-- third stream `c` (so b has no young frees), and from C, poolsh.bench_fill
+-- on b (per allocation; its frees included).
 -- Targets (docs/performance.md): the pair at the largest N at most 2x the
--- pair at 1k; about 200 bytes of host memory per live block.
+-- pair at 1k, the same for the cross-stream case and after a sync; about
+-- 200 bytes of host memory per live block.
 -- Usage: poolsh scripts/bench_scale.lua [largest N (default 100000; 1000000
 --        for the full run)] [pairs per timing (default 20000)]
+--        [cross-stream allocations per timing (default 2000)]
 local poolsh = poolsh or require "poolsh"
 
 local largest = tonumber(arg and arg[1]) or 100000
 local pairs_n = tonumber(arg and arg[2]) or 20000
+local cross_n = tonumber(arg and arg[3]) or 2000
 local size = 4096
 
 -- Resident host memory in bytes (Linux), or nil.
@@ -67,7 +75,20 @@ local function measure(n)
   for _ = 1, k do p:stats() end
   r.stats = us(poolsh.wallclock() - t0, k)
   r.bytes = before and after and (after - before) / n
-  for i = 2, 2 * n, 2 do blocks[i]:free() end
+  -- Cross-stream: b and c may not use a's frees (pending behind the spin).
+  local a, b, c = poolsh.stream(), poolsh.stream(), poolsh.stream()
+  poolsh.spin(a, "3600 s")
+  for i = 2, 2 * n, 4 do blocks[i]:free(a); blocks[i] = false end
+  t0 = poolsh.wallclock()
+  for _ = 1, cross_n do p:alloc(size, b):free(c) end
+  r.xlua = us(poolsh.wallclock() - t0, cross_n)
+  t0 = poolsh.wallclock()
+  local release_x = poolsh.bench_fill(p, b, cross_n // 2)
+  r.xc = us(poolsh.wallclock() - t0, 2 * (cross_n // 2))
+  release_x()
+  for i = 2, 2 * n, 2 do if blocks[i] then blocks[i]:free() end end
+  a:sync()
+  a:destroy(); b:destroy(); c:destroy()
   blocks = nil
   s:sync()
   p:destroy()
@@ -89,19 +110,23 @@ end
 
 print(("poolsh bench_scale: backend %s, %s, pairs of %d B, %d pairs per timing")
       :format(poolsh.backend(), poolsh.device().name, size, pairs_n))
-print(("%9s %10s %10s %12s %12s %12s %10s %12s %12s"):format("live", "C pair", "Lua pair",
-      "C after sync", "s:sync()", "p:stats()", "fill s", "B/live block", "backend B"))
+print(("%9s %10s %10s %12s %12s %12s %10s %12s %12s %10s %10s"):format("live", "C pair",
+      "Lua pair", "C after sync", "s:sync()", "p:stats()", "fill s", "B/live block", "backend B",
+      "C x-alloc", "Lua x-pair"))
 local rows = {}
 local n = 1000
 while n <= largest do
   local r = measure(n)
   rows[#rows + 1] = r
-  print(("%9d %8.3fus %8.3fus %10.3fus %10.1fus %10.1fus %10.2f %12s %12s"):format(r.n, r.c, r.lua,
-        r.c_after, r.sync, r.stats, r.fill, r.bytes and ("%.0f"):format(r.bytes) or "?",
-        r.backend_bytes and ("%.0f"):format(r.backend_bytes) or "?"))
+  print(("%9d %8.3fus %8.3fus %10.3fus %10.1fus %10.1fus %10.2f %12s %12s %8.3fus %8.3fus")
+        :format(r.n, r.c, r.lua, r.c_after, r.sync, r.stats, r.fill,
+        r.bytes and ("%.0f"):format(r.bytes) or "?",
+        r.backend_bytes and ("%.0f"):format(r.backend_bytes) or "?", r.xc, r.xlua))
   io.stdout:flush()
   n = n * 10
 end
 local first, last = rows[1], rows[#rows]
-print(("ratio %d / %d live blocks: C pair %.2f, Lua pair %.2f (target <= 2)")
-      :format(last.n, first.n, last.c / first.c, last.lua / first.lua))
+print(("ratio %d / %d live blocks: C pair %.2f, Lua pair %.2f, C after sync %.2f, "
+       .. "C cross-stream %.2f, Lua cross-stream %.2f (target <= 2)")
+      :format(last.n, first.n, last.c / first.c, last.lua / first.lua,
+              last.c_after / first.c_after, last.xc / first.xc, last.xlua / first.xlua))

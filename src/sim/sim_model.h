@@ -191,12 +191,14 @@ typedef struct sim_op {
   uint8_t *data;           /* SIM_OP_WRITE: a snapshot of the host bytes */
 } sim_op;
 
-/* Every pool not yet freed (v), the live handles (a hash set: O(1) checks)
- * and the pools whose reserved size is above their release threshold. */
+/* Every pool not yet freed (v), the live handles (a hash set: O(1) checks),
+ * the pools whose reserved size is above their release threshold, and the
+ * pools holding frees not retired (a host synchronisation retires them). */
 typedef struct sim_pool_list {
   ps_pool **v; size_t n, cap;
   ps_pool **live; size_t nlive, livecap;
   ps_pool **over; size_t nover, capover;
+  ps_pool **held; size_t nheld, capheld;
 } sim_pool_list;
 
 /* ---- fault injection (sim_fault.c) ---- */
@@ -318,6 +320,13 @@ typedef struct sim_ctx {
   /* Young-run records the young best fit looked at (it stays O(log n):
    * tests/c/test_sim_scale.c reads it). */
   uint64_t young_visits;
+  /* Island treap nodes and records the pool's best fit looked at (O(k log
+   * n) while other streams' frees it may not use are all pending:
+   * tests/c/test_sim_scale.c reads it). */
+  uint64_t fit_visits;
+  /* Frees retired so far (a sync retires the frees it covers, not the
+   * next allocation: tests/c/test_sim_scale.c reads it). */
+  uint64_t retires;
 } sim_ctx;
 
 /* Fault injection's functions: sim_fault.h. */
@@ -393,6 +402,9 @@ void sim_pools_free(sim_ctx *c);
 /* Host synchronisation happened: release what thresholds ask for, at a
  * host cost (release_ns ... per space). */
 void sim_pools_release(sim_ctx *c);
+/* After the host learned of work done: pools retire the frees it covers
+ * (the sync pays for them, not the next allocation). */
+void sim_pools_settle(sim_ctx *c);
 /* A destroyed stream's work completed: the pools holding its frees
  * release, done by the driver off the host's clock (no cost). */
 void sim_pools_mark_done(sim_ctx *c, int stream);

@@ -61,6 +61,7 @@ typedef struct rec {
   int32_t stream;
   uint8_t kind;
   uint8_t in1;                /* island head in treap 1 */
+  uint8_t in4;                /* island head in treap 4, not 0 (a pending free) */
   uint8_t young;              /* a free since the pool's space was last searched */
   union {
     struct { uint64_t req; ri hnext; } l;          /* live: bytes asked for */
@@ -68,7 +69,7 @@ typedef struct rec {
       int64_t pos, time;
       uint64_t end;           /* island head: where the island ends */
       ri qprev, qnext;        /* not retired: its stream's queue */
-      ri ch[2][2];            /* island head: children in treap 0 and 1 */
+      ri ch[2][2];            /* island head: children in treap 0 (or 4) and 1 */
       ri other;               /* island head: its last record, and back */
       uint32_t seq;           /* the pool's count of frees at this one */
       ri ych[2][2];           /* young run head: children in treap 2;
@@ -102,13 +103,17 @@ struct ps_pool {
   uint64_t map_off, map_size; /* the last mapping: its first chunk's offset, bytes */
   size_t idx;                 /* in c->pools.v */
   size_t over;                /* in c->pools.over + 1; 0: not there */
+  size_t held;                /* in c->pools.held + 1; 0: not there */
+  sim_pool_list *list;        /* the context's list of pools */
   int done_due;               /* a destroyed stream that freed here has completed */
   rec **pages;                /* the slab: pages of PAGE_RECS, page 0 grows */
   uint32_t npages, cap0;
   ri nrec, freelist;          /* slots handed out (0 included), free slots */
   ri first, last;             /* address list */
-  ri root[4];                 /* island treaps: by (size, tie, offset), by offset;
-                                 young runs: heads by (stream, size, seq), tails by offset */
+  ri root[5];                 /* island treaps: by (size, tie, offset), by offset;
+                                 young runs: heads by (stream, size, seq), tails by
+                                 offset; islands headed by a pending free, by
+                                 (stream, size, seq) */
   uint32_t frees;             /* cudaFreeAsync calls so far: free records' seq */
   int searched;               /* the allocation being placed searched the pool's space */
   ri *buckets;                /* live blocks by offset, chained by l.hnext */
@@ -366,11 +371,15 @@ static uint64_t tie_of(const rec *x) {
 }
 
 /* Trees 2 and 3 index young runs (see young_fit): a run's head by
- * (stream, size, free count), its tail by offset. */
+ * (stream, size, free count), its tail by offset. Tree 4 holds the
+ * islands whose first record is a pending free (instead of tree 0), by
+ * (stream, size, free count): an allocation skips a stream's whole
+ * subtree when it may use none of that stream's frees (see place). */
 static ikey key_of(const ps_pool *p, ri h, int t) {
   const rec *x = R(p, h);
   if (t == 1 || t == 3) return (ikey){ 0, 0, x->off };
   if (t == 2) return (ikey){ (uint32_t)x->stream, rend(p, x->u.f.yother) - x->off, x->u.f.seq };
+  if (t == 4) return (ikey){ (uint32_t)x->stream, x->u.f.end - x->off, x->u.f.seq };
   return (ikey){ x->u.f.end - x->off, tie_of(x), x->off };
 }
 
@@ -379,8 +388,10 @@ static int key_lt(ikey a, ikey b) {
   return a.tie != b.tie ? a.tie < b.tie : a.off < b.off;
 }
 
+/* An island head is in tree 0 or tree 4, never both: they share links. */
 #define KID(p, i, t, side) \
-  (*((t) < 2 ? &R(p, i)->u.f.ch[t][side] : &R(p, i)->u.f.ych[(t) - 2][side]))
+  (*((t) < 2 ? &R(p, i)->u.f.ch[t][side] : (t) == 4 ? &R(p, i)->u.f.ch[0][side] \
+                                                    : &R(p, i)->u.f.ych[(t) - 2][side]))
 
 /* Splits tree-t treap `at` into keys < k (*l) and the rest (*r). */
 static void split(ps_pool *p, int t, ri at, ikey k, ri *l, ri *r) {
@@ -417,18 +428,20 @@ static void t_del(ps_pool *p, int t, ri x) {
   *at = merge(p, t, KID(p, x, t, 0), KID(p, x, t, 1));
 }
 
-/* An island's keys depend on its first record's offset and where it
- * ends: take it out before changing either, put it back after. Treap 1
- * holds only islands of several records (see isl_head). */
+/* An island's keys depend on its first record's offset, kind and where
+ * it ends: take it out before changing any, put it back after. Treap 1
+ * holds only islands of several records (see isl_head); an island whose
+ * first record is a pending free is in treap 4, any other in treap 0. */
 static void isl_add(ps_pool *p, ri h) {
   rec *x = R(p, h);
   x->u.f.end = rend(p, x->u.f.other);
   x->in1 = x->u.f.other != h;
-  t_ins(p, 0, h);
+  x->in4 = x->kind == K_PENDING;
+  t_ins(p, x->in4 ? 4 : 0, h);
   if (x->in1) t_ins(p, 1, h);
 }
 static void isl_del(ps_pool *p, ri h) {
-  t_del(p, 0, h);
+  t_del(p, R(p, h)->in4 ? 4 : 0, h);
   if (R(p, h)->in1) t_del(p, 1, h);
 }
 
@@ -438,17 +451,20 @@ static void isl_bind(ps_pool *p, ri h, ri t) {
   R(p, t)->u.f.other = h;
 }
 
-/* The smallest island of at least r bytes other than `skip` (ties: its
- * key's), or 0. */
-static ri isl_fit(const ps_pool *p, uint64_t r, ri skip) {
-  ikey k = { r, 0, 0 };
+/* The smallest island of at least r bytes in treap 0 (stream < 0), or in
+ * treap 4 among those headed by a pending free of `stream`, other than
+ * `skip` (ties: treap 0's key), or 0. Counts the nodes it looks at. */
+static ri isl_fit(sim_ctx *c, const ps_pool *p, uint64_t r, ri skip, int stream) {
+  int tr = stream < 0 ? 0 : 4;
+  ikey k = tr ? (ikey){ (uint32_t)stream, r, 0 } : (ikey){ r, 0, 0 };
   for (int again = 0; again < 2; again++) {
     ri best = 0;
-    for (ri t = p->root[0]; t;)
-      if (!key_lt(key_of(p, t, 0), k)) best = t, t = KID(p, t, 0, 0);
-      else t = KID(p, t, 0, 1);
+    for (ri t = p->root[tr]; t; c->fit_visits++)
+      if (!key_lt(key_of(p, t, tr), k)) best = t, t = KID(p, t, tr, 0);
+      else t = KID(p, t, tr, 1);
+    if (best && tr && R(p, best)->stream != stream) best = 0;
     if (!best || best != skip) return best;
-    k = key_of(p, skip, 0), k.off++;   /* the next one after skip */
+    k = key_of(p, skip, tr), k.off++;   /* the next one after skip */
   }
   return 0;
 }
@@ -612,8 +628,28 @@ static int pq_room(ps_pool *p) {
   return 1;
 }
 
+/* Room for one more pool in the list of pools holding frees not
+ * retired; 0 when out of host RAM. */
+static int held_room(ps_pool *p) {
+  sim_pool_list *l = p->list;
+  return p->held || sim_reserve_one((void **)&l->held, &l->capheld, l->nheld, sizeof *l->held, 8);
+}
+
+/* Keeps p in its list's `held` exactly while it holds frees not retired. */
+static void held_update(ps_pool *p) {
+  sim_pool_list *l = p->list;
+  if (p->npend && !p->held) {
+    l->held[l->nheld++] = p;
+    p->held = l->nheld;
+  } else if (!p->npend && p->held) {
+    ps_pool *q = l->held[--l->nheld];
+    l->held[p->held - 1] = q, q->held = p->held;
+    p->held = 0;
+  }
+}
+
 /* Appends free record i (pending or done) to its stream's queue
- * (pq_room first). */
+ * (pq_room and held_room first). */
 static void pq_push(ps_pool *p, ri i) {
   rec *x = R(p, i);
   pqueue *q = pq_find(p, x->stream);
@@ -627,6 +663,7 @@ static void pq_push(ps_pool *p, ri i) {
   if (!q->pend && x->kind == K_PENDING) q->pend = i;   /* done: none pending before */
   if (!q->young) q->young = i;
   q->n++, p->npend++;
+  held_update(p);
 }
 
 static void pq_unlink(ps_pool *p, ri i) {
@@ -639,6 +676,7 @@ static void pq_unlink(ps_pool *p, ri i) {
   if (x->u.f.qnext) R(p, x->u.f.qnext)->u.f.qprev = x->u.f.qprev; else q->tail = x->u.f.qprev;
   q->n--, p->npend--;
   if (!q->n) *q = p->pq[--p->npq];
+  held_update(p);
 }
 
 /* ---- completing, retiring and merging free records ---- */
@@ -665,6 +703,25 @@ static void retire(ps_pool *p, ri i) {
   if (next && R(p, next)->kind == K_RETIRED) absorb(p, i, next);
 }
 
+/* Every young free of queue q's stream stops being young at once, when
+ * they are the pool's only young frees (a sync that covers the stream's
+ * newest free): both young-run treaps empty in O(log n), and each record
+ * needs no search. 0 (nothing changed) when another stream has young
+ * runs. */
+static int yr_drop_all(ps_pool *p, pqueue *q) {
+  ri l, mid, r;
+  split(p, 2, p->root[2], (ikey){ (uint32_t)q->stream, 0, 0 }, &l, &mid);
+  split(p, 2, mid, (ikey){ (uint32_t)q->stream + 1, 0, 0 }, &mid, &r);
+  if (l || r) {
+    p->root[2] = merge(p, 2, l, merge(p, 2, mid, r));
+    return 0;
+  }
+  p->root[2] = p->root[3] = 0;
+  for (ri i = q->young; i; i = R(p, i)->u.f.qnext) R(p, i)->young = 0;
+  q->young = 0;
+  return 1;
+}
+
 /* Brings free records up to the host's clock: frees that completed are
  * done, frees a host synchronisation covered are retired. Each stream's
  * queue is in stream order and completion order, so only its heads are
@@ -681,9 +738,11 @@ static void settle(sim_ctx *c, ps_pool *p) {
   for (uint32_t k = 0; k < p->npq;) {
     pqueue *q = &p->pq[k];
     int stream = q->stream;
+    if (q->young && sim_host_knows(c, stream, R(p, q->tail)->u.f.pos)) yr_drop_all(p, q);
     while (q->n && sim_host_knows(c, stream, R(p, q->head)->u.f.pos)) {
       int last = q->n == 1;
       retire(p, q->head);
+      c->retires++;
       if (last) break;   /* the queue is gone: slot k holds another */
     }
     if (k < p->npq && p->pq[k].stream == stream) k++;
@@ -707,13 +766,42 @@ static int rec_rule(const sim_ctx *c, const ps_pool *p, ri i, const ps_stream *s
   return internal_ok ? PS_RULE_INTERNAL_DEP : -1;
 }
 
-/* Whether stream s may use every free record without internal
- * dependencies. A stream's pending frees are in order of position and of
- * completion time, so when s may use its newest one it may use them all. */
-static int all_usable(const sim_ctx *c, ps_pool *p, const ps_stream *s) {
-  for (uint32_t k = 0; k < p->npq; k++)
-    if (p->pq[k].stream != s->id && rec_rule(c, p, p->pq[k].tail, s, 0) < 0) return 0;
-  return 1;
+/* Whether stream s may use every free record of queue q without internal
+ * dependencies. A stream's frees not retired are in order of position and
+ * of completion time, so the ones s may use are a prefix of the queue:
+ * when s may use its newest one it may use them all. */
+static int q_usable(const sim_ctx *c, ps_pool *p, const pqueue *q, const ps_stream *s) {
+  return q->stream == s->id || rec_rule(c, p, q->tail, s, 0) >= 0;
+}
+
+/* How stream s may search the islands (without internal dependencies):
+ * 2 when it may use every free record; 1 when each other stream's frees
+ * are all usable, or all pending and none usable (so they sit only in
+ * islands of their own, headed by a pending free of that stream in treap
+ * 4, which s skips); 0 otherwise (the walk). */
+static int search_mode(const sim_ctx *c, ps_pool *p, const ps_stream *s) {
+  int mode = 2;
+  for (uint32_t k = 0; k < p->npq; k++) {
+    const pqueue *q = &p->pq[k];
+    if (q_usable(c, p, q, s)) continue;
+    if (q->pend != q->head || rec_rule(c, p, q->head, s, 0) >= 0) return 0;
+    mode = 1;
+  }
+  return mode;
+}
+
+/* The best island for r bytes that s may use whole, other than `top`:
+ * treap 0's best, then each stream's best in treap 4 when s may use its
+ * frees (all of them, or every stream's with `all`). O(k log n), k the
+ * streams with frees not retired. */
+static ri island_fit(sim_ctx *c, ps_pool *p, uint64_t r, ri top, const ps_stream *s, int all) {
+  ri best = isl_fit(c, p, r, top, -1);
+  for (uint32_t k = 0; k < p->npq; k++) {
+    if (!all && !q_usable(c, p, &p->pq[k], s)) continue;
+    ri g = isl_fit(c, p, r, top, p->pq[k].stream);
+    if (g && (!best || key_lt(key_of(p, g, 0), key_of(p, best, 0)))) best = g;
+  }
+  return best;
 }
 
 /* Whether s may use free record g and, when g is a free not retired, the
@@ -725,11 +813,13 @@ static int unit_ok(const sim_ctx *c, const ps_pool *p, ri g, const ps_stream *s,
                    int internal_ok, ri *last) {
   int ok = rec_rule(c, p, g, s, internal_ok) >= 0;
   *last = g;
+  ((sim_ctx *)c)->fit_visits++;
   if (R(p, g)->kind != K_PENDING && R(p, g)->kind != K_DONE) return ok;
   for (ri n = R(p, g)->next; n && (R(p, n)->kind == K_PENDING || R(p, n)->kind == K_DONE) &&
                              R(p, n)->stream == R(p, g)->stream; n = R(p, n)->next) {
     ok = ok && rec_rule(c, p, n, s, internal_ok) >= 0;
     *last = n;
+    ((sim_ctx *)c)->fit_visits++;
   }
   return ok;
 }
@@ -979,11 +1069,15 @@ static ri place(sim_ctx *c, ps_pool *p, uint64_t r, uint64_t req, ps_stream *s,
   if (y) return carve(c, p, y, isl_head(p, y), r, req, s, 0, note);
   p->searched = 1;
   for (int internal_ok = 0; internal_ok <= p->internal; internal_ok++) {
-    int fast = internal_ok || all_usable(c, p, s);
+    int mode = internal_ok ? 2 : search_mode(c, p, s), fast = mode > 0;
     ri g, top;
     if (fast) {
       top = is_free(p, p->last) ? R(p, p->last)->u.f.other : 0;
-      g = isl_fit(p, r, top);
+      if (mode == 1 && top && R(p, top)->in4) {
+        pqueue *q = pq_find(p, R(p, top)->stream);
+        if (!q_usable(c, p, q, s)) top = 0;   /* s may use none of it */
+      }
+      g = island_fit(c, p, r, top, s, mode == 2);
     } else g = walk_best_run(c, p, r, s, internal_ok, &top);
     uint64_t at = g ? R(p, g)->off : top ? R(p, top)->off : p->extent;
     if (!map_range(c, p, at, at + r)) continue;
@@ -1073,6 +1167,7 @@ static void maybe_free(sim_ctx *c, ps_pool *p) {
   if (!p->destroyed || p->live || p->reserved || p->arena) return;
   if (p->over) over_update(c, p);
   sim_pool_list *l = &c->pools;
+  p->npend = 0, held_update(p);
   ps_pool *q = l->v[--l->n];
   l->v[p->idx] = q, q->idx = p->idx;
   pool_free_mem(p);
@@ -1144,7 +1239,7 @@ int sim_pool_free(void *ctx, ps_addr a, ps_stream *s) {
   if (!m || m->kind != SIM_MAP_ARENA) return PS_ERR_INVALID_VALUE;
   ps_pool *p = m->owner;
   if (p->imported) return free_import(c, st, m, a);
-  if (!pq_room(p)) return PS_ERR_MEMORY_ALLOCATION;
+  if (!pq_room(p) || !held_room(p)) return PS_ERR_MEMORY_ALLOCATION;
   ri i = hash_take(p, a - m->base);
   if (!i) return PS_ERR_INVALID_VALUE;
   if (p->ipc) sim_ipc_seg_freed(p->ipc, a - m->base);   /* imports refused from now */
@@ -1255,6 +1350,15 @@ void sim_pools_release(sim_ctx *c) {
     sim_cost(c, f->host_pool_release_ns, f->host_pool_release_ns_per_gib, gone[SIM_HOST_SPACE]);
 }
 
+/* After the host learned of work done: every pool holding frees not
+ * retired brings them up to its clock, so the frees a sync covers are
+ * retired (and merged) at the sync, in O(frees retired + pools holding
+ * frees x their streams), and the next allocation does not pay for them. */
+void sim_pools_settle(sim_ctx *c) {
+  for (size_t i = c->pools.nheld; i-- > 0;)
+    if (i < c->pools.nheld) settle(c, c->pools.held[i]);
+}
+
 /* Destroyed stream `stream` completed its work: each pool above its
  * threshold that holds a free of it not retired releases at the next
  * sim_pools_release_done (an H100 released that pool and no other:
@@ -1291,6 +1395,7 @@ static int pool_new(sim_ctx *c, const ps_pool_props *props, ps_pool **out) {
   p->max_size = sim_round_up(props->max_size, gran(c));
   if (p->max_size < props->max_size) p->max_size = 0;   /* overflow: no limit */
   p->idx = l->n;
+  p->list = l;
   l->v[l->n++] = p;
   *out = p;
   return PS_OK;
@@ -1317,7 +1422,7 @@ int sim_pools_init(sim_ctx *c) {
 /* Frees every pool and its records (the arenas go with sim_mem). */
 void sim_pools_free(sim_ctx *c) {
   for (size_t i = 0; i < c->pools.n; i++) pool_free_mem(c->pools.v[i]);
-  free(c->pools.v), free(c->pools.live), free(c->pools.over);
+  free(c->pools.v), free(c->pools.live), free(c->pools.over), free(c->pools.held);
   memset(&c->pools, 0, sizeof c->pools);
 }
 

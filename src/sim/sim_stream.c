@@ -452,6 +452,7 @@ int sim_sync_stream(sim_ctx *c, ps_stream *s) {
   sim_streams_due(c);
   learn_stream(c, s);
   if (s == &c->legacy) learn_blocking(c);
+  sim_pools_settle(c);
   if (c->prof.release_on_stream_sync) sim_pools_release(c);
   return PS_OK;
 }
@@ -481,6 +482,7 @@ void sim_sync_device(sim_ctx *c, int retire) {
   sim_host_advance(c, device_done_time(c));
   if (!retire) return;
   learn_all(c);
+  sim_pools_settle(c);
   sim_pools_release(c);
 }
 
@@ -492,6 +494,7 @@ int sim_device_sync(void *ctx) {
   sim_host_cost(c, c->prof.sync_ns);
   sim_host_advance(c, device_done_time(c));
   learn_all(c);
+  sim_pools_settle(c);
   if (c->prof.release_on_device_sync) sim_pools_release(c);
   return PS_OK;
 }
@@ -711,6 +714,7 @@ int sim_event_sync(void *ctx, ps_event *e) {
   sim_host_advance(c, e->time);
   sim_streams_due(c);
   host_learn(c, &e->clock);
+  sim_pools_settle(c);
   if (c->prof.release_on_event_sync) sim_pools_release(c);
   return PS_OK;
 }

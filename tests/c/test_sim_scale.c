@@ -4,7 +4,9 @@
  * matter, and none of it changes a result: runs with and without 100,000
  * short-lived streams and events observe the same addresses, reuse rules,
  * flags and clock. The young best fit among 100,000 young holes looks at
- * few records more than among 1,000. Checks behaviour, memory and work
+ * few records more than among 1,000, and so does an allocation on one
+ * stream while another holds pending frees it may not use; a sync
+ * retires the frees it covers. Checks behaviour, memory and work
  * counted, never time.
  */
 #include <malloc.h>
@@ -401,6 +403,89 @@ static void test_young_fit_scales(void) {
             (unsigned long long)small, (unsigned long long)large);
 }
 
+/* A pool of n live blocks and n retired holes (3n blocks of 1-7 KiB on
+ * stream a, every third freed and synced), then n more frees on a pending
+ * behind a spin, which stream b may not use (no event, not complete);
+ * then 1,000 allocations of 4 KiB on b, each a search of the pool's space
+ * (b has no young frees). Returns the island nodes and records those
+ * searches looked at. */
+static uint64_t cross_stream_visits(int n) {
+  sim_ctx *c = open_sim();
+  ps_pool *p = keeping_pool(c);
+  ps_stream *a, *b;
+  OK(B->stream_create(c, 0, 0, 1, &a));
+  OK(B->stream_create(c, 0, 0, 1, &b));
+  ps_addr *blk = calloc(3 * (size_t)n, sizeof *blk), got[1000];
+  uint64_t seed = 12345;
+  for (int i = 0; i < 3 * n; i++) {
+    seed = (seed * 1103515245 + 12345) % 2147483648u;
+    OK(B->pool_alloc(c, p, 1024 + seed % (6 * 1024 + 1), a, &blk[i], NULL));
+  }
+  for (int i = 0; i < 3 * n; i += 3) OK(B->pool_free(c, blk[i], a));
+  OK(B->stream_sync(c, a));
+  OK(B->spin(c, a, 1000.0));
+  for (int i = 1; i < 3 * n; i += 3) OK(B->pool_free(c, blk[i], a));
+  c->fit_visits = 0;
+  for (int k = 0; k < 1000; k++) {
+    ps_alloc_note note;
+    OK(B->pool_alloc(c, p, 4096, b, &got[k], &note));
+    CHECK(note.rule == PS_RULE_HOST_SYNC || note.rule == PS_RULE_NONE);   /* never a's pending */
+  }
+  uint64_t visits = c->fit_visits;
+  CHECK(visits >= 1000);
+  for (int k = 0; k < 1000; k++) OK(B->pool_free(c, got[k], b));
+  for (int i = 2; i < 3 * n; i += 3) OK(B->pool_free(c, blk[i], a));
+  free(blk);
+  OK(B->device_sync(c));
+  OK(B->stream_destroy(c, a));
+  OK(B->stream_destroy(c, b));
+  OK(B->pool_destroy(c, p));
+  B->close(c);
+  return visits;
+}
+
+/* An allocation on one stream while another holds frees it may not use
+ * is a search of the islands, not a walk over every record (issue 20):
+ * with 100,000 live blocks and as many pending frees of the other stream
+ * it looks at no more than 4x what it looks at with 1,000 (the walk:
+ * 100x). */
+static void test_cross_stream_fit_scales(void) {
+  uint64_t small = cross_stream_visits(1000), large = cross_stream_visits(100000);
+  CHECK(large <= 4 * small);
+  if (large > 4 * small)
+    fprintf(stderr, "cross-stream fit: %llu looked at with 1,000 blocks, %llu with 100,000\n",
+            (unsigned long long)small, (unsigned long long)large);
+}
+
+/* A sync retires the frees it covers itself (issue 20): with 100,000
+ * young holes, the stream's sync retires all of them and the first
+ * allocation after it retires none (it paid for them all before). */
+static void test_sync_retires(void) {
+  enum { N = 100000 };
+  sim_ctx *c = open_sim();
+  ps_pool *p = keeping_pool(c);
+  ps_stream *s;
+  OK(B->stream_create(c, 0, 0, 1, &s));
+  ps_addr *a = calloc(2 * (size_t)N, sizeof *a), b = 0;
+  for (int i = 0; i < 2 * N; i++) OK(B->pool_alloc(c, p, 4096, s, &a[i], NULL));
+  for (int i = 0; i < 2 * N; i += 2) OK(B->pool_free(c, a[i], s));
+  uint64_t before = c->retires;
+  OK(B->stream_sync(c, s));
+  uint64_t at_sync = c->retires - before;
+  ps_alloc_note note;
+  OK(B->pool_alloc(c, p, 4096, s, &b, &note));
+  CHECK(note.rule == PS_RULE_STREAM_ORDER);   /* a retired hole of its own stream */
+  CHECK(at_sync == N);
+  CHECK(c->retires - before == N);            /* the allocation retired nothing */
+  OK(B->pool_free(c, b, s));
+  for (int i = 1; i < 2 * N; i += 2) OK(B->pool_free(c, a[i], s));
+  free(a);
+  OK(B->stream_sync(c, s));
+  OK(B->stream_destroy(c, s));
+  OK(B->pool_destroy(c, p));
+  B->close(c);
+}
+
 /* Random allocations and frees on three streams, with spins, event waits,
  * syncs and sleeps between: after every step the young-run index holds
  * exactly the runs a walk over the records finds. */
@@ -442,6 +527,8 @@ static void test_young_index_random(void) {
 
 int main(void) {
   test_young_fit_scales();
+  test_cross_stream_fit_scales();
+  test_sync_retires();
   test_young_index_random();
   test_table();
   test_stale_handles();

@@ -138,6 +138,34 @@ describe("at scale (" .. N .. " blocks)", function()
     s:destroy()
   end)
 
+  it("allocates on one stream among 100k live blocks while another holds pending frees", function()
+    -- N live blocks and N holes retired by a sync, then N/2 of the blocks
+    -- freed on stream a behind a long spin (pending: b and c may not use
+    -- them), then 2,000 allocations on b freed on c and 1,000 from C: each
+    -- is a search of the pool's space, counted (not timed) by
+    -- tests/c/test_sim_scale.c (it walked every record before issue 20).
+    local s, a, b, c = poolsh.stream(), poolsh.stream(), poolsh.stream(), poolsh.stream()
+    local p = poolsh.pool { release_threshold = "max" }
+    local blocks, seed = {}, 12345
+    for i = 1, 2 * N do
+      seed = (seed * 1103515245 + 12345) % 2147483648
+      blocks[i] = p:alloc(1024 + seed % (6 * 1024 + 1), s)
+    end
+    for i = 1, 2 * N, 2 do blocks[i]:free(); blocks[i] = false end
+    s:sync()
+    poolsh.spin(a, "3600 s")
+    for i = 2, 2 * N, 4 do blocks[i]:free(a); blocks[i] = false end
+    local reserved = p:stats().reserved
+    for _ = 1, 2000 do p:alloc(SIZE, b):free(c) end
+    poolsh.bench_fill(p, b, 500)()
+    assert.equal(reserved, p:stats().reserved)   -- retired holes, never a's pending frees
+    assert.is_true(p:stats().pending > 0)        -- a's frees still pending
+    for i = 4, 2 * N, 4 do blocks[i]:free() end
+    a:sync()
+    p:destroy()
+    for _, x in ipairs { s, a, b, c } do x:destroy() end
+  end)
+
   it("exits cleanly with every block still live", function()
     local script = os.tmpname()
     local f = assert(io.open(script, "w"))

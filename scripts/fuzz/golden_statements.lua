@@ -13,9 +13,9 @@ lib.run({
   name = "golden_statements",
   suffix = ".lua",
   corpus = {
-    lib.slurp("tests/data/golden-sim/statements_two_frees.lua"),
-    lib.slurp("tests/data/golden-sim/statements_partial.lua"),
-    lib.slurp("tests/data/golden-sim/statements_cross_stream.lua"),
+    lib.slurp("tests/golden/h200/statements_two_frees.lua"),
+    lib.slurp("tests/golden/h200/statements_partial.lua"),
+    lib.slurp("tests/golden/h200/statements_cross_stream.lua"),
     lib.slurp("tests/golden/h200/reuse_f1_o0_i1.lua"),
   },
   decode = function(input)

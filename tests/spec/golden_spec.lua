@@ -303,7 +303,7 @@ describe("golden statements", function()
   end
 
   local function two_frees()
-    return assert(format.read("tests/data/golden-sim/statements_two_frees.lua"))
+    return assert(format.read("tests/golden/h200/statements_two_frees.lua"))
   end
 
   it("hold in every committed recording, GPU ones included", function()
@@ -330,7 +330,7 @@ describe("golden statements", function()
     assert.same({ { buffer = "b2", bytes = 8 * H.MiB, rule = "stream order", stream = "s1" } }, b4.sources)
     assert.equals(3, #b4.extents.p1)
     assert.is_true(step_of(rec, "b1 = p1:alloc(16 MiB, s1)").fresh)
-    local cross = assert(format.read("tests/data/golden-sim/statements_cross_stream.lua"))
+    local cross = assert(format.read("tests/golden/h200/statements_cross_stream.lua"))
     assert.equals("b1's free is pending on s1, and s2 has no event dependency on it",
       step_of(cross, "b2 = p1:alloc(16 MiB, s2)").why_fresh)
   end)

@@ -154,6 +154,24 @@ describe("caching allocator", function()
     a:empty_cache()
   end)
 
+  it("takes max_split_size of exactly 20 MiB, and a wider max_non_split_rounding", function()
+    local a = C.new { max_split_size = "20 MiB" }
+    local big = a:alloc(60 * MiB, s1)
+    a:free(big)
+    local far = a:alloc(30 * MiB, s1)              -- 30 MiB too large: not reused
+    assert.are_not.equal(big.segment, far.segment)
+    a:free(far); a:empty_cache()
+    local wide = C.new { max_split_size = "20 MiB", max_non_split_rounding = "40 MiB" }
+    big = wide:alloc(60 * MiB, s1)
+    wide:free(big)
+    local near = wide:alloc(30 * MiB, s1)          -- within 40 MiB: reused whole
+    assert.equal(big.segment, near.segment)
+    assert.equal(60 * MiB, near.size)
+    wide:free(near); wide:empty_cache()
+    assert.equal("caching allocator: max_non_split_rounding must be at least 20 MiB, got 8.00 MiB",
+      H.err(C.new, { max_non_split_rounding = "8 MiB" }))
+  end)
+
   it("on cudaMalloc failure frees the cache and retries once, then raises", function()
     local path = os.tmpname() .. ".lua"
     local f = assert(io.open(path, "w"))
@@ -204,7 +222,7 @@ a:free(y); a:empty_cache()
     a:free(c)
     a:empty_cache()
     assert.equal("caching allocator: unknown option 'max_split'", msg(C.new, { max_split = 1 }))
-    assert.equal("caching allocator: max_split_size must be above 20 MiB, got 8.00 MiB",
+    assert.equal("caching allocator: max_split_size must be at least 20 MiB, got 8.00 MiB",
       msg(C.new, { max_split_size = "8 MiB" }))
     assert.equal("caching allocator: roundup_power2_divisions must be 0 or a power of 2, got 3",
       msg(C.new, { roundup_power2_divisions = 3 }))

@@ -126,23 +126,34 @@ local function divisions_option(div)
   return t
 end
 
---- A new allocator; options: max_split_size (a size above 20 MiB; default
--- none), roundup_power2_divisions (0, or a power of 2, or a table of them
--- by MiB interval; default off).
+--- A new allocator; options: max_split_size (a size of 20 MiB or more;
+-- default none), max_non_split_rounding (how much larger than a request of
+-- max_split_size or more a cached block it takes may be: 20 MiB or more,
+-- default 20 MiB), roundup_power2_divisions (0, or a power of 2, or a table
+-- of them by MiB interval; default off).
 function M.new(opts)
   opts = opts or {}
   if type(opts) ~= "table" then fail("options table expected, got %s", type(opts)) end
   for k in pairs(opts) do
-    if k ~= "max_split_size" and k ~= "roundup_power2_divisions" then fail("unknown option '%s'", tostring(k)) end
+    if k ~= "max_split_size" and k ~= "max_non_split_rounding" and k ~= "roundup_power2_divisions" then
+      fail("unknown option '%s'", tostring(k))
+    end
   end
   local split = math.maxinteger
   if opts.max_split_size ~= nil then
     split = bytes(opts.max_split_size, "max_split_size: ")
-    if split <= M.LARGE_BUFFER then fail("max_split_size must be above 20 MiB, got %s", poolsh.fmt(split)) end
+    if split < M.LARGE_BUFFER then fail("max_split_size must be at least 20 MiB, got %s", poolsh.fmt(split)) end
+  end
+  local rounding = M.LARGE_BUFFER
+  if opts.max_non_split_rounding ~= nil then
+    rounding = bytes(opts.max_non_split_rounding, "max_non_split_rounding: ")
+    if rounding < M.LARGE_BUFFER then
+      fail("max_non_split_rounding must be at least 20 MiB, got %s", poolsh.fmt(rounding))
+    end
   end
   local div = divisions_option(opts.roundup_power2_divisions)
   return setmetatable({
-    max_split = split, divisions = div,
+    max_split = split, max_rounding = rounding, divisions = div,
     free_lists = { small = {}, large = {} },   -- [pool][stream] = blocks by (size, addr)
     segs = {}, active = {}, pending = {},       -- segments; allocated blocks; freed, not completed
     spare = {},                                 -- block tables for reuse (A:block)
@@ -206,7 +217,7 @@ function A:find(pool, stream, size)
   local b = l[i]
   if not b then return nil end
   if size < self.max_split and b.size >= self.max_split then return nil end
-  if size >= self.max_split and b.size >= size + M.LARGE_BUFFER then return nil end
+  if size >= self.max_split and b.size >= size + self.max_rounding then return nil end
   local n = #l
   if i < n then table.move(l, i + 1, n, i) end
   l[n] = nil

@@ -46,6 +46,30 @@ describe("pytorch allocator", function()
     assert.same({ 0, 0, 1, 1 }, { a:stats().reserved, a:stats().used, a:stats().segments_allocated, a:stats().driver_frees })
   end)
 
+  it("takes PyTorch's PYTORCH_CUDA_ALLOC_CONF text as conf, as its options one by one", function()
+    local a = P.new { conf = "roundup_power2_divisions:[1:4,>:1], max_split_size_mb:32" }
+    local b = a:alloc(1200000, s1)
+    assert.equal(1310720, a:stats().used)                  -- four divisions below 2 MiB
+    local c = a:alloc(3 * MiB + 1, s1)
+    assert.equal(1310720 + 3 * MiB + 512, a:stats().used)  -- none above
+    a:free(b, s1); a:free(c, s1)
+    local big = a:alloc(40 * MiB, s1)
+    a:free(big, s1)
+    assert.are_not.equal(big.segment, a:alloc(8 * MiB, s1).segment)   -- max_split_size: not split
+    a:close()
+    local function msg(opts) return select(2, pcall(P.new, opts)) end
+    assert.equal("pytorch allocator: alloc-conf: unknown key 'max_split' (PyTorch knows: backend, "
+      .. "expandable_segments, max_split_size_mb, max_non_split_rounding_mb, roundup_power2_divisions, "
+      .. "garbage_collection_threshold, per_process_memory_fraction, large_segment_size_mb, "
+      .. "release_lock_on_cudamalloc, pinned_use_cuda_host_register, pinned_num_register_threads, "
+      .. "pinned_use_background_threads, pinned_reserve_segment_size_mb, graph_capture_record_stream_reuse)",
+      msg { conf = "max_split:20" })
+    assert.equal("pytorch allocator: give conf or the options one by one, not both",
+      msg { conf = "", max_split_size = "32 MiB" })
+    assert.equal("pytorch allocator: expandable_segments:True is not modelled yet (issue 21)",
+      msg { conf = "expandable_segments:True" })
+  end)
+
   it("splits small blocks at 512 B, large ones only above 1 MiB left, merges on free", function()
     local a = P.new()
     local x, y = a:alloc(1, s1), a:alloc(700, s1)

@@ -42,8 +42,26 @@ local function call(a, f, ...)
   return r
 end
 
---- A new allocator; options: max_split_size, roundup_power2_divisions (as
--- PyTorch's PYTORCH_CUDA_ALLOC_CONF), deferred_free (boolean).
+-- The caching allocator's options from a PYTORCH_CUDA_ALLOC_CONF text
+-- (poolsh.allocators.pytorch_conf); the modes not modelled yet are named.
+local function conf_options(text)
+  local ok, t = pcall(require("poolsh.allocators.pytorch_conf").parse, text)
+  if not ok then error("pytorch allocator: " .. tostring(t), 0) end
+  if t.backend ~= "native" then
+    error("pytorch allocator: backend:" .. t.backend .. " is not modelled yet (issue 21)", 0)
+  end
+  if t.expandable_segments then
+    error("pytorch allocator: expandable_segments:True is not modelled yet (issue 21)", 0)
+  end
+  return {
+    max_split_size = t.max_split_size, max_non_split_rounding = t.max_non_split_rounding,
+    roundup_power2_divisions = t.roundup_power2_divisions,
+  }
+end
+
+--- A new allocator; options: conf (PyTorch's PYTORCH_CUDA_ALLOC_CONF
+-- text), or max_split_size, max_non_split_rounding and
+-- roundup_power2_divisions one by one; deferred_free (boolean).
 function M.new(opts)
   if opts ~= nil and type(opts) ~= "table" then
     error(("pytorch allocator: options table expected, got %s"):format(type(opts)), 0)
@@ -53,9 +71,15 @@ function M.new(opts)
     if k == "deferred_free" then
       if type(v) ~= "boolean" then error(("pytorch allocator: deferred_free must be a boolean, got %s"):format(type(v)), 0) end
       deferred = v
-    else
+    elseif k ~= "conf" then
       inner_opts[k] = v
     end
+  end
+  if opts and opts.conf ~= nil then
+    if next(inner_opts) then
+      error("pytorch allocator: give conf or the options one by one, not both", 0)
+    end
+    inner_opts = conf_options(opts.conf)
   end
   local ok, inner = pcall(C.new, inner_opts)
   if not ok then error(rename(inner), 0) end

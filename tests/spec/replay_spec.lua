@@ -361,6 +361,14 @@ describe("poolsh replay (the command)", function()
     assert.is_true(r.peak_reserved >= r.peak_used)
   end)
 
+  it("gives the pytorch allocator PyTorch's own setting with --alloc-conf", function()
+    local out, err, code = cmd(H.quote(json) .. " --allocator=pytorch --json --alloc-conf 'max_split_size_mb : 20 , roundup_power2_divisions:[>:4]'")
+    assert.equal(0, code, err)
+    local r = cjson.decode(out)
+    assert.equal(6, r.events)
+    assert.equal(0, r.failed)
+  end)
+
   it("prints a summary, and no progress line when stderr is not a terminal", function()
     local out, err, code = cmd(H.quote(json) .. " --streams=one")
     assert.equal(0, code)
@@ -378,6 +386,9 @@ describe("poolsh replay (the command)", function()
       [H.quote(json) .. " --pool 'x ='"] = "%-%-pool: bad settings",
       [H.quote(json) .. " --pool 'bogus = 1'"] = "pool allocator: unknown setting 'bogus'",
       [H.quote(json) .. " --report out.txt"] = "%-%-report must name a %.html file",
+      [H.quote(json) .. " --alloc-conf max_split_size_mb:20"] = "%-%-alloc%-conf is PyTorch's setting: it goes with %-%-allocator=pytorch",
+      [H.quote(json) .. " --allocator=pytorch --alloc-conf bogus:1"] = "pytorch allocator: alloc%-conf: unknown key 'bogus'",
+      [H.quote(json) .. " --allocator=pytorch --alloc-conf 'max_split_size_mb:20' --pool 'conf = \"\"'"] = "%-%-alloc%-conf and %-%-pool's conf: give one",
       ["/nonexistent.json"] = "cannot open /nonexistent.json",
       [""] = "which file",
     } do

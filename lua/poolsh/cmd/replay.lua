@@ -7,13 +7,16 @@ local cli = require "poolsh.replay.cli"
 
 local USAGE = [[
 usage: poolsh [--backend=cuda|sim] replay FILE [--allocator=NAME|PATH.lua]
-         [--pool 'SETTINGS'] [--streams=keep|one] [--max-streams N]
+         [--pool 'SETTINGS'] [--alloc-conf 'PYTORCH_CUDA_ALLOC_CONF']
+         [--streams=keep|one] [--max-streams N]
          [--max-inflate SIZE] [--json] [--report FILE.html]
 Replays every allocation and free of FILE (a PyTorch snapshot .pickle or
 .pickle.gz, an RMM log .csv, a poolsh trace .json or .csv) in order through
 an allocator: pool (default: a cudaMemPool), pytorch, cupy, or a Lua module.
 --pool gives the allocator's settings as the body of a Lua table
-('release_threshold = "max", opportunistic = false'). --streams=one puts
+('release_threshold = "max", opportunistic = false'); --alloc-conf gives
+the pytorch allocator PyTorch's own setting, as PYTORCH_CUDA_ALLOC_CONF
+holds it ('max_split_size_mb:128'). --streams=one puts
 every event on one stream; a replay makes at most 64 streams unless
 --max-streams says more. A .pickle.gz may inflate to 64 times its size
 (at least 64 MiB) unless --max-inflate says more ('4 GiB'). --json prints
@@ -56,6 +59,14 @@ end
 local function run(o)
   local alloc_opts
   if o.pool then alloc_opts = replay.settings(o.pool) end
+  if o.alloc_conf then
+    if o.allocator ~= "pytorch" then
+      error("--alloc-conf is PyTorch's setting: it goes with --allocator=pytorch", 0)
+    end
+    alloc_opts = alloc_opts or {}
+    if alloc_opts.conf ~= nil then error("--alloc-conf and --pool's conf: give one", 0) end
+    alloc_opts.conf = o.alloc_conf
+  end
   local rec = replay.read.open(o.file, { max_inflate = o.max_inflate })
   -- the streams are counted now (an RMM log is scanned once), so that a
   -- recording with more than --max-streams is refused before any event

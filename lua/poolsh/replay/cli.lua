@@ -6,7 +6,8 @@ local M = {}
 
 -- The options that take a value: {flag, key in parse's table}.
 local OPTIONS = { { "allocator" }, { "pool" }, { "streams" }, { "report" },
-                  { "max-streams", "max_streams" }, { "max-inflate", "max_inflate" } }
+                  { "max-streams", "max_streams" }, { "max-inflate", "max_inflate" },
+                  { "alloc-conf", "alloc_conf" } }
 
 -- The value of option `name` at args[i] (--name=V or --name V), and the
 -- next index; nil when args[i] is not that option.
@@ -42,7 +43,7 @@ function M.parse(args, fail)
       end
       if v then -- taken
       elseif a:match("^%-") then
-        fail("unknown option '" .. a .. "' (--allocator, --pool, --streams, --max-streams, --max-inflate, --json, --report; --help)")
+        fail("unknown option '" .. a .. "' (--allocator, --pool, --alloc-conf, --streams, --max-streams, --max-inflate, --json, --report; --help)")
       elseif o.file then fail("one file at a time: '" .. o.file .. "' and '" .. a .. "'")
       else o.file = a end
     end

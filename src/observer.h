@@ -119,6 +119,7 @@ typedef struct ps_seen_buffer {
   uint8_t reuse_rule;        /* ps_reuse_rule */
   uint8_t why_code;          /* ps_why_code: fresh, and why not reused */
   uint16_t why_slot;         /* its details in the ring of whys; reused: its sources */
+  int32_t slot;              /* its block in the ledger + 1 (0: none), checked before use */
 } ps_seen_buffer;
 
 static inline ps_seen_stream *ps_seen_stream_of(const ps_streamud *s) {

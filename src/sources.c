@@ -104,8 +104,10 @@ typedef struct CallInfo54 {    /* lstate.h's CallInfo */
 } CallInfo54;
 #define CIST_C_54 (1 << 1)     /* lstate.h: the frame is a C function's */
 
-typedef struct TValue54 {      /* lobject.h's TValue */
-  void *gc;
+typedef struct TValue54 {      /* lobject.h's TValue: its Value is a union of a
+                                  * pointer, a lua_Integer and a lua_Number, so
+                                  * tt sits after 8 bytes on 32-bit builds too */
+  union { void *gc; long long i; double n; } v;
   unsigned char tt;
 } TValue54;
 #define TT_UDATA54 (7 | (1 << 6))   /* a full userdata, collectable */
@@ -200,7 +202,7 @@ static int where_setup(lua_State *L) {
   lua_rawseti(L, -2, 1);                                      /* [w, o, weak] */
   const Table54 *t = (const Table54 *)lua_topointer(L, -1);
   if (t->alimit != 1 || t->array[0].tt != TT_UDATA54 ||
-      (const char *)t->array[0].gc + offsetof(Udata054, bindata) != (const char *)e)
+      (const char *)t->array[0].v.gc + offsetof(Udata054, bindata) != (const char *)e)
     return 0;
   o->where_table = t;
   o->where_ref = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -213,7 +215,7 @@ static int where_setup(lua_State *L) {
 void ps_where_open(lua_State *L, ps_ctx *c) {
   ps_obs *o = c->obs;
   where_seen w = {{NULL, NULL}, 0, 0};
-  if (o->where_ref > 0 || !lua_checkstack(L, 4)) return;
+  if (o->where_ref > 0 || lua_version(L) != 504 || !lua_checkstack(L, 4)) return;
   lua_pushcfunction(L, where_setup);
   lua_pushlightuserdata(L, &w);
   lua_pushlightuserdata(L, o);
@@ -227,7 +229,7 @@ void ps_where_open(lua_State *L, ps_ctx *c) {
 static uint64_t where_epoch(const ps_obs *o) {
   const Table54 *t = (const Table54 *)o->where_table;
   if (!t || t->array[0].tt != TT_UDATA54) return 0;
-  return *(const uint64_t *)(const void *)((const char *)t->array[0].gc +
+  return *(const uint64_t *)(const void *)((const char *)t->array[0].v.gc +
                                            offsetof(Udata054, bindata));
 }
 

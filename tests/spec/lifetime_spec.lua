@@ -100,6 +100,53 @@ describe("lifetimes", function()
     for _, q in ipairs((poolsh.core.objects())) do assert.not_equal(id, q.id) end
   end)
 
+  it("a freed buffer still holds its pool and stream; neither outlives the buffers", function()
+    local p, s = poolsh.pool {}, poolsh.stream()
+    local weak = setmetatable({ p, s }, { __mode = "v" })
+    local b = p:alloc(4096, s)
+    b:free(); s:sync()
+    p, s = nil, nil
+    collectgarbage(); collectgarbage()
+    -- its metatable (one per pool and stream) holds both: no user values
+    assert.equal(weak[1], b.pool)
+    assert.equal(weak[2], b.stream)
+    assert.is_true(b.pool.live and b.stream.live)
+    assert.is_nil(debug.getuservalue(b, 1))
+    b = nil
+    collectgarbage(); collectgarbage(); collectgarbage()
+    assert.is_nil(weak[1])
+    assert.is_nil(weak[2])
+  end)
+
+  it("a pool does not keep the streams it allocated on alive", function()
+    local p = poolsh.pool { release_threshold = "max" }
+    local weak = setmetatable({}, { __mode = "v" })
+    for i = 1, 3 do
+      local s = poolsh.stream()
+      weak[i] = s
+      p:alloc(4096, s):free()
+      s:sync()
+    end
+    collectgarbage(); collectgarbage(); collectgarbage()
+    assert.is_nil(next(weak))
+    local s = poolsh.stream()
+    local b = p:alloc(4096, s)                     -- the pool still allocates
+    assert.equal(p, b.pool)
+    assert.equal(s, b.stream)
+    b:free(); s:sync()
+    p:destroy()
+  end)
+
+  it("one pool's alloc called on another gives that pool's buffer", function()
+    local p, q, s = poolsh.pool {}, poolsh.pool {}, poolsh.stream()
+    local b = p:alloc(64, s)
+    local c = p.alloc(q, 64, s)
+    assert.equal(p, b.pool)
+    assert.equal(q, c.pool)
+    b:free(); c:free(); s:sync()
+    p:destroy(); q:destroy()
+  end)
+
   it("a buffer keeps its stream alive; a destroyed stream's buffer frees on another", function()
     local p = poolsh.pool {}
     local b = p:alloc("1 MiB", poolsh.stream())

@@ -772,19 +772,47 @@ static void putf(lua_State *L, text *t, const char *fmt, ...) {
   put(L, t, b, n > 0 ? (size_t)(n < (int)sizeof b ? n : (int)sizeof b - 1) : 0);
 }
 
+/* The length of the UTF-8 sequence at u[i] (a byte >= 0x80) within n
+ * bytes, 0 when it is not one: strict as Lua's utf8.len (no overlong
+ * forms, surrogates or code points past U+10FFFF). */
+static size_t utf8_seq(const unsigned char *u, size_t i, size_t n) {
+  unsigned c = u[i], lo = 0x80, hi = 0xBF;
+  size_t len;
+  if (c >= 0xC2 && c <= 0xDF) len = 2;
+  else if (c >= 0xE0 && c <= 0xEF) len = 3, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+  else if (c >= 0xF0 && c <= 0xF4) len = 4, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+  else return 0;
+  if (n - i < len || u[i + 1] < lo || u[i + 1] > hi) return 0;
+  for (size_t k = 2; k < len; k++)
+    if ((u[i + k] & 0xC0) != 0x80) return 0;
+  return len;
+}
+
 /* s as util.quote writes a JSON string: '"', '\\' and controls escaped,
- * "</" as "<\/". */
+ * "</" as "<\/", each byte that is not UTF-8 as \ufffd; the runs between
+ * escapes copied whole. */
 static void quote(lua_State *L, text *t, const char *s, size_t n) {
+  const unsigned char *u = (const unsigned char *)s;
+  size_t run = 0, i = 0;
   put(L, t, "\"", 1);
-  for (size_t i = 0; i < n; i++) {
-    unsigned char ch = (unsigned char)s[i];
+  while (i < n) {
+    unsigned ch = u[i];
+    if (ch >= 32 && ch < 127 && ch != '"' && ch != '\\' && !(ch == '<' && i + 1 < n && u[i + 1] == '/')) {
+      i++;
+      continue;
+    }
+    size_t k = ch >= 0x80 ? utf8_seq(u, i, n) : 0;
+    if (k) { i += k; continue; }
+    put(L, t, s + run, i - run);
     const char *e = ch == '"' ? "\\\"" : ch == '\\' ? "\\\\" : ch == '\b' ? "\\b" : ch == '\f' ? "\\f"
-                  : ch == '\n' ? "\\n" : ch == '\r' ? "\\r" : ch == '\t' ? "\\t" : NULL;
+                  : ch == '\n' ? "\\n" : ch == '\r' ? "\\r" : ch == '\t' ? "\\t" : ch == '<' ? "<\\/"
+                  : ch >= 0x80 ? "\\ufffd" : NULL;
     if (e) puts_(L, t, e);
-    else if (ch < 32 || ch == 127) putf(L, t, "\\u%04x", ch);
-    else if (ch == '<' && i + 1 < n && s[i + 1] == '/') put(L, t, "<\\/", 3), i++;
-    else put(L, t, (const char *)&ch, 1);
+    else putf(L, t, "\\u%04x", ch);
+    i += ch == '<' ? 2 : 1;
+    run = i;
   }
+  put(L, t, s + run, n - run);
   put(L, t, "\"", 1);
 }
 
@@ -901,6 +929,36 @@ static void details(lua_State *L, text *t, const ps_rec *r, int ct) {
   free(copy);
 }
 
+/* util.label's text of r ("alloc b7", "copy b2 -> b5", "wait e3"),
+ * quoted, into t; objects named by the names table at nt; sc a scratch. */
+static void label(lua_State *L, text *t, text *sc, const ps_rec *r, int nt) {
+  const char *op = ps_op_names[r->op];
+  sc->n = 0;
+  if (r->op == PS_OP_COPY && (r->buffer >= 0 || r->other >= 0)) {
+    puts_(L, sc, "copy ");
+    object(L, sc, nt, "buffer", 'b', r->other);
+    puts_(L, sc, " -> ");
+    object(L, sc, nt, "buffer", 'b', r->buffer);
+  } else if (r->buffer >= 0) {
+    puts_(L, sc, op), put(L, sc, " ", 1), object(L, sc, nt, "buffer", 'b', r->buffer);
+  } else if ((r->op == PS_OP_RECORD || r->op == PS_OP_WAIT || r->op == PS_OP_EVENT_SYNC) && r->other >= 0) {
+    puts_(L, sc, op), put(L, sc, " ", 1), object(L, sc, nt, "event", 'e', r->other);
+  } else if (r->pool >= 0 && r->stream < 0) {
+    puts_(L, sc, op), put(L, sc, " ", 1), object(L, sc, nt, "pool", 'p', r->pool);
+  } else {
+    puts_(L, sc, op);
+  }
+  quote(L, t, sc->p, sc->n);
+}
+
+/* The event's src ("name:line", r->src >= 0), quoted, into t; sc a scratch. */
+static void src_of(lua_State *L, ps_ctx *c, text *t, text *sc, const ps_rec *r) {
+  sc->n = 0;
+  puts_(L, sc, ps_name_of(c, r->src));
+  putf(L, sc, ":%d", (int)r->line);
+  quote(L, t, sc->p, sc->n);
+}
+
 /* poolsh.core.trace_html(from, to, names, busy, cause) -> the HTML
  * report's rows (lua/poolsh/export/html.lua's row) of records from..to,
  * joined by ",": names is meta.names, busy the slicer's end of each
@@ -916,6 +974,7 @@ static int trace_html(lua_State *L) {
   luaL_checktype(L, 5, LUA_TFUNCTION);
   lua_settop(L, 5);
   text *t = text_new(L);                 /* 6 */
+  text *sc = text_new(L);                /* 7: a label or src before it is quoted */
   for (size_t i = from; i <= to; i++) {
     const ps_rec *r = at(tr, i - 1);
     int has_start = r->start == r->start || r->estimated, has_dur = r->dur > 0 || r->start == r->start;
@@ -946,51 +1005,9 @@ static int trace_html(lua_State *L) {
       puts_(L, t, "null,null");
     }
     put(L, t, ",", 1);
-    /* util.label */
-    size_t mark = t->n;
-    const char *op = ps_op_names[r->op];
-    int copy = r->op == PS_OP_COPY && (r->buffer >= 0 || r->other >= 0);
-    if (copy) {
-      puts_(L, t, "copy ");
-      object(L, t, 3, "buffer", 'b', r->other);
-      puts_(L, t, " -> ");
-      object(L, t, 3, "buffer", 'b', r->buffer);
-    } else if (r->buffer >= 0) {
-      puts_(L, t, op), put(L, t, " ", 1), object(L, t, 3, "buffer", 'b', r->buffer);
-    } else if ((r->op == PS_OP_RECORD || r->op == PS_OP_WAIT || r->op == PS_OP_EVENT_SYNC) && r->other >= 0) {
-      puts_(L, t, op), put(L, t, " ", 1), object(L, t, 3, "event", 'e', r->other);
-    } else if (r->pool >= 0 && r->stream < 0) {
-      puts_(L, t, op), put(L, t, " ", 1), object(L, t, 3, "pool", 'p', r->pool);
-    } else {
-      puts_(L, t, op);
-    }
-    {
-      size_t n = t->n - mark;
-      char *label = malloc(n ? n : 1);
-      if (!label) return luaL_error(L, "poolsh.trace: out of memory");
-      memcpy(label, t->p + mark, n);
-      t->n = mark;
-      quote(L, t, label, n);
-      free(label);
-    }
+    label(L, t, sc, r, 3);
     put(L, t, ",", 1);
-    if (r->src >= 0) {
-      char line[32];
-      const char *name = ps_name_of(c, r->src);
-      size_t mark2 = t->n;
-      puts_(L, t, name);
-      snprintf(line, sizeof line, ":%d", (int)r->line);
-      puts_(L, t, line);
-      size_t n = t->n - mark2;
-      char *src = malloc(n ? n : 1);
-      if (!src) return luaL_error(L, "poolsh.trace: out of memory");
-      memcpy(src, t->p + mark2, n);
-      t->n = mark2;
-      quote(L, t, src, n);
-      free(src);
-    } else {
-      puts_(L, t, "null");
-    }
+    if (r->src >= 0) src_of(L, c, t, sc, r); else puts_(L, t, "null");
     put(L, t, ",", 1);
     id_or_null(L, t, r->buffer);
     put(L, t, ",", 1);
@@ -1011,8 +1028,230 @@ static int trace_html(lua_State *L) {
   return 1;
 }
 
+/* ---- the Chrome trace's events -------------------------------------------- */
+
+/* What one trace_json call keeps per object, in a userdata whose __gc
+ * frees it: each pool's counters by id (util.counter's state), each
+ * stream's end of its last slice by id + 1, 0 for no stream (util.slicer's
+ * busy, NAN: none). */
+typedef struct { int64_t reserved, used, pending; } counters;
+typedef struct { counters *pool; size_t npool; double *busy; size_t nbusy; } json_state;
+
+static int json_state_gc(lua_State *L) {
+  json_state *st = lua_touserdata(L, 1);
+  free(st->pool), free(st->busy);
+  *st = (json_state){0};
+  return 0;
+}
+
+static json_state *json_state_new(lua_State *L) {
+  json_state *st = lua_newuserdatauv(L, sizeof *st, 0);
+  *st = (json_state){0};
+  if (luaL_newmetatable(L, "poolsh.trace.json")) {
+    lua_pushcfunction(L, json_state_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_setmetatable(L, -2);
+  return st;
+}
+
+/* Pool id's counters (id >= 0), zero when first asked for. */
+static counters *pool_counters(lua_State *L, json_state *st, int32_t id) {
+  size_t k = (size_t)id;
+  if (k >= st->npool) {
+    size_t n = st->npool ? st->npool : 16;
+    while (n <= k) n *= 2;
+    counters *p = realloc(st->pool, n * sizeof *p);
+    if (!p) luaL_error(L, "poolsh.trace: out of memory");
+    memset(p + st->npool, 0, (n - st->npool) * sizeof *p);
+    st->pool = p, st->npool = n;
+  }
+  return &st->pool[k];
+}
+
+/* Stream id's busy end (id -1: the events without a stream), NAN at first. */
+static double *stream_busy(lua_State *L, json_state *st, int32_t id) {
+  size_t k = (size_t)(id + 1);
+  if (k >= st->nbusy) {
+    size_t n = st->nbusy ? st->nbusy : 16;
+    while (n <= k) n *= 2;
+    double *p = realloc(st->busy, n * sizeof *p);
+    if (!p) luaL_error(L, "poolsh.trace: out of memory");
+    for (size_t j = st->nbusy; j < n; j++) p[j] = NAN;
+    st->busy = p, st->nbusy = n;
+  }
+  return &st->busy[k];
+}
+
+/* Calls out (at index ot) with what t holds, and empties t. */
+static void json_flush(lua_State *L, text *t, int ot) {
+  if (!t->n) return;
+  lua_pushvalue(L, ot);
+  lua_pushlstring(L, t->p, t->n);
+  t->n = 0;
+  lua_call(L, 1, 0);
+}
+
+/* The event's args (chrome.lua's args_json): push_rec's fields but t and
+ * op, keys in byte order; the cause worded by the function at ct. */
+static void json_args(lua_State *L, text *t, text *sc, ps_ctx *c, const ps_rec *r, uint64_t seq, int ct) {
+  int any = 0;
+#define KEY(k) (put(L, t, any++ ? ",\"" k "\":" : "{\"" k "\":", sizeof(k) + 3))
+  int pooled = r->op == PS_OP_ALLOC || r->op == PS_OP_FREE || r->op == PS_OP_ALLOC_FAILED;
+  int reuse = r->op == PS_OP_ALLOC && r->rule != PS_RULE_UNKNOWN && r->kind == PS_KIND_POOL;
+  int evt = r->op == PS_OP_RECORD || r->op == PS_OP_WAIT || r->op == PS_OP_EVENT_SYNC;
+  int set = r->op == PS_OP_SET, access = set && r->kind == PS_SET_ACCESS, create = r->op == PS_OP_POOL_CREATE;
+  int has_start = r->start == r->start || r->estimated;
+  if (r->addr != PS_UNSET) KEY("addr"), putf(L, t, "\"0x%" PRIx64 "\"", r->addr);
+  if (r->buffer >= 0) KEY("buffer"), integer(L, t, r->buffer);
+  if (r->op == PS_OP_RELEASE) {
+    lua_pushvalue(L, ct);
+    lua_pushstring(L, ps_op_names[r->kind]);
+    lua_pushinteger(L, r->other);
+    lua_call(L, 2, 1);
+    size_t n;
+    const char *s = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &n) : NULL;
+    if (s) KEY("cause"), quote(L, t, s, n);
+    lua_pop(L, 1);
+  }
+  if (r->gc) KEY("collected"), puts_(L, t, "true");
+  if (create) KEY("default"), puts_(L, t, r->kind & 2 ? "true" : "false");
+  if (access) KEY("device"), integer(L, t, (int32_t)(uint32_t)(r->value >> 8));
+  if (r->op == PS_OP_COPY && r->buffer >= 0) KEY("dst"), integer(L, t, r->buffer);
+  if (r->dur > 0 || r->start == r->start) KEY("dur"), number(L, t, r->dur);
+  if (r->estimated) KEY("dur_estimated"), puts_(L, t, "true");
+  if (evt && r->other >= 0) KEY("event"), integer(L, t, r->other);
+  if (r->op == PS_OP_ALLOC_RETRY && r->value != PS_UNSET) KEY("freed"), integer(L, t, (int64_t)r->value);
+  if (pooled && (r->kind & 4)) KEY("imported"), puts_(L, t, "true");
+  if (create && (r->kind & 4)) KEY("imported"), puts_(L, t, r->kind & 8 ? "true" : "false");
+  if (create && (r->kind & 4)) KEY("ipc"), puts_(L, t, "true");
+  if (pooled) KEY("kind"), putf(L, t, "\"%s\"", ps_kind_names[r->kind & 3]);
+  if (create) KEY("location"), puts_(L, t, r->kind & 1 ? "\"host\"" : "\"device\"");
+  if (set) {
+    const char *name = access ? "access" : r->kind < PS_SET_RESET_HIGH ? ps_setting_names[r->kind] : "reset_high";
+    KEY("name"), quote(L, t, name, strlen(name));
+  }
+  if (r->pending != PS_UNSET) KEY("pending"), integer(L, t, (int64_t)r->pending);
+  if (r->pool >= 0) KEY("pool"), integer(L, t, r->pool);
+  if (r->reserved != PS_UNSET) KEY("reserved"), integer(L, t, (int64_t)r->reserved);
+  if (reuse) KEY("reused"), puts_(L, t, r->rule != PS_RULE_NONE ? "true" : "false");
+  if (reuse && r->other >= 0) KEY("reused_from"), integer(L, t, r->other);
+  if (reuse && ps_rule_names[r->rule]) KEY("rule"), putf(L, t, "\"%s\"", ps_rule_names[r->rule]);
+  KEY("seq"), integer(L, t, (int64_t)seq);
+  if (r->size != PS_UNSET) KEY("size"), integer(L, t, (int64_t)r->size);
+  if (r->src >= 0) KEY("src"), src_of(L, c, t, sc, r);
+  if (r->op == PS_OP_COPY && r->other >= 0) KEY("src_buffer"), integer(L, t, r->other);
+  if (has_start) KEY("start"), number(L, t, r->start == r->start ? r->start : r->t);
+  if (r->stream >= 0) KEY("stream"), integer(L, t, r->stream);
+  if (r->used != PS_UNSET) KEY("used"), integer(L, t, (int64_t)r->used);
+  if (set) {
+    KEY("value");
+    if (access) {
+      int a = (int)(r->value & 0xff);
+      puts_(L, t, a == PS_ACCESS_RW ? "\"rw\"" : a == PS_ACCESS_READ ? "\"read\"" : "\"none\"");
+    } else if (r->kind > 0 && r->kind < PS_SET_RESET_HIGH) {
+      puts_(L, t, r->value ? "true" : "false");
+    } else if (r->value == UINT64_MAX) {
+      puts_(L, t, "null");
+    } else {
+      integer(L, t, (int64_t)r->value);
+    }
+  }
+#undef KEY
+  puts_(L, t, any ? "}" : "{}");
+}
+
+/* The lane (tid) of r: chrome.lua's lane. */
+static int64_t json_lane(const ps_rec *r) {
+  return r->stream >= 0 ? 1 + (int64_t)r->stream : r->pool >= 0 ? 1000000 + (int64_t)r->pool : 999999;
+}
+
+/* poolsh.core.trace_json(names, heads, lanes, cause, out, default_ms) ->
+ * whether it wrote an event: lua/poolsh/export/chrome.lua's events (and
+ * its pools' counter events) of every record kept, joined by ",", given
+ * to out(string) a MiB at a time, so that memory stays a chunk whatever
+ * the trace's size. names is meta.names, heads[pool] the start of its
+ * counter events (else "p<id> memory"'s), cause trace.cause; lanes[tid]
+ * is set true for each lane used; default_ms is the duration of a slice
+ * without one. */
+static int trace_json(lua_State *L) {
+  ps_ctx *c = ps_context(L);
+  ps_trace *tr = trace_of(L);
+  settle(c, tr);
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  luaL_checktype(L, 3, LUA_TTABLE);
+  luaL_checktype(L, 4, LUA_TFUNCTION);
+  luaL_checktype(L, 5, LUA_TFUNCTION);
+  double def = luaL_checknumber(L, 6);
+  lua_settop(L, 6);
+  text *t = text_new(L);                 /* 7 */
+  text *sc = text_new(L);                /* 8 */
+  json_state *st = json_state_new(L);    /* 9 */
+  double clock = 0;
+  int64_t last_lane = -1;
+  for (size_t i = 0; i < tr->n; i++) {
+    const ps_rec *r = at(tr, i);
+    if (r->t == r->t) clock = r->t;      /* util.clock */
+    const char *op = ps_op_names[r->op];
+    int64_t lane = json_lane(r);
+    if (lane != last_lane) {
+      if (lua_rawgeti(L, 3, lane) == LUA_TNIL) lua_pushboolean(L, 1), lua_rawseti(L, 3, lane);
+      lua_pop(L, 1);
+      last_lane = lane;
+    }
+    puts_(L, t, i ? ",{\"name\":" : "{\"name\":");
+    label(L, t, sc, r, 1);
+    putf(L, t, ",\"cat\":\"%s\",\"pid\":1,\"tid\":%" PRId64 ",", op, lane);
+    if (is_work(r->op)) {                /* util.slicer(default_ms) */
+      int has_start = r->start == r->start || r->estimated, has_dur = r->dur > 0 || r->start == r->start;
+      double start = r->start == r->start ? r->start : r->t;
+      double *b = stream_busy(L, st, r->stream);
+      double s0 = has_start && real(start) ? start : (*b == *b && *b > clock ? *b : clock);
+      double d = has_dur && real(r->dur) ? r->dur : def;
+      double end = s0 + d, base = *b == *b ? *b : s0;
+      *b = base >= end ? base : end;
+      putf(L, t, "\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f", s0 * 1000, d * 1000);
+    } else {
+      putf(L, t, "\"ph\":\"i\",\"s\":\"t\",\"ts\":%.3f", clock * 1000);
+    }
+    puts_(L, t, ",\"args\":");
+    json_args(L, t, sc, c, r, tr->dropped + tr->written + i + 1, 4);
+    put(L, t, "}", 1);
+    if (r->pool >= 0) {                  /* util.counter */
+      counters *k = pool_counters(L, st, r->pool);
+      int moved = 0;
+      if (r->reserved != PS_UNSET) k->reserved = (int64_t)r->reserved, moved = 1;
+      if (r->used != PS_UNSET) k->used = (int64_t)r->used, moved = 1;
+      if (r->pending != PS_UNSET) k->pending = (int64_t)r->pending, moved = 1;
+      if (r->op == PS_OP_FREE_COMPLETED && r->pending == PS_UNSET && r->size != PS_UNSET) {
+        int64_t left = k->pending - (int64_t)r->size;
+        k->pending = left > 0 ? left : 0, moved = 1;
+      }
+      if (moved) {
+        put(L, t, ",", 1);
+        if (lua_rawgeti(L, 2, r->pool) == LUA_TSTRING) {
+          size_t n;
+          const char *h = lua_tolstring(L, -1, &n);
+          put(L, t, h, n);
+        } else {
+          putf(L, t, "{\"ph\":\"C\",\"name\":\"p%d memory\",\"cat\":\"memory\",\"pid\":1,\"tid\":%" PRId64
+               ",\"ts\":", (int)r->pool, 1000000 + (int64_t)r->pool);
+        }
+        lua_pop(L, 1);
+        putf(L, t, "%.3f,\"args\":{\"pending\":%" PRId64 ",\"reserved\":%" PRId64 ",\"used\":%" PRId64 "}}",
+             clock * 1000, k->pending, k->reserved, k->used);
+      }
+    }
+    if (t->n >= 1048576) json_flush(L, t, 5);
+  }
+  json_flush(L, t, 5);
+  lua_pushboolean(L, tr->n > 0);
+  return 1;
+}
+
 static const luaL_Reg trace_funcs[] = {
-  {"trace_csv", trace_csv}, {"trace_html", trace_html}, {"trace_objects", trace_objects}, {"trace_regions", trace_regions},
+  {"trace_csv", trace_csv}, {"trace_html", trace_html}, {"trace_json", trace_json}, {"trace_objects", trace_objects}, {"trace_regions", trace_regions},
   {"trace_save", trace_save}, {"trace_streaming", trace_streaming},
   {"trace_start", trace_start}, {"trace_stop", trace_stop}, {"trace_clear", trace_clear},
   {"trace_events", trace_events}, {"trace_recording", trace_recording},

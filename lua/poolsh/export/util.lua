@@ -18,13 +18,30 @@ local escapes = {
   ["\n"] = "\\n", ["\r"] = "\\r", ["\t"] = "\\t",
 }
 
--- A JSON string literal; "</" becomes "<\/" so it is safe inside <script>.
+-- Bytes of s that are not UTF-8 (Lua's strict utf8.len: no overlong
+-- forms, surrogates or code points past U+10FFFF) as "\ufffd", one per byte.
+local function valid_utf8(s)
+  if utf8.len(s) then return s end
+  local out, i = {}, 1
+  while true do
+    local ok, bad = utf8.len(s, i)
+    if ok then out[#out + 1] = s:sub(i); break end
+    out[#out + 1] = s:sub(i, bad - 1)
+    out[#out + 1] = "\\ufffd"
+    i = bad + 1
+  end
+  return table.concat(out)
+end
+
+-- A JSON string literal; "</" becomes "<\/" so it is safe inside <script>;
+-- controls are escaped and bytes that are not UTF-8 become U+FFFD, so the
+-- text is valid JSON whatever a name holds (src/trace.c's quote too).
 local function quote(s)
-  if not s:find('[%c"\\<]') then return '"' .. s .. '"' end
+  if not s:find('[%c"\\<\128-\255]') then return '"' .. s .. '"' end
   s = s:gsub('[%c"\\]', function(c)
     return escapes[c] or string.format("\\u%04x", c:byte())
   end)
-  return '"' .. s:gsub("</", "<\\/") .. '"'
+  return '"' .. valid_utf8((s:gsub("</", "<\\/"))) .. '"'
 end
 
 -- The shortest decimal that reads back as the same double.

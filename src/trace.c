@@ -8,6 +8,7 @@
  * place when the stream closes: the path holds the old file or a whole one.
  */
 #include <errno.h>
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -828,7 +829,41 @@ static void number(lua_State *L, text *t, double v) {
   puts_(L, t, b);
 }
 
-static void integer(lua_State *L, text *t, int64_t v) { putf(L, t, "%" PRId64, v); }
+/* v in decimal, as "%" PRId64 writes it. */
+static void integer(lua_State *L, text *t, int64_t v) {
+  char b[24], *e = b + sizeof b, *p = e;
+  uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+  do *--p = (char)('0' + u % 10); while ((u /= 10) != 0);
+  if (v < 0) *--p = '-';
+  put(L, t, p, (size_t)(e - p));
+}
+
+/* v as a quoted hex address, as "\"0x%" PRIx64 "\"" writes it. */
+static void address(lua_State *L, text *t, uint64_t v) {
+  char b[24], *e = b + sizeof b, *p = e;
+  *--p = '"';
+  do *--p = "0123456789abcdef"[v & 15]; while ((v >>= 4) != 0);
+  *--p = 'x', *--p = '0', *--p = '"';
+  put(L, t, p, (size_t)(e - p));
+}
+
+/* v as "%.3f" writes it (Lua's string.format too). Where long double
+ * holds v * 1000 exactly (a 64-bit mantissa), v is rounded to
+ * thousandths as printf does, to nearest, ties to even, without printf. */
+static void fixed3(lua_State *L, text *t, double v) {
+#if LDBL_MANT_DIG >= 64
+  if (v >= 0 && v < 1e15) {
+    uint64_t q = (uint64_t)rintl((long double)v * 1000.0L);
+    char b[32], *e = b + sizeof b, *p = e;
+    for (int k = 0; k < 3; k++, q /= 10) *--p = (char)('0' + q % 10);
+    *--p = '.';
+    do *--p = (char)('0' + q % 10); while ((q /= 10) != 0);
+    put(L, t, p, (size_t)(e - p));
+    return;
+  }
+#endif
+  putf(L, t, "%.3f", v);
+}
 
 /* An id, or null when unset (-1). */
 static void id_or_null(lua_State *L, text *t, int32_t v) {
@@ -855,7 +890,7 @@ static void object(lua_State *L, text *t, int nt, const char *kind, char letter,
   int top = lua_gettop(L);
   const char *s = id >= 0 ? named(L, nt, kind, id) : NULL;
   if (s) puts_(L, t, s);
-  else if (id >= 0) putf(L, t, "%c%d", letter, (int)id);
+  else if (id >= 0) put(L, t, &letter, 1), integer(L, t, id);
   else putf(L, t, "%cnil", letter);
   lua_settop(L, top);
 }
@@ -878,15 +913,16 @@ static void set_busy(lua_State *L, int bt, int32_t stream, double v) {
 static int real(double v) { return v == v && v >= 0; }
 
 /* The record's detail "k=v" (html.lua's details, in its order), for the
- * fields push_rec gives r; the cause worded by the function at ct. */
-static void details(lua_State *L, text *t, const ps_rec *r, int ct) {
-  size_t mark = t->n;
+ * fields push_rec gives r, quoted, into out (t a scratch); the cause
+ * worded by the function at ct. */
+static void details(lua_State *L, text *out, text *t, const ps_rec *r, int ct) {
   int any = 0;
+  t->n = 0;
 #define SEP() (any++ ? put(L, t, " ", 1) : (void)0)
   int pooled = r->op == PS_OP_ALLOC || r->op == PS_OP_FREE || r->op == PS_OP_ALLOC_FAILED;
   int reuse = r->op == PS_OP_ALLOC && r->rule != PS_RULE_UNKNOWN && r->kind == PS_KIND_POOL;
   if (reuse && ps_rule_names[r->rule]) SEP(), putf(L, t, "rule=%s", ps_rule_names[r->rule]);
-  if (pooled) SEP(), putf(L, t, "kind=%s", ps_kind_names[r->kind & 3]);
+  if (pooled) SEP(), puts_(L, t, "kind="), puts_(L, t, ps_kind_names[r->kind & 3]);
   if (reuse && r->other >= 0) SEP(), putf(L, t, "reused_from=%d", (int)r->other);
   if (r->op == PS_OP_RELEASE) {
     lua_pushvalue(L, ct);
@@ -918,15 +954,8 @@ static void details(lua_State *L, text *t, const ps_rec *r, int ct) {
   if (r->estimated) SEP(), puts_(L, t, "dur_estimated=true");
   if (r->gc) SEP(), puts_(L, t, "collected=true");
 #undef SEP
-  if (!any) { puts_(L, t, "null"); return; }
-  /* quote what was written in place */
-  size_t n = t->n - mark;
-  char *copy = malloc(n ? n : 1);
-  if (!copy) luaL_error(L, "poolsh.trace: out of memory");
-  memcpy(copy, t->p + mark, n);
-  t->n = mark;
-  quote(L, t, copy, n);      /* cannot raise but for memory: copy is freed below first */
-  free(copy);
+  if (!any) puts_(L, out, "null");
+  else quote(L, out, t->p, t->n);
 }
 
 /* util.label's text of r ("alloc b7", "copy b2 -> b5", "wait e3"),
@@ -955,7 +984,7 @@ static void label(lua_State *L, text *t, text *sc, const ps_rec *r, int nt) {
 static void src_of(lua_State *L, ps_ctx *c, text *t, text *sc, const ps_rec *r) {
   sc->n = 0;
   puts_(L, sc, ps_name_of(c, r->src));
-  putf(L, sc, ":%d", (int)r->line);
+  put(L, sc, ":", 1), integer(L, sc, r->line);
   quote(L, t, sc->p, sc->n);
 }
 
@@ -1011,7 +1040,7 @@ static int trace_html(lua_State *L) {
     put(L, t, ",", 1);
     id_or_null(L, t, r->buffer);
     put(L, t, ",", 1);
-    if (r->addr != PS_UNSET) putf(L, t, "\"0x%" PRIx64 "\"", r->addr); else puts_(L, t, "null");
+    if (r->addr != PS_UNSET) address(L, t, r->addr); else puts_(L, t, "null");
     put(L, t, ",", 1);
     u64_or_null(L, t, r->size);
     put(L, t, ",", 1);
@@ -1021,7 +1050,7 @@ static int trace_html(lua_State *L) {
     put(L, t, ",", 1);
     u64_or_null(L, t, r->pending);
     put(L, t, ",", 1);
-    details(L, t, r, 5);
+    details(L, t, sc, r, 5);
     put(L, t, "]", 1);
   }
   lua_pushlstring(L, t->p ? t->p : "", t->n);
@@ -1102,7 +1131,7 @@ static void json_args(lua_State *L, text *t, text *sc, ps_ctx *c, const ps_rec *
   int evt = r->op == PS_OP_RECORD || r->op == PS_OP_WAIT || r->op == PS_OP_EVENT_SYNC;
   int set = r->op == PS_OP_SET, access = set && r->kind == PS_SET_ACCESS, create = r->op == PS_OP_POOL_CREATE;
   int has_start = r->start == r->start || r->estimated;
-  if (r->addr != PS_UNSET) KEY("addr"), putf(L, t, "\"0x%" PRIx64 "\"", r->addr);
+  if (r->addr != PS_UNSET) KEY("addr"), address(L, t, r->addr);
   if (r->buffer >= 0) KEY("buffer"), integer(L, t, r->buffer);
   if (r->op == PS_OP_RELEASE) {
     lua_pushvalue(L, ct);
@@ -1125,7 +1154,7 @@ static void json_args(lua_State *L, text *t, text *sc, ps_ctx *c, const ps_rec *
   if (pooled && (r->kind & 4)) KEY("imported"), puts_(L, t, "true");
   if (create && (r->kind & 4)) KEY("imported"), puts_(L, t, r->kind & 8 ? "true" : "false");
   if (create && (r->kind & 4)) KEY("ipc"), puts_(L, t, "true");
-  if (pooled) KEY("kind"), putf(L, t, "\"%s\"", ps_kind_names[r->kind & 3]);
+  if (pooled) KEY("kind"), put(L, t, "\"", 1), puts_(L, t, ps_kind_names[r->kind & 3]), put(L, t, "\"", 1);
   if (create) KEY("location"), puts_(L, t, r->kind & 1 ? "\"host\"" : "\"device\"");
   if (set) {
     const char *name = access ? "access" : r->kind < PS_SET_RESET_HIGH ? ps_setting_names[r->kind] : "reset_high";
@@ -1202,7 +1231,8 @@ static int trace_json(lua_State *L) {
     }
     puts_(L, t, i ? ",{\"name\":" : "{\"name\":");
     label(L, t, sc, r, 1);
-    putf(L, t, ",\"cat\":\"%s\",\"pid\":1,\"tid\":%" PRId64 ",", op, lane);
+    puts_(L, t, ",\"cat\":\""), puts_(L, t, op), puts_(L, t, "\",\"pid\":1,\"tid\":");
+    integer(L, t, lane), put(L, t, ",", 1);
     if (is_work(r->op)) {                /* util.slicer(default_ms) */
       int has_start = r->start == r->start || r->estimated, has_dur = r->dur > 0 || r->start == r->start;
       double start = r->start == r->start ? r->start : r->t;
@@ -1211,9 +1241,11 @@ static int trace_json(lua_State *L) {
       double d = has_dur && real(r->dur) ? r->dur : def;
       double end = s0 + d, base = *b == *b ? *b : s0;
       *b = base >= end ? base : end;
-      putf(L, t, "\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f", s0 * 1000, d * 1000);
+      double us = s0 * 1000, dus = d * 1000;
+      puts_(L, t, "\"ph\":\"X\",\"ts\":"), fixed3(L, t, us), puts_(L, t, ",\"dur\":"), fixed3(L, t, dus);
     } else {
-      putf(L, t, "\"ph\":\"i\",\"s\":\"t\",\"ts\":%.3f", clock * 1000);
+      double us = clock * 1000;
+      puts_(L, t, "\"ph\":\"i\",\"s\":\"t\",\"ts\":"), fixed3(L, t, us);
     }
     puts_(L, t, ",\"args\":");
     json_args(L, t, sc, c, r, tr->dropped + tr->written + i + 1, 4);
@@ -1239,8 +1271,11 @@ static int trace_json(lua_State *L) {
                ",\"ts\":", (int)r->pool, 1000000 + (int64_t)r->pool);
         }
         lua_pop(L, 1);
-        putf(L, t, "%.3f,\"args\":{\"pending\":%" PRId64 ",\"reserved\":%" PRId64 ",\"used\":%" PRId64 "}}",
-             clock * 1000, k->pending, k->reserved, k->used);
+        double us = clock * 1000;
+        fixed3(L, t, us);
+        puts_(L, t, ",\"args\":{\"pending\":"), integer(L, t, k->pending);
+        puts_(L, t, ",\"reserved\":"), integer(L, t, k->reserved);
+        puts_(L, t, ",\"used\":"), integer(L, t, k->used), puts_(L, t, "}}");
       }
     }
     if (t->n >= 1048576) json_flush(L, t, 5);

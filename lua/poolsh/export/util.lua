@@ -270,6 +270,11 @@ function M.writer(f, path)
   end
   return function(s)
     if s == nil then return flush() end
+    if #s >= 1048576 then           -- a chunk already: written as it is
+      flush()
+      buf[1], n = s, 1
+      return flush()
+    end
     n = n + 1
     buf[n] = s
     size = size + #s

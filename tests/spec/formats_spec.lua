@@ -234,3 +234,103 @@ describe("poolsh.core.trace_html", function()
     assert.equal("", core.trace_html(5, 1, {}, {}, print))
   end)
 end)
+
+-- Names poolsh accepts hold quotes, backslashes, "</script>" and bytes that
+-- are not UTF-8; a source's chunk name may hold controls too (a NUL ends it).
+local HOSTILE = 'q"b\\s</script><!--\xff\xc3(\xed\xa0\x80\xf4\x90\x80\x80\xc0\xafz'
+
+describe("hostile names", function()
+  local export = require "poolsh.export"
+  local cjson = require "cjson"
+  after_each(function() poolsh.trace.stop(); poolsh.trace.clear() end)
+
+  -- Records a run whose pool, stream, buffer, event and source are named
+  -- HOSTILE (names hold up to 64 bytes): the file each writer makes of
+  -- them, by extension.
+  local function hostile_saves()
+    poolsh.trace.clear()
+    poolsh.trace.start()
+    local p = poolsh.pool { name = HOSTILE, release_threshold = 0 }
+    local s = poolsh.stream { name = HOSTILE }
+    local e = poolsh.event { name = HOSTILE }
+    local work = "local p, s, e, name = ... local b = p:alloc(4096, s) b.name = name "
+      .. "poolsh.fill(b, 1, s) e:record(s) b:free(s) s:sync() p:alloc(100, s):free(s)"
+    assert(load(work, "=src\1\n\127" .. HOSTILE, "t",
+      setmetatable({ poolsh = poolsh }, { __index = _G })))(p, s, e, HOSTILE)
+    poolsh.trace.stop()
+    local events = poolsh.trace.events()
+    local files = {}
+    for _, ext in ipairs(export.formats) do
+      local fast, slow = tmpdir .. "/hostile." .. ext, tmpdir .. "/hostile_lua." .. ext
+      poolsh.trace.save(fast)
+      export.save(slow, events, poolsh.trace.meta(events))
+      files[ext] = H.slurp(fast)
+      assert(files[ext] == H.slurp(slow), ext .. ": trace.save and the Lua writers differ")
+    end
+    poolsh.sync(); p:destroy(); s:destroy(); e:destroy()
+    return files
+  end
+
+  it("stay escaped in every format: valid UTF-8 JSON, one </script> per script, a pickle of str", function()
+    local files = hostile_saves()
+    local BAD = "\u{FFFD}"
+    local shown = 'q"b\\s</script><!--' .. BAD:rep(2) .. "(" .. BAD:rep(3) .. BAD:rep(4) .. BAD:rep(2) .. "z"
+    -- JSON: valid UTF-8 that cjson reads, the names as shown, controls kept
+    local text = files.json
+    assert(utf8.len(text), "the JSON is not UTF-8")
+    assert.is_nil(text:find("[%z\1-\31\127]"))
+    local doc = cjson.decode(text)
+    local labels, srcs, lanes = {}, {}, {}
+    for _, ev in ipairs(doc.traceEvents) do
+      labels[ev.name] = true
+      if ev.args and ev.args.src then srcs[ev.args.src] = true end
+      if ev.name == "thread_name" then lanes[ev.args.name] = true end
+    end
+    assert(labels["alloc " .. shown], "no alloc labelled by the buffer's name")
+    assert(labels["record " .. shown], "no record labelled by the event's name")
+    assert(labels[shown .. " memory"], "no counter of the pool")
+    assert(lanes[shown], "no lane named by the stream")
+    local src_shown = false    -- (Lua keeps the first 59 bytes of a chunk's name)
+    for k in pairs(srcs) do
+      src_shown = src_shown or k:find("src\1\n\127" .. shown:sub(1, 25), 1, true) == 1
+    end
+    assert(src_shown, "no event's src as shown")
+    -- HTML: the names never close a script early
+    local html = files.html
+    local _, opened = html:gsub("<script", "")
+    local _, closed = html:gsub("</script>", "")
+    assert.equal(opened, closed)
+    assert(utf8.len(html), "the HTML is not UTF-8")
+    -- pickle: every string a str, the bad bytes U+FFFD
+    assert(files.pickle:find("src\1\n\127" .. shown:sub(1, 25), 1, true), "the source is not in the pickle as shown")
+    assert.is_nil(files.pickle:find(HOSTILE, 1, true))
+  end)
+
+  it("write the JSON args of every event with their keys in byte order", function()
+    local text = hostile_saves().json
+    local n = 0
+    for args in text:gmatch('"args":(%b{})') do
+      local keys = {}
+      for k in args:gmatch('[{,]"([%w_]+)":') do keys[#keys + 1] = k end
+      local sorted = { table.unpack(keys) }
+      table.sort(sorted)
+      assert.same(sorted, keys)
+      n = n + 1
+    end
+    assert(n > 10, "too few events")
+  end)
+
+  it("stay escaped when an event array's names are huge (the Lua writers)", function()
+    local huge = HOSTILE:rep(20000)                      -- about a MiB
+    local evs = { { t = 1, op = "alloc", pool = 1, stream = 1, buffer = 1, addr = 4096, size = 64, src = huge .. ":3" } }
+    local meta = { pools = { [1] = { id = 1, name = huge } }, streams = { [1] = { id = 1, name = huge } },
+                   names = { buffer = { [1] = huge } } }
+    for _, fmt in ipairs { "json", "html", "pickle" } do
+      local text = export.to_string(fmt, evs, meta)
+      assert(fmt == "pickle" or utf8.len(text), fmt .. " is not UTF-8")
+      assert.is_nil(text:find(HOSTILE, 1, true))
+    end
+    local doc = cjson.decode(export.to_string("json", evs, meta))
+    assert.equal(huge:gsub("[\128-\255]+", ""), doc.traceEvents[1].args.src:gsub("\u{FFFD}", ""):sub(1, -3))
+  end)
+end)

@@ -750,15 +750,22 @@ static text *text_new(lua_State *L) {
   return t;
 }
 
-static void put(lua_State *L, text *t, const char *s, size_t n) {
-  if (t->cap - t->n < n) {
-    size_t cap = t->cap ? t->cap : 65536;
-    while (cap - t->n < n) cap *= 2;
-    char *p = realloc(t->p, cap);
-    if (!p) luaL_error(L, "poolsh.trace: out of memory");
-    t->p = p, t->cap = cap;
-  }
-  memcpy(t->p + t->n, s, n);
+/* Makes room for n more bytes in t. */
+static void reserve(lua_State *L, text *t, size_t n) {
+  size_t cap = t->cap ? t->cap : 65536;
+  while (cap - t->n < n) cap *= 2;
+  char *p = realloc(t->p, cap);
+  if (!p) luaL_error(L, "poolsh.trace: out of memory");
+  t->p = p, t->cap = cap;
+}
+
+/* Appends s[0..n) to t; the short pieces of a row byte by byte, which is
+ * cheaper than a call to memcpy for each. */
+static inline void put(lua_State *L, text *t, const char *s, size_t n) {
+  if (t->cap - t->n < n) reserve(L, t, n);
+  char *d = t->p + t->n;
+  if (n <= 16) for (size_t i = 0; i < n; i++) d[i] = s[i];
+  else memcpy(d, s, n);
   t->n += n;
 }
 
@@ -817,11 +824,62 @@ static void quote(lua_State *L, text *t, const char *s, size_t n) {
   put(L, t, "\"", 1);
 }
 
+/* The shortest of %.15g, %.16g, %.17g that reads back as v, into b (32
+ * bytes), without printf where a 64-bit long double decides it: y = v *
+ * 10^d is then within 2^-7 of exact, so the rounding of y to an integer
+ * and whether that integer reads back as v are known unless y lies within
+ * 1/64 of either boundary (then 0: the caller asks printf). Length or 0. */
+static int shortest_fast(double v, char *b) {
+#if LDBL_MANT_DIG >= 64
+  if (!(v >= 1e-3 && v < 1e15)) return 0;
+  int e2;
+  double m = frexp(v, &e2);
+  if (m == 0.5) return 0;                              /* a power of two: uneven neighbours */
+  long double half = ldexpl(1.0L, e2 - 54);             /* half an ulp of v */
+  int k = 0;                                            /* digits before the point */
+  for (double p = 1; p <= v; p *= 10) k++;
+  static const long double pow10[] = {1e0L, 1e1L, 1e2L, 1e3L, 1e4L, 1e5L, 1e6L, 1e7L, 1e8L, 1e9L, 1e10L,
+    1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L, 1e20L};
+  for (int digits = 15; digits <= 17; digits++) {
+    int d = digits - k;                                 /* decimals */
+    if (d < 0 || d > 20) return 0;
+    long double y = (long double)v * pow10[d];
+    long double q = floorl(y + 0.5L), f = y - floorl(y);
+    if (fabsl(f - 0.5L) < 0.015625L) return 0;
+    long double err = fabsl(q - y), h = half * pow10[d];
+    if (fabsl(err - h) < 0.015625L) return 0;
+    if (err >= h && digits < 17) continue;
+    if (err >= h) return 0;
+    uint64_t u = (uint64_t)q;
+    char tmp[32];
+    int n = 0;
+    do tmp[n++] = (char)('0' + u % 10); while ((u /= 10) != 0);
+    /* tmp holds the digits reversed; q < 10^digits; leading zeros when k <= 0 */
+    while (n < d + 1) tmp[n++] = '0';
+    int lo = 0;                                         /* trailing zeros of the fraction go */
+    while (lo < d && tmp[lo] == '0') lo++;
+    int len = 0;
+    for (int i = n - 1; i >= d; i--) b[len++] = tmp[i];
+    if (lo < d) {
+      b[len++] = '.';
+      for (int i = d - 1; i >= lo; i--) b[len++] = tmp[i];
+    }
+    b[len] = 0;
+    return len;
+  }
+#else
+  (void)v, (void)b;
+#endif
+  return 0;
+}
+
 /* A float as util.number writes it: the shortest of %.15g, %.16g, %.17g
  * that reads back as the same double; null for NaN and infinities. */
 static void number(lua_State *L, text *t, double v) {
   if (v != v || v == HUGE_VAL || v == -HUGE_VAL) { puts_(L, t, "null"); return; }
   char b[64];
+  int n = shortest_fast(v, b);
+  if (n) { put(L, t, b, (size_t)n); return; }
   for (int digits = 15; digits <= 17; digits++) {
     snprintf(b, sizeof b, "%.*g", digits, v);
     if (strtod(b, NULL) == v || digits == 17) break;

@@ -215,6 +215,31 @@ describe("poolsh.trace.save", function()
     for _, op in ipairs(poolsh.core.names.ops) do assert(ops[op], "the trace has no " .. op) end
   end)
 
+  it("does so over 20,000 events, whose times C formats without printf", function()
+    poolsh.trace.clear()
+    poolsh.trace.start()
+    local p, s = poolsh.pool { release_threshold = 0 }, poolsh.stream()
+    local live = {}
+    for i = 1, 9000 do
+      local b = p:alloc(4096 * (i % 7 + 1), s)
+      if i % 3 == 0 then live[#live + 1] = b else b:free(s) end
+      if i % 500 == 0 then poolsh.spin(s, 0.0003 * (i % 11)); s:sync() end
+    end
+    for _, b in ipairs(live) do b:free(s) end
+    s:sync()
+    poolsh.trace.stop()
+    local events = poolsh.trace.events()
+    assert(#events > 20000, tostring(#events))
+    for _, ext in ipairs(export.formats) do
+      local fast, slow = tmpdir .. "/many." .. ext, tmpdir .. "/many_lua." .. ext
+      poolsh.trace.save(fast)
+      export.save(slow, events, poolsh.trace.meta(events))
+      local a, b = H.slurp(fast), H.slurp(slow)
+      assert(a == b, ("%s: trace.save wrote %d bytes, the Lua writers %d"):format(ext, #a, #b))
+    end
+    p:destroy(); s:destroy()
+  end)
+
   it("does so for the newest events of a ring, their reserves let go", function()
     local events = same_saves(40, "ring")
     assert.equal(40, #events)

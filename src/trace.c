@@ -796,8 +796,8 @@ static size_t utf8_seq(const unsigned char *u, size_t i, size_t n) {
   return len;
 }
 
-/* s as util.quote writes a JSON string: '"', '\\' and controls escaped,
- * "</" as "<\/", each byte that is not UTF-8 as \ufffd; the runs between
+/* s as util.quote writes a JSON string: '"', '\\', '<' and controls
+ * escaped, each byte that is not UTF-8 as \ufffd; the runs between
  * escapes copied whole. */
 static void quote(lua_State *L, text *t, const char *s, size_t n) {
   const unsigned char *u = (const unsigned char *)s;
@@ -805,7 +805,7 @@ static void quote(lua_State *L, text *t, const char *s, size_t n) {
   put(L, t, "\"", 1);
   while (i < n) {
     unsigned ch = u[i];
-    if (ch >= 32 && ch < 127 && ch != '"' && ch != '\\' && !(ch == '<' && i + 1 < n && u[i + 1] == '/')) {
+    if (ch >= 32 && ch < 127 && ch != '"' && ch != '\\' && ch != '<') {
       i++;
       continue;
     }
@@ -813,11 +813,11 @@ static void quote(lua_State *L, text *t, const char *s, size_t n) {
     if (k) { i += k; continue; }
     put(L, t, s + run, i - run);
     const char *e = ch == '"' ? "\\\"" : ch == '\\' ? "\\\\" : ch == '\b' ? "\\b" : ch == '\f' ? "\\f"
-                  : ch == '\n' ? "\\n" : ch == '\r' ? "\\r" : ch == '\t' ? "\\t" : ch == '<' ? "<\\/"
+                  : ch == '\n' ? "\\n" : ch == '\r' ? "\\r" : ch == '\t' ? "\\t" : ch == '<' ? "\\u003c"
                   : ch >= 0x80 ? "\\ufffd" : NULL;
     if (e) puts_(L, t, e);
     else putf(L, t, "\\u%04x", ch);
-    i += ch == '<' ? 2 : 1;
+    i++;
     run = i;
   }
   put(L, t, s + run, n - run);

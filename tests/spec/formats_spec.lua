@@ -262,7 +262,7 @@ end)
 
 -- Names poolsh accepts hold quotes, backslashes, "</script>" and bytes that
 -- are not UTF-8; a source's chunk name may hold controls too (a NUL ends it).
-local HOSTILE = 'q"b\\s</script><!--\xff\xc3(\xed\xa0\x80\xf4\x90\x80\x80\xc0\xafz'
+local HOSTILE = 'q"b\\s</script><!--<script>\xff\xc3(\xed\xa0\x80\xf4\x90\x80\x80\xc0\xafz'
 
 describe("hostile names", function()
   local export = require "poolsh.export"
@@ -299,7 +299,7 @@ describe("hostile names", function()
   it("stay escaped in every format: valid UTF-8 JSON, one </script> per script, a pickle of str", function()
     local files = hostile_saves()
     local BAD = "\u{FFFD}"
-    local shown = 'q"b\\s</script><!--' .. BAD:rep(2) .. "(" .. BAD:rep(3) .. BAD:rep(4) .. BAD:rep(2) .. "z"
+    local shown = 'q"b\\s</script><!--<script>' .. BAD:rep(2) .. "(" .. BAD:rep(3) .. BAD:rep(4) .. BAD:rep(2) .. "z"
     -- JSON: valid UTF-8 that cjson reads, the names as shown, controls kept
     local text = files.json
     assert(utf8.len(text), "the JSON is not UTF-8")
@@ -325,6 +325,10 @@ describe("hostile names", function()
     local _, opened = html:gsub("<script", "")
     local _, closed = html:gsub("</script>", "")
     assert.equal(opened, closed)
+    -- nor open a comment or a script inside one (which would keep the
+    -- real </script> from closing it): no "<" in the events' data at all
+    local rows = html:match('<script type="application/json" id="poolsh%-rows">(.-)</script>')
+    assert(rows and #rows > 0 and not rows:find("<", 1, true), "a < in the rows' data")
     assert(utf8.len(html), "the HTML is not UTF-8")
     -- pickle: every string a str, the bad bytes U+FFFD
     assert(files.pickle:find("src\1\n\127" .. shown:sub(1, 25), 1, true), "the source is not in the pickle as shown")

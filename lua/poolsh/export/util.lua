@@ -33,15 +33,16 @@ local function valid_utf8(s)
   return table.concat(out)
 end
 
--- A JSON string literal; "</" becomes "<\/" so it is safe inside <script>;
--- controls are escaped and bytes that are not UTF-8 become U+FFFD, so the
--- text is valid JSON whatever a name holds (src/trace.c's quote too).
+-- A JSON string literal; "<" becomes "\u003c", so that no value can end
+-- a <script> element or open a comment or a script inside it; controls
+-- are escaped and bytes that are not UTF-8 become U+FFFD, so the text is
+-- valid JSON whatever a name holds (src/trace.c's quote too).
 local function quote(s)
   if not s:find('[%c"\\<\128-\255]') then return '"' .. s .. '"' end
-  s = s:gsub('[%c"\\]', function(c)
+  s = s:gsub('[%c"\\<]', function(c)
     return escapes[c] or string.format("\\u%04x", c:byte())
   end)
-  return '"' .. valid_utf8((s:gsub("</", "<\\/"))) .. '"'
+  return '"' .. valid_utf8(s) .. '"'
 end
 
 -- The shortest decimal that reads back as the same double.

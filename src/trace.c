@@ -826,9 +826,10 @@ static void quote(lua_State *L, text *t, const char *s, size_t n) {
 
 /* The shortest of %.15g, %.16g, %.17g that reads back as v, into b (32
  * bytes), without printf where a 64-bit long double decides it: y = v *
- * 10^d is then within 2^-7 of exact, so the rounding of y to an integer
- * and whether that integer reads back as v are known unless y lies within
- * 1/64 of either boundary (then 0: the caller asks printf). Length or 0. */
+ * 10^d is then within y * 2^-64 of exact, so the rounding of y to an
+ * integer and whether that integer reads back as v are known unless y lies
+ * within y * 2^-60 of either boundary (then 0: the caller asks printf).
+ * Length or 0. */
 static int shortest_fast(double v, char *b) {
 #if LDBL_MANT_DIG >= 64
   if (!(v >= 1e-3 && v < 1e15)) return 0;
@@ -844,10 +845,10 @@ static int shortest_fast(double v, char *b) {
     int d = digits - k;                                 /* decimals */
     if (d < 0 || d > 20) return 0;
     long double y = (long double)v * pow10[d];
-    long double q = floorl(y + 0.5L), f = y - floorl(y);
-    if (fabsl(f - 0.5L) < 0.015625L) return 0;
+    long double q = floorl(y + 0.5L), f = y - floorl(y), eps = y * 0x1p-60L;
+    if (fabsl(f - 0.5L) <= eps) return 0;
     long double err = fabsl(q - y), h = half * pow10[d];
-    if (fabsl(err - h) < 0.015625L) return 0;
+    if (fabsl(err - h) <= eps) return 0;
     if (err >= h && digits < 17) continue;
     if (err >= h) return 0;
     uint64_t u = (uint64_t)q;

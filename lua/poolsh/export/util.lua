@@ -263,18 +263,20 @@ end
 -- a MiB; out() writes what is queued. Raises naming path when f:write fails.
 function M.writer(f, path)
   local buf, n, size = {}, 0, 0
+  local function write(s)
+    local ok, err = f:write(s)
+    if not ok then error(string.format("poolsh.export.save: cannot write '%s': %s", path, err), 0) end
+  end
   local function flush()
     if n == 0 then return end
-    local ok, err = f:write(table.concat(buf, "", 1, n))
-    if not ok then error(string.format("poolsh.export.save: cannot write '%s': %s", path, err), 0) end
+    write(n == 1 and buf[1] or table.concat(buf, "", 1, n))
     buf, n, size = {}, 0, 0
   end
   return function(s)
     if s == nil then return flush() end
-    if #s >= 1048576 then           -- a chunk already: written as it is
+    if #s >= 1048576 then           -- a chunk already: written as it is, not copied
       flush()
-      buf[1], n = s, 1
-      return flush()
+      return write(s)
     end
     n = n + 1
     buf[n] = s

@@ -1063,6 +1063,7 @@ static int trace_html(lua_State *L) {
   lua_settop(L, 5);
   text *t = text_new(L);                 /* 6 */
   text *sc = text_new(L);                /* 7: a label or src before it is quoted */
+  if (to >= from && to - from < 1048576) reserve(L, t, (to - from + 1) * 192);   /* a row's usual size: no regrowth */
   for (size_t i = from; i <= to; i++) {
     const ps_rec *r = at(tr, i - 1);
     int has_start = r->start == r->start || r->estimated, has_dur = r->dur > 0 || r->start == r->start;

@@ -260,6 +260,42 @@ describe("poolsh.core.trace_html", function()
   end)
 end)
 
+describe("poolsh.core.trace_json and trace_pickle", function()
+  local core = poolsh.core
+  after_each(function() poolsh.trace.stop(); poolsh.trace.clear() end)
+
+  it("raise naming the argument that is not a table, function or number", function()
+    local ok, err = pcall(core.trace_json, nil, {}, {}, print, print, 0.01)
+    assert.is_false(ok)
+    assert.matches("bad argument #1 .*table expected", err)
+    ok, err = pcall(core.trace_json, {}, {}, {}, print, "out", 0.01)
+    assert.is_false(ok)
+    assert.matches("bad argument #5 .*function expected", err)
+    ok, err = pcall(core.trace_json, {}, {}, {}, print, print, "10 us")
+    assert.is_false(ok)
+    assert.matches("bad argument #6 .*number expected", err)
+    ok, err = pcall(core.trace_pickle, "out")
+    assert.is_false(ok)
+    assert.matches("bad argument #1 .*function expected", err)
+  end)
+
+  it("pass on what out raises, and leave the record as it was", function()
+    poolsh.trace.clear(); poolsh.trace.start()
+    local p, s = poolsh.pool {}, poolsh.stream()
+    for _ = 1, 3000 do p:alloc(4096, s):free(s) end
+    poolsh.trace.stop()
+    local n = poolsh.trace.count()
+    local function full() error("disk full", 0) end
+    assert.equal("disk full", select(2, pcall(core.trace_json, {}, {}, {}, poolsh.trace.cause, full, 0.01)))
+    assert.equal("disk full", select(2, pcall(core.trace_pickle, full)))
+    assert.equal(n, poolsh.trace.count())
+    local out, parts = {}, 0
+    assert.is_true(core.trace_json({}, {}, {}, poolsh.trace.cause, function(x) parts = parts + 1; out[parts] = x end, 0.01))
+    assert(parts >= 1 and #table.concat(out) > 1000)
+    p:destroy(); s:destroy()
+  end)
+end)
+
 -- Names poolsh accepts hold quotes, backslashes, "</script>" and bytes that
 -- are not UTF-8; a source's chunk name may hold controls too (a NUL ends it).
 local HOSTILE = 'q"b\\s</script><!--<script>\xff\xc3(\xed\xa0\x80\xf4\x90\x80\x80\xc0\xafz'

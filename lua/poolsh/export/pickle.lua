@@ -1,5 +1,5 @@
 --- A minimal Python pickle writer (protocol 2), enough for data: dict,
--- list, str (UTF-8), int (any Lua integer; beyond 32 bits via LONG1),
+-- list, str (UTF-8; bytes that are not become U+FFFD), int (any Lua integer; beyond 32 bits via LONG1),
 -- float, bool and None. Python's pickle.load reads it back.
 --   pickle.dumps({segments = pickle.list{}, n = 3})
 -- A Lua table is a list when pickle.list marks it or when its keys are
@@ -90,6 +90,21 @@ local function sorted_keys(t)
   return keys
 end
 
+-- s with each byte that is not UTF-8 (Lua's strict utf8.len) as U+FFFD,
+-- so that any name pickles as a str (src/trace.c's pk_str too).
+local function valid_utf8(s)
+  if utf8.len(s) then return s end
+  local out, i = {}, 1
+  while true do
+    local ok, bad = utf8.len(s, i)
+    if ok then out[#out + 1] = s:sub(i); break end
+    out[#out + 1] = s:sub(i, bad - 1)
+    out[#out + 1] = "\u{FFFD}"
+    i = bad + 1
+  end
+  return table.concat(out)
+end
+
 local value
 
 -- Items in batches: MARK item... APPENDS (or MARK k v... SETITEMS).
@@ -128,7 +143,7 @@ function value(v, out, depth)
   elseif math.type(v) == "integer" then int(v, out)
   elseif ty == "number" then out(BINFLOAT .. string.pack(">d", v))
   elseif ty == "string" then
-    if not utf8.len(v) then error("poolsh.pickle: string is not valid UTF-8", 0) end
+    v = valid_utf8(v)
     out(BINUNICODE .. string.pack("<I4", #v) .. v)
   elseif ty == "table" then table_value(v, out, depth)
   else error("poolsh.pickle: cannot pickle a " .. ty, 0) end

@@ -76,12 +76,17 @@ typedef struct rec {
                                  its tail: in treap 3 (after what island
                                  searches read, which stays in 80 bytes) */
       ri yother;              /* young run head: its tail, and back */
+      uint32_t ysize;         /* young run head: its bytes as treap 2 holds
+                                 them, YSIZE_BIG from 4 GiB on (read from
+                                 the records then) */
     } f;
   } u;
 } rec;
 
 /* The frees of one stream not retired, oldest first; from `pend` on they
  * have not completed, from `young` on they are young (rec.young). */
+#define YSIZE_BIG UINT32_MAX
+
 typedef struct pqueue { int stream; uint32_t n; ri head, tail, pend, young; } pqueue;
 
 /* A set of chunk indices with the highest found in O(levels). */
@@ -375,15 +380,18 @@ static uint64_t tie_of(const rec *x) {
  * islands whose first record is a pending free (instead of tree 0), by
  * (stream, size, free count): an allocation skips a stream's whole
  * subtree when it may use none of that stream's frees (see place). */
-static ikey key_of(const ps_pool *p, ri h, int t) {
+static inline __attribute__((always_inline)) ikey key_of(const ps_pool *p, ri h, int t) {
   const rec *x = R(p, h);
   if (t == 1 || t == 3) return (ikey){ 0, 0, x->off };
-  if (t == 2) return (ikey){ (uint32_t)x->stream, rend(p, x->u.f.yother) - x->off, x->u.f.seq };
+  if (t == 2)
+    return (ikey){ (uint32_t)x->stream,
+                   x->u.f.ysize != YSIZE_BIG ? x->u.f.ysize : rend(p, x->u.f.yother) - x->off,
+                   x->u.f.seq };
   if (t == 4) return (ikey){ (uint32_t)x->stream, x->u.f.end - x->off, x->u.f.seq };
   return (ikey){ x->u.f.end - x->off, tie_of(x), x->off };
 }
 
-static int key_lt(ikey a, ikey b) {
+static inline int key_lt(ikey a, ikey b) {
   if (a.size != b.size) return a.size < b.size;
   return a.tie != b.tie ? a.tie < b.tie : a.off < b.off;
 }
@@ -394,7 +402,8 @@ static int key_lt(ikey a, ikey b) {
                                                     : &R(p, i)->u.f.ych[(t) - 2][side]))
 
 /* Splits tree-t treap `at` into keys < k (*l) and the rest (*r). */
-static void split(ps_pool *p, int t, ri at, ikey k, ri *l, ri *r) {
+static inline __attribute__((always_inline)) void split(ps_pool *p, int t, ri at, ikey k,
+                                                        ri *l, ri *r) {
   while (at) {
     if (key_lt(key_of(p, at, t), k)) { *l = at; l = &KID(p, at, t, 1); at = *l; }
     else { *r = at; r = &KID(p, at, t, 0); at = *r; }
@@ -402,7 +411,7 @@ static void split(ps_pool *p, int t, ri at, ikey k, ri *l, ri *r) {
   *l = *r = 0;
 }
 
-static ri merge(ps_pool *p, int t, ri a, ri b) {
+static inline __attribute__((always_inline)) ri merge(ps_pool *p, int t, ri a, ri b) {
   ri root, *at = &root;
   while (a && b) {
     if (prio(a, t) > prio(b, t)) { *at = a; at = &KID(p, a, t, 1); a = *at; }
@@ -412,7 +421,7 @@ static ri merge(ps_pool *p, int t, ri a, ri b) {
   return root;
 }
 
-static void t_ins(ps_pool *p, int t, ri x) {
+static inline __attribute__((always_inline)) void t_ins(ps_pool *p, int t, ri x) {
   ikey k = key_of(p, x, t);
   uint32_t px = prio(x, t);
   ri *at = &p->root[t];
@@ -421,11 +430,19 @@ static void t_ins(ps_pool *p, int t, ri x) {
   *at = x;
 }
 
-static void t_del(ps_pool *p, int t, ri x) {
+static inline __attribute__((always_inline)) void t_del(ps_pool *p, int t, ri x) {
   ikey k = key_of(p, x, t);
   ri *at = &p->root[t];
   while (*at != x) at = &KID(p, *at, t, !key_lt(k, key_of(p, *at, t)));
   *at = merge(p, t, KID(p, x, t, 0), KID(p, x, t, 1));
+}
+
+/* Puts young run head h in treap 2, its size kept in it (the key it is
+ * found by until it leaves). */
+static void yr_ins(ps_pool *p, ri h) {
+  uint64_t n = rend(p, R(p, h)->u.f.yother) - R(p, h)->off;
+  R(p, h)->u.f.ysize = n < YSIZE_BIG ? (uint32_t)n : YSIZE_BIG;
+  t_ins(p, 2, h);
 }
 
 /* An island's keys depend on its first record's offset, kind and where
@@ -437,11 +454,11 @@ static void isl_add(ps_pool *p, ri h) {
   x->u.f.end = rend(p, x->u.f.other);
   x->in1 = x->u.f.other != h;
   x->in4 = x->kind == K_PENDING;
-  t_ins(p, x->in4 ? 4 : 0, h);
+  if (x->in4) t_ins(p, 4, h); else t_ins(p, 0, h);
   if (x->in1) t_ins(p, 1, h);
 }
 static void isl_del(ps_pool *p, ri h) {
-  t_del(p, R(p, h)->in4 ? 4 : 0, h);
+  if (R(p, h)->in4) t_del(p, 4, h); else t_del(p, 0, h);
   if (R(p, h)->in1) t_del(p, 1, h);
 }
 
@@ -496,6 +513,15 @@ static int joins_as(const ps_pool *p, ri a, ri b, int kb) {
          x->stream == y->stream;
 }
 static int joins(const ps_pool *p, ri a, ri b) { return joins_as(p, a, b, R(p, b)->kind); }
+
+/* isl_head when the islands match the records' kinds (not while a
+ * kind changes): O(1) when i is its island's first or last record. */
+static ri isl_head_now(const ps_pool *p, ri i) {
+  ri a = R(p, i)->prev, b = R(p, i)->next;
+  if (!is_free(p, a) || !joins(p, a, i)) return i;
+  if (!is_free(p, b) || !joins(p, i, b)) return R(p, i)->u.f.other;
+  return isl_head(p, i);
+}
 
 /* Adjacent free records a and b (a first) start (now) or stop joining:
  * their islands merge or split there. */
@@ -577,12 +603,12 @@ static void yr_clear(ps_pool *p, ri i) {
   if (h != i) {
     ri a = R(p, i)->prev;
     yr_bind(p, h, a);
-    t_ins(p, 2, h), t_ins(p, 3, a);
+    yr_ins(p, h), t_ins(p, 3, a);
   }
   if (t != i) {
     ri n = R(p, i)->next;
     yr_bind(p, n, t);
-    t_ins(p, 2, n);
+    yr_ins(p, n);
   }
 }
 
@@ -1015,12 +1041,12 @@ static ri carve(sim_ctx *c, ps_pool *p, ri g, ri h, uint64_t r, uint64_t req,
   if (yh && yh != g) {
     ri a = R(p, b)->prev;
     yr_bind(p, yh, a);
-    t_ins(p, 2, yh), t_ins(p, 3, a);
+    yr_ins(p, yh), t_ins(p, 3, a);
   }
   if (ykeep) {
     ri n = R(p, b)->next;
     yr_bind(p, n, ytail);
-    t_ins(p, 2, n);
+    yr_ins(p, n);
   }
   return b;
 }
@@ -1066,7 +1092,7 @@ static ri place(sim_ctx *c, ps_pool *p, uint64_t r, uint64_t req, ps_stream *s,
                 ps_alloc_note *note) {
   settle(c, p);
   ri y = young_fit(c, p, s, r);
-  if (y) return carve(c, p, y, isl_head(p, y), r, req, s, 0, note);
+  if (y) return carve(c, p, y, isl_head_now(p, y), r, req, s, 0, note);
   p->searched = 1;
   for (int internal_ok = 0; internal_ok <= p->internal; internal_ok++) {
     int mode = internal_ok ? 2 : search_mode(c, p, s), fast = mode > 0;
@@ -1082,7 +1108,7 @@ static ri place(sim_ctx *c, ps_pool *p, uint64_t r, uint64_t req, ps_stream *s,
     uint64_t at = g ? R(p, g)->off : top ? R(p, top)->off : p->extent;
     if (!map_range(c, p, at, at + r)) continue;
     if (!g) g = top ? top : p->last;   /* else the fresh chunk(s) */
-    return carve(c, p, g, fast ? g : isl_head(p, g), r, req, s, internal_ok, note);
+    return carve(c, p, g, fast ? g : isl_head_now(p, g), r, req, s, internal_ok, note);
   }
   return 0;
 }
@@ -1262,7 +1288,7 @@ int sim_pool_free(void *ctx, ps_addr a, ps_stream *s) {
   }
   if (is_young(p, next, st->id)) yt = R(p, next)->u.f.yother, t_del(p, 2, next);
   yr_bind(p, yh, yt);
-  t_ins(p, 2, yh);
+  yr_ins(p, yh);
   if (yt == i) t_ins(p, 3, i);
   int jp = is_free(p, prev) && joins(p, prev, i), jn = is_free(p, next) && joins(p, i, next);
   ri h = jp ? R(p, prev)->u.f.other : i;

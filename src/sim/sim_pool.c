@@ -462,6 +462,25 @@ static void isl_del(ps_pool *p, ri h) {
   if (R(p, h)->in1) t_del(p, 1, h);
 }
 
+/* The same for an island whose first record stays first at the same
+ * offset while its end or kind changes: its place in treap 1 (by that
+ * offset) stays unless it comes to hold one record or several. Nothing
+ * may search treap 1 between the two. */
+static void isl_del_keep(ps_pool *p, ri h) {
+  if (R(p, h)->in4) t_del(p, 4, h); else t_del(p, 0, h);
+}
+static void isl_add_keep(ps_pool *p, ri h) {
+  rec *x = R(p, h);
+  int in1 = x->u.f.other != h;
+  x->u.f.end = rend(p, x->u.f.other);
+  x->in4 = x->kind == K_PENDING;
+  if (x->in4) t_ins(p, 4, h); else t_ins(p, 0, h);
+  if (in1 != x->in1) {
+    if (in1) t_ins(p, 1, h); else t_del(p, 1, h);
+    x->in1 = (uint8_t)in1;
+  }
+}
+
 /* Makes h..t one island (h first, t last). */
 static void isl_bind(ps_pool *p, ri h, ri t) {
   R(p, h)->u.f.other = t;
@@ -529,14 +548,14 @@ static void relink(ps_pool *p, ri a, ri b, int was, int now) {
   if (was == now) return;
   if (now) {
     ri h = R(p, a)->u.f.other, t = R(p, b)->u.f.other;
-    isl_del(p, h), isl_del(p, b);
+    isl_del_keep(p, h), isl_del(p, b);
     isl_bind(p, h, t);
-    isl_add(p, h);
+    isl_add_keep(p, h);
   } else {
     ri h = isl_head(p, a), t = R(p, h)->u.f.other;
-    isl_del(p, h);
+    isl_del_keep(p, h);
     isl_bind(p, h, a), isl_bind(p, b, t);
-    isl_add(p, h), isl_add(p, b);
+    isl_add_keep(p, h), isl_add(p, b);
   }
 }
 
@@ -546,9 +565,9 @@ static void set_kind(ps_pool *p, ri i, int k) {
   ri a = R(p, i)->prev, b = R(p, i)->next;
   int wa = a && joins(p, a, i), na = a && joins_as(p, a, i, k);
   int wb = b && joins(p, i, b);
-  if (!wa) isl_del(p, i);
+  if (!wa) isl_del_keep(p, i);
   R(p, i)->kind = (uint8_t)k;
-  if (!wa) isl_add(p, i);
+  if (!wa) isl_add_keep(p, i);
   int nb = b && joins(p, i, b);
   if (a) relink(p, a, i, wa, na);
   if (b) relink(p, i, b, wb, nb);
@@ -996,7 +1015,7 @@ static ri carve(sim_ctx *c, ps_pool *p, ri g, ri h, uint64_t r, uint64_t req,
   }
   int ykeep = ytail && rend(p, ytail) > end;
   ri t = R(p, h)->u.f.other;
-  isl_del(p, h);
+  if (h != g) isl_del_keep(p, h); else isl_del(p, h);   /* h != g keeps its offset */
   for (ri x = g; x && R(p, x)->off < end; x = R(p, x)->next) {
     if (x != g && !joins(p, R(p, x)->prev, x)) {   /* the next island (the top's growth) */
       t = R(p, x)->u.f.other;
@@ -1036,7 +1055,7 @@ static ri carve(sim_ctx *c, ps_pool *p, ri g, ri h, uint64_t r, uint64_t req,
   memset(&x->u, 0, sizeof x->u);
   x->u.l.req = req;
   hash_put(p, b);
-  if (h != g) { isl_bind(p, h, x->prev); isl_add(p, h); }
+  if (h != g) { isl_bind(p, h, x->prev); isl_add_keep(p, h); }
   if (end < iend) { isl_bind(p, x->next, t); isl_add(p, x->next); }
   if (yh && yh != g) {
     ri a = R(p, b)->prev;
@@ -1293,10 +1312,10 @@ int sim_pool_free(void *ctx, ps_addr a, ps_stream *s) {
   int jp = is_free(p, prev) && joins(p, prev, i), jn = is_free(p, next) && joins(p, i, next);
   ri h = jp ? R(p, prev)->u.f.other : i;
   ri t = jn ? R(p, next)->u.f.other : i;
-  if (jp) isl_del(p, h);
+  if (jp) isl_del_keep(p, h);
   if (jn) isl_del(p, next);
   isl_bind(p, h, t);
-  isl_add(p, h);
+  if (jp) isl_add_keep(p, h); else isl_add(p, h);   /* i is new: no flags yet */
   p->used -= req, p->live--;
   over_update(c, p);
   return PS_OK;

@@ -121,6 +121,7 @@ struct ps_pool {
                                  (stream, size, seq) */
   uint32_t frees;             /* cudaFreeAsync calls so far: free records' seq */
   int searched;               /* the allocation being placed searched the pool's space */
+  int bulk;                   /* retiring every free at once: islands rebuilt after */
   ri *buckets;                /* live blocks by offset, chained by l.hnext */
   uint32_t nb;
   pqueue *pq;
@@ -657,6 +658,35 @@ int sim_pool_young_check(const ps_pool *p) {
          t_count(p, 3, p->root[3], NULL, NULL) == runs;
 }
 
+/* Whether head h is in treap t (found by its key). */
+static int t_has(const ps_pool *p, int t, ri h) {
+  ikey k = key_of(p, h, t);
+  for (ri at = p->root[t]; at; at = KID(p, at, t, !key_lt(k, key_of(p, at, t))))
+    if (at == h) return 1;
+  return 0;
+}
+
+/* For tests: 1 when the island treaps hold exactly the islands a walk
+ * over the records finds (first and last records named both ways, where
+ * each ends, which treaps hold it, every key in order), else 0. O(n log n). */
+int sim_pool_island_check(const ps_pool *p) {
+  long n04 = 0, n1 = 0;
+  for (ri i = p->first; i; i = R(p, i)->next) {
+    if (!is_free(p, i) || (is_free(p, R(p, i)->prev) && joins(p, R(p, i)->prev, i))) continue;
+    ri t = i;
+    while (is_free(p, R(p, t)->next) && joins(p, t, R(p, t)->next)) t = R(p, t)->next;
+    const rec *x = R(p, i);
+    if (x->u.f.other != t || R(p, t)->u.f.other != i || x->u.f.end != rend(p, t)) return 0;
+    /* A head whose island merged down to one record (absorb) may stay in
+     * treap 1 until it next leaves: isl_head checks where islands reach. */
+    if ((t != i && !x->in1) || x->in4 != (x->kind == K_PENDING)) return 0;
+    if (!t_has(p, x->in4 ? 4 : 0, i) || (x->in1 && !t_has(p, 1, i))) return 0;
+    n04++, n1 += x->in1;
+  }
+  long a = t_count(p, 0, p->root[0], NULL, NULL), b = t_count(p, 4, p->root[4], NULL, NULL);
+  return a >= 0 && b >= 0 && a + b == n04 && t_count(p, 1, p->root[1], NULL, NULL) == n1;
+}
+
 /* ---- frees not retired, per stream ---- */
 
 static pqueue *pq_find(ps_pool *p, int stream) {
@@ -732,17 +762,18 @@ static void absorb(ps_pool *p, ri a, ri b) {
   rec *x = R(p, a), *y = R(p, b);
   if (x->stream != y->stream) x->stream = -1;
   ri n = y->next;
-  if (!n || !joins(p, b, n)) isl_bind(p, y->u.f.other, a);   /* b was the last */
+  if (!p->bulk && (!n || !joins(p, b, n))) isl_bind(p, y->u.f.other, a);   /* b was the last */
   rec_unlink(p, b);
 }
 
 /* Record i's free is retired: every stream may use it alike, its chunks
  * may go back, and it merges with retired neighbours. */
 static void retire(ps_pool *p, ri i) {
-  if (R(p, i)->young) yr_clear(p, i);
+  if (R(p, i)->young && !p->bulk) yr_clear(p, i);
   pq_unlink(p, i);
   busy_range(p, R(p, i)->off, rend(p, i), 0);
-  set_kind(p, i, K_RETIRED);
+  if (p->bulk) R(p, i)->kind = K_RETIRED;   /* the islands are rebuilt after */
+  else set_kind(p, i, K_RETIRED);
   ri prev = R(p, i)->prev, next = R(p, i)->next;
   if (prev && R(p, prev)->kind == K_RETIRED) absorb(p, prev, i), i = prev;
   if (next && R(p, next)->kind == K_RETIRED) absorb(p, i, next);
@@ -767,11 +798,105 @@ static int yr_drop_all(ps_pool *p, pqueue *q) {
   return 1;
 }
 
+/* An island head and its size while the islands are rebuilt. */
+typedef struct ihead { uint64_t size; ri h; } ihead;
+
+/* Sorts v[0..n) by size, stably (heads listed in address order come out
+ * in treap 0's order), by radix over the bits in which sizes differ;
+ * tmp holds n more. */
+static void isort(ihead *v, ihead *tmp, size_t n) {
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (size_t k = 0; k < n; k++)
+    lo = v[k].size < lo ? v[k].size : lo, hi = v[k].size > hi ? v[k].size : hi;
+  for (int shift = 0; n && shift < 64 && ((hi - lo) >> shift); shift += 11) {
+    size_t cnt[2049] = { 0 };
+    for (size_t k = 0; k < n; k++) cnt[((v[k].size - lo) >> shift & 2047) + 1]++;
+    for (int d = 0; d < 2048; d++) cnt[d + 1] += cnt[d];
+    for (size_t k = 0; k < n; k++) tmp[cnt[(v[k].size - lo) >> shift & 2047]++] = v[k];
+    memcpy(v, tmp, n * sizeof *v);
+  }
+}
+
+/* Makes tree t a treap of the n heads v[0..n) (in key order) in O(n): each
+ * takes as left child the last node it outranks on the right spine. */
+static ri t_build(ps_pool *p, int t, const ihead *v, size_t n, ri *stack) {
+  size_t top = 0;
+  for (size_t k = 0; k < n; k++) {
+    ri x = v[k].h, last = 0;
+    uint32_t px = prio(x, t);
+    while (top && prio(stack[top - 1], t) < px) last = stack[--top];
+    KID(p, x, t, 0) = last, KID(p, x, t, 1) = 0;
+    if (top) KID(p, stack[top - 1], t, 1) = x;
+    stack[top++] = x;
+  }
+  return top ? stack[0] : 0;
+}
+
+/* Rebuilds the islands from the records once no free is pending or done
+ * (every island is settled space: treap 4 empty), in O(n) over arrays
+ * instead of O(log n) cache-missing treap updates per free. v, tmp and
+ * stack hold room for the pool's live blocks + 1 heads (islands lie
+ * between live blocks). */
+static void isl_rebuild(ps_pool *p, ihead *v, ihead *tmp, ri *stack) {
+  size_t n = 0, n1 = 0;
+  for (ri i = p->first; i;) {
+    if (!is_free(p, i)) { i = R(p, i)->next; continue; }
+    ri t = i;
+    while (is_free(p, R(p, t)->next) && joins(p, t, R(p, t)->next)) t = R(p, t)->next;
+    rec *x = R(p, i);
+    isl_bind(p, i, t);
+    x->u.f.end = rend(p, t);
+    x->in1 = t != i, x->in4 = 0;
+    if (x->in1) v[n1++] = (ihead){ 0, i };   /* address order: treap 1's */
+    i = R(p, t)->next;
+  }
+  p->root[1] = t_build(p, 1, v, n1, stack);
+  for (ri i = p->first; i; i = R(p, i)->next)
+    if (is_free(p, i) && !(is_free(p, R(p, i)->prev) && joins(p, R(p, i)->prev, i)))
+      v[n++] = (ihead){ R(p, i)->u.f.end - R(p, i)->off, i };
+  isort(v, tmp, n);   /* settled space: one tie for all, then the offset */
+  p->root[0] = t_build(p, 0, v, n, stack);
+  p->root[4] = 0;
+}
+
+/* Retires every free of p at once when the host knows all of them and
+ * they are many against the live blocks: the young-run treaps empty, the
+ * frees retire in the order settle would, and the islands are rebuilt.
+ * 0 (nothing changed) when that does not apply or host RAM is short. */
+static int settle_bulk(sim_ctx *c, ps_pool *p) {
+  if (p->npend < 256 || p->npend * 8 < p->live) return 0;
+  for (uint32_t k = 0; k < p->npq; k++)
+    if (!sim_host_knows(c, p->pq[k].stream, R(p, p->pq[k].tail)->u.f.pos)) return 0;
+  ihead *v = malloc((p->live + 1) * sizeof *v), *tmp = malloc((p->live + 1) * sizeof *v);
+  ri *stack = malloc((p->live + 1) * sizeof *stack);
+  if (!v || !tmp || !stack) { free(v), free(tmp), free(stack); return 0; }
+  p->root[2] = p->root[3] = 0;
+  p->bulk = 1;
+  for (uint32_t k = 0; k < p->npq;) {
+    pqueue *q = &p->pq[k];
+    int stream = q->stream;
+    q->young = 0;
+    while (q->n) {
+      int last = q->n == 1;
+      retire(p, q->head);
+      c->retires++;
+      if (last) break;
+    }
+    if (k < p->npq && p->pq[k].stream == stream) k++;
+  }
+  p->bulk = 0;
+  isl_rebuild(p, v, tmp, stack);
+  c->isl_rebuilds++;
+  free(v), free(tmp), free(stack);
+  return 1;
+}
+
 /* Brings free records up to the host's clock: frees that completed are
  * done, frees a host synchronisation covered are retired. Each stream's
  * queue is in stream order and completion order, so only its heads are
  * checked. */
 static void settle(sim_ctx *c, ps_pool *p) {
+  if (p->npend && settle_bulk(c, p)) return;
   for (uint32_t k = 0; k < p->npq; k++) {
     pqueue *q = &p->pq[k];
     while (q->pend && R(p, q->pend)->u.f.time <= c->host_now) {

@@ -65,28 +65,29 @@ typedef struct rec {
   uint8_t young;              /* a free since the pool's space was last searched */
   union {
     struct { uint64_t req; ri hnext; } l;          /* live: bytes asked for */
-    struct {
-      int64_t pos, time;
-      uint64_t end;           /* island head: where the island ends */
-      ri qprev, qnext;        /* not retired: its stream's queue */
-      ri ch[2][2];            /* island head: children in treap 0 (or 4) and 1 */
-      ri other;               /* island head: its last record, and back */
+    struct {                  /* in the order treap searches read them: a
+                                 young-run search bytes 16-40 of the
+                                 record, an island search bytes 0-64 */
       uint32_t seq;           /* the pool's count of frees at this one */
-      ri ych[2][2];           /* young run head: children in treap 2;
-                                 its tail: in treap 3 (after what island
-                                 searches read, which stays in 80 bytes) */
-      ri yother;              /* young run head: its tail, and back */
       uint32_t ysize;         /* young run head: its bytes as treap 2 holds
                                  them, YSIZE_BIG from 4 GiB on (read from
                                  the records then) */
+      ri ych[2][2];           /* young run head: children in treap 2;
+                                 its tail: in treap 3 */
+      uint64_t end;           /* island head: where the island ends */
+      ri ch[2][2];            /* island head: children in treap 0 (or 4) and 1 */
+      ri other;               /* island head: its last record, and back */
+      ri yother;              /* young run head: its tail, and back */
+      ri qprev, qnext;        /* not retired: its stream's queue */
+      int64_t pos, time;
     } f;
   } u;
 } rec;
 
-/* The frees of one stream not retired, oldest first; from `pend` on they
- * have not completed, from `young` on they are young (rec.young). */
 #define YSIZE_BIG UINT32_MAX
 
+/* The frees of one stream not retired, oldest first; from `pend` on they
+ * have not completed, from `young` on they are young (rec.young). */
 typedef struct pqueue { int stream; uint32_t n; ri head, tail, pend, young; } pqueue;
 
 /* A set of chunk indices with the highest found in O(levels). */

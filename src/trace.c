@@ -739,16 +739,19 @@ static int text_gc(lua_State *L) {
   return 0;
 }
 
-static text *text_new(lua_State *L) {
-  text *t = lua_newuserdatauv(L, sizeof *t, 0);
-  *t = (text){0};
-  if (luaL_newmetatable(L, "poolsh.trace.text")) {
-    lua_pushcfunction(L, text_gc);
+/* A zeroed userdata of `size` bytes whose metatable `tname` has __gc = gc. */
+static void *gc_box(lua_State *L, size_t size, const char *tname, lua_CFunction gc) {
+  void *box = lua_newuserdatauv(L, size, 0);
+  memset(box, 0, size);
+  if (luaL_newmetatable(L, tname)) {
+    lua_pushcfunction(L, gc);
     lua_setfield(L, -2, "__gc");
   }
   lua_setmetatable(L, -2);
-  return t;
+  return box;
 }
+
+static text *text_new(lua_State *L) { return gc_box(L, sizeof(text), "poolsh.trace.text", text_gc); }
 
 /* Makes room for n more bytes in t. */
 static void reserve(lua_State *L, text *t, size_t n) {
@@ -1134,14 +1137,7 @@ static int json_state_gc(lua_State *L) {
 }
 
 static json_state *json_state_new(lua_State *L) {
-  json_state *st = lua_newuserdatauv(L, sizeof *st, 0);
-  *st = (json_state){0};
-  if (luaL_newmetatable(L, "poolsh.trace.json")) {
-    lua_pushcfunction(L, json_state_gc);
-    lua_setfield(L, -2, "__gc");
-  }
-  lua_setmetatable(L, -2);
-  return st;
+  return gc_box(L, sizeof(json_state), "poolsh.trace.json", json_state_gc);
 }
 
 /* Pool id's counters (id >= 0), zero when first asked for. */

@@ -5,7 +5,8 @@
 -- A Lua table is a list when pickle.list marks it or when its keys are
 -- exactly 1..n (n > 0); otherwise a dict (empty: {} unless marked).
 -- pickle.None stands for None inside a list, where nil cannot.
-local is_sequence = require("poolsh.export.util").is_sequence
+local util = require "poolsh.export.util"
+local is_sequence = util.is_sequence
 
 local M = {}
 
@@ -90,21 +91,6 @@ local function sorted_keys(t)
   return keys
 end
 
--- s with each byte that is not UTF-8 (Lua's strict utf8.len) as U+FFFD,
--- so that any name pickles as a str (src/trace.c's pk_str too).
-local function valid_utf8(s)
-  if utf8.len(s) then return s end
-  local out, i = {}, 1
-  while true do
-    local ok, bad = utf8.len(s, i)
-    if ok then out[#out + 1] = s:sub(i); break end
-    out[#out + 1] = s:sub(i, bad - 1)
-    out[#out + 1] = "\u{FFFD}"
-    i = bad + 1
-  end
-  return table.concat(out)
-end
-
 local value
 
 -- Items in batches: MARK item... APPENDS (or MARK k v... SETITEMS).
@@ -143,7 +129,7 @@ function value(v, out, depth)
   elseif math.type(v) == "integer" then int(v, out)
   elseif ty == "number" then out(BINFLOAT .. string.pack(">d", v))
   elseif ty == "string" then
-    v = valid_utf8(v)
+    v = util.valid_utf8(v, "\u{FFFD}")   -- any name pickles as a str (trace.c's pk_str too)
     out(BINUNICODE .. string.pack("<I4", #v) .. v)
   elseif ty == "table" then table_value(v, out, depth)
   else error("poolsh.pickle: cannot pickle a " .. ty, 0) end

@@ -18,16 +18,16 @@ local escapes = {
   ["\n"] = "\\n", ["\r"] = "\\r", ["\t"] = "\\t",
 }
 
--- Bytes of s that are not UTF-8 (Lua's strict utf8.len: no overlong
--- forms, surrogates or code points past U+10FFFF) as "\ufffd", one per byte.
-local function valid_utf8(s)
+--- s with each byte that is not UTF-8 (Lua's strict utf8.len: no overlong
+-- forms, surrogates or code points past U+10FFFF) replaced by `with`.
+function M.valid_utf8(s, with)
   if utf8.len(s) then return s end
   local out, i = {}, 1
   while true do
     local ok, bad = utf8.len(s, i)
     if ok then out[#out + 1] = s:sub(i); break end
     out[#out + 1] = s:sub(i, bad - 1)
-    out[#out + 1] = "\\ufffd"
+    out[#out + 1] = with
     i = bad + 1
   end
   return table.concat(out)
@@ -42,7 +42,7 @@ local function quote(s)
   s = s:gsub('[%c"\\<]', function(c)
     return escapes[c] or string.format("\\u%04x", c:byte())
   end)
-  return '"' .. valid_utf8(s) .. '"'
+  return '"' .. M.valid_utf8(s, "\\ufffd") .. '"'
 end
 
 -- The shortest decimal that reads back as the same double.

@@ -44,11 +44,13 @@ ps_bufferud *ps_newbuffer(lua_State *L, ps_ctx *c, ps_kind kind, uint64_t size, 
 
 /* Pushes a new copy of the shared metatable uv (live or freed Buffers')
  * holding the Pool at pool and the Stream at stream (keys MT_POOL and
- * MT_STREAM). */
+ * MT_STREAM), protected: its __metatable is the shared one. */
 static void new_pair_metatable(lua_State *L, int uv, int pool, int stream) {
   lua_getiuservalue(L, PS_UP_CTX, uv);            /* [shared] */
-  lua_createtable(L, 4, 12);                      /* [shared, mt] */
+  lua_createtable(L, 4, 13);                      /* [shared, mt] */
   ps_copytable(L, -2);
+  lua_pushvalue(L, -2);                           /* getmetatable(b) gives the shared one: */
+  lua_setfield(L, -2, "__metatable");             /* Lua cannot drop the holds */
   lua_pushvalue(L, pool);
   lua_rawseti(L, -2, MT_POOL);
   lua_pushvalue(L, stream);
@@ -195,8 +197,8 @@ static int buffer_gc(lua_State *L) { return finalize(L, 1); }
  * hot path). A Buffer that has it already keeps it. Leaves the old
  * metatable on the stack (its callers return nothing). */
 static void mark_freed(lua_State *L, int idx) {
-  lua_getmetatable(L, idx);                        /* [mt] */
-  if (lua_rawgeti(L, -1, MT_FREED) == LUA_TTABLE) lua_setmetatable(L, idx);
+  if (lua_getmetatable(L, idx)                     /* [mt]; none after debug.setmetatable */
+      && lua_rawgeti(L, -1, MT_FREED) == LUA_TTABLE) lua_setmetatable(L, idx);
 }
 
 /* __close: frees like __gc, then drops the finalizer. */
@@ -456,8 +458,8 @@ static int buffer_index(lua_State *L) {
     case 1: lua_pushinteger(L, (lua_Integer)b->addr); break;
     case 2: lua_pushstring(L, kind_names[b->kind]); break;
     case 3: case 4:                              /* its metatable holds them */
-      lua_getmetatable(L, 1);
-      lua_rawgeti(L, -1, field == 3 ? MT_POOL : MT_STREAM);
+      if (lua_getmetatable(L, 1)) lua_rawgeti(L, -1, field == 3 ? MT_POOL : MT_STREAM);
+      else lua_pushnil(L);
       break;
     case 5: lua_pushboolean(L, b->live); break;
     case 6: lua_pushinteger(L, b->id); break;

@@ -112,7 +112,7 @@ static void set_pool_metatable(lua_State *L, int ud) {
   lua_pushvalue(L, PS_UP_CTX);                    /* index.alloc: this Pool's */
   lua_pushvalue(L, -3);
   lua_rawgeti(L, -5, MT_POOL_CACHE);
-  lua_pushlightuserdata(L, lua_touserdata(L, ud));
+  lua_pushvalue(L, ud);                           /* a kept p.alloc keeps p alive */
   lua_pushcclosure(L, pool_alloc_own, 4);
   lua_setfield(L, -2, "alloc");
   lua_createtable(L, 0, 1);                       /* [.., methods, index, imt] */
@@ -397,7 +397,7 @@ static int alloc_failed(lua_State *L, int st, uint64_t size, ps_poolud *p, ps_st
  * collection (finalizers free unreachable buffers) and retries once.
  * The hot path of the alloc+free benchmark: few API calls. own: called
  * as a Pool's own alloc (upvalue 3: its cache of Buffer metatables, the
- * last stream's at index 1; upvalue 4: the Pool's address). */
+ * last stream's at index 1; upvalue 4: the Pool). */
 static int alloc_on(lua_State *L, int own) {
   ps_ctx *c = ps_context(L);
   ps_poolud *p = (ps_poolud *)ps_toud(L, 1, PS_UV_POOL);

@@ -89,7 +89,10 @@ const char *ps_name_of(ps_ctx *c, int32_t i) {
  * the registry (obs->where_ref), is cleared from it at each such phase;
  * its finalizer puts a new sentinel there, its epoch one more. The cache
  * is used only while a sentinel is there, and emptied when its epoch has
- * changed: no prototype freed since an entry was made can answer. */
+ * changed: no prototype freed since an entry was made can answer. (Code
+ * that reaches the sentinel through debug.getregistry and keeps it stops
+ * the epochs, and the cache may then answer for a freed prototype:
+ * docs/api.md, poolsh.sources.) */
 
 typedef struct CallInfo54 {    /* lstate.h's CallInfo */
   void *func, *top;
@@ -225,12 +228,19 @@ void ps_where_open(lua_State *L, ps_ctx *c) {
 
 /* The current sentinel's epoch, read from the weak table's array; 0 when
  * there is none (the collector cleared it and has not yet run its
- * finalizer): no cache then. */
-static uint64_t where_epoch(const ps_obs *o) {
+ * finalizer): no cache then. The table is read only while the registry
+ * still holds it and its first value is a userdata of an epoch's size
+ * (the debug library can change both). */
+static uint64_t where_epoch(lua_State *L, const ps_obs *o) {
   const Table54 *t = (const Table54 *)o->where_table;
-  if (!t || t->array[0].tt != TT_UDATA54) return 0;
-  return *(const uint64_t *)(const void *)((const char *)t->array[0].v.gc +
-                                           offsetof(Udata054, bindata));
+  if (!t) return 0;
+  int held = lua_rawgeti(L, LUA_REGISTRYINDEX, o->where_ref) == LUA_TTABLE &&
+             lua_topointer(L, -1) == (const void *)t;
+  lua_pop(L, 1);
+  if (!held || t->alimit < 1 || t->array[0].tt != TT_UDATA54) return 0;
+  const Udata054 *u = (const Udata054 *)t->array[0].v.gc;
+  if (u->nuvalue != 0 || u->len != sizeof(uint64_t)) return 0;
+  return *(const uint64_t *)(const void *)((const char *)u + offsetof(Udata054, bindata));
 }
 
 /* Where the running Lua code is: the first Lua frame above the running C
@@ -242,7 +252,7 @@ void ps_where(lua_State *L, ps_ctx *c, int32_t *src, int32_t *line) {
   lua_Debug ar;
   *src = -1, *line = 0;
   if (!t) return;
-  uint64_t epoch = where_epoch(c->obs);
+  uint64_t epoch = where_epoch(L, c->obs);
   if (epoch != t->epoch) {
     if (t->epoch) memset(t->where, 0, sizeof t->where);
     t->epoch = epoch;

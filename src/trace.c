@@ -1067,8 +1067,8 @@ static int trace_html(lua_State *L) {
   text *t = text_new(L);                 /* 6 */
   text *sc = text_new(L);                /* 7: a label or src before it is quoted */
   if (to >= from && to - from < 1048576) reserve(L, t, (to - from + 1) * 192);   /* a row's usual size: no regrowth */
-  for (size_t i = from; i <= to; i++) {
-    const ps_rec *r = at(tr, i - 1);
+  for (size_t i = from; i <= to && i <= tr->n; i++) {   /* a callback may clear the trace */
+    const ps_rec rec = *at(tr, i - 1), *r = &rec;      /* or grow it: r is a copy */
     int has_start = r->start == r->start || r->estimated, has_dur = r->dur > 0 || r->start == r->start;
     double start = r->start == r->start ? r->start : r->t;
     if (i > from) put(L, t, ",", 1);
@@ -1276,7 +1276,7 @@ static int trace_json(lua_State *L) {
   double clock = 0;
   int64_t last_lane = -1;
   for (size_t i = 0; i < tr->n; i++) {
-    const ps_rec *r = at(tr, i);
+    const ps_rec rec = *at(tr, i), *r = &rec;   /* a copy: callbacks and finalizers may record */
     if (r->t == r->t) clock = r->t;      /* util.clock */
     const char *op = ps_op_names[r->op];
     int64_t lane = json_lane(r);
@@ -1838,7 +1838,7 @@ static int trace_pickle(lua_State *L) {
   prepass(L, R, tr);
   double clock = 0;
   for (size_t i = 0; i < tr->n; i++) {
-    const ps_rec *r = at(tr, i);
+    const ps_rec rec = *at(tr, i), *r = &rec;   /* a copy: out and finalizers may record */
     if (r->t == r->t) clock = r->t;
     int kinded = r->op == PS_OP_ALLOC || r->op == PS_OP_FREE || r->op == PS_OP_ALLOC_FAILED;
     if (kinded && r->pool < 0 && (r->kind & 3) >= PS_KIND_PINNED) continue;   /* host memory */

@@ -296,6 +296,52 @@ describe("poolsh.core.trace_json and trace_pickle", function()
   end)
 end)
 
+describe("the C writers' callbacks", function()
+  local core = poolsh.core
+  after_each(function() poolsh.trace.stop(); poolsh.trace.clear() end)
+
+  -- A cause callback (or a finalizer the collector runs meanwhile) that
+  -- records while a writer holds an event grows the record array: the
+  -- writers read a copy of each event (a use-after-free under ASan, a
+  -- crash in the plain build, before).
+  local function releases_then(writer)
+    local p, s = poolsh.pool { release_threshold = 0 }, poolsh.stream()
+    poolsh.trace.clear(); poolsh.trace.start()
+    for _ = 1, 50 do p:alloc(1 << 20, s):free(s); s:sync() end
+    local calls = 0
+    local function cause()
+      calls = calls + 1
+      for _ = 1, 2000 do p:alloc(64, s):free(s) end
+      return "x"
+    end
+    local ok, err = pcall(writer, cause)
+    poolsh.trace.stop(); poolsh.trace.clear()
+    s:sync(); p:destroy(); s:destroy()
+    return ok, err, calls
+  end
+
+  it("read no event after a cause callback recorded more (json)", function()
+    local ok, err, calls = releases_then(function(cause)
+      return core.trace_json(require("poolsh.naming").all(), {}, {}, cause, function() end, 1)
+    end)
+    assert.is_true(ok, err)
+    assert.is_true(calls >= 50)
+  end)
+
+  it("read no event after a cause callback recorded more, or cleared the trace (html)", function()
+    local ok, err, calls = releases_then(function(cause)
+      return core.trace_html(1, poolsh.trace.count(), require("poolsh.naming").all(), {}, cause)
+    end)
+    assert.is_true(ok, err)
+    assert.is_true(calls >= 50)
+    ok, err = releases_then(function()
+      return core.trace_html(1, poolsh.trace.count(), require("poolsh.naming").all(), {},
+        function() poolsh.trace.clear(); return "x" end)
+    end)
+    assert.is_true(ok, err)
+  end)
+end)
+
 -- Names poolsh accepts hold quotes, backslashes, "</script>" and bytes that
 -- are not UTF-8; a source's chunk name may hold controls too (a NUL ends it).
 local HOSTILE = 'q"b\\s</script><!--<script>\xff\xc3(\xed\xa0\x80\xf4\x90\x80\x80\xc0\xafz'

@@ -107,6 +107,18 @@ describe("allocation sites", function()
     assert(ok, err)
   end)
 
+  it("the same when the debug library took the cache's table out of the registry", function()
+    local reg, taken = debug.getregistry(), {}
+    for k, v in pairs(reg) do
+      if math.type(k) == "integer" and type(v) == "table" and getmetatable(v)
+         and getmetatable(v).__mode == "v" and type(rawget(v, 1)) == "userdata" then taken[k] = v end
+    end
+    assert.is_not_nil(next(taken), "no cache table in the registry")
+    for k in pairs(taken) do reg[k] = {} end   -- the table is then collected
+    taken = nil
+    reloaded(function() collectgarbage("collect") end)
+  end)
+
   it("a frame without line information is passed over, each time", function()
     local f = load(string.dump(function(pp, ss) return pp:alloc(1024, ss) end, true))
     local name = here:gsub("%p", "%%%0")

@@ -74,12 +74,6 @@ typedef struct ps_queue {
   int32_t at;                  /* index + 1 in the ledger's act; 0: not there */
 } ps_queue;
 
-/* Live pools or streams by id: open addressing, p NULL empty. */
-typedef struct ps_idmap {
-  struct ps_idslot { int32_t id; void *p; } *v;
-  size_t cap, n;
-} ps_idmap;
-
 enum { Q_UNUSED = -2, Q_ORPHAN = -1 };
 
 struct ps_ledger {
@@ -103,8 +97,8 @@ struct ps_ledger {
   int32_t *act;                /* queues a learn must visit: with frees, or stream gone */
   size_t nact;                 /* (act has room for every queue: capq) */
   int learning;
-  ps_idmap pools, streams;     /* the context's live pools and streams */
-  int ids_lost;                /* an id map ran out of memory: scan the lists */
+  ps_idmap pools;              /* the context's live pools by id (followed.c) */
+  int ids_lost;                /* the map ran out of memory: scan the list */
 };
 
 #define DONE_KEEP 4096         /* done blocks remembered for reused_from */
@@ -159,58 +153,6 @@ static void map_remove_at(ps_ledger *l, size_t i) {
     if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
       map_put(l, i, l->map[j]);
       l->map[j] = -1;
-      i = j;
-    }
-  }
-}
-
-/* ---- pools and streams by id -------------------------------------------------- */
-
-static size_t hash_id(int32_t id, size_t cap) {
-  return (size_t)(((uint64_t)(uint32_t)id * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
-}
-
-/* The position holding id, or the empty one where it would go. */
-static size_t idmap_find(const ps_idmap *m, int32_t id) {
-  size_t i = hash_id(id, m->cap);
-  while (m->v[i].p && m->v[i].id != id) i = (i + 1) & (m->cap - 1);
-  return i;
-}
-
-static void *idmap_get(const ps_idmap *m, int32_t id) {
-  return m->cap ? m->v[idmap_find(m, id)].p : NULL;
-}
-
-/* Maps id to p; 0 when out of memory. */
-static int idmap_put(ps_idmap *m, int32_t id, void *p) {
-  if ((m->n + 1) * 4 > m->cap * 3) {
-    size_t cap = m->cap ? m->cap * 2 : 16;
-    struct ps_idslot *v = calloc(cap, sizeof *v), *old = m->v;
-    if (!v) return 0;
-    size_t oldcap = m->cap;
-    m->v = v, m->cap = cap;
-    for (size_t i = 0; i < oldcap; i++)
-      if (old[i].p) m->v[idmap_find(m, old[i].id)] = old[i];
-    free(old);
-  }
-  size_t i = idmap_find(m, id);
-  if (!m->v[i].p) m->n++;
-  m->v[i] = (struct ps_idslot){ id, p };
-  return 1;
-}
-
-/* Removes id's entry, shifting later entries of its run back. */
-static void idmap_del(ps_idmap *m, int32_t id) {
-  if (!m->cap) return;
-  size_t i = idmap_find(m, id), mask = m->cap - 1;
-  if (!m->v[i].p) return;
-  m->v[i].p = NULL;
-  m->n--;
-  for (size_t j = (i + 1) & mask; m->v[j].p; j = (j + 1) & mask) {
-    size_t home = hash_id(m->v[j].id, m->cap);
-    if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
-      m->v[i] = m->v[j];
-      m->v[j].p = NULL;
       i = j;
     }
   }
@@ -468,7 +410,7 @@ static int32_t slot_new(ps_ledger *l) {
 /* The live pool with that id, or NULL. O(1). */
 static ps_seen_pool *pool_by_id(ps_ctx *c, int32_t id) {
   const ps_ledger *l = c->obs->ledger;
-  if (l && !l->ids_lost) return idmap_get(&l->pools, id);
+  if (l && !l->ids_lost) return ps_idmap_get(&l->pools, id);
   for (ps_seen_pool *p = c->obs->pools; p; p = p->next)
     if (p->id == id) return p;
   return NULL;
@@ -568,9 +510,7 @@ static ps_ledger *ledger_new(ps_ctx *c) {
   l->tn = 1, l->tcap = 256;
   l->seed = 0x9e3779b9u;
   for (ps_seen_pool *p = c->obs->pools; p; p = p->next)
-    if (!idmap_put(&l->pools, p->id, p)) l->ids_lost = 1;
-  for (ps_seen_stream *s = c->obs->streams; s; s = s->next)
-    if (!idmap_put(&l->streams, s->id, s)) l->ids_lost = 1;
+    if (!ps_idmap_put(&l->pools, p->id, p)) l->ids_lost = 1;
   return c->obs->ledger = l;
 }
 
@@ -586,7 +526,6 @@ void ps_ledger_free_all(ps_ledger *l) {
   free(l->q);
   free(l->act);
   free(l->pools.v);
-  free(l->streams.v);
   free(l);
 }
 
@@ -645,26 +584,21 @@ static void act_sort(ps_ledger *l) {
   for (size_t i = 0; i < l->nact; i++) l->q[l->act[i]].at = (int32_t)i + 1;
 }
 
-/* ---- streams by id, and reuse rules --------------------------------------------- */
+/* ---- pools and streams followed, and reuse rules --------------------------------------------- */
 
 /* Pool p is followed (a live pool) or no longer. */
 void ps_ledger_pool_followed(ps_ctx *c, ps_seen_pool *p, int followed) {
   ps_ledger *l = followed ? ledger_of(c) : c->obs->ledger;
   if (!l) return;
-  if (!followed) idmap_del(&l->pools, p->id);
-  else if (!idmap_put(&l->pools, p->id, p)) l->ids_lost = 1;
+  if (!followed) ps_idmap_del(&l->pools, p->id);
+  else if (!ps_idmap_put(&l->pools, p->id, p)) l->ids_lost = 1;
 }
 
 /* Stream s is followed (a live stream) or no longer; a queue it leaves
  * behind is completed and recycled by the next learn. */
 void ps_ledger_stream_followed(ps_ctx *c, ps_seen_stream *s, int followed) {
-  ps_ledger *l = followed ? ledger_of(c) : c->obs->ledger;
-  if (!l) return;
-  if (followed) {
-    if (!idmap_put(&l->streams, s->id, s)) l->ids_lost = 1;
-    return;
-  }
-  idmap_del(&l->streams, s->id);
+  ps_ledger *l = c->obs->ledger;
+  if (followed || !l) return;
   int32_t q = s->pendq - 1;
   if (q >= 0 && (size_t)q < l->nq && l->q[q].stream == s->id) queue_activate(l, q);
 }

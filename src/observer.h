@@ -137,6 +137,12 @@ static inline ps_seen_buffer *ps_seen_buffer_of(const ps_bufferud *b) {
 
 typedef struct ps_sites ps_sites;
 typedef struct ps_streammap ps_streammap;
+
+/* Objects by id (followed.c): open addressing, p NULL an empty slot. */
+typedef struct ps_idmap {
+  struct ps_idslot { int32_t id; void *p; } *v;
+  size_t cap, n;
+} ps_idmap;
 typedef struct ps_names ps_names;
 
 #define PS_RING 64
@@ -229,7 +235,10 @@ void ps_where(lua_State *L, ps_ctx *c, int32_t *src, int32_t *line);
 void ps_where_open(lua_State *L, ps_ctx *c);
 void ps_names_free(ps_names *t);
 
-/* followed.c: the followed streams, by id. */
+/* followed.c: objects by id, and the followed streams by id. */
+void *ps_idmap_get(const ps_idmap *m, int32_t id);
+int ps_idmap_put(ps_idmap *m, int32_t id, void *p);
+void ps_idmap_del(ps_idmap *m, int32_t id);
 void ps_followed_add(ps_ctx *c, ps_seen_stream *s);
 void ps_followed_remove(ps_ctx *c, ps_seen_stream *s);
 ps_seen_stream *ps_stream_by_id(ps_ctx *c, int32_t id);

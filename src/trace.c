@@ -974,6 +974,15 @@ static void set_busy(lua_State *L, int bt, int32_t stream, double v) {
 
 static int real(double v) { return v == v && v >= 0; }
 
+/* Pushes what the function at ct words release record r's cause as
+ * (trace.cause's arguments: the call that released, the object's id). */
+static void push_cause(lua_State *L, int ct, const ps_rec *r) {
+  lua_pushvalue(L, ct);
+  lua_pushstring(L, ps_op_names[r->kind]);
+  lua_pushinteger(L, r->other);
+  lua_call(L, 2, 1);
+}
+
 /* The record's detail "k=v" (html.lua's details, in its order), for the
  * fields push_rec gives r, quoted, into out (t a scratch); the cause
  * worded by the function at ct. */
@@ -987,10 +996,7 @@ static void details(lua_State *L, text *out, text *t, const ps_rec *r, int ct) {
   if (pooled) SEP(), puts_(L, t, "kind="), puts_(L, t, ps_kind_names[r->kind & 3]);
   if (reuse && r->other >= 0) SEP(), putf(L, t, "reused_from=%d", (int)r->other);
   if (r->op == PS_OP_RELEASE) {
-    lua_pushvalue(L, ct);
-    lua_pushstring(L, ps_op_names[r->kind]);
-    lua_pushinteger(L, r->other);
-    lua_call(L, 2, 1);
+    push_cause(L, ct, r);
     size_t n;
     const char *s = lua_tolstring(L, -1, &n);
     if (s) SEP(), puts_(L, t, "cause="), put(L, t, s, n);
@@ -1190,10 +1196,7 @@ static void json_args(lua_State *L, text *t, text *sc, ps_ctx *c, const ps_rec *
   if (r->addr != PS_UNSET) KEY("addr"), address(L, t, r->addr);
   if (r->buffer >= 0) KEY("buffer"), integer(L, t, r->buffer);
   if (r->op == PS_OP_RELEASE) {
-    lua_pushvalue(L, ct);
-    lua_pushstring(L, ps_op_names[r->kind]);
-    lua_pushinteger(L, r->other);
-    lua_call(L, 2, 1);
+    push_cause(L, ct, r);
     size_t n;
     const char *s = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &n) : NULL;
     if (s) KEY("cause"), quote(L, t, s, n);

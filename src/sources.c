@@ -228,16 +228,14 @@ void ps_where_open(lua_State *L, ps_ctx *c) {
 
 /* The current sentinel's epoch, read from the weak table's array; 0 when
  * there is none (the collector cleared it and has not yet run its
- * finalizer): no cache then. The table is read only while the registry
- * still holds it and its first value is a userdata of an epoch's size
- * (the debug library can change both). */
-static uint64_t where_epoch(lua_State *L, const ps_obs *o) {
+ * finalizer): no cache then, nor when its first value is not a userdata
+ * of an epoch's size (the debug library can put anything there). The
+ * registry holds the table, and so does each sentinel's finalizer (a
+ * table taken out of the registry lives on); no API call is made here,
+ * on every allocation's path. */
+static uint64_t where_epoch(const ps_obs *o) {
   const Table54 *t = (const Table54 *)o->where_table;
-  if (!t) return 0;
-  int held = lua_rawgeti(L, LUA_REGISTRYINDEX, o->where_ref) == LUA_TTABLE &&
-             lua_topointer(L, -1) == (const void *)t;
-  lua_pop(L, 1);
-  if (!held || t->alimit < 1 || t->array[0].tt != TT_UDATA54) return 0;
+  if (!t || t->alimit < 1 || t->array[0].tt != TT_UDATA54) return 0;
   const Udata054 *u = (const Udata054 *)t->array[0].v.gc;
   if (u->nuvalue != 0 || u->len != sizeof(uint64_t)) return 0;
   return *(const uint64_t *)(const void *)((const char *)u + offsetof(Udata054, bindata));
@@ -252,7 +250,7 @@ void ps_where(lua_State *L, ps_ctx *c, int32_t *src, int32_t *line) {
   lua_Debug ar;
   *src = -1, *line = 0;
   if (!t) return;
-  uint64_t epoch = where_epoch(L, c->obs);
+  uint64_t epoch = where_epoch(c->obs);
   if (epoch != t->epoch) {
     if (t->epoch) memset(t->where, 0, sizeof t->where);
     t->epoch = epoch;

@@ -4,9 +4,10 @@
 -- Each round times a batch of C pairs and a batch of Lua pairs back to back
 -- (alternating which goes first) and takes their ratio, so a machine that
 -- speeds up or slows down during the run affects both; the figure is the
--- median of the rounds' ratios (target <= 1.25). Many short rounds give a
--- steadier median than a few long ones on a shared machine; the A/A line
--- (the Lua pair against itself) shows what the method reads for no change.
+-- median of the rounds' ratios (issue 20's target: at most 1.45 on the
+-- GPU). Many short rounds give a steadier median than a few long ones on a
+-- shared machine; the A/A line (the Lua pair against itself) shows what
+-- the method reads for no change.
 -- Usage: poolsh scripts/bench_alloc.lua [pairs per batch] [size] [rounds]
 local poolsh = poolsh or require "poolsh"
 
@@ -121,5 +122,5 @@ print(string.format("sources %-3s (poolsh.sources) %6.1f ns (median), %.3f x the
                     sources_on and "off" or "on", sourced, (median(sourced_ratios)),
                     sources_on and "on" or "off"))
 print(string.format("A/A (the Lua pair against itself)  %.3f x (no change reads 1)", (median(same_ratios))))
-print(string.format("ratio Lua/C = %.3f (median of rounds; quartiles %.3f..%.3f; target <= 1.25)",
+print(string.format("ratio Lua/C = %.3f (median of rounds; quartiles %.3f..%.3f; target <= 1.45 on the GPU)",
                     r, r_lo, r_hi))

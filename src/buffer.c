@@ -22,14 +22,19 @@ static ps_bufferud *tobuffer(lua_State *L, int arg) {
 }
 
 
-/* Pushes a closed Buffer (live = 0) with its metatable: it becomes live
- * only after the backend allocated it, so a failure leaves nothing. */
-ps_bufferud *ps_newbuffer(lua_State *L, ps_ctx *c, ps_kind kind, uint64_t size) {
+/* Pushes a closed Buffer (live = 0) with its metatable: the one at mt
+ * (a pool Buffer's, ps_push_buffer_mt) or, mt 0, the shared one of
+ * Buffers of no pool. It becomes live only after the backend allocated
+ * it, so a failure leaves nothing. No user values: the metatable keeps
+ * what the Buffer needs alive. */
+ps_bufferud *ps_newbuffer(lua_State *L, ps_ctx *c, ps_kind kind, uint64_t size, int mt) {
   const size_t bytes = sizeof(ps_bufferud) + PS_SEEN_BUFFER_BYTES;   /* ps_newobject inlined */
-  ps_bufferud *b = (ps_bufferud *)lua_newuserdatauv(L, bytes, 2);
+  if (mt) mt = lua_absindex(L, mt);
+  ps_bufferud *b = (ps_bufferud *)lua_newuserdatauv(L, bytes, 0);
   memset(b, 0, bytes);
   b->tag = PS_TAG | PS_UV_BUFFER;
-  lua_getiuservalue(L, PS_UP_CTX, PS_UV_BUFFER);
+  if (mt) lua_pushvalue(L, mt);
+  else lua_getiuservalue(L, PS_UP_CTX, PS_UV_BUFFER);
   lua_setmetatable(L, -2);
   b->kind = kind;
   b->size = size;
@@ -37,6 +42,53 @@ ps_bufferud *ps_newbuffer(lua_State *L, ps_ctx *c, ps_kind kind, uint64_t size) 
   return b;
 }
 
+/* Pushes a new copy of the shared metatable uv (live or freed Buffers')
+ * holding the Pool at pool and the Stream at stream (keys MT_POOL and
+ * MT_STREAM), protected: its __metatable is the shared one. */
+static void new_pair_metatable(lua_State *L, int uv, int pool, int stream) {
+  lua_getiuservalue(L, PS_UP_CTX, uv);            /* [shared] */
+  lua_createtable(L, 4, 13);                      /* [shared, mt] */
+  ps_copytable(L, -2);
+  lua_pushvalue(L, -2);                           /* getmetatable(b) gives the shared one: */
+  lua_setfield(L, -2, "__metatable");             /* Lua cannot drop the holds */
+  lua_pushvalue(L, pool);
+  lua_rawseti(L, -2, MT_POOL);
+  lua_pushvalue(L, stream);
+  lua_rawseti(L, -2, MT_STREAM);
+  lua_remove(L, -2);                              /* [mt] */
+}
+
+/* Pushes the metatable of Buffers of the Pool at pool allocated on the
+ * Stream at stream: one per such pair, made on first use and kept in
+ * the weak-valued table at cache (0: the Pool's, from its metatable) by
+ * the stream's address. It holds the Pool and the Stream, so a Buffer
+ * keeps both alive as long as it lives, freed or not, without user
+ * values; its MT_FREED is the freed Buffers' one, which holds them too
+ * (and this one: both live while a Buffer of either does). */
+void ps_push_buffer_mt(lua_State *L, int pool, int stream, int cache) {
+  int base = lua_gettop(L);
+  pool = lua_absindex(L, pool), stream = lua_absindex(L, stream);
+  const void *key = lua_touserdata(L, stream);
+  if (cache) cache = lua_absindex(L, cache);
+  else if (lua_getmetatable(L, pool) && lua_rawgeti(L, -1, MT_POOL_CACHE) == LUA_TTABLE)
+    cache = lua_gettop(L);                        /* [pmt, cache] */
+  if (!cache || lua_rawgetp(L, cache, key) != LUA_TTABLE) {
+    if (cache) lua_pop(L, 1);
+    new_pair_metatable(L, PS_UV_BUFFER, pool, stream);        /* [.., live] */
+    new_pair_metatable(L, PS_UV_BUFFER_FREED, pool, stream);  /* [.., live, freed] */
+    lua_pushvalue(L, -2);
+    lua_rawseti(L, -2, MT_LIVE);
+    lua_rawseti(L, -2, MT_FREED);                             /* [.., live] */
+    if (cache) {
+      lua_pushvalue(L, -1);
+      lua_rawsetp(L, cache, key);
+    }
+  }
+  if (lua_gettop(L) > base + 1) {                 /* the Pool's cache was pushed */
+    lua_replace(L, base + 1);
+    lua_settop(L, base + 1);
+  }
+}
 
 /* The stream a Buffer's own work goes on: its allocation stream while that
  * lives, else the legacy default stream. */
@@ -139,12 +191,14 @@ static int finalize(lua_State *L, int collected) {
 /* __gc: the collector frees b (no variable held it). */
 static int buffer_gc(lua_State *L) { return finalize(L, 1); }
 
-/* Gives the freed Buffer at idx the metatable without __gc: the collector
- * still keeps it for one more cycle (it was marked for finalization) but
- * calls nothing for it (the alloc+free hot path). */
+/* Gives the freed Buffer at idx (a positive index) its metatable's freed
+ * twin, without __gc: the collector still keeps it for one more cycle (it
+ * was marked for finalization) but calls nothing for it (the alloc+free
+ * hot path). A Buffer that has it already keeps it. Leaves the old
+ * metatable on the stack (its callers return nothing). */
 static void mark_freed(lua_State *L, int idx) {
-  lua_getiuservalue(L, PS_UP_CTX, PS_UV_BUFFER_FREED);
-  lua_setmetatable(L, idx);
+  if (lua_getmetatable(L, idx)                     /* [mt]; none after debug.setmetatable */
+      && lua_rawgeti(L, -1, MT_FREED) == LUA_TTABLE) lua_setmetatable(L, idx);
 }
 
 /* __close: frees like __gc, then drops the finalizer. */
@@ -358,11 +412,8 @@ ps_bufferud *ps_buffer_import(lua_State *L, ps_ctx *c, ps_poolud *p, int token, 
   if (ps_share_held(p->share, slot) > 0)
     luaL_error(L, "p%d:import: pid %d's b%d is already imported in this process: free that "
                "Buffer first", p->id, (int)pid, (int)id);
-  ps_bufferud *b = ps_newbuffer(L, c, PS_KIND_POOL, size);
-  lua_pushvalue(L, 1);
-  lua_setiuservalue(L, -2, 1);
-  lua_pushvalue(L, stream);                       /* ps_optstream put it there */
-  lua_setiuservalue(L, -2, 2);
+  ps_push_buffer_mt(L, 1, stream, 0);             /* ps_optstream put the stream there */
+  ps_bufferud *b = ps_newbuffer(L, c, PS_KIND_POOL, size, -1);
   b->stream = s, b->pool = p;
   /* Counted before the import, then the exporter's free re-checked (see
    * begin_free); the count goes again if the backend refuses. */
@@ -401,12 +452,15 @@ static int buffer_index(lua_State *L) {
   int32_t from;
   ps_reuse_rule rule;
   ps_obs_reuse(b, &from, &rule);
-  switch (ps_field(L, 2, buffer_fields)) {
+  int field = ps_field(L, 2, buffer_fields);
+  switch (field) {
     case 0: lua_pushinteger(L, (lua_Integer)b->size); break;
     case 1: lua_pushinteger(L, (lua_Integer)b->addr); break;
     case 2: lua_pushstring(L, kind_names[b->kind]); break;
-    case 3: lua_getiuservalue(L, 1, 1); break;
-    case 4: lua_getiuservalue(L, 1, 2); break;
+    case 3: case 4:                              /* its metatable holds them */
+      if (lua_getmetatable(L, 1)) lua_rawgeti(L, -1, field == 3 ? MT_POOL : MT_STREAM);
+      else lua_pushnil(L);
+      break;
     case 5: lua_pushboolean(L, b->live); break;
     case 6: lua_pushinteger(L, b->id); break;
     case 7: ps_pushname(L, PS_ID_BUFFER, b->id); break;
@@ -432,7 +486,7 @@ static int buffer_index(lua_State *L) {
 static int new_plain(lua_State *L, ps_kind kind, uint64_t size, unsigned flags) {
   ps_ctx *c = ps_context(L);
   luaL_argcheck(L, size > 0, 1, "size must be at least 1 byte");
-  ps_bufferud *b = ps_newbuffer(L, c, kind, size);
+  ps_bufferud *b = ps_newbuffer(L, c, kind, size, 0);
   uint64_t held = ps_limit_counted(c, kind, size);
   int st = PS_ERR_MEMORY_ALLOCATION;
   for (int try = 0; try < 2 && st == PS_ERR_MEMORY_ALLOCATION; try++) {
@@ -527,7 +581,8 @@ static const luaL_Reg buffer_funcs[] = {
   {"register", buffer_register}, {"unregister", buffer_unregister}, {NULL, NULL}
 };
 
-/* Makes the freed Buffers' metatable: the live one's fields less __gc. */
+/* Makes the freed Buffers' metatable: the live one's fields less __gc;
+ * each names the other (MT_FREED, MT_LIVE). */
 static void new_freed_metatable(lua_State *L) {
   lua_getfield(L, LUA_REGISTRYINDEX, PS_CONTEXT);   /* [ctx] */
   luaL_getmetatable(L, PS_BUFFER);                  /* [ctx, mt] */
@@ -535,6 +590,10 @@ static void new_freed_metatable(lua_State *L) {
   ps_copytable(L, -2);
   lua_pushnil(L);
   lua_setfield(L, -2, "__gc");
+  lua_pushvalue(L, -2);
+  lua_rawseti(L, -2, MT_LIVE);
+  lua_pushvalue(L, -1);
+  lua_rawseti(L, -3, MT_FREED);
   lua_setiuservalue(L, -3, PS_UV_BUFFER_FREED);
   lua_pop(L, 2);
 }

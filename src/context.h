@@ -99,14 +99,16 @@ typedef struct ps_poolud {
   ps_pool_props props;
   int imported;              /* poolsh.import_pool: another process's pool */
   struct ps_share *share;    /* IPC pools: the socket and export ledger (share.c) */
+  const void *mt_stream;     /* the stream of the Buffer metatable its alloc keeps at hand */
 } ps_poolud;
 
-/* A Buffer's user values: 1 = its Pool (or nil), 2 = its Stream (or nil);
- * pool and stream point at them, kept alive by the user values. */
+/* A Buffer has no user values: pool and stream point at its Pool and
+ * Stream (or are NULL), which its metatable holds (buffer.c,
+ * ps_push_buffer_mt), so they live as long as it does. */
 typedef struct ps_bufferud {
   uint32_t tag;
   ps_streamud *stream;
-  struct ps_poolud *pool;    /* kept alive by user value 1, like stream */
+  struct ps_poolud *pool;    /* kept alive by its metatable, like stream */
   ps_addr addr;
   uint64_t size;
   ps_kind kind;

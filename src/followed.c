@@ -1,16 +1,15 @@
 /*
- * followed.c: the observation layer's followed streams by id, O(1). The
- * layer's list (ps_obs.streams) holds them; this map finds one by id for
- * the ledger, the recorder and observe.c. Under all three: it calls none.
+ * followed.c: the observation layer's maps by id (ps_idmap: the ledger's
+ * pools too) and its followed streams by id, O(1). The layer's list
+ * (ps_obs.streams) holds them; this map finds one by id for the ledger,
+ * the recorder and observe.c. Under all three: it calls none.
  */
 #include <stdlib.h>
 
 #include "observer.h"
 
-/* Open addressing on id; p NULL: an empty slot. */
 struct ps_streammap {
-  struct ps_streamslot { int32_t id; ps_seen_stream *p; } *v;
-  size_t cap, n;
+  ps_idmap ids;
   int lost;                    /* a put ran out of memory: scan the list */
 };
 
@@ -19,17 +18,22 @@ static size_t hash_id(int32_t id, size_t cap) {
 }
 
 /* The slot holding id, or the empty one where it would go. */
-static size_t find(const ps_streammap *m, int32_t id) {
+static size_t find(const ps_idmap *m, int32_t id) {
   size_t i = hash_id(id, m->cap);
   while (m->v[i].p && m->v[i].id != id) i = (i + 1) & (m->cap - 1);
   return i;
 }
 
-/* Maps id to s; 0 when out of memory (nothing changed). */
-static int put(ps_streammap *m, int32_t id, ps_seen_stream *s) {
+/* What id maps to, NULL when nothing. */
+void *ps_idmap_get(const ps_idmap *m, int32_t id) {
+  return m->cap ? m->v[find(m, id)].p : NULL;
+}
+
+/* Maps id to p; 0 when out of memory (nothing changed). */
+int ps_idmap_put(ps_idmap *m, int32_t id, void *p) {
   if ((m->n + 1) * 4 > m->cap * 3) {
     size_t cap = m->cap ? m->cap * 2 : 16;
-    struct ps_streamslot *v = calloc(cap, sizeof *v), *old = m->v;
+    struct ps_idslot *v = calloc(cap, sizeof *v), *old = m->v;
     if (!v) return 0;
     size_t oldcap = m->cap;
     m->v = v, m->cap = cap;
@@ -39,12 +43,12 @@ static int put(ps_streammap *m, int32_t id, ps_seen_stream *s) {
   }
   size_t i = find(m, id);
   if (!m->v[i].p) m->n++;
-  m->v[i] = (struct ps_streamslot){ id, s };
+  m->v[i] = (struct ps_idslot){ id, p };
   return 1;
 }
 
 /* Removes id's entry, shifting later entries of its run back. */
-static void del(ps_streammap *m, int32_t id) {
+void ps_idmap_del(ps_idmap *m, int32_t id) {
   if (!m->cap) return;
   size_t i = find(m, id), mask = m->cap - 1;
   if (!m->v[i].p) return;
@@ -68,7 +72,7 @@ void ps_followed_add(ps_ctx *c, ps_seen_stream *s) {
   s->next = o->streams;
   o->streams = s;
   if (!o->stream_map && (o->stream_map = calloc(1, sizeof *o->stream_map)) == NULL) return;
-  if (!put(o->stream_map, s->id, s)) o->stream_map->lost = 1;
+  if (!ps_idmap_put(&o->stream_map->ids, s->id, s)) o->stream_map->lost = 1;
 }
 
 /* s is no longer followed: out of the list and the map. */
@@ -81,13 +85,13 @@ void ps_followed_remove(ps_ctx *c, ps_seen_stream *s) {
     }
   s->followed = 0;
   ps_streammap *m = o->stream_map;
-  if (m && m->cap && m->v[find(m, s->id)].p == s) del(m, s->id);
+  if (m && ps_idmap_get(&m->ids, s->id) == s) ps_idmap_del(&m->ids, s->id);
 }
 
 /* The followed stream of that id, NULL when none. */
 ps_seen_stream *ps_stream_by_id(ps_ctx *c, int32_t id) {
   const ps_streammap *m = c->obs->stream_map;
-  if (m && !m->lost) return m->cap ? m->v[find(m, id)].p : NULL;
+  if (m && !m->lost) return ps_idmap_get(&m->ids, id);
   for (ps_seen_stream *s = c->obs->streams; s; s = s->next)
     if (s->id == id) return s;
   return NULL;
@@ -95,6 +99,6 @@ ps_seen_stream *ps_stream_by_id(ps_ctx *c, int32_t id) {
 
 void ps_followed_free(ps_streammap *m) {
   if (!m) return;
-  free(m->v);
+  free(m->ids.v);
   free(m);
 }

@@ -44,6 +44,7 @@ typedef struct ps_block {
   int32_t site;                /* where it was allocated (sites.c), -1: unknown */
   const ps_bufferud *ud;       /* live: its Buffer (poolsh.core.reset ends it), or NULL */
   int32_t q;                   /* pending: its queue */
+  uint32_t mi;                 /* live: its place in the address map (when map[mi] is it) */
   uint32_t waits;              /* the context's host waits when it was freed */
   uint8_t state, kind;
   uint8_t edged;               /* its edges are in the coverage set */
@@ -73,12 +74,6 @@ typedef struct ps_queue {
   int32_t at;                  /* index + 1 in the ledger's act; 0: not there */
 } ps_queue;
 
-/* Live pools or streams by id: open addressing, p NULL empty. */
-typedef struct ps_idmap {
-  struct ps_idslot { int32_t id; void *p; } *v;
-  size_t cap, n;
-} ps_idmap;
-
 enum { Q_UNUSED = -2, Q_ORPHAN = -1 };
 
 struct ps_ledger {
@@ -102,8 +97,8 @@ struct ps_ledger {
   int32_t *act;                /* queues a learn must visit: with frees, or stream gone */
   size_t nact;                 /* (act has room for every queue: capq) */
   int learning;
-  ps_idmap pools, streams;     /* the context's live pools and streams */
-  int ids_lost;                /* an id map ran out of memory: scan the lists */
+  ps_idmap pools;              /* the context's live pools by id (followed.c) */
+  int ids_lost;                /* the map ran out of memory: scan the list */
 };
 
 #define DONE_KEEP 4096         /* done blocks remembered for reused_from */
@@ -126,6 +121,12 @@ static size_t map_find(const ps_ledger *l, ps_addr a) {
   return i;
 }
 
+/* Puts slot s at map position i, which it remembers. */
+static void map_put(ps_ledger *l, size_t i, int32_t s) {
+  l->map[i] = s;
+  l->v[s].mi = (uint32_t)i;
+}
+
 static int map_grow(ps_ledger *l) {
   size_t cap = l->mapcap ? l->mapcap * 2 : 256;
   int32_t *m = malloc(cap * sizeof *m);
@@ -135,74 +136,23 @@ static int map_grow(ps_ledger *l) {
   size_t oldcap = l->mapcap;
   l->map = m, l->mapcap = cap;
   for (size_t i = 0; i < oldcap; i++)
-    if (old[i] >= 0) l->map[map_find(l, l->v[old[i]].addr)] = old[i];
+    if (old[i] >= 0) map_put(l, map_find(l, l->v[old[i]].addr), old[i]);
   free(old);
   return 1;
 }
 
-/* Removes addr's entry, shifting later entries of its run back. */
-static void map_remove(ps_ledger *l, ps_addr a) {
-  size_t i = map_find(l, a), mask = l->mapcap - 1;
+/* Removes the entry at map position i, shifting later entries of its
+ * run back (each remembers its new position). */
+static void map_remove_at(ps_ledger *l, size_t i) {
+  size_t mask = l->mapcap - 1;
   if (l->map[i] < 0) return;
   l->map[i] = -1;
   l->used--;
   for (size_t j = (i + 1) & mask; l->map[j] >= 0; j = (j + 1) & mask) {
     size_t home = hash_addr(l->v[l->map[j]].addr, l->mapcap);
     if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
-      l->map[i] = l->map[j];
+      map_put(l, i, l->map[j]);
       l->map[j] = -1;
-      i = j;
-    }
-  }
-}
-
-/* ---- pools and streams by id -------------------------------------------------- */
-
-static size_t hash_id(int32_t id, size_t cap) {
-  return (size_t)(((uint64_t)(uint32_t)id * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
-}
-
-/* The position holding id, or the empty one where it would go. */
-static size_t idmap_find(const ps_idmap *m, int32_t id) {
-  size_t i = hash_id(id, m->cap);
-  while (m->v[i].p && m->v[i].id != id) i = (i + 1) & (m->cap - 1);
-  return i;
-}
-
-static void *idmap_get(const ps_idmap *m, int32_t id) {
-  return m->cap ? m->v[idmap_find(m, id)].p : NULL;
-}
-
-/* Maps id to p; 0 when out of memory. */
-static int idmap_put(ps_idmap *m, int32_t id, void *p) {
-  if ((m->n + 1) * 4 > m->cap * 3) {
-    size_t cap = m->cap ? m->cap * 2 : 16;
-    struct ps_idslot *v = calloc(cap, sizeof *v), *old = m->v;
-    if (!v) return 0;
-    size_t oldcap = m->cap;
-    m->v = v, m->cap = cap;
-    for (size_t i = 0; i < oldcap; i++)
-      if (old[i].p) m->v[idmap_find(m, old[i].id)] = old[i];
-    free(old);
-  }
-  size_t i = idmap_find(m, id);
-  if (!m->v[i].p) m->n++;
-  m->v[i] = (struct ps_idslot){ id, p };
-  return 1;
-}
-
-/* Removes id's entry, shifting later entries of its run back. */
-static void idmap_del(ps_idmap *m, int32_t id) {
-  if (!m->cap) return;
-  size_t i = idmap_find(m, id), mask = m->cap - 1;
-  if (!m->v[i].p) return;
-  m->v[i].p = NULL;
-  m->n--;
-  for (size_t j = (i + 1) & mask; m->v[j].p; j = (j + 1) & mask) {
-    size_t home = hash_id(m->v[j].id, m->cap);
-    if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
-      m->v[i] = m->v[j];
-      m->v[j].p = NULL;
       i = j;
     }
   }
@@ -460,15 +410,17 @@ static int32_t slot_new(ps_ledger *l) {
 /* The live pool with that id, or NULL. O(1). */
 static ps_seen_pool *pool_by_id(ps_ctx *c, int32_t id) {
   const ps_ledger *l = c->obs->ledger;
-  if (l && !l->ids_lost) return idmap_get(&l->pools, id);
+  if (l && !l->ids_lost) return ps_idmap_get(&l->pools, id);
   for (ps_seen_pool *p = c->obs->pools; p; p = p->next)
     if (p->id == id) return p;
   return NULL;
 }
 
-/* Takes live slot s out of the address map (when the map names it). */
+/* Takes live slot s out of the address map (when the map names it): at
+ * the place it remembers, without a search. */
 static void map_unset(ps_ledger *l, int32_t s) {
-  if (l->mapcap && l->map[map_find(l, l->v[s].addr)] == s) map_remove(l, l->v[s].addr);
+  size_t i = l->v[s].mi;
+  if (i < l->mapcap && l->map[i] == s) map_remove_at(l, i);
 }
 
 /* Takes freed extent s out of the freed set (when the set holds it). */
@@ -558,9 +510,7 @@ static ps_ledger *ledger_new(ps_ctx *c) {
   l->tn = 1, l->tcap = 256;
   l->seed = 0x9e3779b9u;
   for (ps_seen_pool *p = c->obs->pools; p; p = p->next)
-    if (!idmap_put(&l->pools, p->id, p)) l->ids_lost = 1;
-  for (ps_seen_stream *s = c->obs->streams; s; s = s->next)
-    if (!idmap_put(&l->streams, s->id, s)) l->ids_lost = 1;
+    if (!ps_idmap_put(&l->pools, p->id, p)) l->ids_lost = 1;
   return c->obs->ledger = l;
 }
 
@@ -576,7 +526,6 @@ void ps_ledger_free_all(ps_ledger *l) {
   free(l->q);
   free(l->act);
   free(l->pools.v);
-  free(l->streams.v);
   free(l);
 }
 
@@ -635,26 +584,21 @@ static void act_sort(ps_ledger *l) {
   for (size_t i = 0; i < l->nact; i++) l->q[l->act[i]].at = (int32_t)i + 1;
 }
 
-/* ---- streams by id, and reuse rules --------------------------------------------- */
+/* ---- pools and streams followed, and reuse rules --------------------------------------------- */
 
 /* Pool p is followed (a live pool) or no longer. */
 void ps_ledger_pool_followed(ps_ctx *c, ps_seen_pool *p, int followed) {
   ps_ledger *l = followed ? ledger_of(c) : c->obs->ledger;
   if (!l) return;
-  if (!followed) idmap_del(&l->pools, p->id);
-  else if (!idmap_put(&l->pools, p->id, p)) l->ids_lost = 1;
+  if (!followed) ps_idmap_del(&l->pools, p->id);
+  else if (!ps_idmap_put(&l->pools, p->id, p)) l->ids_lost = 1;
 }
 
 /* Stream s is followed (a live stream) or no longer; a queue it leaves
  * behind is completed and recycled by the next learn. */
 void ps_ledger_stream_followed(ps_ctx *c, ps_seen_stream *s, int followed) {
-  ps_ledger *l = followed ? ledger_of(c) : c->obs->ledger;
-  if (!l) return;
-  if (followed) {
-    if (!idmap_put(&l->streams, s->id, s)) l->ids_lost = 1;
-    return;
-  }
-  idmap_del(&l->streams, s->id);
+  ps_ledger *l = c->obs->ledger;
+  if (followed || !l) return;
   int32_t q = s->pendq - 1;
   if (q >= 0 && (size_t)q < l->nq && l->q[q].stream == s->id) queue_activate(l, q);
 }
@@ -1016,21 +960,22 @@ int ps_ledger_alloc(lua_State *L, ps_ctx *c, ps_seen_pool *p, ps_seen_stream *s,
   if ((o->live_total += b->size) > o->scope_total_peak) o->scope_total_peak = o->live_total;
   if (b->addr < p->lo || p->lo == 0) p->lo = b->addr;
   if (!l || ((l->used + 1) * 4 > l->mapcap * 3 && !map_grow(l))) return 0;
-  int32_t slot = l->map[map_find(l, b->addr)];
-  if (slot >= 0) slot_drop(c, l, slot);     /* an old live record there: it is gone */
+  size_t i = map_find(l, b->addr);
+  int32_t slot = l->map[i];
+  if (slot >= 0) slot_drop(c, l, slot), i = map_find(l, b->addr);   /* an old live record there */
   if (!l->align) l->align = align_of(c);
   take_acc a = { .named = said != PS_RULE_NONE, .said = said, .s = s, .p = p };
   uint64_t r = b->size + (l->align - b->size % l->align) % l->align;
   ps_addr hi = b->addr + r < b->addr ? UINT64_MAX : b->addr + r;
   a.fit_end = b->addr + b->size < b->addr ? UINT64_MAX : b->addr + b->size;
-  take(c, l, p->id, b->addr, hi, &a);
+  take(c, l, p->id, b->addr, hi, &a);     /* freed extents only: the map keeps i free */
   if ((slot = slot_new(l)) < 0) return 0;
-  size_t i = map_find(l, b->addr);
-  l->map[i] = slot;
-  l->used++;
   l->v[slot] = (ps_block){ .addr = b->addr, .size = b->size, .buffer = b->id, .pool = p->id,
                            .stream = s->id, .prev = -1, .next = -1, .site = -1, .q = -1,
                            .ud = b, .state = BLOCK_FREE_SLOT, .kind = PS_KIND_POOL };
+  map_put(l, i, slot);
+  l->used++;
+  sb->slot = slot + 1;
   make_live(l, slot, p->edges);
   if (a.src.n) {
     sb->reused_from = a.src.v[0].buffer;
@@ -1048,6 +993,16 @@ int ps_ledger_alloc(lua_State *L, ps_ctx *c, ps_seen_pool *p, ps_seen_stream *s,
   return a.named && b->size && a.fit >= b->size;
 }
 
+/* Live Buffer b's block: the slot its record keeps when that is still
+ * b's live block (no search), else -1. A slot another record took since,
+ * or one a reset emptied, is not b's. */
+static int32_t live_slot(const ps_ledger *l, const ps_bufferud *b) {
+  int32_t s = ps_seen_buffer_of(b)->slot - 1;
+  if (!l || s < 0 || (size_t)s >= l->n) return -1;
+  const ps_block *k = &l->v[s];
+  return k->ud == b && k->state == BLOCK_LIVE && k->buffer == b->id ? s : -1;
+}
+
 /* A buffer of another kind (malloc, pinned, pageable) was allocated. */
 void ps_ledger_track(lua_State *L, ps_ctx *c, const ps_bufferud *b) {
   ps_ledger *l = ledger_of(c);
@@ -1056,14 +1011,15 @@ void ps_ledger_track(lua_State *L, ps_ctx *c, const ps_bufferud *b) {
   int32_t slot = l->map[i];
   if (slot >= 0) slot_drop(c, l, slot), i = map_find(l, b->addr);   /* an old record there */
   if ((slot = slot_new(l)) < 0) return;
-  l->map[i] = slot;
-  l->used++;
   l->v[slot] = (ps_block){ .addr = b->addr, .size = b->size, .buffer = b->id, .pool = -1,
                            .stream = -1, .prev = -1, .next = -1, .site = -1, .q = -1,
                            .ud = b, .state = BLOCK_FREE_SLOT, .kind = (uint8_t)b->kind };
+  map_put(l, i, slot);
+  l->used++;
+  ps_seen_buffer *sb = ps_seen_buffer_of(b);
+  sb->slot = slot + 1;
   make_live(l, slot, 0);
   if (c->obs->sources || c->obs->tracing) {
-    ps_seen_buffer *sb = ps_seen_buffer_of(b);
     ps_where(L, c, &sb->src, &sb->line);
     l->v[slot].site = ps_site_alloc(L, c, b->size, sb->src, sb->line);
   }
@@ -1072,9 +1028,8 @@ void ps_ledger_track(lua_State *L, ps_ctx *c, const ps_bufferud *b) {
 /* A buffer of another kind was freed (synchronously: nothing pends). */
 void ps_ledger_untrack(ps_ctx *c, const ps_bufferud *b) {
   ps_ledger *l = c->obs->ledger;
-  if (!l || !l->mapcap) return;
-  int32_t slot = l->map[map_find(l, b->addr)];
-  if (slot < 0 || l->v[slot].buffer != b->id) return;
+  int32_t slot = live_slot(l, b);
+  if (slot < 0) return;
   ps_site_free(c, l->v[slot].site, l->v[slot].size);
   slot_drop(c, l, slot);
 }
@@ -1189,9 +1144,8 @@ void ps_ledger_each_live(ps_ctx *c, void (*each)(ps_ctx *c, const ps_bufferud *b
  * its struct is forgotten. */
 void ps_ledger_lost(ps_ctx *c, const ps_bufferud *b) {
   ps_ledger *l = c->obs->ledger;
-  if (!l || !l->mapcap) return;
-  int32_t slot = l->map[map_find(l, b->addr)];
-  if (slot >= 0 && l->v[slot].ud == b) l->v[slot].ud = NULL;
+  int32_t slot = live_slot(l, b);
+  if (slot >= 0) l->v[slot].ud = NULL;
 }
 
 /* Buffer b's free was queued on stream s (NULL: on no stream), at s's
@@ -1200,9 +1154,8 @@ void ps_ledger_free(ps_ctx *c, ps_seen_pool *p, ps_seen_stream *s, const ps_buff
   ps_ledger *l = c->obs->ledger;
   p->live_bytes -= b->size;
   c->obs->live_total -= b->size;
-  if (!l || !l->mapcap) return;
-  int32_t slot = l->map[map_find(l, b->addr)];
-  if (slot < 0 || l->v[slot].state != BLOCK_LIVE || l->v[slot].buffer != b->id) return;
+  int32_t slot = live_slot(l, b);
+  if (slot < 0) return;
   ps_site_free(c, l->v[slot].site, b->size);
   int32_t q = queue_of(l, s);
   if (q < 0) return;                   /* out of memory: it stays live to poolsh */

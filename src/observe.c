@@ -27,6 +27,7 @@ void ps_obs_open(lua_State *L, ps_ctx *c) {
   if (!c->obs && (c->obs = calloc(1, sizeof *c->obs)) == NULL)
     luaL_error(L, "poolsh: out of memory");
   c->obs->site_depth = 1;
+  ps_where_open(L, c);
 }
 
 /* Frees what the layer holds; keeps the struct. */
@@ -58,14 +59,16 @@ void ps_obs_lost(ps_ctx *c, const ps_bufferud *b) {
 void ps_obs_reset(lua_State *L, ps_ctx *c, void (*dead)(ps_ctx *c, const ps_bufferud *b)) {
   ps_obs *o = c->obs;
   ps_ledger_each_live(c, dead);
-  int sources = o->sources, depth = o->site_depth;
+  int sources = o->sources, depth = o->site_depth, where_ref = o->where_ref;
+  const void *where_table = o->where_table;
   for (ps_seen_pool *p = o->pools; p; p = p->next) p->followed = 0, p->h = NULL;
   for (ps_seen_stream *s = o->streams; s; s = s->next) s->followed = 0;
   obs_free_parts(o);
   free(o->whys);
   free(o->srcs);
   memset(o, 0, sizeof *o);
-  o->sources = sources, o->site_depth = depth;
+  o->sources = sources, o->site_depth = depth, o->where_ref = where_ref;
+  o->where_table = where_table;
   (void)L;
 }
 

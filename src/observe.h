@@ -77,7 +77,7 @@ void ps_obs_lost(ps_ctx *c, const ps_bufferud *b);
 
 /* A Buffer's record is zeroed with it (buffer.c's hot path): 0 reads as
  * "not reused". */
-#define PS_SEEN_BUFFER_BYTES 16
+#define PS_SEEN_BUFFER_BYTES 20
 
 /* The size of each bound type's userdata: its struct, then the layer's
  * record (by context user value index). */

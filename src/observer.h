@@ -119,6 +119,7 @@ typedef struct ps_seen_buffer {
   uint8_t reuse_rule;        /* ps_reuse_rule */
   uint8_t why_code;          /* ps_why_code: fresh, and why not reused */
   uint16_t why_slot;         /* its details in the ring of whys; reused: its sources */
+  int32_t slot;              /* its block in the ledger + 1 (0: none), checked before use */
 } ps_seen_buffer;
 
 static inline ps_seen_stream *ps_seen_stream_of(const ps_streamud *s) {
@@ -136,6 +137,12 @@ static inline ps_seen_buffer *ps_seen_buffer_of(const ps_bufferud *b) {
 
 typedef struct ps_sites ps_sites;
 typedef struct ps_streammap ps_streammap;
+
+/* Objects by id (followed.c): open addressing, p NULL an empty slot. */
+typedef struct ps_idmap {
+  struct ps_idslot { int32_t id; void *p; } *v;
+  size_t cap, n;
+} ps_idmap;
 typedef struct ps_names ps_names;
 
 #define PS_RING 64
@@ -184,6 +191,8 @@ struct ps_obs {
   uint64_t retry_freed, retry_pool_freed;   /* what its collection freed */
   ps_sites *sites;           /* allocation sites (sites.c) */
   ps_names *names;           /* source names and statements (sources.c) */
+  int where_ref;             /* ps_where's sentinel table in the registry, 0: none */
+  const void *where_table;   /* that table (sources.c reads its one slot) */
   ps_seen_pool *pools;       /* the live pools and streams, newest first */
   ps_seen_stream *streams;
   ps_streammap *stream_map;  /* the streams by id (followed.c) */
@@ -223,9 +232,13 @@ void ps_trace_buffer(lua_State *L, ps_ctx *c, ps_op op, const ps_bufferud *b, in
 int32_t ps_name_index(ps_ctx *c, const char *name, int fresh);
 const char *ps_name_of(ps_ctx *c, int32_t i);
 void ps_where(lua_State *L, ps_ctx *c, int32_t *src, int32_t *line);
+void ps_where_open(lua_State *L, ps_ctx *c);
 void ps_names_free(ps_names *t);
 
-/* followed.c: the followed streams, by id. */
+/* followed.c: objects by id, and the followed streams by id. */
+void *ps_idmap_get(const ps_idmap *m, int32_t id);
+int ps_idmap_put(ps_idmap *m, int32_t id, void *p);
+void ps_idmap_del(ps_idmap *m, int32_t id);
 void ps_followed_add(ps_ctx *c, ps_seen_stream *s);
 void ps_followed_remove(ps_ctx *c, ps_seen_stream *s);
 ps_seen_stream *ps_stream_by_id(ps_ctx *c, int32_t id);

@@ -87,17 +87,34 @@ static int pool_field(lua_State *L) {
   return pool_index(L);
 }
 
+static int pool_alloc_own(lua_State *L);
+
 /* Gives the Pool at ud a metatable of its own, a copy of poolsh.Pool's
  * whose __index is a table of the methods: p:alloc(...) then costs no
  * metamethod call. Fields fall through to pool_field, bound to this Pool.
- * Pools are few; the alloc+free hot path goes through p:alloc. */
+ * The metatable keeps, at MT_POOL_CACHE, a weak-valued table of the
+ * metatables of this Pool's Buffers by stream (ps_push_buffer_mt); this
+ * Pool's alloc has it as upvalue 3 (ps_push_buffer_mt). Pools are few; the alloc+free hot
+ * path goes through p:alloc. */
 static void set_pool_metatable(lua_State *L, int ud) {
   lua_getiuservalue(L, PS_UP_CTX, PS_UV_POOL);   /* [shared] */
-  lua_createtable(L, 0, 12);                      /* [shared, mt] */
+  lua_createtable(L, 1, 12);                      /* [shared, mt] */
   ps_copytable(L, -2);
+  lua_createtable(L, 1, 1);                       /* [shared, mt, cache] */
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "v");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_rawseti(L, -2, MT_POOL_CACHE);              /* [shared, mt] */
   lua_getfield(L, -1, "methods");                 /* [shared, mt, methods] */
   lua_createtable(L, 0, 8);                       /* [.., methods, index] */
   ps_copytable(L, -2);
+  lua_pushvalue(L, PS_UP_CTX);                    /* index.alloc: this Pool's */
+  lua_pushvalue(L, -3);
+  lua_rawgeti(L, -5, MT_POOL_CACHE);
+  lua_pushvalue(L, ud);                           /* a kept p.alloc keeps p alive */
+  lua_pushcclosure(L, pool_alloc_own, 4);
+  lua_setfield(L, -2, "alloc");
   lua_createtable(L, 0, 1);                       /* [.., methods, index, imt] */
   lua_pushvalue(L, PS_UP_CTX);
   lua_pushvalue(L, -4);
@@ -378,8 +395,10 @@ static int alloc_failed(lua_State *L, int st, uint64_t size, ps_poolud *p, ps_st
 
 /* p:alloc(size [, stream]) -> Buffer. On out-of-memory, runs a full
  * collection (finalizers free unreachable buffers) and retries once.
- * The hot path of the alloc+free benchmark: few API calls. */
-static int pool_alloc(lua_State *L) {
+ * The hot path of the alloc+free benchmark: few API calls. own: called
+ * as a Pool's own alloc (upvalue 3: its cache of Buffer metatables, the
+ * last stream's at index 1; upvalue 4: the Pool). */
+static int alloc_on(lua_State *L, int own) {
   ps_ctx *c = ps_context(L);
   ps_poolud *p = (ps_poolud *)ps_toud(L, 1, PS_UV_POOL);
   if (p == NULL || !p->live) p = ps_checkpool(L, 1);
@@ -393,11 +412,16 @@ static int pool_alloc(lua_State *L) {
   }
   ps_streamud *s = (ps_streamud *)ps_toud(L, 3, PS_UV_STREAM);
   if (s == NULL || !s->live) s = ps_optstream(L, 3);
-  ps_bufferud *b = ps_newbuffer(L, c, PS_KIND_POOL, size);   /* [p, n, s, ..., b] */
-  lua_pushvalue(L, 1);
-  lua_setiuservalue(L, -2, 1);
-  lua_pushvalue(L, 3);
-  lua_setiuservalue(L, -2, 2);
+  if (!own || lua_touserdata(L, lua_upvalueindex(4)) != p) {   /* another Pool's alloc */
+    ps_push_buffer_mt(L, 1, 3, 0);
+  } else if (lua_rawgeti(L, lua_upvalueindex(3), 1) != LUA_TTABLE || p->mt_stream != s) {
+    lua_pop(L, 1);                                /* the last stream's is not at hand */
+    ps_push_buffer_mt(L, 1, 3, lua_upvalueindex(3));
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, lua_upvalueindex(3), 1);
+    p->mt_stream = s;
+  }
+  ps_bufferud *b = ps_newbuffer(L, c, PS_KIND_POOL, size, -1);   /* [p, n, s, ..., mt, b] */
   b->stream = s;
   b->pool = p;
   ps_alloc_note note;                             /* the backend's word on reuse */
@@ -418,6 +442,12 @@ static int pool_alloc(lua_State *L) {
   ps_obs_alloc(L, c, b, p, s, note.rule);
   return 1;
 }
+
+/* The shared p:alloc (poolsh.Pool's methods). */
+static int pool_alloc(lua_State *L) { return alloc_on(L, 0); }
+
+/* A Pool's own p:alloc, its cache of Buffer metatables at hand. */
+static int pool_alloc_own(lua_State *L) { return alloc_on(L, 1); }
 
 /* Access modes as Lua names them, by ps_access value order. */
 static const char *const access_names[] = {"none", "read", "rw", NULL};

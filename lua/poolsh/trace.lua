@@ -190,7 +190,8 @@ function trace.save(path)
   end
   local n = core.trace_count()
   local record = { count = n, csv = core.trace_csv, regions = core.trace_regions,
-                   html = core.trace_html, cause = trace.cause }
+                   html = core.trace_html, json = core.trace_json,
+                   pickle = core.trace_pickle, cause = trace.cause }
   return require("poolsh.export").save(path, trace.each, trace.meta(), record), n
 end
 

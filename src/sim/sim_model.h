@@ -327,6 +327,9 @@ typedef struct sim_ctx {
   /* Frees retired so far (a sync retires the frees it covers, not the
    * next allocation: tests/c/test_sim_scale.c reads it). */
   uint64_t retires;
+  /* Times a pool rebuilt its islands at once, retiring every free it
+   * held (tests/c/test_sim_scale.c reads it). */
+  uint64_t isl_rebuilds;
 } sim_ctx;
 
 /* Fault injection's functions: sim_fault.h. */
@@ -432,6 +435,8 @@ int sim_pool_alloc(void *ctx, ps_pool *p, uint64_t size, ps_stream *s,
 int sim_pool_free(void *ctx, ps_addr a, ps_stream *s);
 /* For tests: whether the young-run index matches a walk (sim_pool.c). */
 int sim_pool_young_check(const ps_pool *p);
+/* For tests: whether the island treaps match a walk (sim_pool.c). */
+int sim_pool_island_check(const ps_pool *p);
 /* An imported block's free landed on the importer's stream: its mapping goes. */
 void sim_pool_drop_import(sim_ctx *c, sim_map *m);
 

@@ -65,20 +65,26 @@ typedef struct rec {
   uint8_t young;              /* a free since the pool's space was last searched */
   union {
     struct { uint64_t req; ri hnext; } l;          /* live: bytes asked for */
-    struct {
-      int64_t pos, time;
+    struct {                  /* in the order treap searches read them: a
+                                 young-run search bytes 16-40 of the
+                                 record, an island search bytes 0-64 */
+      uint32_t seq;           /* the pool's count of frees at this one */
+      uint32_t ysize;         /* young run head: its bytes as treap 2 holds
+                                 them, YSIZE_BIG from 4 GiB on (read from
+                                 the records then) */
+      ri ych[2][2];           /* young run head: children in treap 2;
+                                 its tail: in treap 3 */
       uint64_t end;           /* island head: where the island ends */
-      ri qprev, qnext;        /* not retired: its stream's queue */
       ri ch[2][2];            /* island head: children in treap 0 (or 4) and 1 */
       ri other;               /* island head: its last record, and back */
-      uint32_t seq;           /* the pool's count of frees at this one */
-      ri ych[2][2];           /* young run head: children in treap 2;
-                                 its tail: in treap 3 (after what island
-                                 searches read, which stays in 80 bytes) */
       ri yother;              /* young run head: its tail, and back */
+      ri qprev, qnext;        /* not retired: its stream's queue */
+      int64_t pos, time;
     } f;
   } u;
 } rec;
+
+#define YSIZE_BIG UINT32_MAX
 
 /* The frees of one stream not retired, oldest first; from `pend` on they
  * have not completed, from `young` on they are young (rec.young). */
@@ -116,6 +122,7 @@ struct ps_pool {
                                  (stream, size, seq) */
   uint32_t frees;             /* cudaFreeAsync calls so far: free records' seq */
   int searched;               /* the allocation being placed searched the pool's space */
+  int bulk;                   /* retiring every free at once: islands rebuilt after */
   ri *buckets;                /* live blocks by offset, chained by l.hnext */
   uint32_t nb;
   pqueue *pq;
@@ -375,15 +382,18 @@ static uint64_t tie_of(const rec *x) {
  * islands whose first record is a pending free (instead of tree 0), by
  * (stream, size, free count): an allocation skips a stream's whole
  * subtree when it may use none of that stream's frees (see place). */
-static ikey key_of(const ps_pool *p, ri h, int t) {
+static inline __attribute__((always_inline)) ikey key_of(const ps_pool *p, ri h, int t) {
   const rec *x = R(p, h);
   if (t == 1 || t == 3) return (ikey){ 0, 0, x->off };
-  if (t == 2) return (ikey){ (uint32_t)x->stream, rend(p, x->u.f.yother) - x->off, x->u.f.seq };
+  if (t == 2)
+    return (ikey){ (uint32_t)x->stream,
+                   x->u.f.ysize != YSIZE_BIG ? x->u.f.ysize : rend(p, x->u.f.yother) - x->off,
+                   x->u.f.seq };
   if (t == 4) return (ikey){ (uint32_t)x->stream, x->u.f.end - x->off, x->u.f.seq };
   return (ikey){ x->u.f.end - x->off, tie_of(x), x->off };
 }
 
-static int key_lt(ikey a, ikey b) {
+static inline int key_lt(ikey a, ikey b) {
   if (a.size != b.size) return a.size < b.size;
   return a.tie != b.tie ? a.tie < b.tie : a.off < b.off;
 }
@@ -394,7 +404,8 @@ static int key_lt(ikey a, ikey b) {
                                                     : &R(p, i)->u.f.ych[(t) - 2][side]))
 
 /* Splits tree-t treap `at` into keys < k (*l) and the rest (*r). */
-static void split(ps_pool *p, int t, ri at, ikey k, ri *l, ri *r) {
+static inline __attribute__((always_inline)) void split(ps_pool *p, int t, ri at, ikey k,
+                                                        ri *l, ri *r) {
   while (at) {
     if (key_lt(key_of(p, at, t), k)) { *l = at; l = &KID(p, at, t, 1); at = *l; }
     else { *r = at; r = &KID(p, at, t, 0); at = *r; }
@@ -402,7 +413,7 @@ static void split(ps_pool *p, int t, ri at, ikey k, ri *l, ri *r) {
   *l = *r = 0;
 }
 
-static ri merge(ps_pool *p, int t, ri a, ri b) {
+static inline __attribute__((always_inline)) ri merge(ps_pool *p, int t, ri a, ri b) {
   ri root, *at = &root;
   while (a && b) {
     if (prio(a, t) > prio(b, t)) { *at = a; at = &KID(p, a, t, 1); a = *at; }
@@ -412,7 +423,7 @@ static ri merge(ps_pool *p, int t, ri a, ri b) {
   return root;
 }
 
-static void t_ins(ps_pool *p, int t, ri x) {
+static inline __attribute__((always_inline)) void t_ins(ps_pool *p, int t, ri x) {
   ikey k = key_of(p, x, t);
   uint32_t px = prio(x, t);
   ri *at = &p->root[t];
@@ -421,11 +432,19 @@ static void t_ins(ps_pool *p, int t, ri x) {
   *at = x;
 }
 
-static void t_del(ps_pool *p, int t, ri x) {
+static inline __attribute__((always_inline)) void t_del(ps_pool *p, int t, ri x) {
   ikey k = key_of(p, x, t);
   ri *at = &p->root[t];
   while (*at != x) at = &KID(p, *at, t, !key_lt(k, key_of(p, *at, t)));
   *at = merge(p, t, KID(p, x, t, 0), KID(p, x, t, 1));
+}
+
+/* Puts young run head h in treap 2, its size kept in it (the key it is
+ * found by until it leaves). */
+static void yr_ins(ps_pool *p, ri h) {
+  uint64_t n = rend(p, R(p, h)->u.f.yother) - R(p, h)->off;
+  R(p, h)->u.f.ysize = n < YSIZE_BIG ? (uint32_t)n : YSIZE_BIG;
+  t_ins(p, 2, h);
 }
 
 /* An island's keys depend on its first record's offset, kind and where
@@ -437,12 +456,31 @@ static void isl_add(ps_pool *p, ri h) {
   x->u.f.end = rend(p, x->u.f.other);
   x->in1 = x->u.f.other != h;
   x->in4 = x->kind == K_PENDING;
-  t_ins(p, x->in4 ? 4 : 0, h);
+  if (x->in4) t_ins(p, 4, h); else t_ins(p, 0, h);
   if (x->in1) t_ins(p, 1, h);
 }
 static void isl_del(ps_pool *p, ri h) {
-  t_del(p, R(p, h)->in4 ? 4 : 0, h);
+  if (R(p, h)->in4) t_del(p, 4, h); else t_del(p, 0, h);
   if (R(p, h)->in1) t_del(p, 1, h);
+}
+
+/* The same for an island whose first record stays first at the same
+ * offset while its end or kind changes: its place in treap 1 (by that
+ * offset) stays unless it comes to hold one record or several. Nothing
+ * may search treap 1 between the two. */
+static void isl_del_keep(ps_pool *p, ri h) {
+  if (R(p, h)->in4) t_del(p, 4, h); else t_del(p, 0, h);
+}
+static void isl_add_keep(ps_pool *p, ri h) {
+  rec *x = R(p, h);
+  int in1 = x->u.f.other != h;
+  x->u.f.end = rend(p, x->u.f.other);
+  x->in4 = x->kind == K_PENDING;
+  if (x->in4) t_ins(p, 4, h); else t_ins(p, 0, h);
+  if (in1 != x->in1) {
+    if (in1) t_ins(p, 1, h); else t_del(p, 1, h);
+    x->in1 = (uint8_t)in1;
+  }
 }
 
 /* Makes h..t one island (h first, t last). */
@@ -497,20 +535,29 @@ static int joins_as(const ps_pool *p, ri a, ri b, int kb) {
 }
 static int joins(const ps_pool *p, ri a, ri b) { return joins_as(p, a, b, R(p, b)->kind); }
 
+/* isl_head when the islands match the records' kinds (not while a
+ * kind changes): O(1) when i is its island's first or last record. */
+static ri isl_head_now(const ps_pool *p, ri i) {
+  ri a = R(p, i)->prev, b = R(p, i)->next;
+  if (!is_free(p, a) || !joins(p, a, i)) return i;
+  if (!is_free(p, b) || !joins(p, i, b)) return R(p, i)->u.f.other;
+  return isl_head(p, i);
+}
+
 /* Adjacent free records a and b (a first) start (now) or stop joining:
  * their islands merge or split there. */
 static void relink(ps_pool *p, ri a, ri b, int was, int now) {
   if (was == now) return;
   if (now) {
     ri h = R(p, a)->u.f.other, t = R(p, b)->u.f.other;
-    isl_del(p, h), isl_del(p, b);
+    isl_del_keep(p, h), isl_del(p, b);
     isl_bind(p, h, t);
-    isl_add(p, h);
+    isl_add_keep(p, h);
   } else {
     ri h = isl_head(p, a), t = R(p, h)->u.f.other;
-    isl_del(p, h);
+    isl_del_keep(p, h);
     isl_bind(p, h, a), isl_bind(p, b, t);
-    isl_add(p, h), isl_add(p, b);
+    isl_add_keep(p, h), isl_add(p, b);
   }
 }
 
@@ -520,9 +567,9 @@ static void set_kind(ps_pool *p, ri i, int k) {
   ri a = R(p, i)->prev, b = R(p, i)->next;
   int wa = a && joins(p, a, i), na = a && joins_as(p, a, i, k);
   int wb = b && joins(p, i, b);
-  if (!wa) isl_del(p, i);
+  if (!wa) isl_del_keep(p, i);
   R(p, i)->kind = (uint8_t)k;
-  if (!wa) isl_add(p, i);
+  if (!wa) isl_add_keep(p, i);
   int nb = b && joins(p, i, b);
   if (a) relink(p, a, i, wa, na);
   if (b) relink(p, i, b, wb, nb);
@@ -577,12 +624,12 @@ static void yr_clear(ps_pool *p, ri i) {
   if (h != i) {
     ri a = R(p, i)->prev;
     yr_bind(p, h, a);
-    t_ins(p, 2, h), t_ins(p, 3, a);
+    yr_ins(p, h), t_ins(p, 3, a);
   }
   if (t != i) {
     ri n = R(p, i)->next;
     yr_bind(p, n, t);
-    t_ins(p, 2, n);
+    yr_ins(p, n);
   }
 }
 
@@ -610,6 +657,35 @@ int sim_pool_young_check(const ps_pool *p) {
   }
   return t_count(p, 2, p->root[2], NULL, NULL) == runs &&
          t_count(p, 3, p->root[3], NULL, NULL) == runs;
+}
+
+/* Whether head h is in treap t (found by its key). */
+static int t_has(const ps_pool *p, int t, ri h) {
+  ikey k = key_of(p, h, t);
+  for (ri at = p->root[t]; at; at = KID(p, at, t, !key_lt(k, key_of(p, at, t))))
+    if (at == h) return 1;
+  return 0;
+}
+
+/* For tests: 1 when the island treaps hold exactly the islands a walk
+ * over the records finds (first and last records named both ways, where
+ * each ends, which treaps hold it, every key in order), else 0. O(n log n). */
+int sim_pool_island_check(const ps_pool *p) {
+  long n04 = 0, n1 = 0;
+  for (ri i = p->first; i; i = R(p, i)->next) {
+    if (!is_free(p, i) || (is_free(p, R(p, i)->prev) && joins(p, R(p, i)->prev, i))) continue;
+    ri t = i;
+    while (is_free(p, R(p, t)->next) && joins(p, t, R(p, t)->next)) t = R(p, t)->next;
+    const rec *x = R(p, i);
+    if (x->u.f.other != t || R(p, t)->u.f.other != i || x->u.f.end != rend(p, t)) return 0;
+    /* A head whose island merged down to one record (absorb) may stay in
+     * treap 1 until it next leaves: isl_head checks where islands reach. */
+    if ((t != i && !x->in1) || x->in4 != (x->kind == K_PENDING)) return 0;
+    if (!t_has(p, x->in4 ? 4 : 0, i) || (x->in1 && !t_has(p, 1, i))) return 0;
+    n04++, n1 += x->in1;
+  }
+  long a = t_count(p, 0, p->root[0], NULL, NULL), b = t_count(p, 4, p->root[4], NULL, NULL);
+  return a >= 0 && b >= 0 && a + b == n04 && t_count(p, 1, p->root[1], NULL, NULL) == n1;
 }
 
 /* ---- frees not retired, per stream ---- */
@@ -687,17 +763,18 @@ static void absorb(ps_pool *p, ri a, ri b) {
   rec *x = R(p, a), *y = R(p, b);
   if (x->stream != y->stream) x->stream = -1;
   ri n = y->next;
-  if (!n || !joins(p, b, n)) isl_bind(p, y->u.f.other, a);   /* b was the last */
+  if (!p->bulk && (!n || !joins(p, b, n))) isl_bind(p, y->u.f.other, a);   /* b was the last */
   rec_unlink(p, b);
 }
 
 /* Record i's free is retired: every stream may use it alike, its chunks
  * may go back, and it merges with retired neighbours. */
 static void retire(ps_pool *p, ri i) {
-  if (R(p, i)->young) yr_clear(p, i);
+  if (R(p, i)->young && !p->bulk) yr_clear(p, i);
   pq_unlink(p, i);
   busy_range(p, R(p, i)->off, rend(p, i), 0);
-  set_kind(p, i, K_RETIRED);
+  if (p->bulk) R(p, i)->kind = K_RETIRED;   /* the islands are rebuilt after */
+  else set_kind(p, i, K_RETIRED);
   ri prev = R(p, i)->prev, next = R(p, i)->next;
   if (prev && R(p, prev)->kind == K_RETIRED) absorb(p, prev, i), i = prev;
   if (next && R(p, next)->kind == K_RETIRED) absorb(p, i, next);
@@ -722,11 +799,105 @@ static int yr_drop_all(ps_pool *p, pqueue *q) {
   return 1;
 }
 
+/* An island head and its size while the islands are rebuilt. */
+typedef struct ihead { uint64_t size; ri h; } ihead;
+
+/* Sorts v[0..n) by size, stably (heads listed in address order come out
+ * in treap 0's order), by radix over the bits in which sizes differ;
+ * tmp holds n more. */
+static void isort(ihead *v, ihead *tmp, size_t n) {
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (size_t k = 0; k < n; k++)
+    lo = v[k].size < lo ? v[k].size : lo, hi = v[k].size > hi ? v[k].size : hi;
+  for (int shift = 0; n && shift < 64 && ((hi - lo) >> shift); shift += 11) {
+    size_t cnt[2049] = { 0 };
+    for (size_t k = 0; k < n; k++) cnt[((v[k].size - lo) >> shift & 2047) + 1]++;
+    for (int d = 0; d < 2048; d++) cnt[d + 1] += cnt[d];
+    for (size_t k = 0; k < n; k++) tmp[cnt[(v[k].size - lo) >> shift & 2047]++] = v[k];
+    memcpy(v, tmp, n * sizeof *v);
+  }
+}
+
+/* Makes tree t a treap of the n heads v[0..n) (in key order) in O(n): each
+ * takes as left child the last node it outranks on the right spine. */
+static ri t_build(ps_pool *p, int t, const ihead *v, size_t n, ri *stack) {
+  size_t top = 0;
+  for (size_t k = 0; k < n; k++) {
+    ri x = v[k].h, last = 0;
+    uint32_t px = prio(x, t);
+    while (top && prio(stack[top - 1], t) < px) last = stack[--top];
+    KID(p, x, t, 0) = last, KID(p, x, t, 1) = 0;
+    if (top) KID(p, stack[top - 1], t, 1) = x;
+    stack[top++] = x;
+  }
+  return top ? stack[0] : 0;
+}
+
+/* Rebuilds the islands from the records once no free is pending or done
+ * (every island is settled space: treap 4 empty), in O(n) over arrays
+ * instead of O(log n) cache-missing treap updates per free. v, tmp and
+ * stack hold room for the pool's live blocks + 1 heads (islands lie
+ * between live blocks). */
+static void isl_rebuild(ps_pool *p, ihead *v, ihead *tmp, ri *stack) {
+  size_t n = 0, n1 = 0;
+  for (ri i = p->first; i;) {
+    if (!is_free(p, i)) { i = R(p, i)->next; continue; }
+    ri t = i;
+    while (is_free(p, R(p, t)->next) && joins(p, t, R(p, t)->next)) t = R(p, t)->next;
+    rec *x = R(p, i);
+    isl_bind(p, i, t);
+    x->u.f.end = rend(p, t);
+    x->in1 = t != i, x->in4 = 0;
+    if (x->in1) v[n1++] = (ihead){ 0, i };   /* address order: treap 1's */
+    i = R(p, t)->next;
+  }
+  p->root[1] = t_build(p, 1, v, n1, stack);
+  for (ri i = p->first; i; i = R(p, i)->next)
+    if (is_free(p, i) && !(is_free(p, R(p, i)->prev) && joins(p, R(p, i)->prev, i)))
+      v[n++] = (ihead){ R(p, i)->u.f.end - R(p, i)->off, i };
+  isort(v, tmp, n);   /* settled space: one tie for all, then the offset */
+  p->root[0] = t_build(p, 0, v, n, stack);
+  p->root[4] = 0;
+}
+
+/* Retires every free of p at once when the host knows all of them and
+ * they are many against the live blocks: the young-run treaps empty, the
+ * frees retire in the order settle would, and the islands are rebuilt.
+ * 0 (nothing changed) when that does not apply or host RAM is short. */
+static int settle_bulk(sim_ctx *c, ps_pool *p) {
+  if (p->npend < 256 || p->npend * 8 < p->live) return 0;
+  for (uint32_t k = 0; k < p->npq; k++)
+    if (!sim_host_knows(c, p->pq[k].stream, R(p, p->pq[k].tail)->u.f.pos)) return 0;
+  ihead *v = malloc((p->live + 1) * sizeof *v), *tmp = malloc((p->live + 1) * sizeof *v);
+  ri *stack = malloc((p->live + 1) * sizeof *stack);
+  if (!v || !tmp || !stack) { free(v), free(tmp), free(stack); return 0; }
+  p->root[2] = p->root[3] = 0;
+  p->bulk = 1;
+  for (uint32_t k = 0; k < p->npq;) {
+    pqueue *q = &p->pq[k];
+    int stream = q->stream;
+    q->young = 0;
+    while (q->n) {
+      int last = q->n == 1;
+      retire(p, q->head);
+      c->retires++;
+      if (last) break;
+    }
+    if (k < p->npq && p->pq[k].stream == stream) k++;
+  }
+  p->bulk = 0;
+  isl_rebuild(p, v, tmp, stack);
+  c->isl_rebuilds++;
+  free(v), free(tmp), free(stack);
+  return 1;
+}
+
 /* Brings free records up to the host's clock: frees that completed are
  * done, frees a host synchronisation covered are retired. Each stream's
  * queue is in stream order and completion order, so only its heads are
  * checked. */
 static void settle(sim_ctx *c, ps_pool *p) {
+  if (p->npend && settle_bulk(c, p)) return;
   for (uint32_t k = 0; k < p->npq; k++) {
     pqueue *q = &p->pq[k];
     while (q->pend && R(p, q->pend)->u.f.time <= c->host_now) {
@@ -970,7 +1141,7 @@ static ri carve(sim_ctx *c, ps_pool *p, ri g, ri h, uint64_t r, uint64_t req,
   }
   int ykeep = ytail && rend(p, ytail) > end;
   ri t = R(p, h)->u.f.other;
-  isl_del(p, h);
+  if (h != g) isl_del_keep(p, h); else isl_del(p, h);   /* h != g keeps its offset */
   for (ri x = g; x && R(p, x)->off < end; x = R(p, x)->next) {
     if (x != g && !joins(p, R(p, x)->prev, x)) {   /* the next island (the top's growth) */
       t = R(p, x)->u.f.other;
@@ -1010,17 +1181,17 @@ static ri carve(sim_ctx *c, ps_pool *p, ri g, ri h, uint64_t r, uint64_t req,
   memset(&x->u, 0, sizeof x->u);
   x->u.l.req = req;
   hash_put(p, b);
-  if (h != g) { isl_bind(p, h, x->prev); isl_add(p, h); }
+  if (h != g) { isl_bind(p, h, x->prev); isl_add_keep(p, h); }
   if (end < iend) { isl_bind(p, x->next, t); isl_add(p, x->next); }
   if (yh && yh != g) {
     ri a = R(p, b)->prev;
     yr_bind(p, yh, a);
-    t_ins(p, 2, yh), t_ins(p, 3, a);
+    yr_ins(p, yh), t_ins(p, 3, a);
   }
   if (ykeep) {
     ri n = R(p, b)->next;
     yr_bind(p, n, ytail);
-    t_ins(p, 2, n);
+    yr_ins(p, n);
   }
   return b;
 }
@@ -1066,7 +1237,7 @@ static ri place(sim_ctx *c, ps_pool *p, uint64_t r, uint64_t req, ps_stream *s,
                 ps_alloc_note *note) {
   settle(c, p);
   ri y = young_fit(c, p, s, r);
-  if (y) return carve(c, p, y, isl_head(p, y), r, req, s, 0, note);
+  if (y) return carve(c, p, y, isl_head_now(p, y), r, req, s, 0, note);
   p->searched = 1;
   for (int internal_ok = 0; internal_ok <= p->internal; internal_ok++) {
     int mode = internal_ok ? 2 : search_mode(c, p, s), fast = mode > 0;
@@ -1082,7 +1253,7 @@ static ri place(sim_ctx *c, ps_pool *p, uint64_t r, uint64_t req, ps_stream *s,
     uint64_t at = g ? R(p, g)->off : top ? R(p, top)->off : p->extent;
     if (!map_range(c, p, at, at + r)) continue;
     if (!g) g = top ? top : p->last;   /* else the fresh chunk(s) */
-    return carve(c, p, g, fast ? g : isl_head(p, g), r, req, s, internal_ok, note);
+    return carve(c, p, g, fast ? g : isl_head_now(p, g), r, req, s, internal_ok, note);
   }
   return 0;
 }
@@ -1262,15 +1433,15 @@ int sim_pool_free(void *ctx, ps_addr a, ps_stream *s) {
   }
   if (is_young(p, next, st->id)) yt = R(p, next)->u.f.yother, t_del(p, 2, next);
   yr_bind(p, yh, yt);
-  t_ins(p, 2, yh);
+  yr_ins(p, yh);
   if (yt == i) t_ins(p, 3, i);
   int jp = is_free(p, prev) && joins(p, prev, i), jn = is_free(p, next) && joins(p, i, next);
   ri h = jp ? R(p, prev)->u.f.other : i;
   ri t = jn ? R(p, next)->u.f.other : i;
-  if (jp) isl_del(p, h);
+  if (jp) isl_del_keep(p, h);
   if (jn) isl_del(p, next);
   isl_bind(p, h, t);
-  isl_add(p, h);
+  if (jp) isl_add_keep(p, h); else isl_add(p, h);   /* i is new: no flags yet */
   p->used -= req, p->live--;
   over_update(c, p);
   return PS_OK;

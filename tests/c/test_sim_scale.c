@@ -486,6 +486,60 @@ static void test_sync_retires(void) {
   B->close(c);
 }
 
+/* A sync that retires every free of a pool holding many rebuilds its
+ * islands at once instead of updating them free by free: 50,000 young
+ * holes on each of two streams retire with one rebuild, after which the
+ * island treaps hold what a walk finds and the holes are reused. A sync
+ * covering one stream's frees while the other's stay pending retires
+ * them one by one. */
+static void test_sync_rebuilds(void) {
+  enum { N = 50000 };
+  sim_ctx *c = open_sim();
+  ps_pool *p = keeping_pool(c);
+  ps_stream *s[2];
+  for (int k = 0; k < 2; k++) OK(B->stream_create(c, 0, 0, 1, &s[k]));
+  ps_addr *a = calloc(4 * (size_t)N, sizeof *a), b = 0;
+  uint64_t seed = 99;
+  for (int i = 0; i < 4 * N; i++) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    OK(B->pool_alloc(c, p, 512 * (1 + (seed >> 40) % 14), s[i % 2], &a[i], NULL));
+  }
+  for (int i = 0; i < 4 * N; i += 4) {   /* holes of both streams, some adjacent */
+    OK(B->pool_free(c, a[i], s[0]));
+    OK(B->pool_free(c, a[i + 1], s[1]));
+    a[i] = a[i + 1] = 0;
+  }
+  CHECK(sim_pool_island_check(p));
+  uint64_t before = c->retires, rebuilds = c->isl_rebuilds;
+  OK(B->device_sync(c));
+  CHECK(c->retires - before == 2 * N);
+  CHECK(c->isl_rebuilds == rebuilds + 1);
+  CHECK(sim_pool_island_check(p));
+  ps_alloc_note note;
+  OK(B->pool_alloc(c, p, 4096, s[1], &b, &note));
+  CHECK(note.rule == PS_RULE_HOST_SYNC || note.rule == PS_RULE_STREAM_ORDER);
+  CHECK(sim_pool_island_check(p));
+  OK(B->pool_free(c, b, s[1]));
+  /* s[1]'s frees pend behind a spin; a sync of s[0] retires only s[0]'s. */
+  OK(B->spin(c, s[1], 1000.0));
+  for (int i = 2; i < 4 * N; i += 4) {
+    OK(B->pool_free(c, a[i], s[0]));
+    OK(B->pool_free(c, a[i + 1], s[1]));
+    a[i] = a[i + 1] = 0;
+  }
+  rebuilds = c->isl_rebuilds;
+  OK(B->stream_sync(c, s[0]));
+  CHECK(c->isl_rebuilds == rebuilds);
+  CHECK(sim_pool_island_check(p));
+  for (int i = 0; i < 4 * N; i++) if (a[i]) OK(B->pool_free(c, a[i], s[0]));
+  free(a);
+  OK(B->device_sync(c));
+  CHECK(sim_pool_island_check(p));
+  for (int k = 0; k < 2; k++) OK(B->stream_destroy(c, s[k]));
+  OK(B->pool_destroy(c, p));
+  B->close(c);
+}
+
 /* Random allocations and frees on three streams, with spins, event waits,
  * syncs and sleeps between: after every step the young-run index holds
  * exactly the runs a walk over the records finds. */
@@ -514,7 +568,7 @@ static void test_young_index_random(void) {
         live[k] = 0;
       } else OK(B->pool_alloc(c, p, 512 * (1 + arg), st, &live[k], NULL));
     }
-    if (!sim_pool_young_check(p)) break;
+    if (!sim_pool_young_check(p) || !sim_pool_island_check(p)) break;
   }
   CHECK(steps == 20000);
   for (int k = 0; k < 256; k++) if (live[k]) OK(B->pool_free(c, live[k], s[0]));
@@ -529,6 +583,7 @@ int main(void) {
   test_young_fit_scales();
   test_cross_stream_fit_scales();
   test_sync_retires();
+  test_sync_rebuilds();
   test_young_index_random();
   test_table();
   test_stale_handles();

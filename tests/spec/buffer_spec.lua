@@ -250,3 +250,55 @@ describe("buffer fields and a size parser written in Lua", function()
     p:destroy()
   end)
 end)
+
+describe("the ledger's record of each buffer", function()
+  -- Each Buffer keeps its ledger slot (and each slot its place in the
+  -- address map): frees find their record without a search, so a slot
+  -- or map place left stale by another buffer's free would show here.
+  local function live_ids()
+    local ids = {}
+    for _, r in ipairs(poolsh.core.live()) do ids[r.buffer] = true end
+    return ids
+  end
+
+  it("stays exact when many buffers of every kind are freed in any order", function()
+    local s, p = poolsh.stream(), poolsh.pool { release_threshold = "max" }
+    local makers = {
+      function(n) return p:alloc(n, s) end, poolsh.malloc, poolsh.pinned, poolsh.pageable,
+    }
+    local held, freed_at, seed, reused = {}, {}, 12345, 0
+    local function rand(n) seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n + 1 end
+    for round = 1, 6 do
+      for i = 1, 700 do
+        local kind = (i % 7 == 0) and rand(4) or 1
+        local b = makers[kind](kind == 1 and 4096 or rand(64) * 512)
+        if kind == 1 and freed_at[b.addr] then   -- a pool block freed there: its memory
+          assert.equal(freed_at[b.addr], b.reused_from)
+          reused = reused + 1
+        end
+        if kind == 1 then freed_at[b.addr] = nil end
+        held[#held + 1] = b
+      end
+      for _ = 1, 500 + round * 20 do
+        local b = table.remove(held, rand(#held))
+        if b.kind == "pool" then
+          b:free(rand(2) == 1 and s or nil)
+          freed_at[b.addr] = b.id
+        else
+          b:free()
+        end
+      end
+      local ids = live_ids()
+      local n = 0
+      for _ in pairs(ids) do n = n + 1 end
+      assert.equal(#held, n)
+      for _, b in ipairs(held) do assert.is_true(ids[b.id], "b" .. b.id .. " not live") end
+    end
+    assert.is_true(reused > 1000)
+    for _, b in ipairs(held) do b:free() end
+    s:sync()
+    assert.same({}, live_ids())
+    assert.equal(0, p:stats().used)
+    p:destroy()
+  end)
+end)

@@ -636,6 +636,16 @@ print(json.dumps({"width": w, "height": h, "counts": counts}))
       assert.truthy(dom:find("35.0008 ms to 50.0008 ms", 1, true))
     end)
 
+    -- scripts/render_html.lua checks a recorded trace's page at 10^6
+    -- events (docs/performance.md); here at 30,000, the rows from C.
+    it("renders a recorded trace saved by poolsh.trace.save (scripts/render_html.lua)", function()
+      local out, err, code = require("helpers").poolsh_cmd("--backend=sim scripts/render_html.lua 30000 --timeout 120")
+      assert(code == 0, out .. err)
+      local n = out:match("^(%d+) events, %d+ MiB of HTML: saved in [%d.]+ s, rendered in [%d.]+ s, "
+        .. html.page_rows .. " rows listed")
+      assert(n and tonumber(n) >= 30000, out)
+    end)
+
     it("is self-contained and renders an empty trace", function()
       local text = export.to_string("html", {}, nil)
       assert.falsy(text:find("<link", 1, true))

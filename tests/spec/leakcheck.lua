@@ -42,11 +42,13 @@ local reasons = {}      -- element -> the message pending() gave
 -- Finalizers of live buffers note the buffer, then free it as before.
 -- Freed buffers carry a metatable without __gc (src/buffer.c), so only
 -- buffers dropped while live pass here. Arguments, results and errors are
--- the original's.
+-- the original's. A pool Buffer's metatable is a copy of this one made
+-- after this file ran (one per pool and stream): it has this __gc too.
 local mt = debug.getregistry()["poolsh.Buffer"]
 local gc = mt.__gc
 mt.__gc = function(b, ...)
-  if getmetatable(b) == mt and b.live then
+  local bmt = type(b) == "userdata" and getmetatable(b)
+  if bmt and bmt.__name == "poolsh.Buffer" and b.live then
     dropped[#dropped + 1] = { id = b.id, size = b.size, kind = b.kind }
   end
   return gc(b, ...)

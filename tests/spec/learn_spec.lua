@@ -26,9 +26,11 @@ local function read(path)
 end
 
 -- Frees the live buffers a lesson left in G (globals and tables of them).
-local BUFFER = debug.getregistry()["poolsh.Buffer"]   -- live buffers' metatable
 local function free_all(G)
-  local function free(v) if getmetatable(v) == BUFFER and v.live then v:free() end end
+  local function free(v)
+    local mt = type(v) == "userdata" and getmetatable(v)
+    if mt and mt.__name == "poolsh.Buffer" and v.live then v:free() end
+  end
   for _, v in pairs(G) do
     if type(v) == "table" and getmetatable(v) == nil then for _, x in pairs(v) do free(x) end
     else free(v) end

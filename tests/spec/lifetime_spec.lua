@@ -100,6 +100,53 @@ describe("lifetimes", function()
     for _, q in ipairs((poolsh.core.objects())) do assert.not_equal(id, q.id) end
   end)
 
+  it("a freed buffer still holds its pool and stream; neither outlives the buffers", function()
+    local p, s = poolsh.pool {}, poolsh.stream()
+    local weak = setmetatable({ p, s }, { __mode = "v" })
+    local b = p:alloc(4096, s)
+    b:free(); s:sync()
+    p, s = nil, nil
+    collectgarbage(); collectgarbage()
+    -- its metatable (one per pool and stream) holds both: no user values
+    assert.equal(weak[1], b.pool)
+    assert.equal(weak[2], b.stream)
+    assert.is_true(b.pool.live and b.stream.live)
+    assert.is_nil(debug.getuservalue(b, 1))
+    b = nil
+    collectgarbage(); collectgarbage(); collectgarbage()
+    assert.is_nil(weak[1])
+    assert.is_nil(weak[2])
+  end)
+
+  it("a pool does not keep the streams it allocated on alive", function()
+    local p = poolsh.pool { release_threshold = "max" }
+    local weak = setmetatable({}, { __mode = "v" })
+    for i = 1, 3 do
+      local s = poolsh.stream()
+      weak[i] = s
+      p:alloc(4096, s):free()
+      s:sync()
+    end
+    collectgarbage(); collectgarbage(); collectgarbage()
+    assert.is_nil(next(weak))
+    local s = poolsh.stream()
+    local b = p:alloc(4096, s)                     -- the pool still allocates
+    assert.equal(p, b.pool)
+    assert.equal(s, b.stream)
+    b:free(); s:sync()
+    p:destroy()
+  end)
+
+  it("one pool's alloc called on another gives that pool's buffer", function()
+    local p, q, s = poolsh.pool {}, poolsh.pool {}, poolsh.stream()
+    local b = p:alloc(64, s)
+    local c = p.alloc(q, 64, s)
+    assert.equal(p, b.pool)
+    assert.equal(q, c.pool)
+    b:free(); c:free(); s:sync()
+    p:destroy(); q:destroy()
+  end)
+
   it("a buffer keeps its stream alive; a destroyed stream's buffer frees on another", function()
     local p = poolsh.pool {}
     local b = p:alloc("1 MiB", poolsh.stream())
@@ -166,5 +213,60 @@ describe("lifetimes", function()
     collectgarbage(); collectgarbage()
     assert.equal(id, poolsh.default_pool().id)
     assert.is_true(poolsh.default_stream().live)
+  end)
+end)
+
+describe("a Buffer's hold on its Pool and Stream", function()
+  -- Since issue 20 a pool Buffer's metatable holds its Pool and Stream;
+  -- getmetatable gives the shared Buffer metatable instead, so plain Lua
+  -- cannot drop the holds (before: the Pool was collected while b lived,
+  -- and b:free() read it after it was freed).
+  it("is out of plain Lua's reach: getmetatable(b) gives the shared metatable", function()
+    local p, s = poolsh.pool {}, poolsh.stream()
+    local b = p:alloc(4096, s)
+    local shared = getmetatable(b)
+    assert.equal("poolsh.Buffer", shared.__name)
+    local s2 = poolsh.stream()
+    local b2 = p:alloc(64, s2)
+    assert.equal(shared, getmetatable(b2))        -- one per pool and stream, not shown
+    b2:free(); s2:sync(); s2:destroy()
+    local weak = setmetatable({ p }, { __mode = "v" })
+    pcall(function() shared[3] = nil end)         -- what held the pool (MT_POOL) before
+    pcall(function() if type(shared[1]) == "table" then shared[1][3] = nil end end)
+    p = nil
+    for _ = 1, 4 do collectgarbage() end
+    assert.is_not_nil(weak[1], "the pool was collected while its buffer lived")
+    b:free(s); s:sync()
+  end)
+
+  it("survives debug.setmetatable(b, nil): a saved free and b.pool raise or work, never crash", function()
+    local p, s = poolsh.pool {}, poolsh.stream()
+    local b = p:alloc(4096, s)
+    local free = b.free
+    local index = getmetatable(b).__index
+    debug.setmetatable(b, nil)
+    assert.is_nil(index(b, "pool"))
+    free(b)
+    assert.is_false(index(b, "live"))
+    s:sync(); p:destroy()
+  end)
+
+  it("is kept by a Pool's own alloc kept after the Pool is dropped", function()
+    local s1, s2 = poolsh.stream(), poolsh.stream()
+    local alloc, weak
+    do
+      local p = poolsh.pool {}
+      alloc, weak = p.alloc, setmetatable({ p }, { __mode = "v" })
+    end
+    for _ = 1, 4 do collectgarbage() end
+    local p = weak[1]
+    assert.is_not_nil(p, "p.alloc kept, its pool collected")
+    local b = alloc(p, 64, s1)
+    local c = alloc(p, 64, s2)
+    assert.equal(s1, b.stream); assert.equal(s2, c.stream)
+    b:free(); c:free(); s1:sync(); s2:sync()
+    alloc, p, b, c = nil, nil, nil, nil   -- freed buffers hold their pool too
+    for _ = 1, 4 do collectgarbage() end
+    assert.is_nil(weak[1], "the pool outlived its last alloc and buffers")
   end)
 end)

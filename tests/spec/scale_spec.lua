@@ -11,6 +11,18 @@ local H = require "helpers"
 local N = math.tointeger(tonumber(os.getenv("POOLSH_SCALE_BLOCKS") or "")) or 100000
 local SIZE = 4096
 
+-- 2N blocks of 1-7 KiB on s, every other one freed (bench_scale's fill):
+-- the list, false where a hole is.
+local function fill_with_holes(p, s)
+  local blocks, seed = {}, 12345
+  for i = 1, 2 * N do
+    seed = (seed * 1103515245 + 12345) % 2147483648
+    blocks[i] = p:alloc(1024 + seed % (6 * 1024 + 1), s)
+  end
+  for i = 1, 2 * N, 2 do blocks[i]:free(); blocks[i] = false end
+  return blocks
+end
+
 describe("at scale (" .. N .. " blocks)", function()
   it("counts, estimates and shows many live blocks and holes", function()
     local s = poolsh.stream()
@@ -121,12 +133,7 @@ describe("at scale (" .. N .. " blocks)", function()
     -- are scripts/bench_scale.lua's (docs/performance.md).
     local s = poolsh.stream()
     local p = poolsh.pool { release_threshold = "max" }
-    local blocks, seed = {}, 12345
-    for i = 1, 2 * N do
-      seed = (seed * 1103515245 + 12345) % 2147483648
-      blocks[i] = p:alloc(1024 + seed % (6 * 1024 + 1), s)
-    end
-    for i = 1, 2 * N, 2 do blocks[i]:free(); blocks[i] = false end
+    local blocks = fill_with_holes(p, s)
     local reserved, live = p:stats().reserved, p:stats().live
     poolsh.bench_c(p, s, SIZE, 2000)
     for _ = 1, 2000 do p:alloc(SIZE, s):free() end
@@ -148,12 +155,7 @@ describe("at scale (" .. N .. " blocks)", function()
     if not H.is_sim() then pending("the sim's search; its spin would run for an hour on a GPU") return end
     local s, a, b, c = poolsh.stream(), poolsh.stream(), poolsh.stream(), poolsh.stream()
     local p = poolsh.pool { release_threshold = "max" }
-    local blocks, seed = {}, 12345
-    for i = 1, 2 * N do
-      seed = (seed * 1103515245 + 12345) % 2147483648
-      blocks[i] = p:alloc(1024 + seed % (6 * 1024 + 1), s)
-    end
-    for i = 1, 2 * N, 2 do blocks[i]:free(); blocks[i] = false end
+    local blocks = fill_with_holes(p, s)
     s:sync()
     poolsh.spin(a, "3600 s")
     for i = 2, 2 * N, 4 do blocks[i]:free(a); blocks[i] = false end

@@ -74,6 +74,61 @@ describe("allocation sites", function()
     b:free()
   end)
 
+  -- The site core.live() gives Buffer b.
+  local function src_of(b)
+    for _, l in ipairs(core.live()) do if l.buffer == b.id then return l.src end end
+  end
+
+  -- A chunk that allocates on its line n, with the same name each time.
+  local function chunk_at(n)
+    return assert(load(("\n"):rep(n - 1) .. "local p, s = ... return p:alloc(1024, s)", "=again"))
+  end
+
+  -- Sites are cached by the instruction's address, which a function loaded
+  -- after another was collected may take again with other lines.
+  local function reloaded(collect)
+    for i = 1, 40 do
+      local b = chunk_at(i)(p, s)
+      local got = src_of(b)
+      b:free()
+      assert.equal("again:" .. i, got)
+      collect()
+    end
+  end
+
+  it("a function loaded after another was collected has its own lines", function()
+    reloaded(function() collectgarbage("collect") end)
+  end)
+
+  it("the same in generational mode, with young collections", function()
+    local old = collectgarbage("generational")
+    local ok, err = pcall(reloaded, function() collectgarbage("step") end)
+    collectgarbage(old)
+    assert(ok, err)
+  end)
+
+  it("the same when the debug library took the cache's table out of the registry", function()
+    local reg, taken = debug.getregistry(), {}
+    for k, v in pairs(reg) do
+      if math.type(k) == "integer" and type(v) == "table" and getmetatable(v)
+         and getmetatable(v).__mode == "v" and type(rawget(v, 1)) == "userdata" then taken[k] = v end
+    end
+    assert.is_not_nil(next(taken), "no cache table in the registry")
+    for k in pairs(taken) do reg[k] = {} end   -- the table is then collected
+    taken = nil
+    reloaded(function() collectgarbage("collect") end)
+  end)
+
+  it("a frame without line information is passed over, each time", function()
+    local f = load(string.dump(function(pp, ss) return pp:alloc(1024, ss) end, true))
+    local name = here:gsub("%p", "%%%0")
+    for _ = 1, 3 do
+      local line = debug.getinfo(1, "l").currentline; local b = f(p, s)
+      assert.matches(("^%s:%d$"):format(name, line), src_of(b))
+      b:free()
+    end
+  end)
+
   it("refuses a bad depth or statement", function()
     assert.matches("depth must be from 1 to 16", H.err(core.sources, true, 0))
     assert.matches("depth must be from 1 to 16", H.err(core.sources, true, 17))

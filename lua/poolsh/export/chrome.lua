@@ -38,28 +38,34 @@ local key_json = setmetatable({}, { __index = function(t, k)
   return v
 end })
 
-local mtype, find, format = math.type, string.find, string.format
+local mtype, format, sort = math.type, string.format, table.sort
 
--- Every field but t and op as a JSON object, in the order the event holds
--- them, the address as a hex string. (The hot loop of a large export.)
+-- Every field but t and op as a JSON object, its keys in byte order (a
+-- fixed order: docs/export.md), the address as a hex string. src/trace.c's
+-- trace_json writes the same from the records.
 local function args_json(ev)
+  local keys, nk = {}, 0
+  for k in pairs(ev) do
+    if k ~= "t" and k ~= "op" and type(k) == "string" then nk = nk + 1; keys[nk] = k end
+  end
+  sort(keys)
   local parts, n = { "{" }, 1
-  for k, v in pairs(ev) do
-    if k ~= "t" and k ~= "op" and type(k) == "string" then
-      local ty, text = type(v), nil
-      if ty == "number" then
-        if mtype(v) ~= "integer" then text = number(v)
-        elseif k == "addr" then text = format('"0x%x"', v)
-        else text = tostring(v) end
-      elseif ty == "string" then
-        text = find(v, '[%c"\\<]') and quote(v) or '"' .. v .. '"'
-      elseif ty == "boolean" then
-        text = v and "true" or "false"
-      end
-      if text then
-        parts[n + 1], parts[n + 2], parts[n + 3] = n > 1 and "," or "", key_json[k], text
-        n = n + 3
-      end
+  for i = 1, nk do
+    local k = keys[i]
+    local v = ev[k]
+    local ty, text = type(v), nil
+    if ty == "number" then
+      if mtype(v) ~= "integer" then text = number(v)
+      elseif k == "addr" then text = format('"0x%x"', v)
+      else text = tostring(v) end
+    elseif ty == "string" then
+      text = quote(v)
+    elseif ty == "boolean" then
+      text = v and "true" or "false"
+    end
+    if text then
+      parts[n + 1], parts[n + 2], parts[n + 3] = n > 1 and "," or "", key_json[k], text
+      n = n + 3
     end
   end
   parts[n + 1] = "}"
@@ -89,13 +95,17 @@ end
 
 -- A function(pool, t, st) -> the pool's counter event at t; each pool's
 -- name and lane formatted once.
+local function counter_head(meta, pool)
+  return format('{"ph":"C","name":%s,"cat":"memory","pid":%d,"tid":%d,"ts":',
+    quote(util.pool_name(meta, pool) .. " memory"), PID, POOL_TID + (math.tointeger(pool) or 0))
+end
+
 local function counter_writer(meta)
   local heads = {}
   return function(pool, t, st)
     local head = heads[pool]
     if not head then
-      head = format('{"ph":"C","name":%s,"cat":"memory","pid":%d,"tid":%d,"ts":',
-        quote(util.pool_name(meta, pool) .. " memory"), PID, POOL_TID + (math.tointeger(pool) or 0))
+      head = counter_head(meta, pool)
       heads[pool] = head
     end
     return head .. format('%.3f,"args":{"pending":%d,"reserved":%d,"used":%d}}', t * 1000,
@@ -139,7 +149,7 @@ end
 
 --- Writes the trace's JSON with out(string), one event at a time, in the
 -- recorded order (viewers sort by ts); the lanes' names come last.
-function M.write(out, each, meta)
+function M.write(out, each, meta, record)
   meta = meta or {}
   local clock, slice, counter = util.clock(), util.slicer(M.default_dur_us / 1000), util.counter()
   local used, first, counter_json = {}, true, counter_writer(meta)
@@ -147,6 +157,24 @@ function M.write(out, each, meta)
   local function put(s)
     if first then first = false else s = "," .. s end
     out(s)
+  end
+  if record then
+    -- poolsh's own record: the rows from the records in C, a MiB at a time
+    -- (the same bytes: tests/spec/formats_spec.lua); heads[pool] is the
+    -- start of its counter events.
+    local heads = {}
+    for id in pairs(meta.pools or {}) do
+      if mtype(id) == "integer" then heads[id] = counter_head(meta, id) end
+    end
+    local names = type(meta.names) == "table" and meta.names or {}
+    local lanes = {}
+    if record.json(names, heads, lanes, record.cause, out, M.default_dur_us / 1000) then first = false end
+    for tid in pairs(lanes) do
+      if tid == HOST_TID then used[tid] = "host"
+      elseif tid >= POOL_TID then used[tid] = util.pool_name(meta, tid - POOL_TID) .. " (pool)"
+      else used[tid] = util.stream_name(meta, tid - 1) end
+    end
+    each = function() end
   end
   each(function(ev)
     local t = clock(ev)

@@ -376,7 +376,7 @@ function M.write(out, each, meta, record)
     for from = 1, record.count, CHUNK do
       local s = record.html(from, from + CHUNK - 1, names, busy, record.cause)
       if s ~= "" then
-        if first then first = false else s = "," .. s end
+        if first then first = false else out(",") end
         out(s)
       end
     end

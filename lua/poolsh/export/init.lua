@@ -6,7 +6,8 @@
 -- a writer may walk them more than once. Files are written in chunks.
 -- poolsh.trace.save passes a fifth argument, `record`, when the events are
 -- poolsh's own record: {count = n, csv = core.trace_csv, regions =
--- core.trace_regions, html = core.trace_html, cause = poolsh.trace.cause},
+-- core.trace_regions, html = core.trace_html, json = core.trace_json,
+-- pickle = core.trace_pickle, cause = poolsh.trace.cause},
 -- what a writer may read from the records in C
 -- instead of walking the events (the same bytes: tests/spec/formats_spec.lua).
 local M = {}

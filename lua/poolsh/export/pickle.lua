@@ -1,11 +1,12 @@
 --- A minimal Python pickle writer (protocol 2), enough for data: dict,
--- list, str (UTF-8), int (any Lua integer; beyond 32 bits via LONG1),
+-- list, str (UTF-8; bytes that are not become U+FFFD), int (any Lua integer; beyond 32 bits via LONG1),
 -- float, bool and None. Python's pickle.load reads it back.
 --   pickle.dumps({segments = pickle.list{}, n = 3})
 -- A Lua table is a list when pickle.list marks it or when its keys are
 -- exactly 1..n (n > 0); otherwise a dict (empty: {} unless marked).
 -- pickle.None stands for None inside a list, where nil cannot.
-local is_sequence = require("poolsh.export.util").is_sequence
+local util = require "poolsh.export.util"
+local is_sequence = util.is_sequence
 
 local M = {}
 
@@ -128,7 +129,7 @@ function value(v, out, depth)
   elseif math.type(v) == "integer" then int(v, out)
   elseif ty == "number" then out(BINFLOAT .. string.pack(">d", v))
   elseif ty == "string" then
-    if not utf8.len(v) then error("poolsh.pickle: string is not valid UTF-8", 0) end
+    v = util.valid_utf8(v, "\u{FFFD}")   -- any name pickles as a str (trace.c's pk_str too)
     out(BINUNICODE .. string.pack("<I4", #v) .. v)
   elseif ty == "table" then table_value(v, out, depth)
   else error("poolsh.pickle: cannot pickle a " .. ty, 0) end

@@ -126,7 +126,8 @@ Replay.__index = Replay
 local function new_replay(each, meta, record)
   local dev = meta.device or {}
   local reserved, hull
-  if record then reserved, hull = record.regions() else hull, reserved = prepass(each) end
+  if record and record.pickle then reserved, hull = {}, {}
+  elseif record then reserved, hull = record.regions() else hull, reserved = prepass(each) end
   return setmetatable({ pools = {}, buffers = {}, completed = {}, order = 0,
     live = {}, freeing = {},
     hull = hull, reserved = reserved, total = math.tointeger(dev.total) }, Replay)
@@ -440,6 +441,22 @@ function M.write(out, each, meta, record)
   out(op.empty_list .. op.mark)
   for _ = 1, device do out(op.empty_list) end
   out(op.empty_list)
+  if record and record.pickle then
+    -- poolsh's own record: the replay runs over the records in C, which
+    -- writes the entries (the same bytes: tests/spec/formats_spec.lua) and
+    -- hands back the state the segments are made of.
+    replay.pools, replay.live, replay.freeing = record.pickle(out, replay.total)
+    for _, by in ipairs { replay.live, replay.freeing } do
+      for _, set in pairs(by) do
+        for _, b in pairs(set) do b.frames, b.src = M.frames(b.src, "alloc"), nil end
+      end
+    end
+    out(op.appends)
+    pickle.value("segments", out)
+    pickle.value(replay:segments(device, meta), out)
+    out(op.setitems .. op.stop)
+    return
+  end
   local entry = entry_writer()
   replay.emit = function(e)
     if n % op.batch == 0 then out(n > 0 and op.appends .. op.mark or op.mark) end

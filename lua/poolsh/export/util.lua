@@ -18,13 +18,31 @@ local escapes = {
   ["\n"] = "\\n", ["\r"] = "\\r", ["\t"] = "\\t",
 }
 
--- A JSON string literal; "</" becomes "<\/" so it is safe inside <script>.
+--- s with each byte that is not UTF-8 (Lua's strict utf8.len: no overlong
+-- forms, surrogates or code points past U+10FFFF) replaced by `with`.
+function M.valid_utf8(s, with)
+  if utf8.len(s) then return s end
+  local out, i = {}, 1
+  while true do
+    local ok, bad = utf8.len(s, i)
+    if ok then out[#out + 1] = s:sub(i); break end
+    out[#out + 1] = s:sub(i, bad - 1)
+    out[#out + 1] = with
+    i = bad + 1
+  end
+  return table.concat(out)
+end
+
+-- A JSON string literal; "<" becomes "\u003c", so that no value can end
+-- a <script> element or open a comment or a script inside it; controls
+-- are escaped and bytes that are not UTF-8 become U+FFFD, so the text is
+-- valid JSON whatever a name holds (src/trace.c's quote too).
 local function quote(s)
-  if not s:find('[%c"\\<]') then return '"' .. s .. '"' end
-  s = s:gsub('[%c"\\]', function(c)
+  if not s:find('[%c"\\<\128-\255]') then return '"' .. s .. '"' end
+  s = s:gsub('[%c"\\<]', function(c)
     return escapes[c] or string.format("\\u%04x", c:byte())
   end)
-  return '"' .. s:gsub("</", "<\\/") .. '"'
+  return '"' .. M.valid_utf8(s, "\\ufffd") .. '"'
 end
 
 -- The shortest decimal that reads back as the same double.
@@ -245,14 +263,21 @@ end
 -- a MiB; out() writes what is queued. Raises naming path when f:write fails.
 function M.writer(f, path)
   local buf, n, size = {}, 0, 0
+  local function write(s)
+    local ok, err = f:write(s)
+    if not ok then error(string.format("poolsh.export.save: cannot write '%s': %s", path, err), 0) end
+  end
   local function flush()
     if n == 0 then return end
-    local ok, err = f:write(table.concat(buf, "", 1, n))
-    if not ok then error(string.format("poolsh.export.save: cannot write '%s': %s", path, err), 0) end
+    write(n == 1 and buf[1] or table.concat(buf, "", 1, n))
     buf, n, size = {}, 0, 0
   end
   return function(s)
     if s == nil then return flush() end
+    if #s >= 1048576 then           -- a chunk already: written as it is, not copied
+      flush()
+      return write(s)
+    end
     n = n + 1
     buf[n] = s
     size = size + #s

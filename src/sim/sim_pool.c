@@ -50,7 +50,7 @@ typedef uint32_t ri;   /* a record's index in its pool's slab; 0: none */
  * (not completed). Fresh, retired and done are settled. */
 enum { K_LIVE, K_FRESH, K_RETIRED, K_DONE, K_PENDING };
 
-/* A live block or free record (104 bytes); it ends where the next one
+/* A live block or free record (112 bytes); it ends where the next one
  * starts (the last one at `extent`). Free records remember their
  * cudaFreeAsync (stream, position, completion time); a retired record
  * merged from frees of several streams has stream -1, as fresh space
@@ -62,16 +62,18 @@ typedef struct rec {
   uint8_t kind;
   uint8_t in1;                /* island head in treap 1 */
   uint8_t in4;                /* island head in treap 4, not 0 (a pending free) */
-  uint8_t young;              /* a free since the pool's space was last searched */
+  uint8_t young;              /* a free since the pool last took fresh space */
   union {
     struct { uint64_t req; ri hnext; } l;          /* live: bytes asked for */
     struct {                  /* in the order treap searches read them: a
-                                 young-run search bytes 16-40 of the
-                                 record, an island search bytes 0-64 */
-      uint32_t seq;           /* the pool's count of frees at this one */
+                                 young-run search bytes 16-48 of the
+                                 record, an island search bytes 0-72 */
+      uint32_t seq;           /* the pool's count of frees at this one (a
+                                 young remainder: at its carve) */
       uint32_t ysize;         /* young run head: its bytes as treap 2 holds
                                  them, YSIZE_BIG from 4 GiB on (read from
                                  the records then) */
+      uint32_t ymax;          /* young run head: the newest seq in its run */
       ri ych[2][2];           /* young run head: children in treap 2;
                                  its tail: in treap 3 */
       uint64_t end;           /* island head: where the island ends */
@@ -121,7 +123,7 @@ struct ps_pool {
                                  offset; islands headed by a pending free, by
                                  (stream, size, seq) */
   uint32_t frees;             /* cudaFreeAsync calls so far: free records' seq */
-  int searched;               /* the allocation being placed searched the pool's space */
+  int took_fresh;             /* the allocation being placed took fresh space or mapped */
   int bulk;                   /* retiring every free at once: islands rebuilt after */
   ri *buckets;                /* live blocks by offset, chained by l.hnext */
   uint32_t nb;
@@ -378,7 +380,7 @@ static uint64_t tie_of(const rec *x) {
 }
 
 /* Trees 2 and 3 index young runs (see young_fit): a run's head by
- * (stream, size, free count), its tail by offset. Tree 4 holds the
+ * (stream, size, newest free count in the run), its tail by offset. Tree 4 holds the
  * islands whose first record is a pending free (instead of tree 0), by
  * (stream, size, free count): an allocation skips a stream's whole
  * subtree when it may use none of that stream's frees (see place). */
@@ -388,7 +390,7 @@ static inline __attribute__((always_inline)) ikey key_of(const ps_pool *p, ri h,
   if (t == 2)
     return (ikey){ (uint32_t)x->stream,
                    x->u.f.ysize != YSIZE_BIG ? x->u.f.ysize : rend(p, x->u.f.yother) - x->off,
-                   x->u.f.seq };
+                   x->u.f.ymax };
   if (t == 4) return (ikey){ (uint32_t)x->stream, x->u.f.end - x->off, x->u.f.seq };
   return (ikey){ x->u.f.end - x->off, tie_of(x), x->off };
 }
@@ -439,11 +441,12 @@ static inline __attribute__((always_inline)) void t_del(ps_pool *p, int t, ri x)
   *at = merge(p, t, KID(p, x, t, 0), KID(p, x, t, 1));
 }
 
-/* Puts young run head h in treap 2, its size kept in it (the key it is
- * found by until it leaves). */
-static void yr_ins(ps_pool *p, ri h) {
+/* Puts young run head h in treap 2, its size and its newest free count
+ * `newest` kept in it (the key it is found by until it leaves). */
+static void yr_ins(ps_pool *p, ri h, uint32_t newest) {
   uint64_t n = rend(p, R(p, h)->u.f.yother) - R(p, h)->off;
   R(p, h)->u.f.ysize = n < YSIZE_BIG ? (uint32_t)n : YSIZE_BIG;
+  R(p, h)->u.f.ymax = newest;
   t_ins(p, 2, h);
 }
 
@@ -618,18 +621,19 @@ static void yr_clear(ps_pool *p, ri i) {
   if (!is_young(p, R(p, i)->prev, st)) h = i, t = R(p, i)->u.f.yother;
   else if (!is_young(p, R(p, i)->next, st)) t = i, h = R(p, i)->u.f.yother;
   else t = yr_tail(p, i), h = R(p, t)->u.f.yother;
+  uint32_t newest = R(p, h)->u.f.ymax;   /* each part keeps it: an upper bound */
   t_del(p, 2, h);
   if (t == i) t_del(p, 3, t);
   R(p, i)->young = 0;
   if (h != i) {
     ri a = R(p, i)->prev;
     yr_bind(p, h, a);
-    yr_ins(p, h), t_ins(p, 3, a);
+    yr_ins(p, h, newest), t_ins(p, 3, a);
   }
   if (t != i) {
     ri n = R(p, i)->next;
     yr_bind(p, n, t);
-    yr_ins(p, n);
+    yr_ins(p, n, newest);
   }
 }
 
@@ -1130,12 +1134,14 @@ static ri carve(sim_ctx *c, ps_pool *p, ri g, ri h, uint64_t r, uint64_t req,
    * block stays: its order holds); what is left of them goes back once
    * the block is in place. */
   ri yh = 0, ytail = 0;   /* the head of g's run (g young), the last run's tail */
+  uint32_t ynewest = 0;   /* the last run's newest free count */
   for (ri x = g; x && R(p, x)->off < end; x = R(p, x)->next) {
     if (!R(p, x)->young) continue;
     ri yx = x;
     if (x == g) yx = yh = yr_head(p, g);
     else if (is_young(p, R(p, x)->prev, R(p, x)->stream)) continue;   /* its run is out */
     ytail = R(p, yx)->u.f.yother;
+    ynewest = R(p, yx)->u.f.ymax;
     t_del(p, 2, yx);
     if (rend(p, ytail) <= end) t_del(p, 3, ytail);
   }
@@ -1158,13 +1164,16 @@ static ri carve(sim_ctx *c, ps_pool *p, ri g, ri h, uint64_t r, uint64_t req,
       uint64_t e = rend(p, x);
       busy_range(p, R(p, x)->off, e < end ? e : end, 1);
     }
+    if (R(p, x)->kind == K_FRESH) p->took_fresh = 1;
   }
   uint64_t iend = rend(p, t);
+  ri split = 0;                           /* the record the block's end cuts */
   if (b != g) {                           /* g keeps what is left of it */
     rec *x = R(p, b), *y = R(p, g);
     x->off = at, x->prev = y->prev, x->next = g;
     if (y->prev) R(p, y->prev)->next = b; else p->first = b;
     y->prev = b, y->off = end;
+    split = g;
   } else {
     if (R(p, g)->kind >= K_DONE) pq_unlink(p, g);
     ri x = R(p, g)->next;
@@ -1174,8 +1183,12 @@ static ri carve(sim_ctx *c, ps_pool *p, ri g, ri h, uint64_t r, uint64_t req,
       rec_unlink(p, x);
       x = n;
     }
-    if (x && R(p, x)->off < end) R(p, x)->off = end;
+    if (x && R(p, x)->off < end) R(p, x)->off = end, split = x;
   }
+  /* What is left of a young free counts as freed now (measured on an
+   * H200: a carved free's remainder is taken after frees made before the
+   * carve; docs/sim.md, Young frees first). */
+  if (split && R(p, split)->young) R(p, split)->u.f.seq = ynewest = ++p->frees;
   rec *x = R(p, b);
   x->kind = K_LIVE, x->stream = -1;
   memset(&x->u, 0, sizeof x->u);
@@ -1186,26 +1199,28 @@ static ri carve(sim_ctx *c, ps_pool *p, ri g, ri h, uint64_t r, uint64_t req,
   if (yh && yh != g) {
     ri a = R(p, b)->prev;
     yr_bind(p, yh, a);
-    yr_ins(p, yh), t_ins(p, 3, a);
+    yr_ins(p, yh, R(p, yh)->u.f.ymax), t_ins(p, 3, a);
   }
   if (ykeep) {
     ri n = R(p, b)->next;
     yr_bind(p, n, ytail);
-    yr_ins(p, n);
+    yr_ins(p, n, ynewest);
   }
   return b;
 }
 
 /* ---- young frees: the GPU's first choice ---- */
 
-/* A free made on s since the pool's space was last searched (or not
+/* A free made on s since the pool last took fresh space (or not
  * complete then) is young. An allocation on s first takes the best fit
  * among runs of s's adjacent young frees; only when none fits does it
- * search the pool's space, after which the frees complete by now are no
- * longer young (measured on an H100: docs/calibration.md E13, ties4, and
- * replays of tests/data/torch). Returns the run's first record, or 0:
- * the smallest run of at least r bytes, the oldest free at its start
- * first, found in treap 2 in O(log runs). */
+ * search the pool's space; once a block covers fresh space or maps a
+ * chunk, the frees complete by now are no longer young (measured on an
+ * H100 and an H200: docs/calibration.md E13, ties4,
+ * h200-2026-11-27-young.log, and replays of tests/data/torch). Returns
+ * the run's first record, or 0: the smallest run of at least r bytes,
+ * among equal ones the run whose newest free (or carve) is oldest, found
+ * in treap 2 in O(log runs). */
 static ri young_fit(sim_ctx *c, const ps_pool *p, const ps_stream *s, uint64_t r) {
   ikey k = { (uint32_t)s->id, r, 0 };
   ri best = 0;
@@ -1215,7 +1230,7 @@ static ri young_fit(sim_ctx *c, const ps_pool *p, const ps_stream *s, uint64_t r
   return best && R(p, best)->stream == s->id ? best : 0;
 }
 
-/* The pool's space was searched: frees complete by now stop being young.
+/* The pool took fresh space: frees complete by now stop being young.
  * Each stream's queue is in completion order. */
 static void age_frees(sim_ctx *c, ps_pool *p) {
   for (uint32_t k = 0; k < p->npq; k++)
@@ -1238,7 +1253,6 @@ static ri place(sim_ctx *c, ps_pool *p, uint64_t r, uint64_t req, ps_stream *s,
   settle(c, p);
   ri y = young_fit(c, p, s, r);
   if (y) return carve(c, p, y, isl_head_now(p, y), r, req, s, 0, note);
-  p->searched = 1;
   for (int internal_ok = 0; internal_ok <= p->internal; internal_ok++) {
     int mode = internal_ok ? 2 : search_mode(c, p, s), fast = mode > 0;
     ri g, top;
@@ -1250,8 +1264,9 @@ static ri place(sim_ctx *c, ps_pool *p, uint64_t r, uint64_t req, ps_stream *s,
       }
       g = island_fit(c, p, r, top, s, mode == 2);
     } else g = walk_best_run(c, p, r, s, internal_ok, &top);
-    uint64_t at = g ? R(p, g)->off : top ? R(p, top)->off : p->extent;
+    uint64_t at = g ? R(p, g)->off : top ? R(p, top)->off : p->extent, had = p->reserved;
     if (!map_range(c, p, at, at + r)) continue;
+    if (p->reserved != had) p->took_fresh = 1;
     if (!g) g = top ? top : p->last;   /* else the fresh chunk(s) */
     return carve(c, p, g, fast ? g : isl_head_now(p, g), r, req, s, internal_ok, note);
   }
@@ -1363,7 +1378,7 @@ int sim_pool_alloc(void *ctx, ps_pool *p, uint64_t size, ps_stream *s,
   uint64_t r = sim_round_up(size, (uint64_t)c->prof.pool_alignment);
   if (r < size) return PS_ERR_MEMORY_ALLOCATION;
   ri g = place(c, p, r, size, st, note);
-  if (p->searched) p->searched = 0, age_frees(c, p);
+  if (p->took_fresh) p->took_fresh = 0, age_frees(c, p);
   if (!g) {
     *note = (ps_alloc_note){ PS_RULE_NONE, 0 };
     return PS_ERR_MEMORY_ALLOCATION;
@@ -1433,7 +1448,7 @@ int sim_pool_free(void *ctx, ps_addr a, ps_stream *s) {
   }
   if (is_young(p, next, st->id)) yt = R(p, next)->u.f.yother, t_del(p, 2, next);
   yr_bind(p, yh, yt);
-  yr_ins(p, yh);
+  yr_ins(p, yh, x->u.f.seq);
   if (yt == i) t_ins(p, 3, i);
   int jp = is_free(p, prev) && joins(p, prev, i), jn = is_free(p, next) && joins(p, i, next);
   ri h = jp ? R(p, prev)->u.f.other : i;

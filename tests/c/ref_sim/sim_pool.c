@@ -36,8 +36,10 @@ typedef struct seg {
   int free, used, known;      /* known: a host sync retired the free */
   int stream;
   int64_t pos, time;
-  uint32_t seq;               /* the pool's count of frees at this one */
-  int young;                  /* freed since the pool's space was last searched */
+  uint32_t seq;               /* the pool's count of frees at this one (a
+                                 young remainder: at its carve) */
+  uint32_t ykey;              /* young: its run's newest seq when last formed */
+  int young;                  /* freed since the pool last took fresh space */
   struct seg *next;
 } seg;
 
@@ -48,7 +50,7 @@ struct ps_pool {
   uint64_t max_size, threshold;
   uint64_t reserved, reserved_high, used, used_high;
   uint32_t frees;             /* cudaFreeAsync calls so far */
-  int searched;               /* the allocation being placed searched the pool's space */
+  int took_fresh;             /* the allocation being placed took fresh space or mapped */
   size_t live;                /* allocated blocks */
   sim_map *arena;             /* NULL until the pool first maps memory */
   uint64_t extent;            /* bytes from the base that segs cover: up
@@ -256,6 +258,22 @@ static int map_range(sim_ctx *c, ps_pool *p, uint64_t off, uint64_t end) {
  * record it covers gives its rule; the note takes the first reused one,
  * and an internal dependency makes s wait for that free. 0 when out of
  * host RAM (nothing changed). */
+static int young_of(const sim_ctx *c, seg *g, const ps_stream *s);
+
+/* Every seg of young free g's run takes g's seq as the run's key. */
+static void young_run_key(const sim_ctx *c, ps_pool *p, seg *g) {
+  ps_stream st = { .id = g->stream };
+  seg *head = NULL, *prev = NULL;
+  for (seg *x = p->segs; x; prev = x, x = x->next) {
+    if (!young_of(c, x, &st)) { head = NULL; continue; }
+    if (!head || !prev || !joinable(c, prev, x)) head = x;
+    if (x == g) break;
+  }
+  for (seg *x = head, *before = NULL; x && young_of(c, x, &st) &&
+       (!before || joinable(c, before, x)); before = x, x = x->next)
+    x->ykey = g->seq;
+}
+
 static seg *carve(sim_ctx *c, ps_pool *p, seg *g, uint64_t r, uint64_t req,
                   ps_stream *s, int internal_ok, ps_alloc_note *note) {
   seg *rest = NULL;
@@ -269,12 +287,15 @@ static seg *carve(sim_ctx *c, ps_pool *p, seg *g, uint64_t r, uint64_t req,
       s->tail = sim_max64(s->tail, x->time);
       sim_vc_raise(&s->clock, x->stream, x->pos);
     }
+    if (x->free && !x->used) p->took_fresh = 1;
     left -= x->size < left ? x->size : left;
   }
+  seg *split = NULL;   /* the seg the block's end cuts */
   if (rest) {
     *rest = *g;
     rest->off += r, rest->size -= r;
     g->next = rest;
+    split = rest;
   } else {
     left = r - g->size;
     while (left) {
@@ -286,10 +307,16 @@ static seg *carve(sim_ctx *c, ps_pool *p, seg *g, uint64_t r, uint64_t req,
       } else {
         x->off += left, x->size -= left;
         left = 0;
+        split = x;
       }
     }
   }
   g->size = r, g->req = req, g->free = 0;
+  /* A young free's remainder counts as freed now, and so does its run. */
+  if (split && split->young && split->used && split->free) {
+    split->seq = ++p->frees;
+    young_run_key(c, p, split);
+  }
   return g;
 }
 
@@ -304,7 +331,7 @@ static int young_of(const sim_ctx *c, seg *g, const ps_stream *s) {
 }
 
 /* The first seg of the smallest run of s's adjacent young frees of at
- * least r bytes (ties: the lower seq at its start), or NULL. */
+ * least r bytes (ties: the lower key, its newest free or carve), or NULL. */
 static seg *young_fit(const sim_ctx *c, ps_pool *p, const ps_stream *s, uint64_t r) {
   seg *best = NULL, *prev = NULL;
   uint64_t best_size = 0;
@@ -315,7 +342,7 @@ static seg *young_fit(const sim_ctx *c, ps_pool *p, const ps_stream *s, uint64_t
       size += x->size;
       if (!x->next || !young_of(c, x->next, s) || !joinable(c, x, x->next)) break;
     }
-    if (size >= r && (!best || size < best_size || (size == best_size && g->seq < best->seq)))
+    if (size >= r && (!best || size < best_size || (size == best_size && g->ykey < best->ykey)))
       best = g, best_size = size;
   }
   return best;
@@ -326,13 +353,13 @@ static seg *place(sim_ctx *c, ps_pool *p, uint64_t r, uint64_t req, ps_stream *s
   coalesce(c, p);
   seg *y = young_fit(c, p, s, r);
   if (y) return carve(c, p, y, r, req, s, 0, note);
-  p->searched = 1;
   for (int internal_ok = 0; internal_ok <= p->internal; internal_ok++) {
     seg *top;
     uint64_t top_size;
     seg *g = best_run(c, p, r, s, internal_ok, &top, &top_size);
-    uint64_t at = g ? g->off : top ? top->off : p->extent;
+    uint64_t at = g ? g->off : top ? top->off : p->extent, had = p->reserved;
     if (!map_range(c, p, at, at + r)) continue;
+    if (p->reserved != had) p->took_fresh = 1;
     if (!g) g = top;
     if (!g) for (g = p->segs; g->next; g = g->next) {}   /* the new chunk(s) */
     return carve(c, p, g, r, req, s, internal_ok, note);
@@ -357,8 +384,8 @@ int sim_pool_alloc(void *ctx, ps_pool *p, uint64_t size, ps_stream *s,
   uint64_t r = sim_round_up(size, (uint64_t)c->prof.pool_alignment);
   if (r < size) return PS_ERR_MEMORY_ALLOCATION;
   seg *g = place(c, p, r, size, st, note);
-  if (p->searched) {             /* young frees complete by now age */
-    p->searched = 0;
+  if (p->took_fresh) {           /* young frees complete by now age */
+    p->took_fresh = 0;
     for (seg *x = p->segs; x; x = x->next)
       if (x->free && x->used && x->young && x->time <= c->host_now) x->young = 0;
   }
@@ -399,6 +426,7 @@ int sim_pool_free(void *ctx, ps_addr a, ps_stream *s) {
   g->time = sim_enqueue(c, st, 0);
   g->pos = st->seq, g->stream = st->id, g->seq = ++p->frees, g->young = 1;
   g->free = 1, g->used = 1, g->known = 0;
+  young_run_key(c, p, g);
   p->used -= g->req, p->live--;
   return PS_OK;
 }

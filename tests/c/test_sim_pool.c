@@ -607,6 +607,76 @@ static void test_last_map(void) {
   B->close(c);
 }
 
+/* Lays out blocks of the given sizes back to back on stream s of a fresh
+ * pool (release threshold max); their addresses go to a[]. */
+static void *young_layout(const uint64_t *size, int n, ps_addr *a, ps_stream **s,
+                          ps_pool **p) {
+  ps_stream *s2;
+  void *c = pool_env(0, 0, UINT64_MAX, s, &s2, p);
+  for (int i = 0; i < n; i++) OK(B->pool_alloc(c, *p, size[i], *s, &a[i], NULL));
+  return c;
+}
+
+/* Young frees (docs/sim.md, Young frees first), the cases of the H200
+ * probe (docs/calibration/h200-2026-11-27-young.log) and of the H200's
+ * replays: a search that lands in an old hole leaves a stream's young
+ * frees young, whole or carved (Q1a, Q1b); fresh space taken at the top
+ * ages them (Q2a); a carved young free's remainder counts as freed at the
+ * carve; among equal young runs the one whose newest free is oldest. */
+static void test_young_frees(void) {
+  ps_stream *s;
+  ps_pool *p;
+  ps_addr a[6], g, k, S, R;
+  /* Q1a and Q1b: h 16, s1 1, o 40, s2 1, y 32, s3 1 (MiB) */
+  static const uint64_t q1[] = { 16 * MiB, MiB, 40 * MiB, MiB, 32 * MiB, MiB };
+  for (int carved = 0; carved < 2; carved++) {
+    void *c = young_layout(q1, 6, a, &s, &p);
+    OK(B->pool_free(c, a[0], s));
+    OK(B->pool_free(c, a[2], s));
+    OK(B->pool_alloc(c, p, 96 * MiB, s, &g, NULL));   /* maps: h and o age */
+    OK(B->pool_free(c, a[4], s));
+    if (carved) OK(B->pool_alloc(c, p, MiB, s, &k, NULL));
+    OK(B->pool_alloc(c, p, 40 * MiB, s, &S, NULL));   /* o: an old hole */
+    OK(B->pool_alloc(c, p, 12 * MiB, s, &R, NULL));
+    CHECK(S == a[2]);
+    CHECK(R == a[4] + (carved ? MiB : 0));            /* y still young, not h */
+    B->close(c);
+  }
+  /* Q2a: h 8, s1 1, y 16, s2 1; S 20 takes the top chunk's fresh space */
+  static const uint64_t q2[] = { 8 * MiB, MiB, 16 * MiB, MiB };
+  void *c = young_layout(q2, 4, a, &s, &p);
+  OK(B->pool_free(c, a[0], s));
+  OK(B->pool_alloc(c, p, 40 * MiB, s, &g, NULL));
+  OK(B->pool_free(c, a[2], s));
+  OK(B->pool_alloc(c, p, 20 * MiB, s, &S, NULL));
+  OK(B->pool_alloc(c, p, 6 * MiB, s, &R, NULL));
+  CHECK(S > a[3] && R == a[0]);                       /* y aged: best fit h */
+  B->close(c);
+  /* A remainder is newer than a free made before its carve: y1 2 MiB,
+   * s1, y2 1 MiB - 512, s2; y1 freed, y2 freed, 1 MiB + 512 carves y1,
+   * whose remainder is y2's size: y2, the older, serves. */
+  static const uint64_t q3[] = { 2 * MiB, MiB, MiB - 512, MiB };
+  c = young_layout(q3, 4, a, &s, &p);
+  OK(B->pool_free(c, a[0], s));
+  OK(B->pool_free(c, a[2], s));
+  OK(B->pool_alloc(c, p, MiB + 512, s, &k, NULL));
+  OK(B->pool_alloc(c, p, MiB - 512, s, &R, NULL));
+  CHECK(k == a[0] && R == a[2]);
+  B->close(c);
+  /* Equal young runs by their newest free: u1 u2 s1 v1 v2 s2 (1 MiB each),
+   * freed u1, v1, v2, u2: run u (newest: the 4th free) against run v (the
+   * 3rd): 2 MiB takes v although u's first free is older. */
+  static const uint64_t q4[] = { MiB, MiB, MiB, MiB, MiB, MiB };
+  c = young_layout(q4, 6, a, &s, &p);
+  OK(B->pool_free(c, a[0], s));
+  OK(B->pool_free(c, a[3], s));
+  OK(B->pool_free(c, a[4], s));
+  OK(B->pool_free(c, a[1], s));
+  OK(B->pool_alloc(c, p, 2 * MiB, s, &R, NULL));
+  CHECK(R == a[3]);
+  B->close(c);
+}
+
 int main(void) {
   test_last_map();
   test_granularity();
@@ -619,6 +689,7 @@ int main(void) {
   test_max_size();
   test_counters_and_device();
   test_destroy();
+  test_young_frees();
   if (failures) fprintf(stderr, "test_sim_pool: %d failure(s)\n", failures);
   else printf("test_sim_pool: all passed\n");
   return failures != 0;

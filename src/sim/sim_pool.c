@@ -66,8 +66,8 @@ typedef struct rec {
   union {
     struct { uint64_t req; ri hnext; } l;          /* live: bytes asked for */
     struct {                  /* in the order treap searches read them: a
-                                 young-run search bytes 16-48 of the
-                                 record, an island search bytes 0-72 */
+                                 young-run search seq to ych, an island
+                                 search seq to ch */
       uint32_t seq;           /* the pool's count of frees at this one (a
                                  young remainder: at its carve) */
       uint32_t ysize;         /* young run head: its bytes as treap 2 holds

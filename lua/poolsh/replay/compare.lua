@@ -186,9 +186,11 @@ function M.cells(c)
   return out
 end
 
---- Rows of cells as a text table: the first cell of a row left-aligned,
--- the others right-aligned, two spaces between columns.
-function M.format(rows)
+--- Rows of cells as a text table: the first `left` cells of a row
+-- (default 1) left-aligned, the others right-aligned, two spaces between
+-- columns, no spaces at the ends of lines.
+function M.format(rows, left)
+  left = left or 1
   local width = {}
   for _, row in ipairs(rows) do
     for j, v in ipairs(row) do width[j] = math.max(width[j] or 0, utf8.len(v) or #v) end
@@ -198,9 +200,9 @@ function M.format(rows)
     local parts = {}
     for j, v in ipairs(row) do
       local pad = (" "):rep(width[j] - (utf8.len(v) or #v))
-      parts[j] = j == 1 and v .. pad or pad .. v
+      parts[j] = j <= left and v .. pad or pad .. v
     end
-    lines[#lines + 1] = table.concat(parts, "  ")
+    lines[#lines + 1] = (table.concat(parts, "  "):gsub(" +$", ""))
   end
   return table.concat(lines, "\n") .. "\n"
 end

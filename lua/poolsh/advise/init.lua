@@ -1,0 +1,245 @@
+--- poolsh.advise: which PYTORCH_CUDA_ALLOC_CONF suits a recording. It
+-- replays the recording through the pytorch allocator under each setting
+-- of a small grid (M.grid), each from a fresh poolsh, and ranks the
+-- settings (docs/replay.md, "Which setting should I use?"; `poolsh advise`).
+--
+--   local advise = require "poolsh.advise"
+--   local a = advise.run(rec, { limit = poolsh.device().limit })
+--   -- a.points: every grid point in grid order, {conf, mode, status,
+--   --   result, reason}; a.ranked: the replayed ones, best first;
+--   -- a.best: a.ranked[1]; a.comparison: poolsh.replay.compare's
+--   --   comparison of the replayed points (labels: advise.label(conf))
+--   print(advise.table(a)); print(advise.verdict(a))
+--
+-- Each point is a conf text handed to poolsh.allocators.pytorch's
+-- new{conf = ...}. A mode the allocator does not model yet (it raises
+-- "... is not modelled yet") is a row that says so, never recommended:
+-- when the mode's bare setting is refused, its variants are not tried.
+local poolsh = require "poolsh"
+local compare = require "poolsh.replay.compare"
+
+local M = {}
+
+--- The allocator modes: each a conf text ("" is PyTorch's default) and
+-- whether the option grid below applies to it.
+M.modes = {
+  { conf = "", grid = true },
+  { conf = "expandable_segments:True", grid = true },
+  { conf = "backend:cudaMallocAsync", grid = false },
+}
+--- max_split_size_mb values tried ("": unset). Blocks above it are never
+-- split nor cached for a smaller request.
+M.max_split_size_mb = { "", "64", "256" }
+--- roundup_power2_divisions values tried ("": unset).
+M.roundup_power2_divisions = { "", "4", "[256:1,512:2,1024:4,>:8]" }
+
+local function fail(fmt, ...) error("poolsh.advise: " .. fmt:format(...), 0) end
+
+-- The comma-joined non-empty parts, and how many there are.
+local function join(parts)
+  local t = {}
+  for _, p in ipairs(parts) do if p ~= "" then t[#t + 1] = p end end
+  return table.concat(t, ","), #t
+end
+
+--- The grid points in order: {conf, mode (the mode's conf), settings (how
+-- many keys the conf has)}. The first point is PyTorch's default ("").
+function M.grid()
+  local points = {}
+  for _, m in ipairs(M.modes) do
+    local splits = m.grid and M.max_split_size_mb or { "" }
+    local roundups = m.grid and M.roundup_power2_divisions or { "" }
+    for _, ms in ipairs(splits) do
+      for _, ru in ipairs(roundups) do
+        local parts = { m.conf, ms ~= "" and "max_split_size_mb:" .. ms or "",
+                        ru ~= "" and "roundup_power2_divisions:" .. ru or "" }
+        local conf, keys = join(parts)
+        points[#points + 1] = { conf = conf, mode = m.conf, settings = keys }
+      end
+    end
+  end
+  return points
+end
+
+--- A point's label: its conf text, "(default)" for PyTorch's default.
+function M.label(conf) return conf == "" and "(default)" or conf end
+
+-- Whether result a ranks before result b (both replayed points): fewer
+-- failed allocations (under a limit: it fits), less peak reserved, fewer
+-- driver allocations, less time in allocator calls, fewer settings, grid
+-- order.
+local function before(a, b)
+  local x, y = a.result, b.result
+  if x.failed ~= y.failed then return x.failed < y.failed end
+  if x.peak_reserved ~= y.peak_reserved then return x.peak_reserved < y.peak_reserved end
+  if x.segments_allocated ~= y.segments_allocated then return x.segments_allocated < y.segments_allocated end
+  if x.alloc_seconds ~= y.alloc_seconds then return x.alloc_seconds < y.alloc_seconds end
+  if a.settings ~= b.settings then return a.settings < b.settings end
+  return a.index < b.index
+end
+
+--- Replays rec under every grid point and ranks them. opts: limit (bytes:
+-- the device limit the replays run under, poolsh.device().limit; nil:
+-- none; it only words the ranking), series (sample reserved and used for
+-- a report), streams, max_streams, progress (called as progress(label,
+-- events, rec.count)). Raises when the recording has no events, and with
+-- the replay's error when a point fails otherwise than out of memory or
+-- as "not modelled yet".
+function M.run(rec, opts)
+  opts = opts or {}
+  if type(opts) ~= "table" then fail("options table expected, got %s", type(opts)) end
+  if type(rec) ~= "table" or type(rec.events) ~= "function" then
+    fail("a Recording expected (poolsh.replay.read.open), got %s", type(rec))
+  end
+  local limit = opts.limit
+  if limit ~= nil and (math.type(limit) ~= "integer" or limit < 1) then
+    fail("limit must be a positive number of bytes, got %s", tostring(limit))
+  end
+  local c = compare.new(rec, {}, opts.series)
+  c.title = ("poolsh advise: %s (%s)"):format(tostring(rec.file), poolsh.backend())
+  local a = { file = rec.file, format = rec.format, limit = limit, points = M.grid(), ranked = {},
+              comparison = c }
+  local refused = {}   -- mode -> the message refusing its bare setting
+  for i, p in ipairs(a.points) do
+    p.index = i
+    if refused[p.mode] then
+      p.status, p.reason, p.folded = "not modelled", refused[p.mode], true
+      goto next
+    end
+    do
+      local label = M.label(p.conf)
+      local ok, r = pcall(compare.add, c, rec, label, "pytorch", { conf = p.conf }, opts)
+      if ok then
+        if r.events == 0 then
+          fail("%s has no events: there is nothing to replay, so nothing to advise", tostring(rec.file))
+        end
+        p.status, p.result = "replayed", r
+        c.allocators[#c.allocators + 1] = label
+        a.ranked[#a.ranked + 1] = p
+      else
+        local msg = tostring(r)
+        if msg:find("not modelled yet", 1, true) then
+          p.status, p.reason = "not modelled", msg
+          if p.conf == p.mode then refused[p.mode] = msg end
+        elseif msg:find("out of memory", 1, true) then
+          p.status, p.reason = "out of memory", msg   -- the recorded state did not fit
+        else
+          error(msg, 0)
+        end
+      end
+    end
+    ::next::
+  end
+  table.sort(a.ranked, before)
+  for k, p in ipairs(a.ranked) do p.rank = k end
+  a.best = a.ranked[1]
+  for _, p in ipairs(a.points) do
+    if p.conf == "" and p.result then a.default = p end
+  end
+  return a
+end
+
+-- "12.00 MiB less (1.5%)" against the default's peak reserved.
+local function against(p, default)
+  if not (default and p.result) or p == default then return "" end
+  local d, base = p.result.peak_reserved - default.result.peak_reserved, default.result.peak_reserved
+  if d == 0 then return "same" end
+  local pct = base > 0 and (" (%.1f%%)"):format(math.abs(d) * 100 / base) or ""
+  return (d < 0 and "-" or "+") .. poolsh.fmt(math.abs(d)) .. pct
+end
+
+--- The ranking as rows of cells (poolsh.replay.compare.format): a header,
+-- each replayed point best first, then the points not replayed (a mode
+-- not modelled yet once, with how many of its variants it stands for).
+function M.cells(a)
+  local head = { "#", "PYTORCH_CUDA_ALLOC_CONF", "peak reserved", "vs default", "driver allocs",
+                 "failed", "alloc time" }
+  if a.limit then head[#head + 1] = "fits " .. poolsh.fmt(a.limit) end
+  local rows = { head }
+  for _, p in ipairs(a.ranked) do
+    local r = p.result
+    local row = { tostring(p.rank), M.label(p.conf), poolsh.fmt(r.peak_reserved), against(p, a.default),
+                  tostring(r.segments_allocated), tostring(r.failed), ("%.3f ms"):format(r.alloc_seconds * 1000) }
+    if a.limit then row[#row + 1] = r.failed == 0 and "yes" or "no" end
+    rows[#rows + 1] = row
+  end
+  local folded = {}
+  for _, p in ipairs(a.points) do
+    if p.folded then folded[p.mode] = (folded[p.mode] or 0) + 1 end
+  end
+  for _, p in ipairs(a.points) do
+    if not p.result and not p.folded then
+      local label = M.label(p.conf)
+      local n = folded[p.conf] or 0
+      if n > 0 then label = ("%s (and its %d variants)"):format(label, n) end
+      local why = p.status == "not modelled" and "not modelled yet" or "out of memory"
+      local row = { "-", label, why, "", "", "", "" }
+      if a.limit then row[#row + 1] = p.status == "out of memory" and "no" or "" end
+      rows[#rows + 1] = row
+    end
+  end
+  return rows
+end
+
+--- The ranking as a text table.
+function M.table(a) return compare.format(M.cells(a), 2) end
+
+--- The verdict's sentences (a list of lines) and the line to use last:
+-- PYTORCH_CUDA_ALLOC_CONF=<best>, or `unset PYTORCH_CUDA_ALLOC_CONF`
+-- when PyTorch's default ranks first.
+function M.verdict(a)
+  local best, default, lines = a.best, a.default, {}
+  if not best then
+    lines[1] = "no setting could be replayed: none is recommended"
+    return lines
+  end
+  local r = best.result
+  local name = best == default and "PyTorch's default" or best.conf
+  if r.failed > 0 then
+    lines[#lines + 1] = ("%s: every setting had failed allocations; the fewest (%d) with %s"):format(
+      a.limit and "nothing fits within " .. poolsh.fmt(a.limit) or "no setting fits", r.failed, name)
+  end
+  if best == default then
+    if r.failed == 0 then
+      lines[#lines + 1] = ("PyTorch's default ranks first: peak reserved %s, %d driver allocations; no setting tried does better")
+        :format(poolsh.fmt(r.peak_reserved), r.segments_allocated)
+    end
+    lines[#lines + 1] = "unset PYTORCH_CUDA_ALLOC_CONF"
+    return lines
+  end
+  local why
+  if default then
+    local d = default.result
+    if r.failed < d.failed then
+      why = ("%d failed allocations where the default has %d"):format(r.failed, d.failed)
+    elseif r.peak_reserved < d.peak_reserved then
+      why = ("peak reserved %s, %s less than the default's %s"):format(poolsh.fmt(r.peak_reserved),
+        poolsh.fmt(d.peak_reserved - r.peak_reserved), poolsh.fmt(d.peak_reserved))
+    elseif r.segments_allocated < d.segments_allocated then
+      why = ("the default's peak reserved (%s) with %d driver allocations, not %d"):format(
+        poolsh.fmt(r.peak_reserved), r.segments_allocated, d.segments_allocated)
+    else
+      why = ("the default's peak reserved (%s) in less allocator time"):format(poolsh.fmt(r.peak_reserved))
+    end
+  else
+    why = ("peak reserved %s"):format(poolsh.fmt(r.peak_reserved))
+  end
+  lines[#lines + 1] = ("best: %s: %s"):format(best.conf, why)
+  lines[#lines + 1] = "PYTORCH_CUDA_ALLOC_CONF=" .. best.conf
+  return lines
+end
+
+--- The ranking as data for JSON: {conf, status, rank, result, reason}
+-- for every grid point, ranked ones first in rank order.
+function M.ranking(a)
+  local t = {}
+  for _, p in ipairs(a.ranked) do
+    t[#t + 1] = { conf = p.conf, status = p.status, rank = p.rank, result = p.result }
+  end
+  for _, p in ipairs(a.points) do
+    if not p.result then t[#t + 1] = { conf = p.conf, status = p.status, reason = p.reason } end
+  end
+  return t
+end
+
+return M

@@ -64,10 +64,7 @@ end
 --- A point's label: its conf text, "(default)" for PyTorch's default.
 function M.label(conf) return conf == "" and "(default)" or conf end
 
--- Whether result a ranks before result b (both replayed points): fewer
--- failed allocations (under a limit: it fits), less peak reserved, fewer
--- driver allocations, less time in allocator calls, fewer settings, grid
--- order.
+-- Whether point a ranks before point b (both replayed; M.rank's order).
 local function before(a, b)
   local x, y = a.result, b.result
   if x.failed ~= y.failed then return x.failed < y.failed end
@@ -82,7 +79,8 @@ end
 -- the device limit the replays run under, poolsh.device().limit; nil:
 -- none; it only words the ranking), series (sample reserved and used for
 -- a report), streams, max_streams, progress (called as progress(label,
--- events, rec.count)). Raises when the recording has no events, and with
+-- events, rec.count)), allocator (the module each conf is handed to;
+-- default "pytorch"). Raises when the recording has no events, and with
 -- the replay's error when a point fails otherwise than out of memory or
 -- as "not modelled yet".
 function M.run(rec, opts)
@@ -108,7 +106,7 @@ function M.run(rec, opts)
     end
     do
       local label = M.label(p.conf)
-      local ok, r = pcall(compare.add, c, rec, label, "pytorch", { conf = p.conf }, opts)
+      local ok, r = pcall(compare.add, c, rec, label, opts.allocator or "pytorch", { conf = p.conf }, opts)
       if ok then
         if r.events == 0 then
           fail("%s has no events: there is nothing to replay, so nothing to advise", tostring(rec.file))
@@ -130,11 +128,21 @@ function M.run(rec, opts)
     end
     ::next::
   end
+  return M.rank(a)
+end
+
+--- Ranks a's replayed points (a.ranked) in place, best first, sets each
+-- one's rank, a.best and a.default (PyTorch's default, when replayed);
+-- returns a. The order: fewer failed allocations (under a limit: fits
+-- first), less peak reserved, fewer driver allocations, less time in
+-- allocator calls, fewer settings, grid order.
+function M.rank(a)
   table.sort(a.ranked, before)
   for k, p in ipairs(a.ranked) do p.rank = k end
   a.best = a.ranked[1]
-  for _, p in ipairs(a.points) do
-    if p.conf == "" and p.result then a.default = p end
+  a.default = nil
+  for _, p in ipairs(a.ranked) do
+    if p.conf == "" then a.default = p end
   end
   return a
 end
@@ -190,7 +198,11 @@ function M.table(a) return compare.format(M.cells(a), 2) end
 function M.verdict(a)
   local best, default, lines = a.best, a.default, {}
   if not best then
-    lines[1] = "no setting could be replayed: none is recommended"
+    local why = ""
+    for _, p in ipairs(a.points) do
+      if p.status == "out of memory" then why = ": " .. p.reason; break end
+    end
+    lines[1] = "no setting could be replayed, none is recommended" .. why
     return lines
   end
   local r = best.result

@@ -52,7 +52,7 @@ local function run(o)
   end
   local dev = poolsh.device()
   out(("%s: %s recording, %d events, %d stream%s; PyTorch's allocator under %d settings on %s%s\n"):format(
-    rec.file, rec.format, a.best and a.best.result.events or 0, #(rec.streams or {}),
+    rec.file, rec.format, a.best and a.best.result.events or rec.count or 0, #(rec.streams or {}),
     #(rec.streams or {}) == 1 and "" or "s", #a.points, dev.name,
     limit and (", under --limit " .. poolsh.fmt(limit)) or ""))
   out(advise.table(a))

@@ -222,7 +222,9 @@ function M.verdict(a)
   local why
   if default then
     local d = default.result
-    if r.failed < d.failed then
+    if r.failed < d.failed and a.limit and r.failed == 0 then
+      why = ("it fits within %s; the default does not (%d failed allocations)"):format(poolsh.fmt(a.limit), d.failed)
+    elseif r.failed < d.failed then
       why = ("%d failed allocations where the default has %d"):format(r.failed, d.failed)
     elseif r.peak_reserved < d.peak_reserved then
       why = ("peak reserved %s, %s less than the default's %s"):format(poolsh.fmt(r.peak_reserved),

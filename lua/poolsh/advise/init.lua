@@ -161,7 +161,7 @@ end
 -- not modelled yet once, with how many of its variants it stands for).
 function M.cells(a)
   local head = { "#", "PYTORCH_CUDA_ALLOC_CONF", "peak reserved", "vs default", "driver allocs",
-                 "failed", "alloc time" }
+                 "failures", "alloc time" }
   if a.limit then head[#head + 1] = "fits " .. poolsh.fmt(a.limit) end
   local rows = { head }
   for _, p in ipairs(a.ranked) do
@@ -208,7 +208,7 @@ function M.verdict(a)
   local r = best.result
   local name = best == default and "PyTorch's default" or best.conf
   if r.failed > 0 then
-    lines[#lines + 1] = ("%s: every setting had failed allocations; the fewest (%d) with %s"):format(
+    lines[#lines + 1] = ("%s: some allocations fail under every setting; the fewest failures (%d): %s"):format(
       a.limit and "nothing fits within " .. poolsh.fmt(a.limit) or "no setting fits", r.failed, name)
   end
   if best == default then
@@ -223,9 +223,9 @@ function M.verdict(a)
   if default then
     local d = default.result
     if r.failed < d.failed and a.limit and r.failed == 0 then
-      why = ("it fits within %s; the default does not (%d failed allocations)"):format(poolsh.fmt(a.limit), d.failed)
+      why = ("it fits within %s; the default does not (%d allocations fail)"):format(poolsh.fmt(a.limit), d.failed)
     elseif r.failed < d.failed then
-      why = ("%d failed allocations where the default has %d"):format(r.failed, d.failed)
+      why = ("%d allocation failures where the default has %d"):format(r.failed, d.failed)
     elseif r.peak_reserved < d.peak_reserved then
       why = ("peak reserved %s, %s less than the default's %s"):format(poolsh.fmt(r.peak_reserved),
         poolsh.fmt(d.peak_reserved - r.peak_reserved), poolsh.fmt(d.peak_reserved))

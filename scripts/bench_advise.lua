@@ -5,14 +5,18 @@
 -- whole advise (reading, every grid point replayed, the ranking) on it and
 -- on each recording named after N, printing the wall and CPU time
 -- (os.clock), the points replayed and the setting ranked first.
--- Usage: poolsh --backend=sim scripts/bench_advise.lua [events (100000)] [FILE ...]
+-- jobs=N replays N points at once (poolsh.advise.run's opts.jobs; default 1).
+-- Usage: poolsh --backend=sim scripts/bench_advise.lua [events (100000)] [jobs=N] [FILE ...]
 local poolsh = poolsh or require "poolsh"
 local replay = require "poolsh.replay"
 local advise = require "poolsh.advise"
 
 local n = math.tointeger(tonumber(arg and arg[1])) or 100000
-local files = {}
-for i = 2, #(arg or {}) do files[#files + 1] = arg[i] end
+local files, jobs = {}, 1
+for i = 2, #(arg or {}) do
+  local j = arg[i]:match("^jobs=(%d+)$")
+  if j then jobs = math.tointeger(tonumber(j)) else files[#files + 1] = arg[i] end
+end
 
 -- A fresh private directory (os.tmpname's name, made a directory).
 local function tmpdir()
@@ -25,10 +29,10 @@ end
 local function time(label, path)
   local wall, cpu = poolsh.wallclock(), os.clock()
   local rec = replay.read.open(path)
-  local a = advise.run(rec)
+  local a = advise.run(rec, { jobs = jobs, file = path })
   local replayed = #a.ranked
-  io.stdout:write(("%-34s %7d events  %2d of %2d points replayed  wall %6.2f s  CPU %6.2f s  first: %s\n"):format(
-    label, a.best.result.events, replayed, #a.points, poolsh.wallclock() - wall, os.clock() - cpu,
+  io.stdout:write(("%-34s %7d events  %2d of %2d points replayed  jobs %d  wall %6.2f s  CPU here %6.2f s  first: %s\n"):format(
+    label, a.best.result.events, replayed, #a.points, jobs, poolsh.wallclock() - wall, os.clock() - cpu,
     advise.label(a.best.conf)))
 end
 

@@ -209,6 +209,64 @@ describe("poolsh advise", function()
     assert.matches("\nnothing fits within 100%.00 MiB: some allocations fail under every setting; the fewest failures %(%d+%): ", out)
   end)
 
+  it("--jobs: children replay a share of the settings, under the same limit, to the same figures", function()
+    if not H.is_sim() then pending("the sim's figures") return end
+    local function strip(j)   -- wall times vary; the rest is the sim's
+      for _, e in ipairs(j.ranking) do if e.result then e.result.seconds = nil end end
+      for _, r in pairs(j.allocators) do r.seconds = nil end
+      return j
+    end
+    local one, err1, code1 = cmd(H.quote(CONVNET) .. " --limit 600MiB --jobs 1 --json")
+    local three, err3, code3 = cmd(H.quote(CONVNET) .. " --limit 600MiB --jobs 3 --json")
+    assert.equal(0, code1, err1)
+    assert.equal(0, code3, err3)
+    assert.equal("", err3)
+    assert.same(strip(cjson.decode(one)), strip(cjson.decode(three)))
+    -- from Lua, with the series of a report
+    local rec = replay.read.open(CONVNET)
+    local a1 = advise.run(rec, { series = true })
+    local a2 = advise.run(rec, { series = true, jobs = 2, file = CONVNET })
+    assert.equal(#a1.ranked, #a2.ranked)
+    for k, p in ipairs(a1.ranked) do
+      local q = a2.ranked[k]
+      assert.equal(p.conf, q.conf)
+      assert.equal(p.result.peak_reserved, q.result.peak_reserved, p.conf)
+      assert.equal(p.result.alloc_seconds, q.result.alloc_seconds, p.conf)
+      assert.same(a1.comparison.series[advise.label(p.conf)], a2.comparison.series[advise.label(q.conf)])
+    end
+    assert.matches("jobs must be a whole number from 1 to 64", H.err(advise.run, rec, { jobs = 0 }))
+    assert.matches("jobs > 1 needs opts.file", H.err(advise.run, rec, { jobs = 2 }))
+  end)
+
+  it("replays a recording read from a file once, whatever the number of settings", function()
+    local csv = tmpdir .. "/once.csv"
+    local f = assert(io.open(csv, "wb"))
+    f:write(replay.read.rmm_header, "\n")
+    for i = 1, 50 do
+      f:write(("1,00:00:00.000001,allocate,0x%x,%d,0x0\n"):format(0x7f0000000000 + i * 0x10000000, i * 1048576))
+    end
+    for i = 1, 50 do
+      f:write(("1,00:00:00.000002,free,0x%x,%d,0x0\n"):format(0x7f0000000000 + i * 0x10000000, i * 1048576))
+    end
+    f:close()
+    local rec = replay.read.open(csv)
+    local passes, events = 0, rec.events
+    rec.events = function(self) passes = passes + 1; return events(self) end
+    local a = advise.run(rec)
+    assert.equal(1, passes)
+    assert.is_true(#a.ranked >= 9)
+    for _, p in ipairs(a.ranked) do assert.equal(100, p.result.events) end
+    -- past the cache's bound every replay reads the file again
+    local bound = advise.cache_events
+    advise.cache_events = 10
+    passes = 0
+    local ok, b = pcall(advise.run, rec)
+    advise.cache_events = bound
+    assert(ok, b)
+    assert.is_true(passes >= #b.ranked, passes)
+    for k, p in ipairs(a.ranked) do assert.same(p.result.peak_reserved, b.ranked[k].result.peak_reserved) end
+  end)
+
   it("--report writes the ranking and each setting's lines on one HTML page", function()
     if not H.is_sim() then pending("the sim's figures") return end
     local page = tmpdir .. "/advise.html"
@@ -234,7 +292,8 @@ describe("poolsh advise", function()
       [""] = "poolsh advise: which file%? %(poolsh advise FILE; %-%-help%)",
       [H.quote(tmpdir .. "/missing.pickle")] = "poolsh advise: cannot open .*missing%.pickle",
       [f .. " --limit junk"] = "%-%-limit: invalid size 'junk'",
-      [f .. " --frob"] = "poolsh advise: unknown option '%-%-frob' %(%-%-streams, %-%-max%-streams, %-%-max%-inflate, %-%-report, %-%-json; %-%-help%)",
+      [f .. " --frob"] = "poolsh advise: unknown option '%-%-frob' %(%-%-streams, %-%-max%-streams, %-%-max%-inflate, %-%-report, %-%-jobs, %-%-json; %-%-help%)",
+      [f .. " --jobs 0"] = "poolsh advise: %-%-jobs must be a whole number from 1 to 64, got '0'",
       [f .. " --allocator=pool"] = "poolsh advise: unknown option '%-%-allocator=pool'",
       [f .. " --alloc-conf max_split_size_mb:64"] = "poolsh advise: unknown option '%-%-alloc%-conf'",
       [f .. " --report out.txt"] = "poolsh advise: %-%-report must name a %.html file",

@@ -33,6 +33,9 @@ M.max_split_size_mb = { "", "64", "256" }
 --- roundup_power2_divisions values tried ("": unset).
 M.roundup_power2_divisions = { "", "4", "[256:1,512:2,1024:4,>:8]" }
 
+--- The most replays advise.run runs at once (opts.jobs).
+M.max_jobs = 64
+
 local function fail(fmt, ...) error("poolsh.advise: " .. fmt:format(...), 0) end
 
 -- The comma-joined non-empty parts, and how many there are.
@@ -75,58 +78,181 @@ local function before(a, b)
   return a.index < b.index
 end
 
+--- The most events advise keeps in memory to replay them again (about 64
+-- bytes each): a longer recording is read again for each point.
+M.cache_events = 1000000
+
+--- rec, reading its events once: the first full pass through
+-- rec:events() keeps op, address, size and stream in arrays (at most
+-- M.cache_events events; past that it keeps none), and later passes
+-- replay them from there. Every other field is rec's.
+function M.shared(rec)
+  if rawget(rec, "advise_shared") then return rec end
+  local ops, addrs, sizes, streams, n, whole = nil, nil, nil, nil, 0, false
+  local w = setmetatable({ advise_shared = true, streams = rawget(rec, "streams") }, { __index = rec })
+  function w.events()
+    if whole then
+      local i = 0
+      return function()
+        i = i + 1
+        if i > n then return nil end
+        return ops[i], addrs[i], sizes[i], streams[i]
+      end
+    end
+    ops, addrs, sizes, streams, n = {}, {}, {}, {}, 0
+    local keep, it, st, ctl = true, rec:events()
+    return function()
+      local op, addr, size, stream, t = it(st, ctl)
+      ctl = op
+      if op == nil then
+        whole = keep
+        if keep then w.count = n end
+        return nil
+      end
+      if keep then
+        n = n + 1
+        if n > M.cache_events then keep, ops, addrs, sizes, streams, n = false, nil, nil, nil, nil, 0
+        else ops[n], addrs[n], sizes[n], streams[n] = op, addr, size, stream end
+      end
+      return op, addr, size, stream, t
+    end
+  end
+  return w
+end
+
+--- Replays rec under the setting of point p (its conf) into comparison c
+-- (poolsh.replay.compare.add, under advise.label(conf)) and sets p.status:
+-- "replayed" (p.result), "not modelled" or "out of memory" (p.reason: the
+-- allocator's message). Raises any other error of the replay. opts: as
+-- for M.run.
+function M.point(c, rec, p, opts)
+  local ok, r = pcall(compare.add, c, rec, M.label(p.conf), opts.allocator or "pytorch", { conf = p.conf }, opts)
+  if ok then
+    p.status, p.result = "replayed", r
+    return p
+  end
+  local msg = tostring(r)
+  if msg:find("not modelled yet", 1, true) then
+    p.status, p.reason = "not modelled", msg
+  elseif msg:find("out of memory", 1, true) then
+    p.status, p.reason = "out of memory", msg   -- the recorded state did not fit
+  else
+    error(msg, 0)
+  end
+  return p
+end
+
+-- The path of the worker script (poolsh.advise.worker) on package.path.
+local function worker_path()
+  local path = package.searchpath("poolsh.advise.worker", package.path)
+  if not path then fail("cannot find poolsh.advise.worker on package.path") end
+  return path
+end
+
+-- Replays points[k] for k in ks in `workers` children (poolsh.spawn of
+-- the worker script, each reading opts.file itself) and the rest here,
+-- the lanes dealt round-robin, and copies each child's point into
+-- points[k] (result, series). Every child is closed before it returns or
+-- raises.
+local function in_parallel(c, rec, points, ks, workers, opts)
+  local procs, lanes = {}, {}
+  for w = 0, workers do lanes[w] = {} end
+  for n, k in ipairs(ks) do local w = n % (workers + 1); lanes[w][#lanes[w] + 1] = k end
+  local ok, err = pcall(function()
+    local path = worker_path()
+    for w = 1, workers do
+      if #lanes[w] > 0 then
+        procs[w] = poolsh.spawn(path, opts.file)
+        local confs = {}
+        for _, k in ipairs(lanes[w]) do confs[#confs + 1] = points[k].conf end
+        procs[w]:send({ confs = confs, max_inflate = opts.max_inflate, streams = opts.streams,
+                        max_streams = opts.max_streams, series = c.series ~= nil })
+      end
+    end
+    for _, k in ipairs(lanes[0]) do M.point(c, rec, points[k], opts) end
+    for w = 1, workers do
+      for _, k in ipairs(procs[w] and lanes[w] or {}) do
+        local m = procs[w]:recv()
+        if type(m) ~= "table" then fail("worker %d: a point expected, got %s", w, type(m)) end
+        if m.error then error(m.error, 0) end
+        local p = points[k]
+        if m.conf ~= p.conf then fail("worker %d: point '%s' expected, got '%s'", w, p.conf, tostring(m.conf)) end
+        p.status, p.result, p.reason = m.status, m.result, m.reason
+        if p.result then
+          c.results[M.label(p.conf)] = p.result
+          if c.series then c.series[M.label(p.conf)] = m.series end
+        end
+      end
+    end
+  end)
+  for w = 1, workers do
+    if procs[w] then pcall(procs[w].close, procs[w]) end
+  end
+  if not ok then error(err, 0) end
+end
+
 --- Replays rec under every grid point and ranks them. opts: limit (bytes:
 -- the device limit the replays run under, poolsh.device().limit; nil:
 -- none; it only words the ranking), series (sample reserved and used for
 -- a report), streams, max_streams, progress (called as progress(label,
 -- events, rec.count)), allocator (the module each conf is handed to;
--- default "pytorch"). Raises when the recording has no events, and with
--- the replay's error when a point fails otherwise than out of memory or
--- as "not modelled yet".
+-- default "pytorch"), jobs (how many replays run at once, default 1:
+-- with more, jobs - 1 children started with poolsh.spawn replay a share of
+-- the points, each reading opts.file, read with opts.max_inflate, itself;
+-- the default point is always replayed here first; parallel_after:
+-- seconds, run the others here unless the default's replay took that
+-- long). Raises when the
+-- recording has no events, and with the replay's error when a point
+-- fails otherwise than out of memory or as "not modelled yet". A mode
+-- whose bare setting is not modelled stands for its variants (folded).
 function M.run(rec, opts)
   opts = opts or {}
   if type(opts) ~= "table" then fail("options table expected, got %s", type(opts)) end
   if type(rec) ~= "table" or type(rec.events) ~= "function" then
     fail("a Recording expected (poolsh.replay.read.open), got %s", type(rec))
   end
-  local limit = opts.limit
+  local limit, jobs = opts.limit, opts.jobs or 1
   if limit ~= nil and (math.type(limit) ~= "integer" or limit < 1) then
     fail("limit must be a positive number of bytes, got %s", tostring(limit))
   end
+  if math.type(jobs) ~= "integer" or jobs < 1 or jobs > M.max_jobs then
+    fail("jobs must be a whole number from 1 to %d, got %s", M.max_jobs, tostring(jobs))
+  end
+  if jobs > 1 and (type(opts.file) ~= "string" or opts.allocator ~= nil) then
+    fail("jobs > 1 needs opts.file (the children read it) and the pytorch allocator")
+  end
+  rec = M.shared(rec)
   local c = compare.new(rec, {}, opts.series)
   c.title = ("poolsh advise: %s (%s)"):format(tostring(rec.file), poolsh.backend())
   local a = { file = rec.file, format = rec.format, limit = limit, points = M.grid(), ranked = {},
               comparison = c }
-  local refused = {}   -- mode -> the message refusing its bare setting
-  for i, p in ipairs(a.points) do
-    p.index = i
-    if refused[p.mode] then
-      p.status, p.reason, p.folded = "not modelled", refused[p.mode], true
-      goto next
+  for i, p in ipairs(a.points) do p.index = i end
+  -- the default first, here: a recording without events stops here
+  local first = M.point(c, rec, a.points[1], opts)
+  if first.result and first.result.events == 0 then
+    fail("%s has no events: there is nothing to replay, so nothing to advise", tostring(rec.file))
+  end
+  local rest = {}
+  for k = 2, #a.points do rest[#rest + 1] = k end
+  if jobs > 1 and opts.parallel_after and first.result and first.result.seconds < opts.parallel_after then
+    jobs = 1   -- a short replay: the children would cost more than they save
+  end
+  if jobs > 1 then
+    in_parallel(c, rec, a.points, rest, math.min(jobs - 1, #rest), opts)
+  else
+    for _, k in ipairs(rest) do M.point(c, rec, a.points[k], opts) end
+  end
+  local refused = {}   -- mode -> its bare setting's refusal
+  for _, p in ipairs(a.points) do
+    if p.conf == p.mode and p.status == "not modelled" then refused[p.mode] = true end
+  end
+  for _, p in ipairs(a.points) do
+    if p.result then
+      c.allocators[#c.allocators + 1] = M.label(p.conf)
+      a.ranked[#a.ranked + 1] = p
+    elseif refused[p.mode] and p.conf ~= p.mode and p.status == "not modelled" then
+      p.folded = true
     end
-    do
-      local label = M.label(p.conf)
-      local ok, r = pcall(compare.add, c, rec, label, opts.allocator or "pytorch", { conf = p.conf }, opts)
-      if ok then
-        if r.events == 0 then
-          fail("%s has no events: there is nothing to replay, so nothing to advise", tostring(rec.file))
-        end
-        p.status, p.result = "replayed", r
-        c.allocators[#c.allocators + 1] = label
-        a.ranked[#a.ranked + 1] = p
-      else
-        local msg = tostring(r)
-        if msg:find("not modelled yet", 1, true) then
-          p.status, p.reason = "not modelled", msg
-          if p.conf == p.mode then refused[p.mode] = msg end
-        elseif msg:find("out of memory", 1, true) then
-          p.status, p.reason = "out of memory", msg   -- the recorded state did not fit
-        else
-          error(msg, 0)
-        end
-      end
-    end
-    ::next::
   end
   return M.rank(a)
 end

@@ -10,7 +10,7 @@ local cli = require "poolsh.replay.cli"
 local USAGE = [[
 usage: poolsh [--backend=sim] advise FILE [--limit SIZE] [--profile P]
          [--streams=keep|one] [--max-streams N] [--max-inflate SIZE]
-         [--json] [--report FILE.html]
+         [--jobs N] [--json] [--report FILE.html]
 Replays FILE (as poolsh replay reads it) through the pytorch allocator under
 each PYTORCH_CUDA_ALLOC_CONF setting of a small grid (the default,
 expandable_segments:True, max_split_size_mb, roundup_power2_divisions,
@@ -19,7 +19,9 @@ backend:cudaMallocAsync), each from a fresh poolsh, prints them ranked
 allocations, least time in allocator calls on the profile's costs) and ends
 with the line to use. --limit SIZE replays under that device limit: a
 setting fits when no allocation failed. A setting the allocator does not
-model yet is listed as such and never recommended. --json prints one JSON
+model yet is listed as such and never recommended. --jobs N replays N
+settings at once in child processes (default: one per processor, at most
+4, when a replay takes a quarter second or more). --json prints one JSON
 object; --report draws each setting's reserved and used over the replay on
 an HTML page.]]
 
@@ -28,7 +30,21 @@ local function out(s) io.stdout:write(s) end
 
 --- The options advise takes (poolsh.replay.cli's names); --limit and
 -- --profile are poolsh's own, read before the command runs.
-local ONLY = { streams = true, ["max-streams"] = true, ["max-inflate"] = true, report = true, json = true }
+local ONLY = { streams = true, ["max-streams"] = true, ["max-inflate"] = true, report = true, json = true,
+               jobs = true }
+
+--- The replays run at once by default: one per processor, at most 4, and
+-- only when the default's replay took AUTO_AFTER seconds or more (a child
+-- costs a start and a reading of the file).
+local MAX_AUTO_JOBS, AUTO_AFTER = 4, 0.25
+
+-- How many processors this machine has (nproc), 1 when unknown.
+local function processors()
+  local f = io.popen("nproc 2>/dev/null")
+  local n = f and math.tointeger(tonumber(f:read("l") or ""))
+  if f then f:close() end
+  return n and n > 0 and n or 1
+end
 
 local function run(o)
   local rec = replay.read.open(o.file, { max_inflate = o.max_inflate })
@@ -38,8 +54,11 @@ local function run(o)
   local limit = poolsh.device().limit
   local line, clear = cli.progress_line()
   local show = line and function(label, n, total) line(label .. ": replaying", n, total) end
+  local jobs = o.jobs or math.min(processors(), MAX_AUTO_JOBS)
   local ok, a = pcall(advise.run, rec, { limit = limit, series = o.report ~= nil, streams = o.streams,
-                                         max_streams = o.max_streams, progress = show })
+                                         max_streams = o.max_streams, progress = show, jobs = jobs,
+                                         file = o.file, max_inflate = o.max_inflate,
+                                         parallel_after = o.jobs == nil and AUTO_AFTER or nil })
   if clear then clear() end
   if not ok then error(a, 0) end
   local c, verdict = a.comparison, advise.verdict(a)

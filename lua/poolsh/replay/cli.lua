@@ -7,7 +7,7 @@ local M = {}
 -- The options that take a value: {flag, key in parse's table}.
 local OPTIONS = { { "allocator" }, { "pool" }, { "alloc-conf", "alloc_conf" }, { "streams" },
                   { "max-streams", "max_streams" }, { "max-inflate", "max_inflate" },
-                  { "report" } }
+                  { "report" }, { "jobs" } }
 
 -- The value of option `name` at args[i] (--name=V or --name V), and the
 -- next index; nil when args[i] is not that option.
@@ -33,7 +33,7 @@ end
 
 --- The options in args: {file, allocators = {...} (each --allocator in
 -- order), pool, alloc_conf, streams ("keep" by default), report,
--- max_streams, max_inflate (text until check), json, help}; bad ones
+-- max_streams, max_inflate, jobs (text until check), json, help}; bad ones
 -- raise through fail(message). `only` (a set of option names without
 -- their dashes, "json" among them) limits the options a command takes;
 -- nil: all of them.
@@ -85,6 +85,13 @@ function M.check(o, fail, which)
       fail("--max-streams must be a whole number of streams, got '" .. o.max_streams .. "'")
     end
     o.max_streams = n
+  end
+  if o.jobs then
+    local n = math.tointeger(tonumber(o.jobs))
+    if not n or n < 1 or n > 64 or not o.jobs:match("^%d+$") then
+      fail("--jobs must be a whole number from 1 to 64, got '" .. o.jobs .. "'")
+    end
+    o.jobs = n
   end
   if o.max_inflate then
     local n, err = require("poolsh.units").size(o.max_inflate)

@@ -20,8 +20,8 @@ allocations, least time in allocator calls on the profile's costs) and ends
 with the line to use. --limit SIZE replays under that device limit: a
 setting fits when no allocation failed. A setting the allocator does not
 model yet is listed as such and never recommended. --jobs N replays N
-settings at once in child processes (default: one per processor, at most
-4, when a replay takes a quarter second or more). --json prints one JSON
+settings at once in child processes (default: with 4 processors or more,
+one per processor, at most 4, when a replay takes a quarter second). --json prints one JSON
 object; --report draws each setting's reserved and used over the replay on
 an HTML page.]]
 
@@ -33,10 +33,11 @@ local function out(s) io.stdout:write(s) end
 local ONLY = { streams = true, ["max-streams"] = true, ["max-inflate"] = true, report = true, json = true,
                jobs = true }
 
---- The replays run at once by default: one per processor, at most 4, and
--- only when the default's replay took AUTO_AFTER seconds or more (a child
--- costs a start and a reading of the file).
-local MAX_AUTO_JOBS, AUTO_AFTER = 4, 0.25
+--- The replays run at once by default: one per processor, at most 4, on
+-- a machine of 4 processors or more (on fewer, other work shares them and
+-- a child's start and its own reading of the file cost more than it
+-- saves), and only when the default's replay took AUTO_AFTER seconds.
+local MAX_AUTO_JOBS, MIN_AUTO_PROCESSORS, AUTO_AFTER = 4, 4, 0.25
 
 -- How many processors this machine has (nproc), 1 when unknown.
 local function processors()
@@ -54,7 +55,8 @@ local function run(o)
   local limit = poolsh.device().limit
   local line, clear = cli.progress_line()
   local show = line and function(label, n, total) line(label .. ": replaying", n, total) end
-  local jobs = o.jobs or math.min(processors(), MAX_AUTO_JOBS)
+  local n = processors()
+  local jobs = o.jobs or (n >= MIN_AUTO_PROCESSORS and math.min(n, MAX_AUTO_JOBS) or 1)
   local ok, a = pcall(advise.run, rec, { limit = limit, series = o.report ~= nil, streams = o.streams,
                                          max_streams = o.max_streams, progress = show, jobs = jobs,
                                          file = o.file, max_inflate = o.max_inflate,

@@ -236,6 +236,11 @@ describe("poolsh advise", function()
     end
     assert.matches("jobs must be a whole number from 1 to 64", H.err(advise.run, rec, { jobs = 0 }))
     assert.matches("jobs > 1 needs opts.file", H.err(advise.run, rec, { jobs = 2 }))
+    -- a child that cannot read the file, or reads another: one clear error, no child left
+    assert.matches("cannot open .*missing%.pickle",
+      H.err(advise.run, rec, { jobs = 2, file = tmpdir .. "/missing.pickle" }))
+    assert.matches("worker 1 read 8874 events from .*transformer%.pickle%.gz, not the 1380 replayed here",
+      H.err(advise.run, rec, { jobs = 2, file = DATA .. "transformer.pickle.gz" }))
   end)
 
   it("replays a recording read from a file once, whatever the number of settings", function()

@@ -178,6 +178,10 @@ local function in_parallel(c, rec, points, ks, workers, opts)
         local p = points[k]
         if m.conf ~= p.conf then fail("worker %d: point '%s' expected, got '%s'", w, p.conf, tostring(m.conf)) end
         p.status, p.result, p.reason = m.status, m.result, m.reason
+        if p.result and opts.events and p.result.events ~= opts.events then
+          fail("worker %d read %d events from %s, not the %d replayed here", w, p.result.events,
+            tostring(opts.file), opts.events)
+        end
         if p.result then
           c.results[M.label(p.conf)] = p.result
           if c.series then c.series[M.label(p.conf)] = m.series end
@@ -238,7 +242,8 @@ function M.run(rec, opts)
     jobs = 1   -- a short replay: the children would cost more than they save
   end
   if jobs > 1 then
-    in_parallel(c, rec, a.points, rest, math.min(jobs - 1, #rest), opts)
+    local popts = setmetatable({ events = first.result and first.result.events }, { __index = opts })
+    in_parallel(c, rec, a.points, rest, math.min(jobs - 1, #rest), popts)
   else
     for _, k in ipairs(rest) do M.point(c, rec, a.points[k], opts) end
   end

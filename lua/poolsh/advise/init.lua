@@ -12,9 +12,10 @@
 --   print(advise.table(a)); print(advise.verdict(a))
 --
 -- Each point is a conf text handed to poolsh.allocators.pytorch's
--- new{conf = ...}. A mode the allocator does not model yet (it raises
--- "... is not modelled yet") is a row that says so, never recommended:
--- when the mode's bare setting is refused, its variants are not tried.
+-- new{conf = ...}. A setting the allocator does not model yet (it raises
+-- "... is not modelled yet") is a row that says so, never recommended;
+-- when a mode's bare setting is refused, its refused variants fold into
+-- its row.
 local poolsh = require "poolsh"
 local compare = require "poolsh.replay.compare"
 
@@ -132,7 +133,7 @@ function M.point(c, rec, p, opts)
     return p
   end
   local msg = tostring(r)
-  if msg:find("not modelled yet", 1, true) then
+  if msg:find("not modelled", 1, true) then
     p.status, p.reason = "not modelled", msg
   elseif msg:find("out of memory", 1, true) then
     p.status, p.reason = "out of memory", msg   -- the recorded state did not fit

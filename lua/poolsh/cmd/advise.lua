@@ -72,8 +72,9 @@ local function run(o)
     return 0
   end
   local dev = poolsh.device()
-  out(("%s: %s recording, %d events, %d stream%s; PyTorch's allocator under %d settings on %s%s\n"):format(
-    rec.file, rec.format, a.best and a.best.result.events or rec.count or 0, #(rec.streams or {}),
+  local events = a.best and a.best.result.events or rec.count
+  out(("%s: %s recording, %s events, %d stream%s; PyTorch's allocator under %d settings on %s%s\n"):format(
+    rec.file, rec.format, events and tostring(events) or "?", #(rec.streams or {}),
     #(rec.streams or {}) == 1 and "" or "s", #a.points, dev.name,
     limit and (", under --limit " .. poolsh.fmt(limit)) or ""))
   out(advise.table(a))

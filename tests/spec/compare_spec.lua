@@ -112,6 +112,30 @@ describe("poolsh.replay.compare", function()
     assert.is_table(c.results.cupy)
   end)
 
+  it("gives alloc_conf to the pytorch allocator only, and refuses a bad one before any replay", function()
+    if not H.is_sim() then pending("the sim's figures") return end
+    local rec = replay.read.open(path("convnet"))
+    local conf = "max_split_size_mb:64"
+    local c = compare.run(rec, { allocators = { "pool", "pytorch" }, alloc_conf = conf })
+    poolsh.reset()
+    local plain = replay.run(rec, { allocator = "pytorch" })
+    poolsh.reset()
+    local mine = replay.run(rec, { allocator = "pytorch", alloc_opts = { conf = conf } })
+    assert.same(figures(mine), figures(c.results.pytorch))
+    assert.is_not_equal(plain.peak_reserved, c.results.pytorch.peak_reserved)   -- the setting counted
+    poolsh.reset()
+    assert.same(figures(replay.run(rec, { allocator = "pool" })), figures(c.results.pool))
+    local ran = false
+    local rec2 = setmetatable({ events = function(...) ran = true; return rec.events(...) end }, { __index = rec })
+    assert.matches("alloc%-conf: unknown key 'bogus'",
+      H.err(compare.run, rec2, { allocators = { "pool", "pytorch" }, alloc_conf = "bogus:1" }))
+    assert.is_false(ran)
+    assert.matches("alloc_conf is PyTorch's setting: it goes with the pytorch allocator",
+      H.err(compare.run, rec, { allocators = { "pool" }, alloc_conf = conf }))
+    assert.matches("alloc_conf: PyTorch's setting text expected, got number",
+      H.err(compare.run, rec, { alloc_conf = 64 }))
+  end)
+
   it("keeps at most max_points points a series, from event 0 to the last", function()
     local rec = replay.read.open(path("transformer"))
     local c = compare.run(rec, { allocators = { "pool", "pytorch" }, series = true })
@@ -199,6 +223,23 @@ describe("poolsh compare", function()
     assert.not_matches("recorded", out)
   end)
 
+  it("--alloc-conf gives the pytorch allocator PyTorch's own setting", function()
+    if not H.is_sim() then pending("the sim's figures") return end
+    local conf = "'max_split_size_mb:64,roundup_power2_divisions:4'"
+    local out, err, code = cmd(path("convnet") .. " --json --alloc-conf " .. conf)
+    assert.equal(0, code, err)
+    local j = cjson.decode(out)
+    local alone = cjson.decode((H.poolsh_cmd("--backend=sim replay " .. path("convnet")
+      .. " --allocator=pytorch --json --alloc-conf " .. conf)))
+    assert.equal(alone.peak_reserved, j.allocators.pytorch.peak_reserved)
+    assert.equal(alone.segments_allocated, j.allocators.pytorch.segments_allocated)
+    local plain = cjson.decode((cmd(path("convnet") .. " --json")))
+    assert.is_not_equal(plain.allocators.pytorch.peak_reserved, j.allocators.pytorch.peak_reserved)
+    assert.same(figures(plain.allocators.pool), figures(j.allocators.pool))
+    out = cmd(path("convnet") .. " --help")
+    assert.matches("%-%-alloc%-conf", out)
+  end)
+
   it("compares a user's allocator module, given by path, and has --help", function()
     local mod = tmpdir .. "/nocache.lua"
     local f = assert(io.open(mod, "wb"))
@@ -248,6 +289,8 @@ return { new = function() return setmetatable({ live = 0, mallocs = 0, frees = 0
       [f .. " --pool 'x ='"] = "%-%-pool: bad settings",
       [f .. " --pool 'bogus = 1'"] = "pool allocator: unknown setting 'bogus'",
       [f .. " --report out.txt"] = "%-%-report must name a %.html file",
+      [f .. " --allocator=pool --alloc-conf max_split_size_mb:64"] = "%-%-alloc%-conf is PyTorch's setting: it goes with %-%-allocator=pytorch",
+      [f .. " --alloc-conf bogus:1"] = "pytorch allocator: alloc%-conf: unknown key 'bogus'",
       [f .. " " .. f] = "one file at a time",
       ["/nonexistent.pickle"] = "cannot open /nonexistent.pickle",
       [H.quote(bad)] = "bad%.csv: record 1",

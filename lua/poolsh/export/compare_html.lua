@@ -138,7 +138,7 @@ function M.encode(c)
     series[name] = c.series[name]
   end
   local data = { allocators = allocs, series = series, max_points = compare.max_points }
-  local title = ("poolsh compare: %s (%s)"):format(tostring(c.file), tostring(c.backend))
+  local title = c.title or ("poolsh compare: %s (%s)"):format(tostring(c.file), tostring(c.backend))
   return table.concat {
     '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n',
     "<title>", escape(title), "</title>\n<style>", STYLE, "</style>\n</head>\n<body>\n",

@@ -5,9 +5,9 @@ local poolsh = require "poolsh"
 local M = {}
 
 -- The options that take a value: {flag, key in parse's table}.
-local OPTIONS = { { "allocator" }, { "pool" }, { "streams" }, { "report" },
+local OPTIONS = { { "allocator" }, { "pool" }, { "alloc-conf", "alloc_conf" }, { "streams" },
                   { "max-streams", "max_streams" }, { "max-inflate", "max_inflate" },
-                  { "alloc-conf", "alloc_conf" } }
+                  { "report" }, { "jobs" } }
 
 -- The value of option `name` at args[i] (--name=V or --name V), and the
 -- next index; nil when args[i] is not that option.
@@ -21,29 +21,43 @@ local function value(args, i, name, fail)
   return v, i + 1
 end
 
+-- The options named, as "--a, --b, --json; --help".
+local function listed(only)
+  local names = {}
+  for _, opt in ipairs(OPTIONS) do
+    if not only or only[opt[1]] then names[#names + 1] = "--" .. opt[1] end
+  end
+  if not only or only.json then names[#names + 1] = "--json" end
+  return table.concat(names, ", ") .. "; --help"
+end
+
 --- The options in args: {file, allocators = {...} (each --allocator in
--- order), pool, streams ("keep" by default), report, max_streams,
--- max_inflate (text until check), json, help}; bad ones raise through
--- fail(message).
-function M.parse(args, fail)
+-- order), pool, alloc_conf, streams ("keep" by default), report,
+-- max_streams, max_inflate, jobs (text until check), json, help}; bad ones
+-- raise through fail(message). `only` (a set of option names without
+-- their dashes, "json" among them) limits the options a command takes;
+-- nil: all of them.
+function M.parse(args, fail, only)
   local o, i = { streams = "keep", allocators = {} }, 1
   while i <= #args do
     local a, v, j = args[i], nil, nil
     if a == "--help" or a == "-h" then o.help = true
-    elseif a == "--json" then o.json = true
+    elseif a == "--json" and (not only or only.json) then o.json = true
     else
       for _, opt in ipairs(OPTIONS) do
         local name = opt[1]
+        if only and not only[name] then goto skip end
         v, j = value(args, i, name, fail)
         if v then
           if name == "allocator" then o.allocators[#o.allocators + 1] = v else o[opt[2] or name] = v end
           i = j
           break
         end
+        ::skip::
       end
       if v then -- taken
       elseif a:match("^%-") then
-        fail("unknown option '" .. a .. "' (--allocator, --pool, --alloc-conf, --streams, --max-streams, --max-inflate, --json, --report; --help)")
+        fail("unknown option '" .. a .. "' (" .. listed(only) .. ")")
       elseif o.file then fail("one file at a time: '" .. o.file .. "' and '" .. a .. "'")
       else o.file = a end
     end
@@ -71,6 +85,13 @@ function M.check(o, fail, which)
       fail("--max-streams must be a whole number of streams, got '" .. o.max_streams .. "'")
     end
     o.max_streams = n
+  end
+  if o.jobs then
+    local n = math.tointeger(tonumber(o.jobs))
+    if not n or n < 1 or n > 64 or not o.jobs:match("^%d+$") then
+      fail("--jobs must be a whole number from 1 to 64, got '" .. o.jobs .. "'")
+    end
+    o.jobs = n
   end
   if o.max_inflate then
     local n, err = require("poolsh.units").size(o.max_inflate)

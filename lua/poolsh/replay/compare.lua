@@ -94,13 +94,42 @@ function M.sample_every(count)
   return math.max(1, -(-count // M.max_points))
 end
 
+--- An empty comparison of rec (the module's header) for the allocators
+-- (labels) listed in `list`, with series when `with_series`.
+function M.new(rec, list, with_series)
+  return { file = rec.file, format = rec.format, count = rec.count, backend = poolsh.backend(),
+           allocators = list or {}, results = {}, series = with_series and {} or nil,
+           recorded = M.recorded(rec) }
+end
+
+--- Replays rec through allocator `spec` (a name, path or module) made with
+-- alloc_opts, from a fresh poolsh (poolsh.reset()), and keeps its result
+-- (and its series when c has series) under `label` in c. opts: streams,
+-- max_streams, progress (called as progress(label, events, rec.count)).
+-- Returns the result.
+function M.add(c, rec, label, spec, alloc_opts, opts)
+  opts = opts or {}
+  poolsh.reset()
+  local on_sample, finish
+  if c.series then on_sample, finish = series() end
+  local progress = opts.progress and function(n, total) opts.progress(label, n, total) end
+  local r = replay.run(rec, {
+    allocator = spec, alloc_opts = alloc_opts, streams = opts.streams, max_streams = opts.max_streams,
+    progress = progress, on_sample = on_sample, sample_every = on_sample and M.sample_every(rec.count),
+  })
+  c.results[label] = r
+  if finish then c.series[label] = finish() end
+  return r
+end
+
 --- Replays rec through each allocator and returns the comparison (see the
 -- module's header). opts: allocators (names; default M.default), pool (the
--- pool allocator's settings, a table; the others get none), streams,
--- max_streams, series (true: sample reserved and used for a report),
--- progress (called as progress(name, events, rec.count)). Before each
--- replay poolsh is reset (poolsh.reset()): everything poolsh made before
--- is freed.
+-- pool allocator's settings, a table), alloc_conf (the pytorch
+-- allocator's PYTORCH_CUDA_ALLOC_CONF text; the others get no settings),
+-- streams, max_streams, series (true: sample reserved and used for a
+-- report), progress (called as progress(name, events, rec.count)). Before
+-- each replay poolsh is reset (poolsh.reset()): everything poolsh made
+-- before is freed.
 function M.run(rec, opts)
   opts = opts or {}
   if type(opts) ~= "table" then fail("options table expected, got %s", type(opts)) end
@@ -110,21 +139,23 @@ function M.run(rec, opts)
   if opts.pool ~= nil and type(opts.pool) ~= "table" then
     fail("pool: a settings table expected, got %s", type(opts.pool))
   end
+  if opts.alloc_conf ~= nil and type(opts.alloc_conf) ~= "string" then
+    fail("alloc_conf: PyTorch's setting text expected, got %s", type(opts.alloc_conf))
+  end
   local list = names(opts.allocators)
   for _, n in ipairs(list) do replay.allocator(n) end   -- unknown names fail before any replay
-  local c = { file = rec.file, format = rec.format, count = rec.count, backend = poolsh.backend(), allocators = list,
-              results = {}, series = opts.series and {} or nil, recorded = M.recorded(rec) }
+  local torch = false
+  for _, n in ipairs(list) do torch = torch or n == "pytorch" end
+  if opts.alloc_conf ~= nil and not torch then
+    fail("alloc_conf is PyTorch's setting: it goes with the pytorch allocator")
+  end
+  -- a bad setting fails before any replay (new() reads it and takes no memory)
+  if opts.alloc_conf ~= nil then replay.allocator("pytorch").new { conf = opts.alloc_conf } end
+  local c = M.new(rec, list, opts.series)
   for _, name in ipairs(list) do
-    poolsh.reset()
-    local on_sample, finish
-    if opts.series then on_sample, finish = series() end
-    local progress = opts.progress and function(n, total) opts.progress(name, n, total) end
-    c.results[name] = replay.run(rec, {
-      allocator = name, alloc_opts = name == "pool" and opts.pool or nil, streams = opts.streams,
-      max_streams = opts.max_streams,
-      progress = progress, on_sample = on_sample, sample_every = on_sample and M.sample_every(rec.count),
-    })
-    if finish then c.series[name] = finish() end
+    local alloc_opts = name == "pool" and opts.pool or nil
+    if name == "pytorch" and opts.alloc_conf then alloc_opts = { conf = opts.alloc_conf } end
+    M.add(c, rec, name, name, alloc_opts, opts)
   end
   return c
 end
@@ -138,8 +169,10 @@ local function cell(key, v)
 end
 
 --- The comparison as rows of cells: a header, then one row per M.rows
--- entry; a "recorded" column when c.recorded.
+-- entry; a "recorded" column when c.recorded. A comparison that brings
+-- its own rows (c.cells: poolsh advise's ranking) gives those.
 function M.cells(c)
+  if c.cells then return c.cells end
   local head = { "" }
   for _, n in ipairs(c.allocators) do head[#head + 1] = n end
   if c.recorded then head[#head + 1] = "recorded" end
@@ -153,9 +186,12 @@ function M.cells(c)
   return out
 end
 
---- The comparison as a text table: labels left, figures right-aligned.
-function M.table(c)
-  local rows, width = M.cells(c), {}
+--- Rows of cells as a text table: the first `left` cells of a row
+-- (default 1) left-aligned, the others right-aligned, two spaces between
+-- columns, no spaces at the ends of lines.
+function M.format(rows, left)
+  left = left or 1
+  local width = {}
   for _, row in ipairs(rows) do
     for j, v in ipairs(row) do width[j] = math.max(width[j] or 0, utf8.len(v) or #v) end
   end
@@ -164,11 +200,31 @@ function M.table(c)
     local parts = {}
     for j, v in ipairs(row) do
       local pad = (" "):rep(width[j] - (utf8.len(v) or #v))
-      parts[j] = j == 1 and v .. pad or pad .. v
+      parts[j] = j <= left and v .. pad or pad .. v
     end
-    lines[#lines + 1] = table.concat(parts, "  ")
+    lines[#lines + 1] = (table.concat(parts, "  "):gsub(" +$", ""))
   end
   return table.concat(lines, "\n") .. "\n"
+end
+
+--- The comparison as a text table: labels left, figures right-aligned.
+function M.table(c) return M.format(M.cells(c)) end
+
+--- The comparison as one JSON object: file, backend, allocators = {name
+-- = result}, recorded (null when unknown), then each {key, value} of
+-- `extra` in order (poolsh advise's ranking).
+function M.json(c, extra)
+  local util = require "poolsh.export.util"
+  local parts = {
+    util.quote("file") .. ":" .. util.quote(tostring(c.file)),
+    util.quote("backend") .. ":" .. util.quote(c.backend),
+    util.quote("allocators") .. ":" .. util.json(c.results),
+    util.quote("recorded") .. ":" .. (c.recorded and util.json(c.recorded) or "null"),
+  }
+  for _, kv in ipairs(extra or {}) do
+    parts[#parts + 1] = util.quote(kv[1]) .. ":" .. (kv[2] == nil and "null" or util.json(kv[2]))
+  end
+  return "{" .. table.concat(parts, ",") .. "}"
 end
 
 return M

@@ -7,7 +7,8 @@ local replay = require "poolsh.replay"
 local cjson = require "cjson"
 local MiB = H.MiB
 
--- A Recording of `events` ({op, addr, size, stream}), as readers make them.
+-- A Recording of `events` ({op, addr, size, stream [, time in µs]}), as
+-- readers make them.
 local function fake(events, initial)
   local rec = { format = "fake", file = "fake.rec", initial = initial or {}, count = #events, streams = {} }
   function rec.events()
@@ -15,7 +16,7 @@ local function fake(events, initial)
     return function()
       i = i + 1
       local e = events[i]
-      if e then return e[1], e[2], e[3], e[4], nil end
+      if e then return e[1], e[2], e[3], e[4], e[5] end
     end
   end
   return rec
@@ -172,6 +173,55 @@ describe("poolsh.replay.run", function()
     -- a long text is cut where it is quoted back
     local e = H.err(replay.settings, ("x"):rep(300) .. " = os")
     assert.truthy(e:find(("x"):rep(64) .. "...'", 1, true), e)
+  end)
+end)
+
+describe("a replay that keeps the device behind the host", function()
+  -- A spy whose allocator asks for device_lag ms: each call logs the host
+  -- clock and whether the stream was still busy.
+  local function lagging(lag)
+    local log, mod = {}, {}
+    function mod.new()
+      local a = { device_lag = lag }
+      function a.alloc(_, size, stream)
+        log[#log + 1] = { size = size, at = poolsh.now(), busy = not stream:query() }
+        return { size = size, stream = stream }
+      end
+      function a.free(_, b, stream)
+        if stream then log[#log + 1] = { size = -b.size, at = poolsh.now(), busy = not stream:query() } end
+      end
+      function a.stats() return { reserved = 0, used = 0, segments_allocated = 0, driver_frees = 0 } end
+      return a
+    end
+    return mod, log
+  end
+  local events = { { "alloc", 1, 10, 0, 1000 }, { "alloc", 2, 20, 7, 6000 }, { "free", 1, 10, 0, 9000 },
+                   { "segment_alloc", 3, 2 * MiB, 0, 9500 }, { "alloc", 3, 30, 0, 12000 } }
+
+  it("follows the recorded times and keeps each stream busy device_lag after each call", function()
+    local mod, log = lagging(2)
+    local t0 = poolsh.now()
+    replay.run(fake(events), { allocator = mod })
+    assert.equal(4, #log)
+    for i, e in ipairs(log) do assert.is_true(e.busy, "call " .. i .. " found its stream idle") end
+    if H.is_sim() then
+      -- the host reaches each recorded time (µs after the first event), plus the calls' own costs
+      local want = { 0, 5, 8, 11 }
+      for i, e in ipairs(log) do
+        local late = e.at - t0 - want[i]
+        assert.is_true(late >= 0 and late < 0.5, ("call %d at %.3f ms, recorded %d ms"):format(i, e.at - t0, want[i]))
+      end
+    end
+  end)
+
+  it("leaves the device idle and the clock alone for allocators without device_lag", function()
+    for _, lag in ipairs { false, 0 } do
+      local mod, log = lagging(lag or nil)
+      local t0 = poolsh.now()
+      replay.run(fake(events), { allocator = mod })
+      for i, e in ipairs(log) do assert.is_false(e.busy, "call " .. i .. " found its stream busy") end
+      if H.is_sim() then assert.is_true(log[4].at - t0 < 1, "the clock followed the recording") end
+    end
   end)
 end)
 

@@ -232,8 +232,8 @@ end
 
 -- The device-behind-host model (docs/replay.md, "backend:cudaMallocAsync"):
 -- a function (t, s) for an allocator with a device_lag (ms > 0), called
--- before each recorded allocation and free at t µs after the first event
--- on stream s. The host's clock follows the recorded one (poolsh.sleep
+-- before each recorded allocation and free at t µs (counted from the first
+-- one) on stream s. The host's clock follows the recorded one (poolsh.sleep
 -- while it is early), and s is kept busy (poolsh.spin) until device_lag
 -- after that, so that a free completes on the device device_lag after the
 -- host made it, as if the run's kernels were still queued before it.
@@ -242,10 +242,11 @@ local function pacer(a)
   local lag = rawget(a, "device_lag")
   if type(lag) ~= "number" or not (lag > 0) or lag == math.huge then return nil end
   local now, sleep, spin = poolsh.now, poolsh.sleep, poolsh.spin
-  local base, tails = now(), {}
+  local base, first, tails = now(), nil, {}
   return function(t, s)
     if type(t) ~= "number" then return end
-    local at, h = base + t / 1000, now()
+    first = first or t
+    local at, h = base + (t - first) / 1000, now()
     if at > h then sleep(at - h); h = now() end
     local want = (at > h and at or h) + lag
     local tail = tails[s] or 0

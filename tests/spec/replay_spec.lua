@@ -199,7 +199,7 @@ describe("a replay that keeps the device behind the host", function()
                    { "segment_alloc", 3, 2 * MiB, 0, 9500 }, { "alloc", 3, 30, 0, 12000 } }
 
   it("follows the recorded times and keeps each stream busy device_lag after each call", function()
-    local mod, log = lagging(2)
+    local mod, log = lagging(6)
     local t0 = poolsh.now()
     replay.run(fake(events), { allocator = mod })
     assert.equal(4, #log)
@@ -211,6 +211,22 @@ describe("a replay that keeps the device behind the host", function()
         local late = e.at - t0 - want[i]
         assert.is_true(late >= 0 and late < 0.5, ("call %d at %.3f ms, recorded %d ms"):format(i, e.at - t0, want[i]))
       end
+    end
+  end)
+
+  it("waits at most device_lag + pace_slack between events, whatever the recorded times", function()
+    local mod, log = lagging(2)
+    local year = 365 * 24 * 3600 * 1e6   -- µs
+    local t0 = poolsh.now()
+    replay.run(fake { { "alloc", 1, 10, 0, 0 }, { "alloc", 2, 20, 0, 1000 * year }, { "free", 1, 10, 0, 0 / 0 },
+                      { "alloc", 3, 30, 0, math.huge }, { "free", 2, 20, 0, -math.huge }, { "alloc", 4, 40, 0, -5 } },
+               { allocator = mod })
+    assert.equal(6, #log)
+    for i, e in ipairs(log) do assert.is_true(e.busy, "call " .. i .. " found its stream idle") end
+    if H.is_sim() then
+      local most = 6 * (2 + replay.pace_slack) + 1
+      assert.is_true(log[6].at - t0 < most, ("the replay waited %.1f ms"):format(log[6].at - t0))
+      assert.is_true(log[2].at - log[1].at >= 2 + replay.pace_slack)   -- a long gap is still a wait
     end
   end)
 

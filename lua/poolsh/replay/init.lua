@@ -23,6 +23,9 @@ M.keys = { "events", "peak_reserved", "peak_used", "final_reserved", "segments_a
 M.query_every = 4096
 --- Events between two calls of opts.progress.
 M.progress_every = 16384
+--- The most a paced replay waits between two events beyond the device's
+-- lag, in ms (see pacer below).
+M.pace_slack = 1
 --- The most streams a replay makes by default (opts.max_streams,
 -- --max-streams): a recording of 200k stream ids must not make 200k
 -- streams on a GPU.
@@ -238,15 +241,19 @@ end
 -- after that, so that a free completes on the device device_lag after the
 -- host made it, as if the run's kernels were still queued before it.
 -- Nil for any other allocator: the device stays idle, as before.
+-- A wait longer than device_lag + M.pace_slack ms is cut to that: by then
+-- every stream is idle, so a longer one changes nothing but the clock, and
+-- a recording's times (untrusted) cannot make a replay sleep for long.
 local function pacer(a)
   local lag = rawget(a, "device_lag")
   if type(lag) ~= "number" or not (lag > 0) or lag == math.huge then return nil end
   local now, sleep, spin = poolsh.now, poolsh.sleep, poolsh.spin
-  local base, first, tails = now(), nil, {}
+  local base, first, tails, cap = now(), nil, {}, lag + M.pace_slack
   return function(t, s)
-    if type(t) ~= "number" then return end
+    if type(t) ~= "number" or t ~= t then return end
     first = first or t
     local at, h = base + (t - first) / 1000, now()
+    if at - h > cap then base = base - (at - h - cap); at = h + cap end
     if at > h then sleep(at - h); h = now() end
     local want = (at > h and at or h) + lag
     local tail = tails[s] or 0

@@ -277,6 +277,22 @@ describe("the pool allocator", function()
     assert.is_false(a.pool.opportunistic)
     a:close()
     assert.matches("unknown setting 'bogus'", H.err(require("poolsh.allocators.pool").new, { bogus = 1 }))
+    -- over the default pool: its settings for the allocator's life, then back
+    local P, d = require("poolsh.allocators.pool"), poolsh.default_pool()
+    local before = { d.release_threshold, d.opportunistic }
+    local da = P.new { default = true, release_threshold = "max", opportunistic = false }
+    assert.equal(d, da.pool)
+    assert.same({ math.huge, false }, { d.release_threshold, d.opportunistic })
+    da:close()
+    assert.same(before, { d.release_threshold, d.opportunistic })
+    assert.equal("pool allocator: release_threshold: invalid size 'bogus' (use e.g. 4096, \"4 KiB\", "
+      .. "\"1.5 GiB\", \"64MB\")", H.err(P.new, { default = true, opportunistic = false, release_threshold = "bogus" }))
+    assert.equal("pool allocator: internal_dependencies must be a boolean, got string",
+      H.err(P.new, { default = true, opportunistic = false, internal_dependencies = "yes" }))
+    assert.same(before, { d.release_threshold, d.opportunistic })   -- a refused setting puts them back
+    assert.equal("pool allocator: default must be a boolean, got string", H.err(P.new, { default = "yes" }))
+    assert.equal("pool allocator: max_size cannot be set on the default pool",
+      H.err(P.new, { default = true, max_size = 1 }))
     if H.is_sim() then
       local r = replay.run(fake { { "alloc", 1, 40 * MiB, 0 }, { "alloc", 2, 40 * MiB, 0 } },
                            { allocator = "pool", alloc_opts = { max_size = 64 * MiB } })

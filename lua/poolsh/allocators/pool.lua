@@ -82,7 +82,7 @@ function M.over_default(d, opts)
       local ok, err = pcall(function() d[k] = opts[k] end)
       if not ok then
         for sk, v in pairs(saved) do d[sk] = v end
-        fail("%s", (tostring(err):gsub("^poolsh%.Pool: ", "")))
+        fail("%s", (tostring(err):gsub("^.-%.lua:%d+: ", ""):gsub("^poolsh%.Pool: ", "")))
       end
     end
   end

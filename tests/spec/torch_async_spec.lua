@@ -123,6 +123,23 @@ describe("the pytorch allocator with backend:cudaMallocAsync", function()
     a:close()
   end)
 
+  it("keeps a block whose free failed live, its usage streams with it", function()
+    if not H.is_sim() then return pending("a failing free needs the sim's fault injection") end
+    local pf = require "poolsh.profile"
+    local a = P.new { conf = CONF }
+    local b = a:alloc(MiB, s1)
+    a:record_stream(b, s2)
+    pf.arm { op = "pool_free", call = pf.calls("pool_free") + 1, error = "cudaErrorInvalidValue" }
+    assert.matches("^cudaErrorInvalidValue", H.err(a.free, a, b))
+    pf.disarm()
+    assert.equal(MiB, a:stats().used)
+    assert.is_true(a.live[b])
+    assert.is_true(a.uses[b][s2])
+    a:free(b)                                    -- the free can be made again
+    assert.equal(0, a:stats().used)
+    a:close()
+  end)
+
   it("names what is wrong with bad input", function()
     local function msg(f, ...) return H.err(f, ...) end
     assert.equal("pytorch allocator: options table expected, got string", msg(P.new, CONF))

@@ -158,12 +158,8 @@ end
 function A:free(b, stream)
   local _ = stream
   self:check(b)
-  self.live[b] = nil
-  self.asked = self.asked - b.size
   local uses = self.uses[b]
-  self.uses[b] = nil
-  if b.size == 0 then return false end
-  if uses then
+  if b.size > 0 and uses then
     local u = self:unifying()
     u:wait(b.stream:record(poolsh.event { timing = false }))
     local order = {}
@@ -171,9 +167,12 @@ function A:free(b, stream)
     table.sort(order, function(x, y) return x.id < y.id end)
     for _, s in ipairs(order) do u:wait(s:record(poolsh.event { timing = false })) end
     b:free(u)
-  else
+  elseif b.size > 0 then
     b:free(b.stream)
   end
+  -- only once the free is made: a failed one leaves b live and its uses kept
+  self.live[b], self.uses[b] = nil, nil
+  self.asked = self.asked - b.size
   return false
 end
 

@@ -245,8 +245,8 @@ end
 -- every stream is idle, so a longer one changes nothing but the clock, and
 -- a recording's times (untrusted) cannot make a replay sleep for long.
 local function pacer(a)
-  local lag = rawget(a, "device_lag")
-  if type(lag) ~= "number" or not (lag > 0) or lag == math.huge then return nil end
+  local ok, lag = pcall(function() return a.device_lag end)   -- a may be a userdata
+  if not ok or type(lag) ~= "number" or not (lag > 0) or lag == math.huge then return nil end
   local now, sleep, spin = poolsh.now, poolsh.sleep, poolsh.spin
   local base, first, tails, cap = now(), nil, {}, lag + M.pace_slack
   return function(t, s)

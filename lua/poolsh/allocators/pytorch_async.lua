@@ -40,10 +40,10 @@ local M = {}
 local A = {}
 A.__index = A
 
---- How far behind the host the device runs in a replay, in ms: the
--- longest a record_stream'ed free of tests/data/torch/modes's
--- transformer_2streams (H100) waited for its stream's work, 237 to 316 µs
--- (docs/replay.md, "backend:cudaMallocAsync").
+--- How far behind the host the device runs in a replay, in ms: about
+-- what the record_stream'ed frees of tests/data/torch/modes's
+-- transformer_2streams (H100) waited for their streams' work, 237 to
+-- 316 µs (docs/replay.md, "backend:cudaMallocAsync").
 M.device_lag = 0.3
 
 local function fail(fmt, ...) error("pytorch allocator: " .. fmt:format(...), 0) end

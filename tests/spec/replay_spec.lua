@@ -7,7 +7,8 @@ local replay = require "poolsh.replay"
 local cjson = require "cjson"
 local MiB = H.MiB
 
--- A Recording of `events` ({op, addr, size, stream}), as readers make them.
+-- A Recording of `events` ({op, addr, size, stream [, time in µs]}), as
+-- readers make them.
 local function fake(events, initial)
   local rec = { format = "fake", file = "fake.rec", initial = initial or {}, count = #events, streams = {} }
   function rec.events()
@@ -15,7 +16,7 @@ local function fake(events, initial)
     return function()
       i = i + 1
       local e = events[i]
-      if e then return e[1], e[2], e[3], e[4], nil end
+      if e then return e[1], e[2], e[3], e[4], e[5] end
     end
   end
   return rec
@@ -175,6 +176,71 @@ describe("poolsh.replay.run", function()
   end)
 end)
 
+describe("a replay that keeps the device behind the host", function()
+  -- A spy whose allocator asks for device_lag ms: each call logs the host
+  -- clock and whether the stream was still busy.
+  local function lagging(lag)
+    local log, mod = {}, {}
+    function mod.new()
+      local a = { device_lag = lag }
+      function a.alloc(_, size, stream)
+        log[#log + 1] = { size = size, at = poolsh.now(), busy = not stream:query() }
+        return { size = size, stream = stream }
+      end
+      function a.free(_, b, stream)
+        if stream then log[#log + 1] = { size = -b.size, at = poolsh.now(), busy = not stream:query() } end
+      end
+      function a.stats() return { reserved = 0, used = 0, segments_allocated = 0, driver_frees = 0 } end
+      return a
+    end
+    return mod, log
+  end
+  local events = { { "alloc", 1, 10, 0, 1000 }, { "alloc", 2, 20, 7, 6000 }, { "free", 1, 10, 0, 9000 },
+                   { "segment_alloc", 3, 2 * MiB, 0, 9500 }, { "alloc", 3, 30, 0, 12000 } }
+
+  it("follows the recorded times and keeps each stream busy device_lag after each call", function()
+    local mod, log = lagging(6)
+    local t0 = poolsh.now()
+    replay.run(fake(events), { allocator = mod })
+    assert.equal(4, #log)
+    for i, e in ipairs(log) do assert.is_true(e.busy, "call " .. i .. " found its stream idle") end
+    if H.is_sim() then
+      -- the host reaches each recorded time (µs after the first event), plus the calls' own costs
+      local want = { 0, 5, 8, 11 }
+      for i, e in ipairs(log) do
+        local late = e.at - t0 - want[i]
+        assert.is_true(late >= 0 and late < 0.5, ("call %d at %.3f ms, recorded %d ms"):format(i, e.at - t0, want[i]))
+      end
+    end
+  end)
+
+  it("waits at most device_lag + pace_slack between events, whatever the recorded times", function()
+    local mod, log = lagging(2)
+    local year = 365 * 24 * 3600 * 1e6   -- µs
+    local t0 = poolsh.now()
+    replay.run(fake { { "alloc", 1, 10, 0, 0 }, { "alloc", 2, 20, 0, 1000 * year }, { "free", 1, 10, 0, 0 / 0 },
+                      { "alloc", 3, 30, 0, math.huge }, { "free", 2, 20, 0, -math.huge }, { "alloc", 4, 40, 0, -5 } },
+               { allocator = mod })
+    assert.equal(6, #log)
+    for i, e in ipairs(log) do assert.is_true(e.busy, "call " .. i .. " found its stream idle") end
+    if H.is_sim() then
+      local most = 6 * (2 + replay.pace_slack) + 1
+      assert.is_true(log[6].at - t0 < most, ("the replay waited %.1f ms"):format(log[6].at - t0))
+      assert.is_true(log[2].at - log[1].at >= 2 + replay.pace_slack)   -- a long gap is still a wait
+    end
+  end)
+
+  it("leaves the device idle and the clock alone for allocators without device_lag", function()
+    for _, lag in ipairs { false, 0 } do
+      local mod, log = lagging(lag or nil)
+      local t0 = poolsh.now()
+      replay.run(fake(events), { allocator = mod })
+      for i, e in ipairs(log) do assert.is_false(e.busy, "call " .. i .. " found its stream busy") end
+      if H.is_sim() then assert.is_true(log[4].at - t0 < 1, "the clock followed the recording") end
+    end
+  end)
+end)
+
 describe("the pool allocator", function()
   -- The same operations straight on a new pool: its high marks and growths.
   local function direct(events)
@@ -211,6 +277,22 @@ describe("the pool allocator", function()
     assert.is_false(a.pool.opportunistic)
     a:close()
     assert.matches("unknown setting 'bogus'", H.err(require("poolsh.allocators.pool").new, { bogus = 1 }))
+    -- over the default pool: its settings for the allocator's life, then back
+    local P, d = require("poolsh.allocators.pool"), poolsh.default_pool()
+    local before = { d.release_threshold, d.opportunistic }
+    local da = P.new { default = true, release_threshold = "max", opportunistic = false }
+    assert.equal(d, da.pool)
+    assert.same({ math.huge, false }, { d.release_threshold, d.opportunistic })
+    da:close()
+    assert.same(before, { d.release_threshold, d.opportunistic })
+    assert.equal("pool allocator: release_threshold: invalid size 'bogus' (use e.g. 4096, \"4 KiB\", "
+      .. "\"1.5 GiB\", \"64MB\")", H.err(P.new, { default = true, opportunistic = false, release_threshold = "bogus" }))
+    assert.equal("pool allocator: internal_dependencies must be a boolean, got string",
+      H.err(P.new, { default = true, opportunistic = false, internal_dependencies = "yes" }))
+    assert.same(before, { d.release_threshold, d.opportunistic })   -- a refused setting puts them back
+    assert.equal("pool allocator: default must be a boolean, got string", H.err(P.new, { default = "yes" }))
+    assert.equal("pool allocator: max_size cannot be set on the default pool",
+      H.err(P.new, { default = true, max_size = 1 }))
     if H.is_sim() then
       local r = replay.run(fake { { "alloc", 1, 40 * MiB, 0 }, { "alloc", 2, 40 * MiB, 0 } },
                            { allocator = "pool", alloc_opts = { max_size = 64 * MiB } })

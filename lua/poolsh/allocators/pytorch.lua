@@ -63,6 +63,7 @@ end
 -- text), or max_split_size, max_non_split_rounding and
 -- roundup_power2_divisions one by one; deferred_free (boolean).
 function M.new(opts)
+  if require("poolsh.allocators.pytorch_async").wants(opts) then return require("poolsh.allocators.pytorch_async").new(opts) end
   if opts ~= nil and type(opts) ~= "table" then
     error(("pytorch allocator: options table expected, got %s"):format(type(opts)), 0)
   end

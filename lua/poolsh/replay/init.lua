@@ -23,6 +23,9 @@ M.keys = { "events", "peak_reserved", "peak_used", "final_reserved", "segments_a
 M.query_every = 4096
 --- Events between two calls of opts.progress.
 M.progress_every = 16384
+--- The most a paced replay waits between two events beyond the device's
+-- lag, in ms (see pacer below).
+M.pace_slack = 1
 --- The most streams a replay makes by default (opts.max_streams,
 -- --max-streams): a recording of 200k stream ids must not make 200k
 -- streams on a GPU.
@@ -230,21 +233,54 @@ local function next_stop(n, qevery, severy)
   return s < q and s or q
 end
 
+-- The device-behind-host model (docs/replay.md, "backend:cudaMallocAsync"):
+-- a function (t, s) for an allocator with a device_lag (ms > 0), called
+-- before each recorded allocation and free at t µs (counted from the first
+-- one) on stream s. The host's clock follows the recorded one (poolsh.sleep
+-- while it is early), and s is kept busy (poolsh.spin) until device_lag
+-- after that, so that a free completes on the device device_lag after the
+-- host made it, as if the run's kernels were still queued before it.
+-- Nil for any other allocator: the device stays idle, as before.
+-- A wait longer than device_lag + M.pace_slack ms is cut to that: by then
+-- every stream is idle, so a longer one changes nothing but the clock, and
+-- a recording's times (untrusted) cannot make a replay sleep for long.
+local function pacer(a)
+  local ok, lag = pcall(function() return a.device_lag end)   -- a may be a userdata
+  if not ok or type(lag) ~= "number" or not (lag > 0) or lag == math.huge then return nil end
+  local now, sleep, spin = poolsh.now, poolsh.sleep, poolsh.spin
+  local base, first, tails, cap = now(), nil, {}, lag + M.pace_slack
+  return function(t, s)
+    if type(t) ~= "number" or t ~= t then return end
+    first = first or t
+    local at, h = base + (t - first) / 1000, now()
+    if at - h > cap then base = base - (at - h - cap); at = h + cap end
+    if at > h then sleep(at - h); h = now() end
+    local want = (at > h and at or h) + lag
+    local tail = tails[s] or 0
+    if tail < want then
+      spin(s, want - (tail > h and tail or h))
+      tails[s] = want
+    end
+  end
+end
+
 -- Every recorded event, in order: the hot loop (no closures, no strings
 -- per event). Allocator calls are timed on poolsh.now().
 local function events(st, progress)
   local a, live, lost, requested = st.a, st.live, st.lost, st.requested
+  local pace = pacer(a)
   local hint = type(a.segment_alloc) == "function"
   local alloc, free, stream_of, now = a.alloc, a.free, st.stream_of, poolsh.now
   local sampling, qevery, pevery = st.sampling, M.query_every, M.progress_every
   local on_sample, severy = st.on_sample, st.on_sample and st.sample_every
   local n, failed, ms = 0, 0, st.alloc_ms
   local stop = next_stop(0, qevery, severy)
-  for op, addr, size, stream in st.rec:events() do
+  for op, addr, size, stream, t in st.rec:events() do
     n = n + 1
     if op == "alloc" then
       if live[addr] then st.n = n; bad(st, "alloc at 0x%x, which is live", addr) end
       if size == 0 then lost[addr] = true; goto next end   -- nothing to allocate; its free is skipped
+      if pace then pace(t, stream_of(stream)) end
       local t0 = now()
       local blk = alloc(a, size, stream_of(stream))
       ms = ms + (now() - t0)
@@ -257,6 +293,7 @@ local function events(st, progress)
       local blk = live[addr]
       if blk then
         live[addr] = nil
+        if pace then pace(t, stream_of(stream)) end
         local t0 = now()
         local waits = free(a, blk, stream_of(stream))
         ms = ms + (now() - t0)

@@ -16,8 +16,14 @@ plus the PyTorch version, the mode and, with cudaMallocAsync (whose
 snapshots PyTorch does not support), the default pool's ReservedMemHigh and
 UsedMemHigh read through cuda-python.
 
-Usage: python3 scripts/record_torch_modes.py OUTDIR [WORKLOAD ...]
+Usage: python3 scripts/record_torch_modes.py [--modes native,async,...]
+           [--repeat N] [--conf LABEL=TEXT ...] OUTDIR [WORKLOAD ...]
+
+--repeat N runs each (workload, mode) N times, the files of run K named
+NAME<suffix>.runK; --conf LABEL=TEXT adds a mode of that setting (files
+NAME.LABEL.*; a snapshot unless the backend is cudaMallocAsync).
 """
+import argparse
 import gzip
 import json
 import os
@@ -173,23 +179,25 @@ def reset_pool_highs():
         cudart.cudaMemPoolSetAttribute(pool, attr, driver.cuuint64_t(0))
 
 
-def run_one(name, mode, outdir):
+def run_one(name, mode, outdir, suffix):
     """One workload in one mode, in this process (PYTORCH_CUDA_ALLOC_CONF
-    already set by the parent)."""
+    already set by the parent); its files are NAME + suffix."""
     import torch
     torch.manual_seed(0)
     torch.backends.cudnn.benchmark = False
     work, steps = WORKLOADS[name], STEPS[name]
     work(torch, 1)                      # warm up: kernels, cuBLAS, cuDNN
     torch.cuda.synchronize(); torch.cuda.empty_cache(); torch.cuda.reset_peak_memory_stats()
-    if mode == "async":
+    conf = os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "")
+    is_async = "cudaMallocAsync" in conf
+    if is_async:
         reset_pool_highs()
-    history = mode != "async"
+    history = not is_async
     if history:
         torch.cuda.memory._record_memory_history(max_entries=200000, stacks="python")
     work(torch, steps)
     torch.cuda.synchronize()
-    base = os.path.join(outdir, name + SUFFIX[mode])
+    base = os.path.join(outdir, name + suffix)
     summary = {"workload": name, "mode": mode}
     if history:
         snap = torch.cuda.memory._snapshot()
@@ -201,8 +209,8 @@ def run_one(name, mode, outdir):
         summary["segments"] = len(snap["segments"])
     stats = dict(torch.cuda.memory_stats())
     stats["torch_version"] = torch.__version__
-    stats["alloc_conf"] = MODES[mode]
-    if mode == "async":
+    stats["alloc_conf"] = conf
+    if is_async:
         stats.update(pool_highs())
     with open(base + ".stats.json", "w") as f:
         json.dump(stats, f, indent=1, sort_keys=True)
@@ -212,29 +220,46 @@ def run_one(name, mode, outdir):
 
 
 def main():
-    if len(sys.argv) == 5 and sys.argv[1] == "--one":
-        run_one(sys.argv[2], sys.argv[3], sys.argv[4])
+    if len(sys.argv) == 6 and sys.argv[1] == "--one":
+        run_one(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5])
         return
-    if len(sys.argv) < 2:
-        sys.exit(__doc__)
-    outdir = sys.argv[1]
-    os.makedirs(outdir, exist_ok=True)
-    names = sys.argv[2:] or list(WORKLOADS)
+    ap = argparse.ArgumentParser(usage=__doc__)
+    ap.add_argument("--modes", default=",".join(MODES))
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--conf", action="append", default=[])
+    ap.add_argument("outdir")
+    ap.add_argument("workloads", nargs="*")
+    args = ap.parse_args()
+    modes, suffixes = {}, {}
+    for m in args.modes.split(","):
+        if m not in MODES:
+            sys.exit(f"unknown mode {m!r} (known: {', '.join(MODES)})")
+        modes[m], suffixes[m] = MODES[m], SUFFIX[m]
+    for c in args.conf:
+        label, _, text = c.partition("=")
+        if not label or not text:
+            sys.exit(f"--conf wants LABEL=TEXT, got {c!r}")
+        modes[label], suffixes[label] = text, "." + label
+    os.makedirs(args.outdir, exist_ok=True)
+    names = args.workloads or list(WORKLOADS)
     failed = 0
     for name in names:
         if name not in WORKLOADS:
             sys.exit(f"unknown workload {name!r} (known: {', '.join(WORKLOADS)})")
-        for mode, conf in MODES.items():
-            env = dict(os.environ)
-            env.pop("PYTORCH_ALLOC_CONF", None)
-            if conf:
-                env["PYTORCH_CUDA_ALLOC_CONF"] = conf
-            else:
-                env.pop("PYTORCH_CUDA_ALLOC_CONF", None)
-            r = subprocess.run([sys.executable, __file__, "--one", name, mode, outdir], env=env)
-            if r.returncode != 0:
-                print(f"{name} {mode}: failed ({r.returncode})", flush=True)
-                failed += 1
+        for mode, conf in modes.items():
+            for k in range(1, args.repeat + 1):
+                env = dict(os.environ)
+                env.pop("PYTORCH_ALLOC_CONF", None)
+                if conf:
+                    env["PYTORCH_CUDA_ALLOC_CONF"] = conf
+                else:
+                    env.pop("PYTORCH_CUDA_ALLOC_CONF", None)
+                suffix = suffixes[mode] + (f".run{k}" if args.repeat > 1 else "")
+                r = subprocess.run([sys.executable, __file__, "--one", name, mode, args.outdir, suffix],
+                                   env=env)
+                if r.returncode != 0:
+                    print(f"{name} {mode}: failed ({r.returncode})", flush=True)
+                    failed += 1
     sys.exit(1 if failed else 0)
 
 

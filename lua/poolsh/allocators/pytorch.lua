@@ -50,12 +50,10 @@ local function conf_options(text)
   if t.backend ~= "native" then
     error("pytorch allocator: backend:" .. t.backend .. " is not modelled yet (issue 21)", 0)
   end
-  if t.expandable_segments then
-    error("pytorch allocator: expandable_segments:True is not modelled yet (issue 21)", 0)
-  end
   return {
     max_split_size = t.max_split_size, max_non_split_rounding = t.max_non_split_rounding,
     roundup_power2_divisions = t.roundup_power2_divisions,
+    expandable = t.expandable_segments or nil, large_segment_size = t.large_segment_size,
   }
 end
 

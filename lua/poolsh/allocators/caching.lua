@@ -378,6 +378,11 @@ function A:find_expandable(pool, stream, size)
     while room < size and allocatable(b) do room = room + b.size; b = b.next end
     if room >= size then return c end
   end
+  return self:new_expandable(pool, stream)
+end
+
+-- A new expandable segment of the pool for stream; its one block, unmapped.
+function A:new_expandable(pool, stream)
   local pages = require("poolsh.allocators.vmm_pages").new(self.page[pool], stream)
   local seg = { pages = pages, addr = pages.addr, key = pages.addr, size = pages.size, pool = pool, stream = stream }
   local head = self:block(seg, 0, pages.size, stream, nil, nil)
@@ -386,6 +391,32 @@ function A:find_expandable(pool, stream, size)
   self.segs[seg] = true
   self:enlist(head)
   return head
+end
+
+-- Maps [off, off + size) of expandable segment seg, which must be unmapped
+-- (restore: the pages a recording had mapped before its trace).
+function A:map_at(seg, off, size)
+  local page = seg.pages.page
+  if off % page ~= 0 or size % page ~= 0 or off < 0 or off + size > seg.size then
+    fail("restore: an expandable run of %s at offset %d is not whole %s pages of its segment",
+      poolsh.fmt(size), off, poolsh.fmt(page))
+  end
+  local u = seg.head
+  while u and u.offset + u.size <= off do u = u.next end
+  if not u or u.mapped ~= false or u.offset + u.size < off + size then
+    fail("restore: expandable runs overlap at offset %d", off)
+  end
+  if u.offset < off then   -- the unmapped part before stays unmapped
+    self:unlist(u)
+    local front = self:block(seg, u.offset, off - u.offset, u.stream, u.prev, u)
+    front.mapped = false
+    if front.prev then front.prev.next = front else seg.head = front end
+    u.prev, u.offset, u.size = front, off, u.size - front.size
+    self:enlist(front)
+    self:enlist(u)
+  end
+  local ok, err = self:map_block(u, size)
+  if not ok then fail("restore: out of memory mapping %s: %s", poolsh.fmt(size), err) end
 end
 
 -- Maps the pages under the first `size` bytes of unmapped block b; the
@@ -595,14 +626,14 @@ end
 local function free_at(seg, off)
   local b = seg.head
   while b and b.offset + b.size <= off do b = b.next end
-  if b and not b.allocated and b.offset <= off then return b end
+  if b and not b.allocated and b.mapped ~= false and b.offset <= off then return b end
 end
 
 -- Splits free block b at `off` (inside it): the part before stays free.
 function A:cut(b, off)
   self:remove(b)
   local front = { segment = b.segment, offset = b.offset, size = off - b.offset, stream = b.stream,
-                  allocated = false, prev = b.prev, next = b }
+                  allocated = false, prev = b.prev, next = b, mapped = b.mapped }
   if front.prev then front.prev.next = front else b.segment.head = front end
   b.prev, b.offset, b.size = front, off, b.size - front.size
   self:insert(front)
@@ -627,12 +658,7 @@ function A:restore(segments, blocks, stream_of)
     end
   end
   local out, segs = {}, {}
-  if self.expandable then
-    -- the recorded layout is not an expandable one: the blocks are
-    -- allocated in address order, each as a request
-    for _, bl in ipairs(blocks) do out[bl.addr] = self:alloc(bl.size, stream_of(bl.stream)) end
-    return out
-  end
+  if self.expandable then return self:restore_expandable(segments, blocks, stream_of) end
   for i, sg in ipairs(segments) do
     if sg.kind ~= nil and sg.kind ~= "small" and sg.kind ~= "large" then
       fail("restore: segment %d: kind must be small or large, got %s", i, tostring(sg.kind))
@@ -650,11 +676,40 @@ function A:restore(segments, blocks, stream_of)
   return out
 end
 
+-- restore() with expandable segments: the runs of pages mapped before the
+-- trace (segments with expandable = true and the base of their range) are
+-- mapped at the same offsets, and the blocks carved at theirs; a recording
+-- of cudaMalloc segments has no expandable layout to restore: its blocks are
+-- allocated in address order, each as a request.
+function A:restore_expandable(segments, blocks, stream_of)
+  local made, segs = { small = {}, large = {} }, {}
+  for i, sg in ipairs(segments) do
+    if sg.expandable then
+      if math.type(sg.base) ~= "integer" or sg.base > sg.addr then
+        fail("restore: expandable segment %d: an integer base at or below its address expected", i)
+      end
+      local pool = sg.kind == "small" and "small" or "large"
+      local stream = check_stream(stream_of(sg.stream))
+      local seg = made[pool][stream]
+      if not seg then
+        seg = self:new_expandable(pool, stream).segment
+        seg.recorded = sg.base
+        made[pool][stream] = seg
+        segs[#segs + 1] = seg
+      end
+      self:map_at(seg, sg.addr - seg.recorded, sg.size)
+    end
+  end
+  local out = {}
+  for _, bl in ipairs(blocks) do out[bl.addr] = self:restore_block(segs, bl, stream_of) end
+  return out
+end
+
 -- One block of restore(): carved at its offset, or a plain alloc.
 function A:restore_block(segs, bl, stream_of)
   local rounded = M.round_size(bl.size, self.divisions)
   for _, seg in ipairs(segs) do
-    local off = bl.addr - seg.key
+    local off = bl.addr - (seg.recorded or seg.key)
     local b = off >= 0 and off < seg.size and free_at(seg, off)
     if b and b.offset + b.size >= off + rounded then
       if off > b.offset then self:cut(b, off) end

@@ -13,7 +13,12 @@
 --   rec.initial_segments  segments freed in the trace but not allocated in
 --                         it, and segments at the end the trace never
 --                         allocated: {addr, size, stream, kind = "small"|"large"}
--- both in address order. A block freed before the trace whose free was
+-- both in address order. A recording made with expandable_segments:True
+-- lists its maps and unmaps as segment_map and segment_unmap (not
+-- segment_alloc and segment_free), and its initial_segments are the runs
+-- of pages mapped before the trace: {addr, size, stream, kind, expandable =
+-- true, base}, base the lowest address the recording shows of that pool
+-- and stream (where its address range starts). A block freed before the trace whose free was
 -- still pending at its start is in neither. An oom entry becomes
 -- alloc_failed with addr 0 (PyTorch records the device's free bytes there).
 local pickle = require "poolsh.replay.pickle"
@@ -21,6 +26,7 @@ local gzip = require "poolsh.replay.gzip"
 local cjson = require "cjson"
 
 local M = {}
+local premapped
 
 -- Above this a size is a bad file, not a request (1 PiB).
 M.max_size = 1 << 50
@@ -30,7 +36,7 @@ M.max_size = 1 << 50
 local ops = {
   alloc = "alloc", free_requested = "free", free_completed = "free_completed",
   segment_alloc = "segment_alloc", segment_free = "segment_free", oom = "alloc_failed",
-  segment_map = "segment_alloc", segment_unmap = "segment_free",
+  segment_map = "segment_map", segment_unmap = "segment_unmap",
   snapshot = false, user_defined = false,
 }
 
@@ -151,6 +157,76 @@ local function events_of(trace, file, seen)
   return ev
 end
 
+-- Interval sets: sorted lists of {lo, hi} (hi excluded), disjoint.
+local function cut_out(set, lo, hi)
+  local out = {}
+  for _, iv in ipairs(set) do
+    if iv[2] <= lo or iv[1] >= hi then out[#out + 1] = iv
+    else
+      if iv[1] < lo then out[#out + 1] = { iv[1], lo } end
+      if iv[2] > hi then out[#out + 1] = { hi, iv[2] } end
+    end
+  end
+  return out
+end
+
+local function put_in(set, lo, hi)
+  local out = cut_out(set, lo, hi)
+  out[#out + 1] = { lo, hi }
+  table.sort(out, function(a, b) return a[1] < b[1] end)
+  local merged = {}
+  for _, iv in ipairs(out) do
+    local last = merged[#merged]
+    if last and last[2] == iv[1] then last[2] = iv[2] else merged[#merged + 1] = { iv[1], iv[2] } end
+  end
+  return merged
+end
+
+-- The runs of expandable pages mapped before the first event: the mapped
+-- runs at the end (`runs`) with the trace undone backwards (a map had not
+-- happened yet, an unmap's pages were mapped), one set per pool and
+-- stream; each with the lowest address seen of its pool and stream.
+premapped = function(ev, runs)
+  if #runs == 0 then return {} end
+  local sets = { small = {}, large = {} }   -- [kind][stream] = {set =, base =}
+  local function at(kind, stream, addr)
+    local t = sets[kind][stream]
+    if not t then t = { set = {}, base = addr }; sets[kind][stream] = t end
+    if addr < t.base then t.base = addr end
+    return t
+  end
+  for _, r in ipairs(runs) do
+    local t = at(r.kind, r.stream, r.addr)
+    t.set = put_in(t.set, r.addr, r.addr + r.size)
+  end
+  -- a trace map's pool: the run at the end that holds it, else by its size
+  local function kind_of(addr, size, stream)
+    for _, r in ipairs(runs) do
+      if r.stream == stream and addr >= r.addr and addr < r.addr + r.size then return r.kind end
+    end
+    return size % (20 << 20) == 0 and "large" or "small"
+  end
+  for i = ev.n, 1, -1 do
+    local op = ev.op[i]
+    if op == "segment_map" or op == "segment_unmap" then
+      local addr, size, stream = ev.addr[i], ev.size[i], ev.stream[i]
+      local t = at(kind_of(addr, size, stream), stream, addr)
+      if op == "segment_map" then t.set = cut_out(t.set, addr, addr + size)
+      else t.set = put_in(t.set, addr, addr + size) end
+    end
+  end
+  local out = {}
+  for kind, by_stream in pairs(sets) do
+    for stream, t in pairs(by_stream) do
+      for _, iv in ipairs(t.set) do
+        out[#out + 1] = { addr = iv[1], size = iv[2] - iv[1], stream = stream, kind = kind,
+          expandable = true, base = t.base }
+      end
+    end
+  end
+  return out
+end
+
 -- The blocks and segments live before the first event (see the top).
 local function initial_state(ev, segments, file, seen)
   local live, freed, seg_live, blocks, segs = {}, {}, {}, {}, {}
@@ -172,10 +248,15 @@ local function initial_state(ev, segments, file, seen)
       seg_live[addr] = nil
     end
   end
+  local runs = {}   -- expandable segments at the end: mapped runs
   for _, seg in ipairs(segments) do
     local function where(fmt, ...) bad(file, "segment at the end: " .. fmt, ...) end
     local addr = int_field(seg, "address", where, 0)
-    if not seg_live[addr] then
+    if seg.is_expandable == true then
+      runs[#runs + 1] = { addr = addr, size = int_field(seg, "total_size", where, 0, M.max_size),
+        stream = int_field(seg, "stream", where, math.mininteger),
+        kind = seg.segment_type == "small" and "small" or "large" }
+    elseif not seg_live[addr] then
       segs[#segs + 1] = { addr = addr, size = int_field(seg, "total_size", where, 0, M.max_size),
         stream = int_field(seg, "stream", where, math.mininteger),
         kind = type(seg.segment_type) == "string" and seg.segment_type or nil }
@@ -191,6 +272,7 @@ local function initial_state(ev, segments, file, seen)
       end
     end
   end
+  for _, r in ipairs(premapped(ev, runs)) do segs[#segs + 1] = r end
   for _, t in ipairs { blocks, segs } do
     table.sort(t, function(a, b) return a.addr < b.addr end)
   end
@@ -217,13 +299,15 @@ function M.expected(path)
   local ok, stats = pcall(cjson.decode, text)
   if not ok or type(stats) ~= "table" then bad(basename(stats_path), "not a JSON object: %s", tostring(stats)) end
   for k, v in pairs(stats) do stats[k] = math.tointeger(v) or v end   -- cjson reads floats
+  -- expandable segments: no cudaMalloc segments, map and unmap calls instead
+  local mapped = stats["segment.all.allocated"] == 0 and (stats.num_device_alloc or 0) > 0
   return {
     peak_reserved = stats["reserved_bytes.all.peak"],
     final_reserved = stats["reserved_bytes.all.current"],
     peak_allocated = stats["allocated_bytes.all.peak"],
     final_allocated = stats["allocated_bytes.all.current"],
-    segments_allocated = stats["segment.all.allocated"],   -- since the process began
-    segments_freed = stats["segment.all.freed"],
+    segments_allocated = mapped and stats.num_device_alloc or stats["segment.all.allocated"],   -- since the process began
+    segments_freed = mapped and stats.num_device_free or stats["segment.all.freed"],
     segments_current = stats["segment.all.current"],
     ooms = stats.num_ooms, alloc_retries = stats.num_alloc_retries,
     torch_version = stats.torch_version,

@@ -221,3 +221,52 @@ describe("replays of PyTorch's workloads with expandable_segments:True", functio
     assert.equal(native.stats["segment.all.allocated"], native.segments_allocated)
   end)
 end)
+
+describe("an expandable recording's pages mapped before its trace", function()
+  local writer = require "poolsh.export.pickle"
+  local L = writer.list
+  local function ev(action, addr, size, t)
+    return { action = action, addr = addr, size = size, stream = 7, time_us = t, frames = L() }
+  end
+  local function snapshot(trace, segments, timed)
+    local path = os.tmpname() .. ".pickle"
+    local f = assert(io.open(path, "wb"))
+    f:write(writer.dumps { device_traces = L { L(trace) }, segments = L(segments) })
+    f:close()
+    local t0 = os.clock()
+    local rec = torch.open(path)
+    local took = os.clock() - t0
+    os.remove(path)
+    return rec, took
+  end
+  local P20 = 20 * MiB
+  local function run_at(addr, size)
+    return { device = 0, address = addr, total_size = size, stream = 7, segment_type = "large",
+      is_expandable = true, blocks = L { { address = addr, size = size, state = "inactive" } } }
+  end
+
+  it("are the runs at the end with the trace's maps undone and its unmaps redone", function()
+    local base = 0x7f0000000000
+    local rec = snapshot({
+      ev("segment_map", base + 2 * P20, P20, 1),       -- the hole between two runs from before
+      ev("segment_unmap", base + 5 * P20, P20, 2),     -- a page from before, gone
+      ev("segment_map", base + 6 * P20, 2 * P20, 3),
+      ev("segment_unmap", base + 7 * P20, P20, 4),     -- mapped in the trace, then unmapped
+    }, { run_at(base, 5 * P20), run_at(base + 6 * P20, P20) })
+    local ops = {}
+    for op in rec:events() do ops[#ops + 1] = op end
+    assert.same({ "segment_map", "segment_unmap", "segment_map", "segment_unmap" }, ops)
+    assert.same({
+      { addr = base, size = 2 * P20, stream = 7, kind = "large", expandable = true, base = base },
+      { addr = base + 3 * P20, size = 3 * P20, stream = 7, kind = "large", expandable = true, base = base },
+    }, rec.initial_segments)
+  end)
+
+  it("are found in time proportional to the trace, not its square", function()
+    local base, trace = 0x7f0000000000, {}
+    for i = 1, 20000 do trace[i] = ev("segment_unmap", base + (2 * i) * P20, P20, i) end
+    local rec, took = snapshot(trace, { run_at(base, P20) })
+    assert.equal(20001, #rec.initial_segments)
+    assert.is_true(took < 5, "reading took " .. took .. " s")
+  end)
+end)

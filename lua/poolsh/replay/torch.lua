@@ -157,70 +157,97 @@ local function events_of(trace, file, seen)
   return ev
 end
 
--- Interval sets: sorted lists of {lo, hi} (hi excluded), disjoint.
-local function cut_out(set, lo, hi)
+-- The index of the last of sorted values v that is <= x (0 if none).
+local function floor_index(v, x)
+  local lo, hi = 0, #v
+  while lo < hi do
+    local mid = (lo + hi + 1) // 2
+    if v[mid] <= x then lo = mid else hi = mid - 1 end
+  end
+  return lo
+end
+
+-- The runs of pages one pool and stream had mapped before the first event.
+-- `ops`: its maps and unmaps in trace order ({op, lo, hi}); `runs`: its
+-- mapped runs at the end. Between consecutive addresses where something
+-- begins or ends, the piece's first op decides (a map: it was unmapped
+-- before; an unmap: mapped), else the end does; each piece is painted once
+-- (a next-unpainted chain), so the time is n log n in the entries.
+local function group_premapped(ops, runs)
+  local pts, seen = {}, {}
+  local function pt(x) if not seen[x] then seen[x] = true; pts[#pts + 1] = x end end
+  for _, o in ipairs(ops) do pt(o[2]); pt(o[3]) end
+  for _, r in ipairs(runs) do pt(r[1]); pt(r[2]) end
+  table.sort(pts)
+  -- paints [lo, hi) of the pieces not painted yet with v
+  local function painter(into)
+    local nxt = {}
+    local function find(j)   -- the first unpainted piece from j on
+      local root = j
+      while nxt[root] do root = nxt[root] end
+      while nxt[j] do local n = nxt[j]; nxt[j] = root; j = n end
+      return root
+    end
+    return function(lo, hi, v)
+      local last = floor_index(pts, hi)
+      local j = find(floor_index(pts, lo))
+      while j < last do into[j] = v; nxt[j] = j + 1; j = find(j + 1) end
+    end
+  end
+  local first, at_end = {}, {}
+  local paint = painter(first)
+  for _, o in ipairs(ops) do paint(o[2], o[3], o[1]) end
+  paint = painter(at_end)
+  for _, r in ipairs(runs) do paint(r[1], r[2], true) end
   local out = {}
-  for _, iv in ipairs(set) do
-    if iv[2] <= lo or iv[1] >= hi then out[#out + 1] = iv
-    else
-      if iv[1] < lo then out[#out + 1] = { iv[1], lo } end
-      if iv[2] > hi then out[#out + 1] = { hi, iv[2] } end
+  for j = 1, #pts - 1 do
+    local was = first[j] == "segment_unmap" or (first[j] == nil and at_end[j])
+    if was then
+      local last = out[#out]
+      if last and last[2] == pts[j] then last[2] = pts[j + 1] else out[#out + 1] = { pts[j], pts[j + 1] } end
     end
   end
   return out
 end
 
-local function put_in(set, lo, hi)
-  local out = cut_out(set, lo, hi)
-  out[#out + 1] = { lo, hi }
-  table.sort(out, function(a, b) return a[1] < b[1] end)
-  local merged = {}
-  for _, iv in ipairs(out) do
-    local last = merged[#merged]
-    if last and last[2] == iv[1] then last[2] = iv[2] else merged[#merged + 1] = { iv[1], iv[2] } end
-  end
-  return merged
-end
-
--- The runs of expandable pages mapped before the first event: the mapped
--- runs at the end (`runs`) with the trace undone backwards (a map had not
--- happened yet, an unmap's pages were mapped), one set per pool and
--- stream; each with the lowest address seen of its pool and stream.
+-- The runs of expandable pages mapped before the first event (see the
+-- top), from the mapped runs at the end and the trace's maps and unmaps,
+-- per pool and stream; each with the lowest address seen of its pool and
+-- stream.
 premapped = function(ev, runs)
   if #runs == 0 then return {} end
-  local sets = { small = {}, large = {} }   -- [kind][stream] = {set =, base =}
+  table.sort(runs, function(a, b) return a.addr < b.addr end)
+  local starts = {}
+  for i, r in ipairs(runs) do starts[i] = r.addr end
+  local groups = { small = {}, large = {} }   -- [kind][stream] = {ops =, runs =, base =}
   local function at(kind, stream, addr)
-    local t = sets[kind][stream]
-    if not t then t = { set = {}, base = addr }; sets[kind][stream] = t end
-    if addr < t.base then t.base = addr end
-    return t
+    local g = groups[kind][stream]
+    if not g then g = { ops = {}, runs = {}, base = addr }; groups[kind][stream] = g end
+    if addr < g.base then g.base = addr end
+    return g
   end
   for _, r in ipairs(runs) do
-    local t = at(r.kind, r.stream, r.addr)
-    t.set = put_in(t.set, r.addr, r.addr + r.size)
+    local g = at(r.kind, r.stream, r.addr)
+    g.runs[#g.runs + 1] = { r.addr, r.addr + r.size }
   end
-  -- a trace map's pool: the run at the end that holds it, else by its size
-  local function kind_of(addr, size, stream)
-    for _, r in ipairs(runs) do
-      if r.stream == stream and addr >= r.addr and addr < r.addr + r.size then return r.kind end
-    end
-    return size % (20 << 20) == 0 and "large" or "small"
-  end
-  for i = ev.n, 1, -1 do
+  for i = 1, ev.n do
     local op = ev.op[i]
     if op == "segment_map" or op == "segment_unmap" then
       local addr, size, stream = ev.addr[i], ev.size[i], ev.stream[i]
-      local t = at(kind_of(addr, size, stream), stream, addr)
-      if op == "segment_map" then t.set = cut_out(t.set, addr, addr + size)
-      else t.set = put_in(t.set, addr, addr + size) end
+      -- its pool: the run at the end that holds it, else by its size
+      local r = runs[floor_index(starts, addr)]
+      local kind = r and r.stream == stream and addr < r.addr + r.size and r.kind
+        or (size % (20 << 20) == 0 and "large" or "small")
+      local g = at(kind, stream, addr)
+      if size > 0 then g.ops[#g.ops + 1] = { op, addr, addr + size } end
     end
   end
   local out = {}
-  for kind, by_stream in pairs(sets) do
-    for stream, t in pairs(by_stream) do
-      for _, iv in ipairs(t.set) do
+  for kind, by_stream in pairs(groups) do
+    for stream, g in pairs(by_stream) do
+      for _, iv in ipairs(group_premapped(g.ops, g.runs)) do
         out[#out + 1] = { addr = iv[1], size = iv[2] - iv[1], stream = stream, kind = kind,
-          expandable = true, base = t.base }
+          expandable = true, base = g.base }
       end
     end
   end

@@ -54,11 +54,15 @@ function D.new(limit)
     if self.mapped == 0 then v.created = v.created - self.size end
   end
 
+  local G = 2 * 1024 * 1024   -- granules: every map and offset is a multiple
+
   function Range:map(offset, m)
     assert(self.live, "range freed")
-    for off, mp in pairs(self.maps) do
-      if offset < off + mp.size and off < offset + m.size then error("cudaErrorInvalidValue: map over a mapping", 0) end
+    self.used = self.used or {}
+    for g = offset // G, (offset + m.size) // G - 1 do
+      if self.used[g] then error("cudaErrorInvalidValue: map over a mapping", 0) end
     end
+    for g = offset // G, (offset + m.size) // G - 1 do self.used[g] = true end
     self.maps[offset] = { size = m.size, memory = m }
     m.mapped = m.mapped + 1
     v.calls.map = v.calls.map + 1
@@ -66,11 +70,9 @@ function D.new(limit)
 
   function Range:set_access(offset, size)
     v.calls.set_access = v.calls.set_access + 1
-    local covered = 0
-    for off, mp in pairs(self.maps) do
-      if off >= offset and off + mp.size <= offset + size then covered = covered + mp.size end
+    for g = offset // G, (offset + size) // G - 1 do
+      if not (self.used and self.used[g]) then error("cudaErrorInvalidValue: set_access over unmapped bytes", 0) end
     end
-    if covered ~= size then error("cudaErrorInvalidValue: set_access over unmapped bytes", 0) end
   end
 
   function Range:unmap(offset, size)
@@ -78,6 +80,7 @@ function D.new(limit)
     if not mp then return end
     if mp.size ~= size then error("cudaErrorInvalidValue: unmap of part of a mapping", 0) end
     self.maps[offset] = nil
+    for g = offset // G, (offset + size) // G - 1 do self.used[g] = nil end
     v.calls.unmap = v.calls.unmap + 1
     local m = mp.memory
     m.mapped = m.mapped - 1

@@ -345,23 +345,30 @@ function A:unmapped_list(b)
   return l
 end
 
+-- The first index in list (by address) whose block's address is >= k.
+local function address_bound(list, k)
+  local lo, hi = 1, #list + 1
+  while lo < hi do
+    local mid = (lo + hi) // 2
+    if list[mid].k < k then lo = mid + 1 else hi = mid end
+  end
+  return lo
+end
+
 -- Puts unmapped block b in its list, in address order.
 function A:enlist(b)
   local l = self:unmapped_list(b)
   local k = b.segment.key + b.offset
   b.k = k
-  local i = #l + 1
-  while i > 1 and l[i - 1].k > k do i = i - 1 end
-  table.insert(l, i, b)
+  table.insert(l, address_bound(l, k), b)
 end
 
 -- Takes unmapped block b out of its list.
 function A:unlist(b)
   local l = self:unmapped_list(b)
-  for i = 1, #l do
-    if l[i] == b then table.remove(l, i); return end
-  end
-  error("caching allocator: unmapped list out of order")
+  local i = address_bound(l, b.k)
+  assert(l[i] == b, "caching allocator: unmapped list out of order")
+  table.remove(l, i)
 end
 
 -- Whether b is a block a request may grow into (free, mapped or not).
@@ -401,7 +408,8 @@ function A:map_at(seg, off, size)
     fail("restore: an expandable run of %s at offset %d is not whole %s pages of its segment",
       poolsh.fmt(size), off, poolsh.fmt(page))
   end
-  local u = seg.head
+  local u = seg.cursor   -- runs come in address order: go on from the last
+  if not u or u.segment ~= seg or u.mapped ~= false or u.offset > off then u = seg.head end
   while u and u.offset + u.size <= off do u = u.next end
   if not u or u.mapped ~= false or u.offset + u.size < off + size then
     fail("restore: expandable runs overlap at offset %d", off)
@@ -417,6 +425,7 @@ function A:map_at(seg, off, size)
   end
   local ok, err = self:map_block(u, size)
   if not ok then fail("restore: out of memory mapping %s: %s", poolsh.fmt(size), err) end
+  seg.cursor = u.next
 end
 
 -- Maps the pages under the first `size` bytes of unmapped block b; the
@@ -622,9 +631,10 @@ function A:take(b, rounded, n)
   return b
 end
 
--- The free block of segment seg that holds offset off, or nil.
-local function free_at(seg, off)
-  local b = seg.head
+-- The free block of segment seg that holds offset off, or nil; the walk
+-- starts at `from` (a block of seg at or before off) when given.
+local function free_at(seg, off, from)
+  local b = from or seg.head
   while b and b.offset + b.size <= off do b = b.next end
   if b and not b.allocated and b.mapped ~= false and b.offset <= off then return b end
 end
@@ -673,6 +683,7 @@ function A:restore(segments, blocks, stream_of)
   for _, bl in ipairs(blocks) do
     out[bl.addr] = self:restore_block(segs, bl, stream_of)
   end
+  for _, seg in ipairs(segs) do seg.carved = nil end
   return out
 end
 
@@ -702,6 +713,7 @@ function A:restore_expandable(segments, blocks, stream_of)
   end
   local out = {}
   for _, bl in ipairs(blocks) do out[bl.addr] = self:restore_block(segs, bl, stream_of) end
+  for _, seg in ipairs(segs) do seg.cursor, seg.carved = nil, nil end
   return out
 end
 
@@ -710,11 +722,15 @@ function A:restore_block(segs, bl, stream_of)
   local rounded = M.round_size(bl.size, self.divisions)
   for _, seg in ipairs(segs) do
     local off = bl.addr - (seg.recorded or seg.key)
-    local b = off >= 0 and off < seg.size and free_at(seg, off)
+    local from = seg.carved   -- blocks come in address order: go on from the last
+    if from and (from.segment ~= seg or from.offset > off or not from.out) then from = nil end
+    local b = off >= 0 and off < seg.size and free_at(seg, off, from)
     if b and b.offset + b.size >= off + rounded then
       if off > b.offset then self:cut(b, off) end
       self:remove(b)
-      return self:take(b, rounded, bl.size)
+      b = self:take(b, rounded, bl.size)
+      seg.carved = b
+      return b
     end
   end
   return self:alloc(bl.size, stream_of(bl.stream))

@@ -219,6 +219,16 @@ describe("replays of PyTorch's workloads with expandable_segments:True", functio
     assert.equal(torch.expected(DIR .. "transformer.expandable.pickle.gz").peak_reserved, r.peak_reserved)
   end)
 
+  it("poolsh replay --alloc-conf 'expandable_segments:True' prints PyTorch's peak", function()
+    if double then pending("the poolsh command needs a build with poolsh.vmm") return end
+    local H = require "helpers"
+    local out, err, code = H.poolsh_cmd("--backend=sim replay " .. DIR .. "resnet18.pickle.gz"
+      .. " --allocator=pytorch --alloc-conf 'expandable_segments:True' --json")
+    assert.equal(0, code, err)
+    local r = require("cjson").decode(out)
+    assert.same({ 599785472, 28, 0 }, { r.peak_reserved, r.segments_allocated, r.failed })
+  end)
+
   it("reads num_device_alloc as the expected segments of an expandable recording", function()
     local e = torch.expected(DIR .. "resnet18.expandable.pickle.gz")
     assert.same({ 52, 4, 0 }, { e.segments_allocated, e.segments_freed, e.stats["segment.all.allocated"] })

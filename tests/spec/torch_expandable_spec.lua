@@ -45,6 +45,11 @@ describe("pytorch allocator, expandable_segments:True", function()
     assert.same({ 62 * MiB, 3, 0 }, { a:stats().reserved, a:stats().segments_allocated, a:stats().segments })
     assert.same({ { 3 * MiB, true, true }, { 50 * MiB, true, true }, { 7 * MiB, false, true } }, layout(z))
     assert.equal(a:addr(y) + 3 * MiB, a:addr(z))   -- one range: blocks merge across pages
+    local runs = a:segments()                        -- as a snapshot lists them: mapped runs
+    table.sort(runs, function(p, q) return p.pool > q.pool end)   -- small first
+    assert.same({ { 2 * MiB, "small", true }, { 60 * MiB, "large", true } },
+      { { runs[1].size, runs[1].pool, runs[1].expandable }, { runs[2].size, runs[2].pool, runs[2].expandable } })
+    assert.same({ 3 * MiB, 50 * MiB, 7 * MiB }, { runs[2].blocks[1].size, runs[2].blocks[2].size, runs[2].blocks[3].size })
     for _, b in ipairs { x, y, z } do a:free(b, s1) end
     assert.same({ { 60 * MiB, false, true } }, layout(z))
     a:close()

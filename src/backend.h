@@ -34,6 +34,7 @@ typedef uint64_t ps_addr;
 typedef struct ps_stream ps_stream;
 typedef struct ps_event ps_event;
 typedef struct ps_pool ps_pool;
+typedef struct ps_vmm_handle ps_vmm_handle;
 
 /* Status codes: CUDA's own numbers, so both backends agree. */
 enum {
@@ -61,7 +62,9 @@ typedef enum {
   PS_KIND_POOL = 0,      /* cudaMallocFromPoolAsync (device or host pool) */
   PS_KIND_MALLOC = 1,    /* cudaMalloc */
   PS_KIND_PINNED = 2,    /* cudaHostAlloc */
-  PS_KIND_PAGEABLE = 3   /* page-aligned host malloc (registrable) */
+  PS_KIND_PAGEABLE = 3,  /* page-aligned host malloc (registrable) */
+  PS_KIND_VMM = 4        /* mapped bytes of a VMM range (cuMemMap); read and
+                            written through a stream like device memory */
 } ps_kind;
 
 /* event_create's flags: timing on; an interprocess event
@@ -248,6 +251,38 @@ typedef struct ps_backend {
   int (*free_pageable)(void *ctx, ps_addr a);
   int (*host_register)(void *ctx, ps_addr a, uint64_t size);
   int (*host_unregister)(void *ctx, ps_addr a);
+
+  /* Virtual memory management (the driver's cuMem* calls). A range of
+   * addresses is reserved (vmm_reserve, cuMemAddressReserve; align 0: the
+   * granularity) and freed whole (vmm_free, cuMemAddressFree: the size
+   * given at reserve; PS_ERR_INVALID_VALUE while any mapping remains in
+   * it). Physical memory is a handle (vmm_create, cuMemCreate) of loc's
+   * memory on device dev (host: NUMA node dev), counted against that
+   * memory; size a multiple of the granularity (vmm_granularity,
+   * cuMemGetAllocationGranularity: minimum, or recommended when non-zero).
+   * vmm_map (cuMemMap) maps size bytes of h from offset at addr inside
+   * one reservation: addr or size unaligned, outside a reservation, or
+   * over an existing mapping: PS_ERR_INVALID_VALUE; offset unaligned or
+   * offset + size past h: PS_ERR_NOT_SUPPORTED. A handle may be mapped in
+   * several places, and they show the same bytes. A new mapping has no
+   * access until vmm_set_access (cuMemSetAccess) gives device dev access
+   * a over [addr, addr + size), which must cover whole mappings only
+   * (else PS_ERR_INVALID_VALUE, also for unmapped bytes). vmm_unmap
+   * (cuMemUnmap) removes whole mappings in [addr, addr + size) (part of
+   * one: PS_ERR_INVALID_VALUE; nothing mapped there: PS_OK). vmm_release
+   * (cuMemRelease) is allowed while mapped: the memory goes when its last
+   * mapping is unmapped; h is not to be passed again after it returns
+   * PS_OK. close() unmaps, releases and frees what is left. Any of these
+   * may be NULL (PS_ERR_NOT_SUPPORTED above). */
+  int (*vmm_granularity)(void *ctx, ps_location loc, int dev, int recommended,
+                         uint64_t *bytes);
+  int (*vmm_reserve)(void *ctx, uint64_t size, uint64_t align, ps_addr *addr);
+  int (*vmm_free)(void *ctx, ps_addr addr, uint64_t size);
+  int (*vmm_create)(void *ctx, ps_location loc, int dev, uint64_t size, ps_vmm_handle **out);
+  int (*vmm_release)(void *ctx, ps_vmm_handle *h);
+  int (*vmm_map)(void *ctx, ps_addr addr, uint64_t size, uint64_t offset, ps_vmm_handle *h);
+  int (*vmm_unmap)(void *ctx, ps_addr addr, uint64_t size);
+  int (*vmm_set_access)(void *ctx, ps_addr addr, uint64_t size, int dev, ps_access a);
 
   /* Copies and kernels, ordered on stream s. copy is cudaMemcpyAsync with
    * cudaMemcpyDefault: host-synchronous where CUDA makes it so (pageable). */

@@ -66,8 +66,8 @@ describe("pytorch allocator", function()
       msg { conf = "max_split:20" })
     assert.equal("pytorch allocator: give conf or the options one by one, not both",
       msg { conf = "", max_split_size = "32 MiB" })
-    assert.equal("pytorch allocator: expandable_segments:True is not modelled yet (issue 21)",
-      msg { conf = "expandable_segments:True" })
+    assert.equal("pytorch allocator: large_segment_size must be a multiple of 2 MiB, got 21.00 MiB",
+      msg { conf = "expandable_segments:True,large_segment_size_mb:21" })
   end)
 
   it("splits small blocks at 512 B, large ones only above 1 MiB left, merges on free", function()

@@ -19,6 +19,10 @@
 --                 --  allocated}}}} by address
 --   C.round_size(size [, divisions]), C.allocation_size(rounded)
 --
+-- With expandable = true (PyTorch's expandable_segments:True), segments are
+-- poolsh.vmm address ranges grown page by page instead (see "Expandable
+-- segments" below).
+--
 -- The rules (PyTorch's):
 -- * a request is rounded up to 512 B (with roundup_power2_divisions = N, a
 --   power of 2 from 2, sizes above 512*N B go up to the next of N steps
@@ -41,6 +45,26 @@
 --   (counted in num_alloc_retries), then raise.
 -- Segments are poolsh.malloc Buffers; empty_cache() and the retries cudaFree
 -- them (synchronous, like PyTorch's).
+--
+-- Expandable segments (PyTorch 2.11's ExpandableSegment):
+-- * one segment per (small/large pool, stream), made when first needed: an
+--   address range of 1.125 times the device's memory (poolsh.vmm, through
+--   poolsh.allocators.vmm_pages), pages of 2 MiB (small) or
+--   large_segment_size (default 20 MiB) mapped on demand;
+-- * a request no free block fits maps the rounded request's worth of pages
+--   at the lowest unmapped address of the stream's segment (a hole before
+--   the end first), counting the free block just before it: new pages merge
+--   with free mapped neighbours, the request is split from the low end;
+-- * best fit as above, except that among blocks of an expandable segment a
+--   larger block is taken when its size plus the unmapped run after it is
+--   smaller (PyTorch's tie rule: the free end of the mapped part grows last);
+-- * any remainder of 512 B or more is split off, large pool included;
+--   max_split_size only keeps its say in which free block a request takes;
+-- * empty_cache() and the last out-of-memory step unmap every whole free
+--   page (after a sync of the segment's stream); a segment left with no
+--   mapped page gives its range back;
+-- * reserved counts mapped bytes; num_device_alloc and num_device_free count
+--   map and unmap calls (one per run of pages); segments stays 0.
 local poolsh = require "poolsh"
 local util = require "poolsh.allocators.util"
 
@@ -135,9 +159,23 @@ function M.new(opts)
   opts = opts or {}
   if type(opts) ~= "table" then fail("options table expected, got %s", type(opts)) end
   for k in pairs(opts) do
-    if k ~= "max_split_size" and k ~= "max_non_split_rounding" and k ~= "roundup_power2_divisions" then
+    if k ~= "max_split_size" and k ~= "max_non_split_rounding" and k ~= "roundup_power2_divisions"
+      and k ~= "expandable" and k ~= "large_segment_size" and k ~= "journal" then
       fail("unknown option '%s'", tostring(k))
     end
+  end
+  if opts.expandable ~= nil and type(opts.expandable) ~= "boolean" then
+    fail("expandable must be a boolean, got %s", type(opts.expandable))
+  end
+  local large_page = M.LARGE_BUFFER
+  if opts.large_segment_size ~= nil then
+    large_page = bytes(opts.large_segment_size, "large_segment_size: ")
+    if large_page < M.SMALL_BUFFER or large_page % M.SMALL_BUFFER ~= 0 then
+      fail("large_segment_size must be a multiple of 2 MiB, got %s", poolsh.fmt(large_page))
+    end
+  end
+  if opts.journal ~= nil and type(opts.journal) ~= "function" then
+    fail("journal must be a function, got %s", type(opts.journal))
   end
   local split = math.maxinteger
   if opts.max_split_size ~= nil then
@@ -154,7 +192,10 @@ function M.new(opts)
   local div = divisions_option(opts.roundup_power2_divisions)
   return setmetatable({
     max_split = split, max_rounding = rounding, divisions = div,
+    expandable = opts.expandable or false, journal = opts.journal,
+    page = { small = M.SMALL_BUFFER, large = large_page },
     free_lists = { small = {}, large = {} },   -- [pool][stream] = blocks by (size, addr)
+    unmapped = { small = {}, large = {} },     -- [pool][stream] = unmapped blocks by address
     segs = {}, active = {}, pending = {},       -- segments; allocated blocks; freed, not completed
     spare = {},                                 -- block tables for reuse (A:block)
     waiting = {},                               -- pending block -> events on the streams it was used on
@@ -216,6 +257,12 @@ function A:find(pool, stream, size)
   local i = lower_bound(l, size, math.mininteger)
   local b = l[i]
   if not b then return nil end
+  if b.segment.pages then
+    -- the size a block of an expandable segment can grow to
+    local function grows(x) local nx = x.next; return x.size + (nx and nx.mapped == false and nx.size or 0) end
+    while l[i].segment.pages and l[i + 1] and grows(l[i + 1]) < grows(l[i]) do i = i + 1 end
+    b = l[i]
+  end
   if size < self.max_split and b.size >= self.max_split then return nil end
   if size >= self.max_split and b.size >= size + self.max_rounding then return nil end
   local n = #l
@@ -261,6 +308,7 @@ function A:block(seg, offset, size, stream, prev, nxt)
   local b
   if n > 0 then b = sp[n]; sp[n] = nil; b.k = nil else b = {} end
   b.segment, b.offset, b.size, b.stream, b.allocated, b.prev, b.next = seg, offset, size, stream, false, prev, nxt
+  b.mapped = nil
   return b
 end
 
@@ -268,6 +316,7 @@ end
 -- out a table of its own (a stale one is then known as freed).
 function A:renew(b)
   local nb = self:block(b.segment, b.offset, b.size, b.stream, b.prev, b.next)
+  nb.mapped = b.mapped
   if nb.prev then nb.prev.next = nb else nb.segment.head = nb end
   if nb.next then nb.next.prev = nb end
   return nb
@@ -285,12 +334,195 @@ end
 
 local function whole(b) return not b.prev and not b.next end
 
+-- Expandable segments (see the top).
+
+-- The unmapped blocks of b's pool and stream, by address (made when first
+-- needed).
+function A:unmapped_list(b)
+  local pool = self.unmapped[b.segment.pool]
+  local l = pool[b.stream]
+  if not l then l = {}; pool[b.stream] = l end
+  return l
+end
+
+-- The first index in list (by address) whose block's address is >= k.
+local function address_bound(list, k)
+  local lo, hi = 1, #list + 1
+  while lo < hi do
+    local mid = (lo + hi) // 2
+    if list[mid].k < k then lo = mid + 1 else hi = mid end
+  end
+  return lo
+end
+
+-- Puts unmapped block b in its list, in address order.
+function A:enlist(b)
+  local l = self:unmapped_list(b)
+  local k = b.segment.key + b.offset
+  b.k = k
+  table.insert(l, address_bound(l, k), b)
+end
+
+-- Takes unmapped block b out of its list.
+function A:unlist(b)
+  local l = self:unmapped_list(b)
+  local i = address_bound(l, b.k)
+  assert(l[i] == b, "caching allocator: unmapped list out of order")
+  table.remove(l, i)
+end
+
+-- Whether b is a block a request may grow into (free, mapped or not).
+local function allocatable(b) return b ~= nil and not b.allocated end
+
+-- The lowest-address unmapped block of the stream's segments that, with
+-- the free block just before it, leaves room for `size` bytes (that free
+-- block then); else the unmapped whole of a new segment (PyTorch's
+-- find_expandable_block).
+function A:find_expandable(pool, stream, size)
+  for _, c in ipairs(self.unmapped[pool][stream] or {}) do
+    if allocatable(c.prev) then c = c.prev end
+    local room, b = 0, c
+    while room < size and allocatable(b) do room = room + b.size; b = b.next end
+    if room >= size then return c end
+  end
+  return self:new_expandable(pool, stream)
+end
+
+-- A new expandable segment of the pool for stream; its one block, unmapped.
+function A:new_expandable(pool, stream)
+  local pages = require("poolsh.allocators.vmm_pages").new(self.page[pool], stream)
+  local seg = { pages = pages, addr = pages.addr, key = pages.addr, size = pages.size, pool = pool, stream = stream }
+  local head = self:block(seg, 0, pages.size, stream, nil, nil)
+  head.mapped = false
+  seg.head = head
+  self.segs[seg] = true
+  self:enlist(head)
+  return head
+end
+
+-- Maps [off, off + size) of expandable segment seg, which must be unmapped
+-- (restore: the pages a recording had mapped before its trace).
+function A:map_at(seg, off, size)
+  local page = seg.pages.page
+  if off % page ~= 0 or size % page ~= 0 or off < 0 or off + size > seg.size then
+    fail("restore: an expandable run of %s at offset %d is not whole %s pages of its segment",
+      poolsh.fmt(size), off, poolsh.fmt(page))
+  end
+  local u = seg.cursor   -- runs come in address order: go on from the last
+  if not u or u.segment ~= seg or u.mapped ~= false or u.offset > off then u = seg.head end
+  while u and u.offset + u.size <= off do u = u.next end
+  if not u or u.mapped ~= false or u.offset + u.size < off + size then
+    fail("restore: expandable runs overlap at offset %d", off)
+  end
+  if u.offset < off then   -- the unmapped part before stays unmapped
+    self:unlist(u)
+    local front = self:block(seg, u.offset, off - u.offset, u.stream, u.prev, u)
+    front.mapped = false
+    if front.prev then front.prev.next = front else seg.head = front end
+    u.prev, u.offset, u.size = front, off, u.size - front.size
+    self:enlist(front)
+    self:enlist(u)
+  end
+  local ok, err = self:map_block(u, size)
+  if not ok then fail("restore: out of memory mapping %s: %s", poolsh.fmt(size), err) end
+  seg.cursor = u.next
+end
+
+-- Maps the pages under the first `size` bytes of unmapped block b; the
+-- rest stays unmapped, the mapped part merges with free mapped
+-- neighbours and goes to the free list. True, or nil and the error.
+function A:map_block(b, size)
+  local seg, at = b.segment, b.offset
+  local got, err = seg.pages:map(at, size)
+  if not got then return nil, err end
+  self:unlist(b)
+  b.mapped = true
+  if got < b.size then
+    local r = self:block(seg, b.offset + got, b.size - got, b.stream, b, b.next)
+    r.mapped = false
+    if b.next then b.next.prev = r end
+    b.next, b.size = r, got
+    self:enlist(r)
+  end
+  self:merge(b, b.prev)
+  self:merge(b, b.next)
+  self:insert(b)
+  self:count("reserved", got)
+  self.st.num_device_alloc = self.st.num_device_alloc + 1
+  if self.journal then self.journal("map", seg, at, got) end
+  return true
+end
+
+-- A free mapped block of at least `size` bytes made by mapping pages of the
+-- stream's segment (PyTorch's try_allocate_expandable_block), off the free
+-- list; or nil and the error when the device is out of memory.
+function A:grow(pool, stream, size)
+  local ok, c = pcall(self.find_expandable, self, pool, stream, size)
+  if not ok then
+    if tostring(c):find("cudaErrorMemoryAllocation", 1, true) then return nil, tostring(c) end
+    error(c, 0)
+  end
+  if c.mapped == false then
+    local done, err = self:map_block(c, math.min(c.size, size))
+    if not done then return nil, err end
+  end
+  while c.size < size do
+    local nx = c.next
+    local done, err = self:map_block(nx, math.min(size - c.size, nx.size))
+    if not done then return nil, err end
+    c = nx
+  end
+  self:remove(c)
+  return c
+end
+
+-- Unmaps the whole pages of free block b of an expandable segment (the
+-- partial pages at its ends stay mapped, as free blocks of their own); b
+-- becomes the unmapped part, merged with unmapped neighbours.
+function A:unmap_block(b)
+  local seg = b.segment
+  local off, got = seg.pages:unmap(b.offset, b.size)
+  if got == 0 then return end
+  self:remove(b)
+  local before, after = off - b.offset, b.offset + b.size - (off + got)
+  if before > 0 then
+    local f = self:block(seg, b.offset, before, b.stream, b.prev, b)
+    f.mapped = true
+    if f.prev then f.prev.next = f else seg.head = f end
+    b.prev = f
+    self:insert(f)
+  end
+  if after > 0 then
+    local f = self:block(seg, off + got, after, b.stream, b, b.next)
+    f.mapped = true
+    if b.next then b.next.prev = f end
+    b.next = f
+    self:insert(f)
+  end
+  b.offset, b.size, b.mapped = off, got, false
+  self:merge(b, b.prev)
+  self:merge(b, b.next)
+  self:enlist(b)
+  self:count("reserved", -got)
+  self.st.num_device_free = self.st.num_device_free + 1
+  if self.journal then self.journal("unmap", seg, off, got) end
+end
+
+-- Gives back the address range of an expandable segment whose only block,
+-- b, is unmapped.
+function A:release_expandable(b)
+  local seg = b.segment
+  self:unlist(b)
+  seg.pages:close()
+  self.segs[seg] = nil
+end
+
 -- Frees cached unsplit blocks of `stream` of max_split_size or more, the
 -- smallest one that covers `size`, else from the largest down; whether it
 -- freed enough (PyTorch's release_available_cached_blocks).
 function A:release_oversize(pool, stream, size)
   local l = self.free_lists[pool][stream]
-  if self.max_split == math.maxinteger or not l then return false end
+  if self.max_split == math.maxinteger or not l or self.expandable then return false end
   local want = math.max(size, self.max_split)
   for _, b in ipairs(l) do
     if b.size >= want and whole(b) then self:release(b); return true end
@@ -320,12 +552,19 @@ function A:empty_cache()
     for _, e in ipairs(evs) do e:sync() end
   end
   for b in pairs(self.pending) do self:complete(b) end
+  local unmap = {}
   for _, pool in pairs(self.free_lists) do
     for _, l in pairs(pool) do
       for i = #l, 1, -1 do
-        if whole(l[i]) then self:release(l[i]) end
+        local b = l[i]
+        if b.segment.pages then unmap[#unmap + 1] = b
+        elseif whole(b) then self:release(b) end
       end
     end
+  end
+  for _, b in ipairs(unmap) do
+    self:unmap_block(b)
+    if whole(b) and b.mapped == false then self:release_expandable(b) end
   end
 end
 
@@ -357,7 +596,16 @@ function A:alloc(size, stream)
   local pool = rounded <= M.SMALL_SIZE and "small" or "large"
   if next(self.waiting) then self:process_events() end
   local b = self:find(pool, stream, rounded)
-  if not b then
+  if not b and self.expandable then
+    local err
+    b, err = self:grow(pool, stream, rounded)
+    if not b then
+      self:empty_cache()
+      self.st.num_alloc_retries = self.st.num_alloc_retries + 1
+      b, err = self:grow(pool, stream, rounded)
+    end
+    if not b then self:oom(n, stream, rounded, err) end
+  elseif not b then
     local bytes, err = M.allocation_size(rounded)
     b, err = self:malloc(pool, stream, bytes)
     if not b and self:release_oversize(pool, stream, rounded) then b, err = self:malloc(pool, stream, bytes) end
@@ -383,18 +631,19 @@ function A:take(b, rounded, n)
   return b
 end
 
--- The free block of segment seg that holds offset off, or nil.
-local function free_at(seg, off)
-  local b = seg.head
+-- The free block of segment seg that holds offset off, or nil; the walk
+-- starts at `from` (a block of seg at or before off) when given.
+local function free_at(seg, off, from)
+  local b = from or seg.head
   while b and b.offset + b.size <= off do b = b.next end
-  if b and not b.allocated and b.offset <= off then return b end
+  if b and not b.allocated and b.mapped ~= false and b.offset <= off then return b end
 end
 
 -- Splits free block b at `off` (inside it): the part before stays free.
 function A:cut(b, off)
   self:remove(b)
   local front = { segment = b.segment, offset = b.offset, size = off - b.offset, stream = b.stream,
-                  allocated = false, prev = b.prev, next = b }
+                  allocated = false, prev = b.prev, next = b, mapped = b.mapped }
   if front.prev then front.prev.next = front else b.segment.head = front end
   b.prev, b.offset, b.size = front, off, b.size - front.size
   self:insert(front)
@@ -418,7 +667,8 @@ function A:restore(segments, blocks, stream_of)
       end
     end
   end
-  local segs = {}
+  local out, segs = {}, {}
+  if self.expandable then return self:restore_expandable(segments, blocks, stream_of) end
   for i, sg in ipairs(segments) do
     if sg.kind ~= nil and sg.kind ~= "small" and sg.kind ~= "large" then
       fail("restore: segment %d: kind must be small or large, got %s", i, tostring(sg.kind))
@@ -430,10 +680,40 @@ function A:restore(segments, blocks, stream_of)
     self:insert(head)
     segs[#segs + 1] = head.segment
   end
-  local out = {}
   for _, bl in ipairs(blocks) do
     out[bl.addr] = self:restore_block(segs, bl, stream_of)
   end
+  for _, seg in ipairs(segs) do seg.carved = nil end
+  return out
+end
+
+-- restore() with expandable segments: the runs of pages mapped before the
+-- trace (segments with expandable = true and the base of their range) are
+-- mapped at the same offsets, and the blocks carved at theirs; a recording
+-- of cudaMalloc segments has no expandable layout to restore: its blocks are
+-- allocated in address order, each as a request.
+function A:restore_expandable(segments, blocks, stream_of)
+  local made, segs = { small = {}, large = {} }, {}
+  for i, sg in ipairs(segments) do
+    if sg.expandable then
+      if math.type(sg.base) ~= "integer" or sg.base > sg.addr then
+        fail("restore: expandable segment %d: an integer base at or below its address expected", i)
+      end
+      local pool = sg.kind == "small" and "small" or "large"
+      local stream = check_stream(stream_of(sg.stream))
+      local seg = made[pool][stream]
+      if not seg then
+        seg = self:new_expandable(pool, stream).segment
+        seg.recorded = sg.base
+        made[pool][stream] = seg
+        segs[#segs + 1] = seg
+      end
+      self:map_at(seg, sg.addr - seg.recorded, sg.size)
+    end
+  end
+  local out = {}
+  for _, bl in ipairs(blocks) do out[bl.addr] = self:restore_block(segs, bl, stream_of) end
+  for _, seg in ipairs(segs) do seg.cursor, seg.carved = nil, nil end
   return out
 end
 
@@ -441,12 +721,16 @@ end
 function A:restore_block(segs, bl, stream_of)
   local rounded = M.round_size(bl.size, self.divisions)
   for _, seg in ipairs(segs) do
-    local off = bl.addr - seg.key
-    local b = off >= 0 and off < seg.size and free_at(seg, off)
+    local off = bl.addr - (seg.recorded or seg.key)
+    local from = seg.carved   -- blocks come in address order: go on from the last
+    if from and (from.segment ~= seg or from.offset > off or not from.out) then from = nil end
+    local b = off >= 0 and off < seg.size and free_at(seg, off, from)
     if b and b.offset + b.size >= off + rounded then
       if off > b.offset then self:cut(b, off) end
       self:remove(b)
-      return self:take(b, rounded, bl.size)
+      b = self:take(b, rounded, bl.size)
+      seg.carved = b
+      return b
     end
   end
   return self:alloc(bl.size, stream_of(bl.stream))
@@ -456,10 +740,11 @@ end
 function A:split(b, size)
   local rest = b.size - size
   local ok
-  if b.segment.pool == "small" then ok = rest >= M.MIN_BLOCK
+  if b.segment.pool == "small" or self.expandable then ok = rest >= M.MIN_BLOCK
   else ok = size < self.max_split and rest > M.SMALL_SIZE end
   if not ok then return end
   local r = self:block(b.segment, b.offset + size, rest, b.stream, b, b.next)
+  r.mapped = b.mapped
   if b.next then b.next.prev = r end
   b.next, b.size = r, size
   self:insert(r)
@@ -467,8 +752,8 @@ end
 
 -- Merges free neighbour n into b (n is b.prev or b.next).
 function A:merge(b, n)
-  if not n or n.allocated then return end
-  self:remove(n)
+  if not n or n.allocated or (n.mapped == false) ~= (b.mapped == false) then return end
+  if n.mapped == false then self:unlist(n) else self:remove(n) end
   if n == b.prev then
     b.offset, b.prev = n.offset, n.prev
     if b.prev then b.prev.next = b else b.segment.head = b end
@@ -551,20 +836,31 @@ function A:stats()
   return t
 end
 
---- The segments by address, each with its blocks in order.
+--- The segments by address, each with its blocks in order; an expandable
+-- segment gives one entry per run of mapped pages (expandable = true), as
+-- PyTorch's snapshots list them.
 function A:segments()
   local out = {}
   for seg in pairs(self.segs) do out[#out + 1] = seg end
   table.sort(out, function(x, y) return x.addr < y.addr end)
-  for i, seg in ipairs(out) do
-    local blocks, b = {}, seg.head
+  local list = {}
+  for _, seg in ipairs(out) do
+    local run, b = nil, seg.head
     while b do
-      blocks[#blocks + 1] = { offset = b.offset, size = b.size, allocated = b.allocated }
+      if b.mapped == false then run = nil
+      else
+        if not run then
+          run = { addr = seg.addr + b.offset, size = 0, stream = seg.stream, pool = seg.pool,
+                  expandable = seg.pages and true or nil, blocks = {} }
+          list[#list + 1] = run
+        end
+        run.blocks[#run.blocks + 1] = { offset = b.offset - (run.addr - seg.addr), size = b.size, allocated = b.allocated }
+        run.size = run.size + b.size
+      end
       b = b.next
     end
-    out[i] = { addr = seg.addr, size = seg.size, stream = seg.stream, pool = seg.pool, blocks = blocks }
   end
-  return out
+  return list
 end
 
 return M

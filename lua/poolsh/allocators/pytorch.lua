@@ -1,11 +1,12 @@
 --- poolsh.allocators.pytorch: PyTorch's native CUDA caching allocator (as in
--- PyTorch 2.11, expandable_segments and garbage collection off) behind the
+-- PyTorch 2.11; garbage collection off) behind the
 -- replay allocator interface (docs/replay.md). The rules themselves live in
 -- poolsh.allocators.caching; this module adds what a replay needs:
 --
 --   local P = require "poolsh.allocators.pytorch"
 --   local a = P.new { max_split_size = nil, roundup_power2_divisions = nil,
 --                     deferred_free = false }
+--   local a = P.new { conf = "expandable_segments:True,max_split_size_mb:128" }
 --   local b, err = a:alloc(size, stream)  -- nil and a message on out-of-memory
 --   a:free(b, stream)          -- free_requested; back to the cache at once
 --                              -- (returns false), or, with deferred_free
@@ -28,6 +29,7 @@
 -- addresses (segment_alloc: best fit breaks ties between equal free blocks
 -- by address, and cudaMalloc's addresses are not in allocation order).
 local C = require "poolsh.allocators.caching"
+local async = require "poolsh.allocators.pytorch_async"
 
 local M = { round_size = C.round_size, allocation_size = C.allocation_size }
 local A = {}
@@ -42,36 +44,38 @@ local function call(a, f, ...)
   return r
 end
 
--- The caching allocator's options from a PYTORCH_CUDA_ALLOC_CONF text
--- (poolsh.allocators.pytorch_conf); the modes not modelled yet are named.
+-- The caching allocator's options from a PYTORCH_CUDA_ALLOC_CONF text of
+-- the native backend (poolsh.allocators.pytorch_conf).
 local function conf_options(text)
   local ok, t = pcall(require("poolsh.allocators.pytorch_conf").parse, text)
   if not ok then error("pytorch allocator: " .. tostring(t), 0) end
-  if t.backend ~= "native" then
-    error("pytorch allocator: backend:" .. t.backend .. " is not modelled yet (issue 21)", 0)
-  end
-  if t.expandable_segments then
-    error("pytorch allocator: expandable_segments:True is not modelled yet (issue 21)", 0)
-  end
   return {
     max_split_size = t.max_split_size, max_non_split_rounding = t.max_non_split_rounding,
     roundup_power2_divisions = t.roundup_power2_divisions,
+    expandable = t.expandable_segments or nil, large_segment_size = t.large_segment_size,
   }
 end
 
 --- A new allocator; options: conf (PyTorch's PYTORCH_CUDA_ALLOC_CONF
--- text), or max_split_size, max_non_split_rounding and
--- roundup_power2_divisions one by one; deferred_free (boolean).
+-- text; expandable_segments:True maps pages on poolsh.vmm), or
+-- max_split_size, max_non_split_rounding and roundup_power2_divisions one
+-- by one; deferred_free (boolean); journal (a function called as
+-- journal(action, addr, size, stream, pool, offset) at each map and unmap of
+-- expandable pages, action "segment_map" or "segment_unmap" as in PyTorch's
+-- snapshots, offset from the start of the segment's address range).
 function M.new(opts)
-  if require("poolsh.allocators.pytorch_async").wants(opts) then return require("poolsh.allocators.pytorch_async").new(opts) end
+  if async.wants(opts) then return async.new(opts) end   -- backend:cudaMallocAsync
   if opts ~= nil and type(opts) ~= "table" then
     error(("pytorch allocator: options table expected, got %s"):format(type(opts)), 0)
   end
-  local inner_opts, deferred = {}, false
+  local inner_opts, deferred, journal = {}, false, nil
   for k, v in pairs(opts or {}) do
     if k == "deferred_free" then
       if type(v) ~= "boolean" then error(("pytorch allocator: deferred_free must be a boolean, got %s"):format(type(v)), 0) end
       deferred = v
+    elseif k == "journal" then
+      if type(v) ~= "function" then error(("pytorch allocator: journal must be a function, got %s"):format(type(v)), 0) end
+      journal = v
     elseif k ~= "conf" then
       inner_opts[k] = v
     end
@@ -81,6 +85,11 @@ function M.new(opts)
       error("pytorch allocator: give conf or the options one by one, not both", 0)
     end
     inner_opts = conf_options(opts.conf)
+  end
+  if journal then
+    inner_opts.journal = function(action, seg, off, size)
+      journal(action == "map" and "segment_map" or "segment_unmap", seg.addr + off, size, seg.stream, seg.pool, off)
+    end
   end
   local ok, inner = pcall(C.new, inner_opts)
   if not ok then error(rename(inner), 0) end

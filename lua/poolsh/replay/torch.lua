@@ -13,7 +13,12 @@
 --   rec.initial_segments  segments freed in the trace but not allocated in
 --                         it, and segments at the end the trace never
 --                         allocated: {addr, size, stream, kind = "small"|"large"}
--- both in address order. A block freed before the trace whose free was
+-- both in address order. A recording made with expandable_segments:True
+-- lists its maps and unmaps as segment_map and segment_unmap (not
+-- segment_alloc and segment_free), and its initial_segments are the runs
+-- of pages mapped before the trace: {addr, size, stream, kind, expandable =
+-- true, base}, base the lowest address the recording shows of that pool
+-- and stream (where its address range starts). A block freed before the trace whose free was
 -- still pending at its start is in neither. An oom entry becomes
 -- alloc_failed with addr 0 (PyTorch records the device's free bytes there).
 local pickle = require "poolsh.replay.pickle"
@@ -21,6 +26,7 @@ local gzip = require "poolsh.replay.gzip"
 local cjson = require "cjson"
 
 local M = {}
+local premapped
 
 -- Above this a size is a bad file, not a request (1 PiB).
 M.max_size = 1 << 50
@@ -30,7 +36,7 @@ M.max_size = 1 << 50
 local ops = {
   alloc = "alloc", free_requested = "free", free_completed = "free_completed",
   segment_alloc = "segment_alloc", segment_free = "segment_free", oom = "alloc_failed",
-  segment_map = "segment_alloc", segment_unmap = "segment_free",
+  segment_map = "segment_map", segment_unmap = "segment_unmap",
   snapshot = false, user_defined = false,
 }
 
@@ -151,6 +157,103 @@ local function events_of(trace, file, seen)
   return ev
 end
 
+-- The index of the last of sorted values v that is <= x (0 if none).
+local function floor_index(v, x)
+  local lo, hi = 0, #v
+  while lo < hi do
+    local mid = (lo + hi + 1) // 2
+    if v[mid] <= x then lo = mid else hi = mid - 1 end
+  end
+  return lo
+end
+
+-- The runs of pages one pool and stream had mapped before the first event.
+-- `ops`: its maps and unmaps in trace order ({op, lo, hi}); `runs`: its
+-- mapped runs at the end. Between consecutive addresses where something
+-- begins or ends, the piece's first op decides (a map: it was unmapped
+-- before; an unmap: mapped), else the end does; each piece is painted once
+-- (a next-unpainted chain), so the time is n log n in the entries.
+local function group_premapped(ops, runs)
+  local pts, seen = {}, {}
+  local function pt(x) if not seen[x] then seen[x] = true; pts[#pts + 1] = x end end
+  for _, o in ipairs(ops) do pt(o[2]); pt(o[3]) end
+  for _, r in ipairs(runs) do pt(r[1]); pt(r[2]) end
+  table.sort(pts)
+  -- paints [lo, hi) of the pieces not painted yet with v
+  local function painter(into)
+    local nxt = {}
+    local function find(j)   -- the first unpainted piece from j on
+      local root = j
+      while nxt[root] do root = nxt[root] end
+      while nxt[j] do local n = nxt[j]; nxt[j] = root; j = n end
+      return root
+    end
+    return function(lo, hi, v)
+      local last = floor_index(pts, hi)
+      local j = find(floor_index(pts, lo))
+      while j < last do into[j] = v; nxt[j] = j + 1; j = find(j + 1) end
+    end
+  end
+  local first, at_end = {}, {}
+  local paint = painter(first)
+  for _, o in ipairs(ops) do paint(o[2], o[3], o[1]) end
+  paint = painter(at_end)
+  for _, r in ipairs(runs) do paint(r[1], r[2], true) end
+  local out = {}
+  for j = 1, #pts - 1 do
+    local was = first[j] == "segment_unmap" or (first[j] == nil and at_end[j])
+    if was then
+      local last = out[#out]
+      if last and last[2] == pts[j] then last[2] = pts[j + 1] else out[#out + 1] = { pts[j], pts[j + 1] } end
+    end
+  end
+  return out
+end
+
+-- The runs of expandable pages mapped before the first event (see the
+-- top), from the mapped runs at the end and the trace's maps and unmaps,
+-- per pool and stream; each with the lowest address seen of its pool and
+-- stream.
+premapped = function(ev, runs)
+  if #runs == 0 then return {} end
+  table.sort(runs, function(a, b) return a.addr < b.addr end)
+  local starts = {}
+  for i, r in ipairs(runs) do starts[i] = r.addr end
+  local groups = { small = {}, large = {} }   -- [kind][stream] = {ops =, runs =, base =}
+  local function at(kind, stream, addr)
+    local g = groups[kind][stream]
+    if not g then g = { ops = {}, runs = {}, base = addr }; groups[kind][stream] = g end
+    if addr < g.base then g.base = addr end
+    return g
+  end
+  for _, r in ipairs(runs) do
+    local g = at(r.kind, r.stream, r.addr)
+    g.runs[#g.runs + 1] = { r.addr, r.addr + r.size }
+  end
+  for i = 1, ev.n do
+    local op = ev.op[i]
+    if op == "segment_map" or op == "segment_unmap" then
+      local addr, size, stream = ev.addr[i], ev.size[i], ev.stream[i]
+      -- its pool: the run at the end that holds it, else by its size
+      local r = runs[floor_index(starts, addr)]
+      local kind = r and r.stream == stream and addr < r.addr + r.size and r.kind
+        or (size % (20 << 20) == 0 and "large" or "small")
+      local g = at(kind, stream, addr)
+      if size > 0 then g.ops[#g.ops + 1] = { op, addr, addr + size } end
+    end
+  end
+  local out = {}
+  for kind, by_stream in pairs(groups) do
+    for stream, g in pairs(by_stream) do
+      for _, iv in ipairs(group_premapped(g.ops, g.runs)) do
+        out[#out + 1] = { addr = iv[1], size = iv[2] - iv[1], stream = stream, kind = kind,
+          expandable = true, base = g.base }
+      end
+    end
+  end
+  return out
+end
+
 -- The blocks and segments live before the first event (see the top).
 local function initial_state(ev, segments, file, seen)
   local live, freed, seg_live, blocks, segs = {}, {}, {}, {}, {}
@@ -172,10 +275,15 @@ local function initial_state(ev, segments, file, seen)
       seg_live[addr] = nil
     end
   end
+  local runs = {}   -- expandable segments at the end: mapped runs
   for _, seg in ipairs(segments) do
     local function where(fmt, ...) bad(file, "segment at the end: " .. fmt, ...) end
     local addr = int_field(seg, "address", where, 0)
-    if not seg_live[addr] then
+    if seg.is_expandable == true then
+      runs[#runs + 1] = { addr = addr, size = int_field(seg, "total_size", where, 0, M.max_size),
+        stream = int_field(seg, "stream", where, math.mininteger),
+        kind = seg.segment_type == "small" and "small" or "large" }
+    elseif not seg_live[addr] then
       segs[#segs + 1] = { addr = addr, size = int_field(seg, "total_size", where, 0, M.max_size),
         stream = int_field(seg, "stream", where, math.mininteger),
         kind = type(seg.segment_type) == "string" and seg.segment_type or nil }
@@ -191,6 +299,7 @@ local function initial_state(ev, segments, file, seen)
       end
     end
   end
+  for _, r in ipairs(premapped(ev, runs)) do segs[#segs + 1] = r end
   for _, t in ipairs { blocks, segs } do
     table.sort(t, function(a, b) return a.addr < b.addr end)
   end
@@ -217,13 +326,15 @@ function M.expected(path)
   local ok, stats = pcall(cjson.decode, text)
   if not ok or type(stats) ~= "table" then bad(basename(stats_path), "not a JSON object: %s", tostring(stats)) end
   for k, v in pairs(stats) do stats[k] = math.tointeger(v) or v end   -- cjson reads floats
+  -- expandable segments: no cudaMalloc segments, map and unmap calls instead
+  local mapped = stats["segment.all.allocated"] == 0 and (stats.num_device_alloc or 0) > 0
   return {
     peak_reserved = stats["reserved_bytes.all.peak"],
     final_reserved = stats["reserved_bytes.all.current"],
     peak_allocated = stats["allocated_bytes.all.peak"],
     final_allocated = stats["allocated_bytes.all.current"],
-    segments_allocated = stats["segment.all.allocated"],   -- since the process began
-    segments_freed = stats["segment.all.freed"],
+    segments_allocated = mapped and stats.num_device_alloc or stats["segment.all.allocated"],   -- since the process began
+    segments_freed = mapped and stats.num_device_free or stats["segment.all.freed"],
     segments_current = stats["segment.all.current"],
     ooms = stats.num_ooms, alloc_retries = stats.num_alloc_retries,
     torch_version = stats.torch_version,

@@ -434,9 +434,9 @@ end
 local TRIGGERS = {
   -- virtual memory management (docs/api.md, docs/vmm.md)
   ["<cudaErrorName>: <description> (mapping ...)"] =
-    function() poolsh.vmm.reserve(2 * H.MiB):map(0, poolsh.vmm.create(2 * H.MiB), 4096) end,
+    function() poolsh.vmm.reserve(2 * H.MiB):map(0, poolsh.vmm.create(2 * H.MiB), 4096, 2 * H.MiB) end,
   ["cudaErrorNotSupported: operation not supported (mapping <size> of m<n> from offset <o> at r<n> + <o>)"] =
-    function() poolsh.vmm.reserve(2 * H.MiB):map(0, poolsh.vmm.create(2 * H.MiB), 4096) end,
+    function() poolsh.vmm.reserve(2 * H.MiB):map(0, poolsh.vmm.create(2 * H.MiB), 4096, 2 * H.MiB) end,
   ["cudaErrorMemoryAllocation: out of memory (creating <size> of device memory on device <d>)"] =
     function() poolsh.vmm.create(poolsh.device().total + 2 * H.MiB) end,
   ["poolsh.vmm.create: location must be \"device\" or \"host\", got <value>"] =

@@ -66,6 +66,42 @@ function M.range_lines(r, cells)
   return out
 end
 
+--- snapshot() -> the live ranges by id: {size, mappings, mapped}, what
+-- the live lines compare from one statement to the next.
+function M.snapshot()
+  local core = require "poolsh.core"
+  local snap = {}
+  for _, r in ipairs(core.vmm and core.vmm.ranges() or {}) do
+    local n, bytes = 0, 0
+    for _, x in ipairs(r:mappings()) do n, bytes = n + 1, bytes + x.size end
+    snap[r.id] = { size = r.size, mappings = n, mapped = bytes }
+  end
+  return snap
+end
+
+--- live_lines(was, now, width) -> a line per range made, changed or freed
+-- between the snapshots was and now, by id:
+-- "r1  16.00 MiB of addresses  2 mappings  4.00 MiB mapped (+2.00 MiB)", "r1  freed".
+function M.live_lines(was, now, width)
+  local ids, out = {}, {}
+  for id in pairs(now) do ids[#ids + 1] = id end
+  for id in pairs(was) do if not now[id] then ids[#ids + 1] = id end end
+  table.sort(ids)
+  for _, id in ipairs(ids) do
+    local a, b = was[id], now[id]
+    if not b then
+      out[#out + 1] = ("r%d  freed"):format(id)
+    elseif not a or a.mappings ~= b.mappings or a.mapped ~= b.mapped then
+      local d = b.mapped - (a and a.mapped or 0)
+      local change = d == 0 and "" or (" (" .. (d > 0 and "+" or "-") .. fmt(math.abs(d)) .. ")")
+      fit(out, { ("r%d"):format(id), fmt(b.size) .. " of addresses",
+                 ("%d mapping%s"):format(b.mappings, b.mappings == 1 and "" or "s"),
+                 fmt(b.mapped) .. " mapped" .. change }, width)
+    end
+  end
+  return out
+end
+
 --- rows() -> poolsh.show()'s rows of the live ranges: {range, addresses,
 -- mappings, mapped, addr}.
 function M.rows(ranges)

@@ -55,7 +55,7 @@ return {
     pool_alloc_ns = "median of 7 batches of 200 pool allocations of 1 KiB (bench_floor)",
     release_ns = "sync releasing 33554432 B: 114606 ns, 1073741824 B: 1817115 ns, beyond a sync with nothing to release",
     spin_20ms_ns = "a 20 ms spin, event-timed: the sim's spin is exact",
-    vmm = "vmm_* from tests/data/vmm/h200-probe.json (an H200, driver 13000, scripts/probe_vmm.py): create 16.1 us, map 2.5-2.9, set_access 50-53, unmap 29-31, release 15.9 us for 2 MiB and 34.7 for 20 MiB (a base plus a part per MiB); granularity 2 MiB",
+    vmm = "vmm_* from tests/data/vmm/h200-probe.json (an H200, driver 13000, scripts/calibrate/probe_vmm_calls.py): create 16.1 us, map 2.5-2.9, set_access 50-53, unmap 29-31, release 15.9 us for 2 MiB and 34.7 for 20 MiB (a base plus a part per MiB); granularity 2 MiB",
   },
   runtime = 13000,
   values = {

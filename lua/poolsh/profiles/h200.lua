@@ -55,7 +55,7 @@ return {
     probed = "not measured by this calibrate run (poolsh calibrate measures them since 2026-11-23); set from the H100 probes of 2026-11-23, docs/calibration.md \"Host costs\": free_ns_per_gib, host_pool_alloc_ns, host_pool_map_ns, host_pool_map_ns_per_gib, host_pool_release_ns, host_pool_release_ns_per_gib, host_pool_trim_ns, host_pool_trim_ns_per_gib, host_unregister_ns_per_gib, malloc_ns_per_gib, pageable_alloc_ns_per_gib, pageable_free_ns, pageable_free_ns_per_gib, pageable_touch_ns_per_gib, pinned_free_ns_per_gib, release_on_destroyed_stream_done",
     release_ns = "sync releasing 33554432 B: 166302 ns, 1073741824 B: 1960698 ns, beyond a sync with nothing to release",
     spin_20ms_ns = "a 20 ms spin, event-timed: the sim's spin is exact",
-    vmm = "vmm_* from tests/data/vmm/h200-probe.json (an H200, driver 13000, scripts/probe_vmm.py): create 16.1 us, map 2.5-2.9, set_access 50-53, unmap 29-31, release 15.9 us for 2 MiB and 34.7 for 20 MiB (a base plus a part per MiB); granularity 2 MiB",
+    vmm = "vmm_* from tests/data/vmm/h200-probe.json (an H200, driver 13000, scripts/calibrate/probe_vmm_calls.py): create 16.1 us, map 2.5-2.9, set_access 50-53, unmap 29-31, release 15.9 us for 2 MiB and 34.7 for 20 MiB (a base plus a part per MiB); granularity 2 MiB",
   },
   runtime = 13000,
   values = {

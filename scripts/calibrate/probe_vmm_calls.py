@@ -3,7 +3,7 @@
 model of it (issue 21): the allocation granularities, which misuses fail and
 with which error, and what each call costs. Prints one JSON object.
 
-Usage: python3 scripts/probe_vmm.py [device]
+Usage: python3 scripts/calibrate/probe_vmm_calls.py [device]
 """
 import json
 import statistics

@@ -52,6 +52,7 @@ static void sim_close(void *ctx) {
   if (!c) return;
   sim_pools_free(c);
   sim_streams_free(c);
+  sim_vmm_free_all(c);
   sim_mem_free_all(&c->mem);
   sim_faults_free(&c->faults);
   free(c);
@@ -121,6 +122,7 @@ static int sim_device_peer_enabled(void *ctx, int dev, int peer, int *on) {
  * peer access is enabled, and pool memory its pool grants it. */
 int sim_reachable(const sim_ctx *c, const sim_map *m, int dev) {
   if (m->kind == SIM_MAP_ARENA) return sim_pool_reaches(m->owner, dev);
+  if (m->kind == SIM_MAP_VMM) return sim_vmm_reaches(m, dev, 0);
   if (m->space == SIM_HOST_SPACE) return 1;
   return m->dev == dev || c->peer_on[dev][m->dev];
 }
@@ -287,7 +289,8 @@ static int enqueue_op(sim_ctx *c, ps_stream *s, int64_t dur, sim_op *op,
  * dev access; with that device current the driver refuses the copy with
  * cudaErrorInvalidValue (measured on two H200s, 2026-11-27: poolsh's own
  * copies; with another device current the same copy went through). */
-static int copy_reaches(const sim_map *m, int dev) {
+static int copy_reaches(const sim_map *m, int dev, int write) {
+  if (m->kind == SIM_MAP_VMM) return sim_vmm_reaches(m, dev, write);
   return m->kind != SIM_MAP_ARENA || sim_pool_reaches(m->owner, dev);
 }
 
@@ -299,7 +302,7 @@ static int sim_copy(void *ctx, ps_addr dst, ps_addr src, uint64_t n, ps_stream *
   if (n == 0) return PS_OK;
   sim_map *d = sim_mem_range(&c->mem, dst, n), *sm = sim_mem_range(&c->mem, src, n);
   if (!d || !sm) return PS_ERR_INVALID_VALUE;
-  if (!copy_reaches(d, st->dev) || !copy_reaches(sm, st->dev)) return PS_ERR_INVALID_VALUE;
+  if (!copy_reaches(d, st->dev, 1) || !copy_reaches(sm, st->dev, 0)) return PS_ERR_INVALID_VALUE;
   int sync;
   int64_t dur = copy_ns(c, classify(d), classify(sm), n, &sync);
   dur += (int64_t)llround(touch_ns(c, d, dst, n));   /* faults as it lands */
@@ -316,6 +319,8 @@ static int kernel(sim_ctx *c, ps_addr a, uint64_t n, ps_stream *s, sim_op *op) {
   /* A GPU faults (cudaErrorIllegalAddress, sticky); the sim refuses the
    * launch with that code and goes on. */
   if (m && !sim_reachable(c, m, st->dev)) return PS_ERR_ILLEGAL_ADDRESS;
+  if (m && m->kind == SIM_MAP_VMM && op->kind == SIM_OP_FILL && !sim_vmm_reaches(m, st->dev, 1))
+    return PS_ERR_ILLEGAL_ADDRESS;   /* a write through a read-only mapping */
   int64_t dur = ns_for((double)n, c->prof.bw_fill, c->prof.launch_ns);
   return enqueue_op(c, st, dur, op, 0);
 }
@@ -367,9 +372,9 @@ static int sim_spin(void *ctx, ps_stream *s, double ms) {
 /* The mapping of [a, a+n) when it is memory of kind k, else NULL. */
 static sim_map *kind_range(sim_ctx *c, ps_kind k, ps_addr a, uint64_t n) {
   static const sim_map_kind want[] = { SIM_MAP_ARENA, SIM_MAP_MALLOC,
-                                       SIM_MAP_PINNED, SIM_MAP_PAGEABLE };
+                                       SIM_MAP_PINNED, SIM_MAP_PAGEABLE, SIM_MAP_VMM };
   sim_map *m = sim_mem_range(&c->mem, a, n);
-  if (!m || (unsigned)k > PS_KIND_PAGEABLE || m->kind != want[k]) return NULL;
+  if (!m || (unsigned)k > PS_KIND_VMM || m->kind != want[k]) return NULL;
   return m;
 }
 
@@ -377,10 +382,13 @@ static sim_map *kind_range(sim_ctx *c, ps_kind k, ps_addr a, uint64_t n) {
  * the host waits for s. Host-side access happens at once. */
 static int device_access(sim_ctx *c, ps_kind k, sim_map *m, uint64_t n,
                          ps_stream *s, sim_op *op) {
-  if (k != PS_KIND_POOL && k != PS_KIND_MALLOC) return PS_OK;
+  if (k != PS_KIND_POOL && k != PS_KIND_MALLOC && k != PS_KIND_VMM) return PS_OK;
   ps_stream *st = sim_stream_resolve(c, s);
   if (!st) { free(op->data); return PS_ERR_INVALID_RESOURCE; }
-  if (!copy_reaches(m, st->dev)) { free(op->data); return PS_ERR_INVALID_VALUE; }
+  if (!copy_reaches(m, st->dev, op->kind == SIM_OP_WRITE)) {
+    free(op->data);
+    return PS_ERR_INVALID_VALUE;
+  }
   int sync;
   int64_t dur = copy_ns(c, classify(m), CLS_PAGEABLE, n, &sync);
   int r = enqueue_op(c, st, dur, op, 0);
@@ -526,5 +534,8 @@ const ps_backend ps_backend_sim = {
   .now = sim_now,
   .option_get = sim_option_get, .option_set = sim_option_set,
   .option_names = sim_option_names,
+  .vmm_granularity = sim_vmm_granularity, .vmm_reserve = sim_vmm_reserve,
+  .vmm_free = sim_vmm_free, .vmm_create = sim_vmm_create, .vmm_release = sim_vmm_release,
+  .vmm_map = sim_vmm_map, .vmm_unmap = sim_vmm_unmap, .vmm_set_access = sim_vmm_set_access,
 };
 #undef SLOT

@@ -160,21 +160,85 @@ void sim_mem_hole(sim_mem *m, sim_map *x, uint64_t off, uint64_t n, int unmap) {
   }
 }
 
+/* Frees x and its pages (a VMM mapping's pages are its handle's). */
 static void map_free(sim_map *x) {
-  for (uint64_t i = 0; i < x->npages; i++) free(x->pages[i].data);
-  free(x->pages);
+  if (x->kind != SIM_MAP_VMM) {
+    for (uint64_t i = 0; i < x->npages; i++) free(x->pages[i].data);
+    free(x->pages);
+  }
   free(x);
 }
 
-/* Unmaps x and frees its pages; its VA may be handed out again. */
+/* Unmaps x and frees its pages; its VA may be handed out again (a VMM
+ * mapping's VA stays its reservation's). */
 void sim_mem_unmap(sim_mem *m, sim_map *x) {
   size_t i = lower(m, x->base);
+  while (i < m->n && m->maps[i] != x && m->maps[i]->base == x->base) i++;
   if (i >= m->n || m->maps[i] != x) return;
   memmove(m->maps + i, m->maps + i + 1, (m->n - i - 1) * sizeof *m->maps);
   m->n--;
+  if (x->kind == SIM_MAP_VMM) { map_free(x); return; }
   if (!x->foreign) account(m, x, -(int64_t)x->size);
   if (x->base < m->gap_lo[x->space]) m->gap_lo[x->space] = x->base;
   map_free(x);
+}
+
+/* Counts delta bytes of memory mapped that no map holds (VMM handles). */
+void sim_mem_account(sim_mem *m, sim_space sp, int dev, int64_t delta) {
+  sim_map x = { .space = sp, .dev = dev };
+  account(m, &x, delta);
+}
+
+/* Inserts x at index i of the sorted maps (room already reserved). */
+static void insert_at(sim_mem *m, size_t i, sim_map *x) {
+  memmove(m->maps + i + 1, m->maps + i, (m->n - i) * sizeof *m->maps);
+  m->maps[i] = x;
+  m->n++;
+}
+
+/* A VMM reservation: the lowest free device VA of size + align bytes,
+ * its base rounded up to align; nothing mapped. */
+sim_map *sim_mem_reserve_aligned(sim_mem *m, uint64_t size, uint64_t align) {
+  if (size == 0 || align == 0 || size > ((uint64_t)1 << 60) || align > ((uint64_t)1 << 40))
+    return NULL;
+  ps_addr at = find_gap(m, SIM_DEVICE_SPACE, size + align);
+  if (!at) return NULL;
+  if (!sim_reserve_one((void **)&m->maps, &m->cap, m->n, sizeof *m->maps, 16)) return NULL;
+  sim_map *x = calloc(1, sizeof *x);
+  if (!x) return NULL;
+  *x = (sim_map){ .base = sim_round_up(at, align), .size = 0, .va = size,
+                  .space = SIM_DEVICE_SPACE, .kind = SIM_MAP_VMM_RANGE };
+  insert_at(m, lower(m, x->base), x);   /* before any mapping at its base */
+  return x;
+}
+
+/* A mapping at a that follows every map whose base is <= a, so
+ * sim_mem_find sees it rather than its reservation (which starts at the
+ * same base when it is mapped at offset 0). */
+sim_map *sim_mem_alias(sim_mem *m, ps_addr a, uint64_t n, sim_page *pages, sim_space sp,
+                       int dev, void *owner, int *overlap) {
+  size_t i = lower(m, a + 1);
+  *overlap = 0;
+  if (i > 0 && m->maps[i - 1]->kind == SIM_MAP_VMM &&
+      a - m->maps[i - 1]->base < m->maps[i - 1]->size)
+    *overlap = 1;
+  if (i < m->n && m->maps[i]->base - a < n) *overlap = 1;
+  if (*overlap) return NULL;
+  if (!sim_reserve_one((void **)&m->maps, &m->cap, m->n, sizeof *m->maps, 16)) return NULL;
+  sim_map *x = calloc(1, sizeof *x);
+  if (!x) return NULL;
+  *x = (sim_map){ .base = a, .size = n, .va = n, .space = sp, .kind = SIM_MAP_VMM,
+                  .owner = owner, .dev = dev, .npages = n >> SIM_PAGE_SHIFT,
+                  .pages = pages };
+  insert_at(m, i, x);
+  return x;
+}
+
+/* The maps from the first whose base is >= a to the last. */
+sim_map *const *sim_mem_from(const sim_mem *m, ps_addr a, size_t *left) {
+  size_t i = lower(m, a);
+  *left = m->n - i;
+  return m->maps + i;
 }
 
 /* The mapping that contains a, or NULL. */

@@ -49,6 +49,9 @@ typedef struct sim_profile {
   double release_on_stream_destroy;                         /* 0 or 1 */
   double release_on_destroyed_stream_done;                  /* 0 or 1 */
   double report_rules;     /* 1: say each reuse's rule; 0: say nothing, as cuda */
+  double vmm_granularity;                       /* bytes: a power of two >= 64 KiB */
+  double vmm_create_us, vmm_map_us, vmm_set_access_us, vmm_unmap_us;   /* host cost */
+  double vmm_release_us, vmm_release_us_per_mib;
 } sim_profile;
 
 void sim_profile_defaults(sim_profile *p);
@@ -66,8 +69,11 @@ int sim_profile_names(const char **names, int max);
 #define SIM_PAGE ((uint64_t)1 << SIM_PAGE_SHIFT)   /* 64 KiB content pages */
 
 typedef enum { SIM_DEVICE_SPACE = 0, SIM_HOST_SPACE = 1 } sim_space;
-/* SIM_MAP_ARENA: a pool's arena, owner is its ps_pool. */
-typedef enum { SIM_MAP_ARENA, SIM_MAP_MALLOC, SIM_MAP_PINNED, SIM_MAP_PAGEABLE } sim_map_kind;
+/* SIM_MAP_ARENA: a pool's arena, owner is its ps_pool. SIM_MAP_VMM_RANGE:
+ * a VMM reservation (VA only); SIM_MAP_VMM: a mapping inside one, its
+ * pages the handle's (owner: its sim_vmm_mapping, sim_vmm.c). */
+typedef enum { SIM_MAP_ARENA, SIM_MAP_MALLOC, SIM_MAP_PINNED, SIM_MAP_PAGEABLE,
+               SIM_MAP_VMM_RANGE, SIM_MAP_VMM } sim_map_kind;
 
 /* A page is uniform (data == NULL, every byte == val) or materialized.
  * touched: pageable memory the host has faulted in (resident). */
@@ -330,6 +336,7 @@ typedef struct sim_ctx {
   /* Times a pool rebuilt its islands at once, retiring every free it
    * held (tests/c/test_sim_scale.c reads it). */
   uint64_t isl_rebuilds;
+  struct sim_vmm *vmm;     /* VMM reservations and handles (sim_vmm.c) */
 } sim_ctx;
 
 /* Fault injection's functions: sim_fault.h. */
@@ -478,6 +485,34 @@ int sim_pool_export(void *ctx, ps_pool *p, int *fd);
 int sim_pool_import(void *ctx, int fd, ps_pool **out);
 int sim_ptr_export(void *ctx, ps_addr a, uint8_t out[PS_IPC_BYTES]);
 int sim_ptr_import(void *ctx, ps_pool *p, const uint8_t data[PS_IPC_BYTES], ps_addr *out);
+
+/* ---- virtual memory management (sim_vmm.c, sim_mem.c) ---- */
+
+typedef struct sim_vmm sim_vmm;
+/* sim_mem.c: counts delta bytes of dev's (device space) or the host's
+ * memory as mapped without a mapping (a VMM handle's physical memory). */
+void sim_mem_account(sim_mem *m, sim_space sp, int dev, int64_t delta);
+/* Reserves size bytes of device VA aligned to align (a power of two);
+ * a SIM_MAP_VMM_RANGE map. NULL when out of VA or host RAM. */
+sim_map *sim_mem_reserve_aligned(sim_mem *m, uint64_t size, uint64_t align);
+/* Maps n bytes at a (inside a reservation) whose contents are `pages`
+ * (not owned: never freed here, not counted as mapped). NULL when it would
+ * overlap another mapping (*overlap = 1) or out of host RAM. */
+sim_map *sim_mem_alias(sim_mem *m, ps_addr a, uint64_t n, sim_page *pages, sim_space sp,
+                       int dev, void *owner, int *overlap);
+/* The maps whose base is >= a, in address order: *left of them. */
+sim_map *const *sim_mem_from(const sim_mem *m, ps_addr a, size_t *left);
+/* Whether device dev may reach VMM mapping m: reads (write 0) or writes. */
+int sim_vmm_reaches(const sim_map *m, int dev, int write);
+void sim_vmm_free_all(sim_ctx *c);
+int sim_vmm_granularity(void *ctx, ps_location loc, int dev, int recommended, uint64_t *bytes);
+int sim_vmm_reserve(void *ctx, uint64_t size, uint64_t align, ps_addr *addr);
+int sim_vmm_free(void *ctx, ps_addr addr, uint64_t size);
+int sim_vmm_create(void *ctx, ps_location loc, int dev, uint64_t size, ps_vmm_handle **out);
+int sim_vmm_release(void *ctx, ps_vmm_handle *h);
+int sim_vmm_map(void *ctx, ps_addr addr, uint64_t size, uint64_t offset, ps_vmm_handle *h);
+int sim_vmm_unmap(void *ctx, ps_addr addr, uint64_t size);
+int sim_vmm_set_access(void *ctx, ps_addr addr, uint64_t size, int dev, ps_access a);
 
 /* ---- helpers ---- */
 

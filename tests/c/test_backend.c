@@ -595,6 +595,47 @@ static void test_vmm_cycle(T *t) {
   free(host);
 }
 
+/* Adjacent mappings of different handles are one stretch of addresses:
+ * one set_access covers both (PyTorch's expandable segments make one call
+ * per growth) and kernels, copies and reads cross the boundary, as a
+ * tensor spanning two pages does. */
+static void test_vmm_adjacent(T *t) {
+  const ps_backend *b = t->b;
+  void *c = t->ctx;
+  uint64_t g = vmm_page(t);
+  if (!g) return;
+  ps_addr r = 0, m = 0;
+  ps_vmm_handle *h1 = NULL, *h2 = NULL;
+  int64_t bad = -2;
+  uint8_t x[4] = {0}, one = 1;
+  if (!OK(t, b->vmm_reserve(c, 4 * g, 0, &r))) return;
+  OK(t, b->vmm_create(c, PS_LOCATION_DEVICE, 0, g, &h1));
+  OK(t, b->vmm_create(c, PS_LOCATION_DEVICE, 0, g, &h2));
+  OK(t, b->vmm_map(c, r, g, 0, h1));
+  OK(t, b->vmm_map(c, r + g, g, 0, h2));
+  OK(t, b->vmm_set_access(c, r, 2 * g, 0, PS_ACCESS_RW));
+  OK(t, b->fill(c, r, 2 * g, 0x44, NULL));
+  OK(t, b->write(c, PS_KIND_VMM, r + g, &one, 1, NULL));
+  OK(t, b->verify(c, r + 1, 2 * g - 1, 0x44, NULL, &bad));
+  CHECK(t, bad == (int64_t)(g - 1));
+  OK(t, b->read(c, PS_KIND_VMM, r + g - 2, x, 4, NULL));
+  CHECK(t, x[0] == 0x44 && x[1] == 0x44 && x[2] == 1 && x[3] == 0x44);
+  if (OK(t, b->malloc_device(c, 2 * g, &m))) {
+    OK(t, b->copy(c, m, r, 2 * g, NULL));
+    OK(t, b->verify(c, m, g, 0x44, NULL, &bad));
+    CHECK(t, bad == -1);
+    OK(t, b->copy(c, r + g / 2, m, g, NULL));   /* across the boundary */
+    OK(t, b->verify(c, r, 2 * g, 0x44, NULL, &bad));
+    CHECK(t, bad == -1);
+    OK(t, b->free_device(c, m));
+  }
+  OK(t, b->stream_sync(c, NULL));
+  OK(t, b->vmm_unmap(c, r, 2 * g));                /* both at once */
+  OK(t, b->vmm_release(c, h1));
+  OK(t, b->vmm_release(c, h2));
+  OK(t, b->vmm_free(c, r, 4 * g));
+}
+
 /* Every misuse of tests/data/vmm/h200-probe.json, with the H200's answer. */
 static void test_vmm_misuse(T *t) {
   const ps_backend *b = t->b;
@@ -797,6 +838,7 @@ int main(void) {
                {"second context", test_second_context},
                {"vmm granularity", test_vmm_granularity},
                {"vmm cycle", test_vmm_cycle},
+               {"vmm adjacent mappings", test_vmm_adjacent},
                {"vmm misuse", test_vmm_misuse},
                {"vmm accounting", test_vmm_accounting},
                {"vmm host memory", test_vmm_host},

@@ -23,7 +23,7 @@ return {
     r:unmap(128 * MiB, 16 * MiB)
     r:free()
     g.vmm_create(200 * 1024 * MiB)               -- 200 GiB: more than the device
-    local h3 = g.vmm_create(2 * MiB)
+    local h3 = g.vmm_create(2 * MiB, { location = "host" })   -- host memory: not the device's
     h3:release()
   end,
 }

@@ -23,11 +23,13 @@ local M = {}
 
 local COUNTERS = { "reserved", "used", "reserved_high", "used_high", "live", "pending" }
 
---- The CUDA error name in an error message, else the message without
--- its "chunk:line: " prefix (which would name a machine path).
+--- The CUDA error name in an error message (a word of its own:
+-- "cudaErrorInvalidValue", never the "cuda21" of a path like
+-- /src/poolsh-cuda21/), else the message without its "chunk:line: "
+-- prefix (which would name a machine path).
 local function error_name(e)
   e = tostring(e)
-  return e:match("(cuda%w+)") or (e:gsub("^[^\n]-:%d+: ", ""))
+  return e:match("%f[%w](cuda%u%w*)") or (e:gsub("^[^\n]-:%d+: ", ""))
 end
 M.error_name = error_name
 

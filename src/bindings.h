@@ -16,6 +16,9 @@ int poolsh_open_device(lua_State *L);
 int poolsh_open_bench(lua_State *L);
 int poolsh_open_process(lua_State *L);
 int poolsh_open_inspect(lua_State *L);
+int poolsh_open_vmm(lua_State *L);
+/* vmm.c: poolsh.core.reset() ends every Range and Memory. */
+void ps_vmm_reset(lua_State *L);
 
 /* buffer.c */
 /* A Buffer metatable's integer keys: its freed twin (live ones), its

@@ -117,6 +117,8 @@ int ps_buffer_release(ps_ctx *c, ps_bufferud *b, ps_stream *s, int deferred) {
         ps_limit_gone(c, b);
       if (st == PS_OK) b->registered = 0, st = c->be->free_pageable(c->b, b->addr);
       break;
+    case PS_KIND_VMM:      /* a view of a Range's bytes (vmm.c): nothing to free */
+      break;
   }
   if (st == PS_OK) b->live = 0;
   return st;
@@ -166,6 +168,7 @@ static int finalize(lua_State *L, int collected) {
   ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
   if (b == NULL) return luaL_typeerror(L, 1, PS_BUFFER);    /* called by hand */
   if (!b->live || !c->b) return 0;
+  if (b->kind == PS_KIND_VMM) { b->live = 0; return 0; }     /* a view: never observed */
   int n = b->ipc ? begin_free(b) : 0;
   if (n) {
     char msg[200];
@@ -231,6 +234,11 @@ static int buffer_free(lua_State *L) {
       return luaL_error(L, "b%d is still imported by %d process%s: every importer must free it "
                         "first", b->id, n, n == 1 ? "" : "es");
   }
+  if (b->kind == PS_KIND_VMM) {         /* a view: its Range owns the bytes */
+    b->live = 0;
+    mark_freed(L, 1);
+    return 0;
+  }
   if (b->kind == PS_KIND_MALLOC) ps_wait_begin(L, c);     /* cudaFree waits */
   int st = ps_buffer_release(c, b, su ? su->h : NULL, 0);
   if (b->ipc) ipc_freed(b, st);
@@ -262,7 +270,8 @@ static void check_range(lua_State *L, ps_bufferud *b, int arg, uint64_t *off, ui
  * copied on b's stream (the legacy one when b has none left); NULL when
  * the host reads or writes b directly. */
 static ps_streamud *access_stream(lua_State *L, const ps_bufferud *b, uint64_t n) {
-  if (n == 0 || (b->kind != PS_KIND_POOL && b->kind != PS_KIND_MALLOC)) return NULL;
+  if (n == 0 || (b->kind != PS_KIND_POOL && b->kind != PS_KIND_MALLOC && b->kind != PS_KIND_VMM))
+    return NULL;
   return own_stream(L, b);
 }
 

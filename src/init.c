@@ -171,6 +171,7 @@ static int core_reset(lua_State *L) {
   for (int i = 0; i < n; i++)
     if (be->option_get(c->b, names[i], &values[i]) != PS_OK) names[i] = NULL;
   end_objects(L);
+  ps_vmm_reset(L);
   ps_obs_reset(L, c, buffer_dead);
   ps_free_deferred(L, c);
   c->ndeferred = 0;
@@ -236,7 +237,7 @@ int luaopen_poolsh_core(lua_State *L) {
     poolsh_open_stream, poolsh_open_event, poolsh_open_pool,
     poolsh_open_buffer, poolsh_open_device, poolsh_open_bench, poolsh_open_trace,
     poolsh_open_inspect, poolsh_open_names, poolsh_open_naming, poolsh_open_sites,
-    poolsh_open_process, poolsh_open_atomic_file, NULL
+    poolsh_open_process, poolsh_open_atomic_file, poolsh_open_vmm, NULL
   };
   if (lua_getfield(L, LUA_REGISTRYINDEX, PS_CONTEXT) == LUA_TNIL) new_context(L);
   ps_render_keep_require(L);

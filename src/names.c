@@ -4,7 +4,7 @@
  */
 #include "names.h"
 
-const char *const ps_kind_names[] = {"pool", "malloc", "pinned", "pageable", NULL};
+const char *const ps_kind_names[] = {"pool", "malloc", "pinned", "pageable", "vmm", NULL};
 
 /* A pool's settings, in ps_pool_attr's order of PS_ATTR_RELEASE_THRESHOLD.. */
 const char *const ps_setting_names[] = {
@@ -22,7 +22,8 @@ const char *const ps_op_names[PS_OP_COUNT] = {
   "alloc", "alloc_failed", "free", "free_completed", "reserve", "release", "copy",
   "fill", "touch", "verify", "spin", "record", "wait", "stream_sync", "event_sync",
   "device_sync", "trim", "set", "pool_create", "pool_destroy", "stream_create",
-  "stream_destroy", "read", "write", "alloc_retry"
+  "stream_destroy", "read", "write", "alloc_retry", "vmm_reserve", "vmm_create", "vmm_map",
+  "vmm_unmap", "vmm_set_access", "vmm_release", "vmm_free"
 };
 
 /* Sets t[name] = array of names[0..n) (n < 0: up to the first NULL). */

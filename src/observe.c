@@ -708,3 +708,18 @@ int ps_obs_collected(lua_State *L) {
   lua_pushinteger(L, (lua_Integer)o->collected_bytes);
   return 3;
 }
+
+/* A VMM call: one record (docs/trace.md), nothing else to follow (VMM
+ * memory is no pool's and no Buffer's). */
+void ps_obs_vmm(lua_State *L, ps_ctx *c, const ps_vmm_what *w) {
+  ps_rec *r = c->obs->tracing ? ps_trace_rec(L, c, w->op, 0) : NULL;
+  if (!r) return;
+  r->range = w->range;
+  r->other = w->memory;
+  if (w->addr) r->addr = w->addr;
+  r->size = w->size;
+  if (w->op == PS_OP_VMM_MAP) r->value = w->memory_offset;
+  if (w->location >= 0) r->kind = (uint8_t)w->location;
+  if (w->access >= 0) r->kind = (uint8_t)w->access;
+  if (w->device >= 0) r->rule = (uint8_t)w->device;
+}

@@ -83,6 +83,18 @@ void ps_obs_lost(ps_ctx *c, const ps_bufferud *b);
  * record (by context user value index). */
 extern const size_t ps_udsize[];
 
+/* A VMM call that succeeded (vmm.c): reserve, create, map, unmap,
+ * set_access, release, free. Ids -1 and location, device, access -1 where
+ * they do not apply. */
+typedef struct ps_vmm_what {
+  ps_op op;
+  int32_t range, memory;
+  ps_addr addr;              /* the virtual address it concerns (0: none) */
+  uint64_t size, memory_offset;
+  int location, device, access;
+} ps_vmm_what;
+void ps_obs_vmm(lua_State *L, ps_ctx *c, const ps_vmm_what *w);
+
 int poolsh_open_trace(lua_State *L);
 int poolsh_open_sites(lua_State *L);
 

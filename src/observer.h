@@ -201,12 +201,15 @@ struct ps_obs {
 
 /* One recorded event. Ids are -1 and sizes PS_UNSET when they do not
  * apply; other is the second object (copy source, event, reused-from
- * buffer, a release's cause); kind is the buffer kind, a set's setting,
- * or a release's cause op. */
+ * buffer, a release's cause, a VMM record's Memory); kind is the buffer
+ * kind, a set's setting, a release's cause op, or a VMM record's
+ * location (vmm_create, vmm_release) or access (vmm_set_access), whose
+ * device is in rule; a vmm_map's memory offset is in value. */
 typedef struct ps_rec {
   uint8_t op, kind, rule, gc;
   int32_t stream, pool, buffer, other;
   int32_t src, line;
+  int32_t range;              /* VMM records: the Range, else -1 */
   union {
     double t;                 /* ms on the backend's clock, */
     uint64_t tick;            /* or the backend's ticks until settled (trace.c) */

@@ -183,7 +183,7 @@ ps_rec *ps_trace_rec(lua_State *L, ps_ctx *c, ps_op op, int flags) {
   if (!r) return NULL;
   *r = (ps_rec){
     .op = (uint8_t)op, .gc = (uint8_t)(flags & PS_REC_COLLECTED),
-    .stream = -1, .pool = -1, .buffer = -1, .other = -1, .src = src, .line = line,
+    .stream = -1, .pool = -1, .buffer = -1, .other = -1, .src = src, .line = line, .range = -1,
     .addr = PS_UNSET, .size = PS_UNSET, .reserved = PS_UNSET, .used = PS_UNSET,
     .pending = PS_UNSET, .value = PS_UNSET, .start = NAN
   };
@@ -467,6 +467,8 @@ static void push_rec(lua_State *L, ps_ctx *c, const ps_trace *tr, size_t i) {
   if (r->stream >= 0) set_int(L, "stream", r->stream);
   if (r->pool >= 0) set_int(L, "pool", r->pool);
   if (r->buffer >= 0) set_int(L, "buffer", r->buffer);
+  if (r->range >= 0) set_int(L, "range", r->range);
+  if (r->op >= PS_OP_VMM_RESERVE && r->other >= 0) set_int(L, "memory", r->other);
   set_u64(L, "addr", r->addr);
   set_u64(L, "size", r->size);
   set_u64(L, "reserved", r->reserved);
@@ -528,6 +530,19 @@ static void push_rec(lua_State *L, ps_ctx *c, const ps_trace *tr, size_t i) {
       break;
     case PS_OP_ALLOC_RETRY:
       set_u64(L, "freed", r->value);                /* what the collection freed */
+      break;
+    case PS_OP_VMM_CREATE: case PS_OP_VMM_RELEASE:
+      lua_pushstring(L, r->kind & 1 ? "host" : "device");
+      lua_setfield(L, -2, "location");
+      set_int(L, "device", r->rule);
+      break;
+    case PS_OP_VMM_MAP:
+      set_u64(L, "memory_offset", r->value);
+      break;
+    case PS_OP_VMM_SET_ACCESS:
+      lua_pushstring(L, r->kind == PS_ACCESS_RW ? "rw" : r->kind == PS_ACCESS_READ ? "read" : "none");
+      lua_setfield(L, -2, "access");
+      set_int(L, "device", r->rule);
       break;
     case PS_OP_SET:
       if (r->kind == PS_SET_ACCESS) {               /* value: device << 8 | access */
@@ -1038,6 +1053,12 @@ static void label(lua_State *L, text *t, text *sc, const ps_rec *r, int nt) {
     object(L, sc, nt, "buffer", 'b', r->buffer);
   } else if (r->buffer >= 0) {
     puts_(L, sc, op), put(L, sc, " ", 1), object(L, sc, nt, "buffer", 'b', r->buffer);
+  } else if (r->range >= 0) {
+    puts_(L, sc, op), put(L, sc, " ", 1), object(L, sc, nt, "range", 'r', r->range);
+    if (r->op == PS_OP_VMM_MAP && r->other >= 0)
+      put(L, sc, " ", 1), object(L, sc, nt, "memory", 'm', r->other);
+  } else if (r->op >= PS_OP_VMM_RESERVE && r->other >= 0) {
+    puts_(L, sc, op), put(L, sc, " ", 1), object(L, sc, nt, "memory", 'm', r->other);
   } else if ((r->op == PS_OP_RECORD || r->op == PS_OP_WAIT || r->op == PS_OP_EVENT_SYNC) && r->other >= 0) {
     puts_(L, sc, op), put(L, sc, " ", 1), object(L, sc, nt, "event", 'e', r->other);
   } else if (r->pool >= 0 && r->stream < 0) {

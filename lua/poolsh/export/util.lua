@@ -163,6 +163,12 @@ function M.label(ev, meta)
     return "copy " .. obj(names, "buffer", "b", ev.src_buffer) .. " -> " .. obj(names, "buffer", "b", ev.dst)
   elseif ev.buffer then
     return op .. " " .. obj(names, "buffer", "b", ev.buffer)
+  elseif ev.range then
+    local s = op .. " " .. obj(names, "range", "r", ev.range)
+    if op == "vmm_map" and ev.memory then s = s .. " " .. obj(names, "memory", "m", ev.memory) end
+    return s
+  elseif ev.memory then
+    return op .. " " .. obj(names, "memory", "m", ev.memory)
   elseif ev.event and (op == "record" or op == "wait" or op == "event_sync") then
     return op .. " " .. obj(names, "event", "e", ev.event)
   elseif ev.pool and not ev.stream then

@@ -58,6 +58,8 @@ local function is_flag(name) return name:match("^release_on_") or name == "repor
 --- The unit of a sim option, from its name.
 function M.unit(name)
   if name:match("_ns_per_gib$") then return "ns per GiB"
+  elseif name:match("_us_per_mib$") then return "us per MiB"
+  elseif name:match("_us$") then return "us"
   elseif name:match("_ns$") then return "ns"
   elseif name:match("_us$") then return "us"
   elseif name:match("_us_per_mib$") then return "us per MiB"

@@ -122,7 +122,6 @@ static int sim_device_peer_enabled(void *ctx, int dev, int peer, int *on) {
  * peer access is enabled, and pool memory its pool grants it. */
 int sim_reachable(const sim_ctx *c, const sim_map *m, int dev) {
   if (m->kind == SIM_MAP_ARENA) return sim_pool_reaches(m->owner, dev);
-  if (m->kind == SIM_MAP_VMM) return sim_vmm_reaches(m, dev, 0);
   if (m->space == SIM_HOST_SPACE) return 1;
   return m->dev == dev || c->peer_on[dev][m->dev];
 }
@@ -289,8 +288,8 @@ static int enqueue_op(sim_ctx *c, ps_stream *s, int64_t dur, sim_op *op,
  * dev access; with that device current the driver refuses the copy with
  * cudaErrorInvalidValue (measured on two H200s, 2026-11-27: poolsh's own
  * copies; with another device current the same copy went through). */
-static int copy_reaches(const sim_map *m, int dev, int write) {
-  if (m->kind == SIM_MAP_VMM) return sim_vmm_reaches(m, dev, write);
+static int copy_reaches(const sim_map *m, ps_addr a, uint64_t n, int dev, int write) {
+  if (m->kind == SIM_MAP_VMM) return sim_vmm_reaches(m, a, n, dev, write);
   return m->kind != SIM_MAP_ARENA || sim_pool_reaches(m->owner, dev);
 }
 
@@ -302,7 +301,8 @@ static int sim_copy(void *ctx, ps_addr dst, ps_addr src, uint64_t n, ps_stream *
   if (n == 0) return PS_OK;
   sim_map *d = sim_mem_range(&c->mem, dst, n), *sm = sim_mem_range(&c->mem, src, n);
   if (!d || !sm) return PS_ERR_INVALID_VALUE;
-  if (!copy_reaches(d, st->dev, 1) || !copy_reaches(sm, st->dev, 0)) return PS_ERR_INVALID_VALUE;
+  if (!copy_reaches(d, dst, n, st->dev, 1) || !copy_reaches(sm, src, n, st->dev, 0))
+    return PS_ERR_INVALID_VALUE;
   int sync;
   int64_t dur = copy_ns(c, classify(d), classify(sm), n, &sync);
   dur += (int64_t)llround(touch_ns(c, d, dst, n));   /* faults as it lands */
@@ -318,9 +318,11 @@ static int kernel(sim_ctx *c, ps_addr a, uint64_t n, ps_stream *s, sim_op *op) {
   if (n && !m) return PS_ERR_INVALID_VALUE;
   /* A GPU faults (cudaErrorIllegalAddress, sticky); the sim refuses the
    * launch with that code and goes on. */
-  if (m && !sim_reachable(c, m, st->dev)) return PS_ERR_ILLEGAL_ADDRESS;
-  if (m && m->kind == SIM_MAP_VMM && op->kind == SIM_OP_FILL && !sim_vmm_reaches(m, st->dev, 1))
-    return PS_ERR_ILLEGAL_ADDRESS;   /* a write through a read-only mapping */
+  if (m && m->kind == SIM_MAP_VMM) {   /* every byte mapped, readable (a fill: writable) */
+    if (!sim_vmm_reaches(m, a, n, st->dev, op->kind == SIM_OP_FILL)) return PS_ERR_ILLEGAL_ADDRESS;
+  } else if (m && !sim_reachable(c, m, st->dev)) {
+    return PS_ERR_ILLEGAL_ADDRESS;
+  }
   int64_t dur = ns_for((double)n, c->prof.bw_fill, c->prof.launch_ns);
   return enqueue_op(c, st, dur, op, 0);
 }
@@ -380,12 +382,12 @@ static sim_map *kind_range(sim_ctx *c, ps_kind k, ps_addr a, uint64_t n) {
 
 /* Device-side access: a copy to/from a pageable host buffer on s, then
  * the host waits for s. Host-side access happens at once. */
-static int device_access(sim_ctx *c, ps_kind k, sim_map *m, uint64_t n,
+static int device_access(sim_ctx *c, ps_kind k, sim_map *m, ps_addr a, uint64_t n,
                          ps_stream *s, sim_op *op) {
   if (k != PS_KIND_POOL && k != PS_KIND_MALLOC && k != PS_KIND_VMM) return PS_OK;
   ps_stream *st = sim_stream_resolve(c, s);
   if (!st) { free(op->data); return PS_ERR_INVALID_RESOURCE; }
-  if (!copy_reaches(m, st->dev, op->kind == SIM_OP_WRITE)) {
+  if (!copy_reaches(m, a, n, st->dev, op->kind == SIM_OP_WRITE)) {
     free(op->data);
     return PS_ERR_INVALID_VALUE;
   }
@@ -402,7 +404,7 @@ static int sim_read(void *ctx, ps_kind k, ps_addr src, void *dst, uint64_t n,
   sim_map *m = kind_range(c, k, src, n);
   if (!m || !dst) return PS_ERR_INVALID_VALUE;
   sim_op op = { .kind = SIM_OP_NONE };
-  int st = device_access(c, k, m, n, s, &op);
+  int st = device_access(c, k, m, src, n, s, &op);
   if (st != PS_OK) return st;
   m = sim_mem_range(&c->mem, src, n);   /* a sync may have released it */
   if (!m) return PS_ERR_ILLEGAL_ADDRESS;
@@ -425,7 +427,7 @@ static int sim_write(void *ctx, ps_kind k, ps_addr dst, const void *src,
   sim_op op = { .kind = SIM_OP_WRITE, .dst = dst, .n = n, .data = malloc(n) };
   if (!op.data) return PS_ERR_MEMORY_ALLOCATION;
   memcpy(op.data, src, n);
-  return device_access(c, k, m, n, s, &op);
+  return device_access(c, k, m, dst, n, s, &op);
 }
 
 /* ---- options ---- */

@@ -160,25 +160,23 @@ void sim_mem_hole(sim_mem *m, sim_map *x, uint64_t off, uint64_t n, int unmap) {
   }
 }
 
-/* Frees x and its pages (a VMM mapping's pages are its handle's). */
+/* Frees x and its pages (a VMM reservation's pages are its handles'). */
 static void map_free(sim_map *x) {
-  if (x->kind != SIM_MAP_VMM) {
+  if (!x->alias)
     for (uint64_t i = 0; i < x->npages; i++) free(x->pages[i].data);
-    free(x->pages);
-  }
+  free(x->pages);
+  free(x->alias);
   free(x);
 }
 
-/* Unmaps x and frees its pages; its VA may be handed out again (a VMM
- * mapping's VA stays its reservation's). */
+/* Unmaps x and frees its pages; its VA may be handed out again. A VMM
+ * reservation counts nothing as mapped (its handles do). */
 void sim_mem_unmap(sim_mem *m, sim_map *x) {
   size_t i = lower(m, x->base);
-  while (i < m->n && m->maps[i] != x && m->maps[i]->base == x->base) i++;
   if (i >= m->n || m->maps[i] != x) return;
   memmove(m->maps + i, m->maps + i + 1, (m->n - i - 1) * sizeof *m->maps);
   m->n--;
-  if (x->kind == SIM_MAP_VMM) { map_free(x); return; }
-  if (!x->foreign) account(m, x, -(int64_t)x->size);
+  if (!x->foreign && x->kind != SIM_MAP_VMM) account(m, x, -(int64_t)x->size);
   if (x->base < m->gap_lo[x->space]) m->gap_lo[x->space] = x->base;
   map_free(x);
 }
@@ -189,56 +187,27 @@ void sim_mem_account(sim_mem *m, sim_space sp, int dev, int64_t delta) {
   account(m, &x, delta);
 }
 
-/* Inserts x at index i of the sorted maps (room already reserved). */
-static void insert_at(sim_mem *m, size_t i, sim_map *x) {
-  memmove(m->maps + i + 1, m->maps + i, (m->n - i) * sizeof *m->maps);
-  m->maps[i] = x;
-  m->n++;
-}
-
 /* A VMM reservation: the lowest free device VA of size + align bytes,
- * its base rounded up to align; nothing mapped. */
+ * its base rounded up to align; every page unmapped (alias NULL). */
 sim_map *sim_mem_reserve_aligned(sim_mem *m, uint64_t size, uint64_t align) {
-  if (size == 0 || align == 0 || size > ((uint64_t)1 << 60) || align > ((uint64_t)1 << 40))
+  if (size == 0 || align == 0 || size % SIM_PAGE || size > ((uint64_t)1 << 50) ||
+      align > ((uint64_t)1 << 40))
     return NULL;
   ps_addr at = find_gap(m, SIM_DEVICE_SPACE, size + align);
   if (!at) return NULL;
   if (!sim_reserve_one((void **)&m->maps, &m->cap, m->n, sizeof *m->maps, 16)) return NULL;
   sim_map *x = calloc(1, sizeof *x);
-  if (!x) return NULL;
-  *x = (sim_map){ .base = sim_round_up(at, align), .size = 0, .va = size,
-                  .space = SIM_DEVICE_SPACE, .kind = SIM_MAP_VMM_RANGE };
-  insert_at(m, lower(m, x->base), x);   /* before any mapping at its base */
+  uint64_t np = size >> SIM_PAGE_SHIFT;
+  sim_page **alias = x ? calloc(np, sizeof *alias) : NULL;
+  if (!alias) { free(x); return NULL; }
+  *x = (sim_map){ .base = sim_round_up(at, align), .size = size, .va = size,
+                  .space = SIM_DEVICE_SPACE, .kind = SIM_MAP_VMM, .npages = np,
+                  .alias = alias };
+  size_t i = lower(m, x->base);
+  memmove(m->maps + i + 1, m->maps + i, (m->n - i) * sizeof *m->maps);
+  m->maps[i] = x;
+  m->n++;
   return x;
-}
-
-/* A mapping at a that follows every map whose base is <= a, so
- * sim_mem_find sees it rather than its reservation (which starts at the
- * same base when it is mapped at offset 0). */
-sim_map *sim_mem_alias(sim_mem *m, ps_addr a, uint64_t n, sim_page *pages, sim_space sp,
-                       int dev, void *owner, int *overlap) {
-  size_t i = lower(m, a + 1);
-  *overlap = 0;
-  if (i > 0 && m->maps[i - 1]->kind == SIM_MAP_VMM &&
-      a - m->maps[i - 1]->base < m->maps[i - 1]->size)
-    *overlap = 1;
-  if (i < m->n && m->maps[i]->base - a < n) *overlap = 1;
-  if (*overlap) return NULL;
-  if (!sim_reserve_one((void **)&m->maps, &m->cap, m->n, sizeof *m->maps, 16)) return NULL;
-  sim_map *x = calloc(1, sizeof *x);
-  if (!x) return NULL;
-  *x = (sim_map){ .base = a, .size = n, .va = n, .space = sp, .kind = SIM_MAP_VMM,
-                  .owner = owner, .dev = dev, .npages = n >> SIM_PAGE_SHIFT,
-                  .pages = pages };
-  insert_at(m, i, x);
-  return x;
-}
-
-/* The maps from the first whose base is >= a to the last. */
-sim_map *const *sim_mem_from(const sim_mem *m, ps_addr a, size_t *left) {
-  size_t i = lower(m, a);
-  *left = m->n - i;
-  return m->maps + i;
 }
 
 /* The mapping that contains a, or NULL. */
@@ -263,6 +232,13 @@ void sim_mem_free_all(sim_mem *m) {
   memset(m, 0, sizeof *m);
 }
 
+/* Page i of x: its own, or for a VMM reservation the handle's page
+ * mapped there (NULL where nothing is mapped: writes there are lost and
+ * reads give 0, as work that lands after an unmap). */
+static inline sim_page *page_at(const sim_map *x, uint64_t i) {
+  return x->alias ? x->alias[i] : &x->pages[i];
+}
+
 /* Gives page p storage holding its uniform value; 0 when out of RAM. */
 static int materialize(sim_page *p) {
   if (p->data) return 1;
@@ -279,10 +255,11 @@ void sim_mem_fill(sim_map *d, uint64_t off, uint64_t n, uint8_t v) {
     return;
   }
   while (n) {
-    sim_page *p = &d->pages[off >> SIM_PAGE_SHIFT];
+    sim_page *p = page_at(d, off >> SIM_PAGE_SHIFT);
     uint64_t in = off & (SIM_PAGE - 1), k = SIM_PAGE - in;
     if (k > n) k = n;
-    if (k == SIM_PAGE) {
+    if (!p) {
+    } else if (k == SIM_PAGE) {
       free(p->data);
       p->data = NULL, p->val = v;
     } else if (p->data || p->val != v) {
@@ -296,10 +273,10 @@ void sim_mem_fill(sim_map *d, uint64_t off, uint64_t n, uint8_t v) {
 void sim_mem_write(sim_map *d, uint64_t off, const uint8_t *src, uint64_t n) {
   if (d->shm) { memmove(d->shm + off, src, n); return; }
   while (n) {
-    sim_page *p = &d->pages[off >> SIM_PAGE_SHIFT];
+    sim_page *p = page_at(d, off >> SIM_PAGE_SHIFT);
     uint64_t in = off & (SIM_PAGE - 1), k = SIM_PAGE - in;
     if (k > n) k = n;
-    if (materialize(p)) memcpy(p->data + in, src, k);
+    if (p && materialize(p)) memcpy(p->data + in, src, k);
     off += k, n -= k, src += k;
   }
 }
@@ -308,10 +285,10 @@ void sim_mem_write(sim_map *d, uint64_t off, const uint8_t *src, uint64_t n) {
 void sim_mem_read(const sim_map *s, uint64_t off, uint8_t *dst, uint64_t n) {
   if (s->shm) { memmove(dst, s->shm + off, n); return; }
   while (n) {
-    const sim_page *p = &s->pages[off >> SIM_PAGE_SHIFT];
+    const sim_page *p = page_at(s, off >> SIM_PAGE_SHIFT);
     uint64_t in = off & (SIM_PAGE - 1), k = SIM_PAGE - in;
     if (k > n) k = n;
-    if (p->data) memcpy(dst, p->data + in, k); else memset(dst, p->val, k);
+    if (p && p->data) memcpy(dst, p->data + in, k); else memset(dst, p ? p->val : 0, k);
     off += k, n -= k, dst += k;
   }
 }
@@ -323,12 +300,12 @@ void sim_mem_copy(sim_map *d, uint64_t doff, const sim_map *s, uint64_t soff,
                   uint64_t n) {
   if (s->shm) { sim_mem_write(d, doff, s->shm + soff, n); return; }
   while (n) {
-    const sim_page *sp = &s->pages[soff >> SIM_PAGE_SHIFT];
+    const sim_page *sp = page_at(s, soff >> SIM_PAGE_SHIFT);
     uint64_t sin = soff & (SIM_PAGE - 1), din = doff & (SIM_PAGE - 1);
     uint64_t k = SIM_PAGE - (sin > din ? sin : din);
     if (k > n) k = n;
-    if (sp->data) sim_mem_write(d, doff, sp->data + sin, k);
-    else sim_mem_fill(d, doff, k, sp->val);
+    if (sp && sp->data) sim_mem_write(d, doff, sp->data + sin, k);
+    else sim_mem_fill(d, doff, k, sp ? sp->val : 0);
     doff += k, soff += k, n -= k;
   }
 }
@@ -342,10 +319,12 @@ int64_t sim_mem_verify(const sim_map *s, uint64_t off, uint64_t n, uint8_t v) {
     return -1;
   }
   while (n) {
-    const sim_page *p = &s->pages[off >> SIM_PAGE_SHIFT];
+    const sim_page *p = page_at(s, off >> SIM_PAGE_SHIFT);
     uint64_t in = off & (SIM_PAGE - 1), k = SIM_PAGE - in;
     if (k > n) k = n;
-    if (!p->data) {
+    if (!p) {
+      if (v != 0) return (int64_t)(off - start);
+    } else if (!p->data) {
       if (p->val != v) return (int64_t)(off - start);
     } else {
       for (uint64_t i = 0; i < k; i++)
@@ -360,7 +339,7 @@ int64_t sim_mem_verify(const sim_map *s, uint64_t off, uint64_t n, uint8_t v) {
 uint64_t sim_mem_materialized(const sim_mem *m) {
   uint64_t c = 0;
   for (size_t i = 0; i < m->n; i++)
-    for (uint64_t j = 0; j < m->maps[i]->npages; j++)
+    for (uint64_t j = 0; !m->maps[i]->alias && j < m->maps[i]->npages; j++)
       c += m->maps[i]->pages[j].data != NULL;
   return c;
 }
@@ -369,7 +348,7 @@ uint64_t sim_mem_materialized(const sim_mem *m) {
  * host); returns the bytes of those that were not, counting them into
  * x->resident. O(pages in the range). */
 uint64_t sim_mem_touch(sim_map *x, uint64_t off, uint64_t n) {
-  if (n == 0 || off >= x->size) return 0;
+  if (n == 0 || off >= x->size || x->alias) return 0;
   uint64_t end = n > x->size - off ? x->size : off + n, got = 0;
   for (uint64_t i = off >> SIM_PAGE_SHIFT; i < x->npages && (i << SIM_PAGE_SHIFT) < end; i++) {
     if (x->pages[i].touched) continue;

@@ -69,11 +69,11 @@ int sim_profile_names(const char **names, int max);
 #define SIM_PAGE ((uint64_t)1 << SIM_PAGE_SHIFT)   /* 64 KiB content pages */
 
 typedef enum { SIM_DEVICE_SPACE = 0, SIM_HOST_SPACE = 1 } sim_space;
-/* SIM_MAP_ARENA: a pool's arena, owner is its ps_pool. SIM_MAP_VMM_RANGE:
- * a VMM reservation (VA only); SIM_MAP_VMM: a mapping inside one, its
- * pages the handle's (owner: its sim_vmm_mapping, sim_vmm.c). */
+/* SIM_MAP_ARENA: a pool's arena, owner is its ps_pool. SIM_MAP_VMM: a
+ * VMM reservation, its pages its handles' (alias), owner its mappings
+ * (sim_vmm.c). */
 typedef enum { SIM_MAP_ARENA, SIM_MAP_MALLOC, SIM_MAP_PINNED, SIM_MAP_PAGEABLE,
-               SIM_MAP_VMM_RANGE, SIM_MAP_VMM } sim_map_kind;
+               SIM_MAP_VMM } sim_map_kind;
 
 /* A page is uniform (data == NULL, every byte == val) or materialized.
  * touched: pageable memory the host has faulted in (resident). */
@@ -92,6 +92,7 @@ typedef struct sim_map {
   int dev;                   /* device space: the device whose memory it is */
   uint64_t npages;
   sim_page *pages;
+  sim_page **alias;          /* VMM: page i is alias[i], a handle's (NULL: unmapped) */
   /* Shared (IPC) memory: contents live at shm + offset, in a segment
    * other processes map too (sim_ipc.c); pages stay unused. A foreign map
    * (an imported block) does not count in `mapped`: another process owns
@@ -492,18 +493,12 @@ typedef struct sim_vmm sim_vmm;
 /* sim_mem.c: counts delta bytes of dev's (device space) or the host's
  * memory as mapped without a mapping (a VMM handle's physical memory). */
 void sim_mem_account(sim_mem *m, sim_space sp, int dev, int64_t delta);
-/* Reserves size bytes of device VA aligned to align (a power of two);
- * a SIM_MAP_VMM_RANGE map. NULL when out of VA or host RAM. */
+/* Reserves size bytes of device VA aligned to align (a power of two): a
+ * SIM_MAP_VMM map, nothing mapped. NULL when out of VA or host RAM. */
 sim_map *sim_mem_reserve_aligned(sim_mem *m, uint64_t size, uint64_t align);
-/* Maps n bytes at a (inside a reservation) whose contents are `pages`
- * (not owned: never freed here, not counted as mapped). NULL when it would
- * overlap another mapping (*overlap = 1) or out of host RAM. */
-sim_map *sim_mem_alias(sim_mem *m, ps_addr a, uint64_t n, sim_page *pages, sim_space sp,
-                       int dev, void *owner, int *overlap);
-/* The maps whose base is >= a, in address order: *left of them. */
-sim_map *const *sim_mem_from(const sim_mem *m, ps_addr a, size_t *left);
-/* Whether device dev may reach VMM mapping m: reads (write 0) or writes. */
-int sim_vmm_reaches(const sim_map *m, int dev, int write);
+/* Whether device dev may reach [a, a + n) of VMM reservation m: every
+ * byte mapped, readable (write 0) or writable. */
+int sim_vmm_reaches(const sim_map *m, ps_addr a, uint64_t n, int dev, int write);
 void sim_vmm_free_all(sim_ctx *c);
 int sim_vmm_granularity(void *ctx, ps_location loc, int dev, int recommended, uint64_t *bytes);
 int sim_vmm_reserve(void *ctx, uint64_t size, uint64_t align, ps_addr *addr);

@@ -31,17 +31,23 @@ struct ps_vmm_handle {
   int released;        /* cuMemRelease'd: goes with its last mapping */
 };
 
-/* A mapping's own state: its handle, where in it, and each device's access. */
-typedef struct sim_vmm_mapping {
+/* One mapping of a reservation: where (offset, size), what (its handle
+ * from hoff), and each device's access. */
+typedef struct vmm_mapping {
+  uint64_t off, size, hoff;
   ps_vmm_handle *h;
-  uint64_t off;
   uint8_t access[SIM_MAX_DEVICES];   /* ps_access */
-} sim_vmm_mapping;
+} vmm_mapping;
 
-/* Reservations (by base) and every handle not yet gone (keys: their
- * addresses; value 1 while not released). */
+/* A reservation's mappings by offset (its map's owner). */
+typedef struct vmm_res {
+  vmm_mapping *v;
+  size_t n, cap;
+} vmm_res;
+
+/* Every handle not yet gone (keys: their addresses; value 1 while not
+ * released). */
 struct sim_vmm {
-  sim_table ranges;    /* base -> size */
   sim_table handles;
 };
 
@@ -73,19 +79,38 @@ static int handle_live(sim_ctx *c, ps_vmm_handle *h) {
   return s && s->val == 1;
 }
 
-/* The reservation holding all of [a, a + n), or NULL. Reservations are
- * found by walking back from a's map to the nearest VMM_RANGE map. */
+/* The reservation holding all of [a, a + n) (n > 0), or NULL. */
 static sim_map *range_of(sim_ctx *c, ps_addr a, uint64_t n) {
-  size_t left;
-  sim_map *const *from = sim_mem_from(&c->mem, a + 1, &left);
-  sim_map *const *first = from - (c->mem.n - left);
-  for (sim_map *const *p = from; p > first; p--) {
-    sim_map *x = p[-1];
-    if (x->kind == SIM_MAP_VMM) continue;
-    if (x->kind != SIM_MAP_VMM_RANGE) return NULL;
-    return a - x->base < x->va && n <= x->va - (a - x->base) ? x : NULL;
+  sim_map *x = sim_mem_range(&c->mem, a, n);
+  return x && x->kind == SIM_MAP_VMM ? x : NULL;
+}
+
+/* Index of the first mapping of r that ends after off. */
+static size_t first_after(const vmm_res *r, uint64_t off) {
+  size_t lo = 0, hi = r->n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (r->v[mid].off + r->v[mid].size <= off) lo = mid + 1; else hi = mid;
   }
-  return NULL;
+  return lo;
+}
+
+/* The mappings of r over [off, off + n): [*i, *j). PS_ERR_INVALID_VALUE
+ * when one sticks out of the span; with whole, also when a byte of it is
+ * not mapped. */
+static int span(const vmm_res *r, uint64_t off, uint64_t n, int whole, size_t *i, size_t *j) {
+  size_t k = first_after(r, off);
+  uint64_t at = off;
+  *i = k;
+  for (; k < r->n && r->v[k].off < off + n; k++) {
+    const vmm_mapping *x = &r->v[k];
+    if (x->off < off || x->off + x->size > off + n) return PS_ERR_INVALID_VALUE;
+    if (whole && x->off != at) return PS_ERR_INVALID_VALUE;
+    at = x->off + x->size;
+  }
+  *j = k;
+  if (whole && at != off + n) return PS_ERR_INVALID_VALUE;
+  return PS_OK;
 }
 
 /* cuMemGetAllocationGranularity: the profile's vmm_granularity, minimum
@@ -106,18 +131,14 @@ int sim_vmm_granularity(void *ctx, ps_location loc, int dev, int recommended,
  * space holds (more than the device's memory is fine). */
 int sim_vmm_reserve(void *ctx, uint64_t size, uint64_t align, ps_addr *addr) {
   sim_ctx *c = ctx;
-  sim_vmm *v = state(c);
-  if (!v) return PS_ERR_MEMORY_ALLOCATION;
   if (!addr || size == 0 || size % gran(c) || (align & (align - 1)))
     return PS_ERR_INVALID_VALUE;
   if (align < gran(c)) align = gran(c);
   sim_host_cost(c, c->prof.api_ns);
-  sim_map *m = sim_mem_reserve_aligned(&c->mem, size, align);
-  if (!m) return PS_ERR_MEMORY_ALLOCATION;
-  if (!sim_table_put(&v->ranges, m->base, (int64_t)size)) {
-    sim_mem_unmap(&c->mem, m);
-    return PS_ERR_MEMORY_ALLOCATION;
-  }
+  vmm_res *r = calloc(1, sizeof *r);
+  sim_map *m = r ? sim_mem_reserve_aligned(&c->mem, size, align) : NULL;
+  if (!m) { free(r); return PS_ERR_MEMORY_ALLOCATION; }
+  m->owner = r;
   *addr = m->base;
   return PS_OK;
 }
@@ -126,19 +147,15 @@ int sim_vmm_reserve(void *ctx, uint64_t size, uint64_t align, ps_addr *addr) {
  * remains in it. */
 int sim_vmm_free(void *ctx, ps_addr addr, uint64_t size) {
   sim_ctx *c = ctx;
-  sim_slot *s = c->vmm && addr ? sim_table_find(&c->vmm->ranges, addr) : NULL;
-  if (!s || (uint64_t)s->val != size) return PS_ERR_INVALID_VALUE;
-  size_t left;
-  sim_map *const *p = sim_mem_from(&c->mem, addr, &left);
-  sim_map *r = NULL;
-  for (size_t i = 0; i < left && p[i]->base < addr + size; i++) {
-    if (p[i]->kind == SIM_MAP_VMM) return PS_ERR_INVALID_VALUE;
-    if (p[i]->kind == SIM_MAP_VMM_RANGE && p[i]->base == addr) r = p[i];
-  }
-  if (!r) return PS_ERR_INVALID_VALUE;
+  sim_map *m = addr ? sim_mem_find(&c->mem, addr) : NULL;
+  if (!m || m->kind != SIM_MAP_VMM || m->base != addr || m->size != size)
+    return PS_ERR_INVALID_VALUE;
+  vmm_res *r = m->owner;
+  if (r->n) return PS_ERR_INVALID_VALUE;
   sim_host_cost(c, c->prof.api_ns);
-  sim_table_remove(&c->vmm->ranges, addr);
-  sim_mem_unmap(&c->mem, r);
+  free(r->v);
+  free(r);
+  sim_mem_unmap(&c->mem, m);
   return PS_OK;
 }
 
@@ -193,68 +210,49 @@ int sim_vmm_map(void *ctx, ps_addr addr, uint64_t size, uint64_t offset, ps_vmm_
   sim_ctx *c = ctx;
   uint64_t g = gran(c);
   if (!handle_live(c, h) || size == 0 || addr % g || size % g) return PS_ERR_INVALID_VALUE;
-  if (!range_of(c, addr, size)) return PS_ERR_INVALID_VALUE;
+  sim_map *m = range_of(c, addr, size);
+  if (!m) return PS_ERR_INVALID_VALUE;
   if (offset % g || offset > h->size || size > h->size - offset) return PS_ERR_NOT_SUPPORTED;
-  sim_vmm_mapping *vm = calloc(1, sizeof *vm);
-  if (!vm) return PS_ERR_MEMORY_ALLOCATION;
-  *vm = (sim_vmm_mapping){ .h = h, .off = offset };
-  int overlap;
-  sim_map *m = sim_mem_alias(&c->mem, addr, size, h->pages + (offset >> SIM_PAGE_SHIFT),
-                             h->space, h->dev, vm, &overlap);
-  if (!m) { free(vm); return overlap ? PS_ERR_INVALID_VALUE : PS_ERR_MEMORY_ALLOCATION; }
+  vmm_res *r = m->owner;
+  uint64_t off = addr - m->base;
+  size_t i = first_after(r, off);
+  if (i < r->n && r->v[i].off < off + size) return PS_ERR_INVALID_VALUE;   /* overlaps */
+  if (!sim_reserve_one((void **)&r->v, &r->cap, r->n, sizeof *r->v, 4))
+    return PS_ERR_MEMORY_ALLOCATION;
   cost_us(c, c->prof.vmm_map_us);
+  memmove(r->v + i + 1, r->v + i, (r->n - i) * sizeof *r->v);
+  r->v[i] = (vmm_mapping){ .off = off, .size = size, .hoff = offset, .h = h };
+  r->n++;
+  for (uint64_t p = 0; p < size >> SIM_PAGE_SHIFT; p++)
+    m->alias[(off >> SIM_PAGE_SHIFT) + p] = &h->pages[(offset >> SIM_PAGE_SHIFT) + p];
   h->maps++;
   return PS_OK;
 }
 
-/* Collects the mappings in [addr, addr + size) into *out (malloc'd, *n of
- * them, in address order). PS_ERR_INVALID_VALUE when one sticks out of
- * the span; with whole, also when any byte of it is not mapped. */
-static int mappings_in(sim_ctx *c, ps_addr addr, uint64_t size, int whole, sim_map ***out,
-                       size_t *n) {
-  *out = NULL, *n = 0;
-  if (size == 0 || addr + size < addr) return PS_ERR_INVALID_VALUE;
-  sim_map *first = sim_mem_find(&c->mem, addr);
-  if (first && first->kind == SIM_MAP_VMM && first->base != addr) return PS_ERR_INVALID_VALUE;
-  size_t left, k = 0;
-  sim_map *const *p = sim_mem_from(&c->mem, addr, &left);
-  ps_addr at = addr;
-  for (size_t i = 0; i < left && p[i]->base < addr + size; i++) {
-    if (p[i]->kind != SIM_MAP_VMM) continue;
-    if (p[i]->size > addr + size - p[i]->base) return PS_ERR_INVALID_VALUE;
-    if (whole && p[i]->base != at) return PS_ERR_INVALID_VALUE;
-    at = p[i]->base + p[i]->size;
-    k++;
-  }
-  if (whole && at != addr + size) return PS_ERR_INVALID_VALUE;
-  if (k == 0) return PS_OK;
-  sim_map **v = malloc(k * sizeof *v);
-  if (!v) return PS_ERR_MEMORY_ALLOCATION;
-  for (size_t i = 0, j = 0; j < k; i++)
-    if (p[i]->kind == SIM_MAP_VMM) v[j++] = p[i];
-  *out = v, *n = k;
-  return PS_OK;
-}
-
-/* cuMemUnmap: every whole mapping in [addr, addr + size) goes (none: a
- * success); part of a mapping: cudaErrorInvalidValue, nothing changed.
- * A released handle's memory goes with its last mapping. */
+/* cuMemUnmap: every whole mapping in [addr, addr + size) goes (none, or
+ * outside any reservation: a success); part of a mapping:
+ * cudaErrorInvalidValue, nothing changed. A released handle's memory goes
+ * with its last mapping. */
 int sim_vmm_unmap(void *ctx, ps_addr addr, uint64_t size) {
   sim_ctx *c = ctx;
-  sim_map **v;
-  size_t n;
-  if (size % gran(c) || addr % gran(c)) return PS_ERR_INVALID_VALUE;
-  int st = mappings_in(c, addr, size, 0, &v, &n);
-  if (st != PS_OK) return st;
+  if (size == 0 || size % gran(c) || addr % gran(c)) return PS_ERR_INVALID_VALUE;
+  sim_map *m = sim_mem_find(&c->mem, addr);
+  if (m && m->kind != SIM_MAP_VMM) return PS_ERR_INVALID_VALUE;
   cost_us(c, c->prof.vmm_unmap_us);
-  for (size_t i = 0; i < n; i++) {
-    sim_vmm_mapping *vm = v[i]->owner;
-    ps_vmm_handle *h = vm->h;
-    sim_mem_unmap(&c->mem, v[i]);
-    free(vm);
-    if (--h->maps == 0 && h->released) handle_gone(c, h);
+  if (!m) return PS_OK;
+  vmm_res *r = m->owner;
+  uint64_t off = addr - m->base;
+  if (size > m->size - off) size = m->size - off;
+  size_t i, j;
+  int st = span(r, off, size, 0, &i, &j);
+  if (st != PS_OK) return st;
+  for (size_t k = i; k < j; k++) {
+    vmm_mapping *x = &r->v[k];
+    memset(m->alias + (x->off >> SIM_PAGE_SHIFT), 0, (x->size >> SIM_PAGE_SHIFT) * sizeof *m->alias);
+    if (--x->h->maps == 0 && x->h->released) handle_gone(c, x->h);
   }
-  free(v);
+  memmove(r->v + i, r->v + j, (r->n - j) * sizeof *r->v);
+  r->n -= j - i;
   return PS_OK;
 }
 
@@ -265,33 +263,43 @@ int sim_vmm_set_access(void *ctx, ps_addr addr, uint64_t size, int dev, ps_acces
   if (!sim_valid_dev(c, dev)) return PS_ERR_INVALID_DEVICE;
   if (a != PS_ACCESS_NONE && a != PS_ACCESS_READ && a != PS_ACCESS_RW)
     return PS_ERR_INVALID_VALUE;
-  sim_map **v;
-  size_t n;
-  int st = mappings_in(c, addr, size, 1, &v, &n);
+  sim_map *m = size ? range_of(c, addr, size) : NULL;
+  if (!m) return PS_ERR_INVALID_VALUE;
+  vmm_res *r = m->owner;
+  size_t i, j;
+  int st = span(r, addr - m->base, size, 1, &i, &j);
   if (st != PS_OK) return st;
-  if (n == 0) return PS_ERR_INVALID_VALUE;
   cost_us(c, c->prof.vmm_set_access_us);
-  for (size_t i = 0; i < n; i++) ((sim_vmm_mapping *)v[i]->owner)->access[dev] = (uint8_t)a;
-  free(v);
+  for (size_t k = i; k < j; k++) r->v[k].access[dev] = (uint8_t)a;
   return PS_OK;
 }
 
-/* Whether device dev may read (or, with write, write) through m. */
-int sim_vmm_reaches(const sim_map *m, int dev, int write) {
-  const sim_vmm_mapping *vm = m->owner;
-  if (dev < 0 || dev >= SIM_MAX_DEVICES || !vm) return 0;
-  return write ? vm->access[dev] == PS_ACCESS_RW : vm->access[dev] != PS_ACCESS_NONE;
+/* Whether device dev may read (or, with write, write) all of [a, a + n)
+ * of reservation m: mapped, with access. */
+int sim_vmm_reaches(const sim_map *m, ps_addr a, uint64_t n, int dev, int write) {
+  const vmm_res *r = m->owner;
+  if (dev < 0 || dev >= SIM_MAX_DEVICES || !r || n == 0) return n == 0;
+  uint64_t off = a - m->base, at = off;
+  for (size_t k = first_after(r, off); k < r->n && at < off + n; k++) {
+    const vmm_mapping *x = &r->v[k];
+    if (x->off > at) return 0;
+    if (write ? x->access[dev] != PS_ACCESS_RW : x->access[dev] == PS_ACCESS_NONE) return 0;
+    at = x->off + x->size;
+  }
+  return at >= off + n;
 }
 
-/* Frees every mapping's state and every handle (close: the maps
+/* Frees every reservation's mappings and every handle (close: the maps
  * themselves go with sim_mem_free_all). */
 void sim_vmm_free_all(sim_ctx *c) {
-  if (!c->vmm) return;
   for (size_t i = 0; i < c->mem.n; i++)
     if (c->mem.maps[i]->kind == SIM_MAP_VMM) {
-      free(c->mem.maps[i]->owner);
+      vmm_res *r = c->mem.maps[i]->owner;
+      if (r) free(r->v);
+      free(r);
       c->mem.maps[i]->owner = NULL;
     }
+  if (!c->vmm) return;
   sim_table *t = &c->vmm->handles;
   for (size_t i = 0; i < t->cap; i++)
     if (t->v[i].key) {
@@ -301,7 +309,6 @@ void sim_vmm_free_all(sim_ctx *c) {
       free(h);
     }
   sim_table_free(&c->vmm->handles);
-  sim_table_free(&c->vmm->ranges);
   free(c->vmm);
   c->vmm = NULL;
 }

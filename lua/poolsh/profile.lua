@@ -61,8 +61,6 @@ function M.unit(name)
   elseif name:match("_us_per_mib$") then return "us per MiB"
   elseif name:match("_us$") then return "us"
   elseif name:match("_ns$") then return "ns"
-  elseif name:match("_us$") then return "us"
-  elseif name:match("_us_per_mib$") then return "us per MiB"
   elseif name:match("^bw_") then return "GB/s (1e9 B/s)"
   elseif is_flag(name) then return "flag, 0 or 1"
   end

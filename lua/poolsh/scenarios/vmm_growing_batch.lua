@@ -48,12 +48,10 @@ return {
       local before = r.creates
       local b = r:alloc(request(k))
       expect.equal(b.off, 0, ("step %d's block offset"):format(k))
-      -- the block's bytes, written and verified through views one page
-      -- (one mapping) at a time: the sim's kernels stay within a mapping
-      for _, view in ipairs(r:page_views(b)) do
-        poolsh.fill(view, k)
-        expect.truthy(poolsh.verify(view, k), ("step %d's bytes verify"):format(k))
-      end
+      -- one view over the block's pages, as a tensor spans them
+      local view = r:view(b)
+      poolsh.fill(view, k)
+      expect.truthy(poolsh.verify(view, k), ("step %d's bytes verify"):format(k))
       expect.equal(r.creates - before, expandable.round_up(request(k), g) // g - before,
         ("pages created at step %d"):format(k))
       r:free(b)

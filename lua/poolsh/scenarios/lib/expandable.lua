@@ -112,19 +112,6 @@ end
 --- r:view(block) -> a poolsh.Buffer of the block's bytes (r:buffer).
 function Range:view(b) return self.r:buffer(b.off, b.size) end
 
---- r:page_views(block) -> the block's bytes as views of one page each
--- (the parts of it on each page, in order).
-function Range:page_views(b)
-  local out, at, stop = {}, b.off, b.off + b.size
-  while at < stop do
-    local page_end = (at // self.page + 1) * self.page
-    local n = math.min(stop, page_end) - at
-    out[#out + 1] = self.r:buffer(at, n)
-    at = at + n
-  end
-  return out
-end
-
 --- r:empty() -> bytes unmapped: every mapped page that lies wholly in a
 -- free extent is unmapped and its memory released.
 function Range:empty()

@@ -62,8 +62,15 @@ poolsh.live = require "poolsh.live"
 poolsh.watch = poolsh.live.watch
 --- poolsh.show(): pools, streams, live buffers and pending frees.
 poolsh.show = poolsh.live.show
---- poolsh.map(pool): the pool's address space as text.
+--- poolsh.map(pool): the pool's address space as text; poolsh.map(range):
+--- a VMM range's mappings (docs/vmm.md).
 function poolsh.map(p)
+  local mt = getmetatable(p)
+  if mt and mt.__name == "poolsh.Range" then
+    if not p.live then error(("attempt to use a freed poolsh.Range (r%d)"):format(p.id), 2) end
+    for _, l in ipairs(poolsh.live.range_lines(p)) do io.stdout:write(l, "\n") end
+    return
+  end
   if getmetatable(p) == nil or getmetatable(p).__name ~= "poolsh.Pool" then
     error("bad argument #1 to 'map' (poolsh.Pool expected, got " .. type(p) .. ")", 2)
   end

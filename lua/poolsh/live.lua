@@ -11,6 +11,7 @@ local map = require "poolsh.live.map"
 local sites = require "poolsh.live.sites"
 local summary = require "poolsh.live.summary"
 local leaks = require "poolsh.live.leaks"
+local vmm = require "poolsh.live.vmm"
 
 local M = text.settings
 
@@ -25,6 +26,9 @@ M.show, M.show_lines = show.show, show.show_lines
 
 -- map(pool) (poolsh.live.map)
 M.map, M.map_lines, M.granularity = map.map, map.map_lines, map.granularity
+
+-- map(range): VMM ranges (poolsh.live.vmm)
+M.range_lines = vmm.range_lines
 
 -- allocation sites (poolsh.live.sites)
 M.sites, M.sites_lines = sites.sites, sites.sites_lines

@@ -190,7 +190,7 @@ void sim_mem_account(sim_mem *m, sim_space sp, int dev, int64_t delta) {
 /* A VMM reservation: the lowest free device VA of size + align bytes,
  * its base rounded up to align; every page unmapped (alias NULL). */
 sim_map *sim_mem_reserve_aligned(sim_mem *m, uint64_t size, uint64_t align) {
-  if (size == 0 || align == 0 || size % SIM_PAGE || size > ((uint64_t)1 << 50) ||
+  if (size == 0 || align == 0 || size % SIM_PAGE || size > SIM_VMM_MAX_RESERVE ||
       align > ((uint64_t)1 << 40))
     return NULL;
   ps_addr at = find_gap(m, SIM_DEVICE_SPACE, size + align);

@@ -490,6 +490,10 @@ int sim_ptr_import(void *ctx, ps_pool *p, const uint8_t data[PS_IPC_BYTES], ps_a
 /* ---- virtual memory management (sim_vmm.c, sim_mem.c) ---- */
 
 typedef struct sim_vmm sim_vmm;
+/* The largest reservation (4 TiB): its page table (8 bytes per 64 KiB,
+ * touched only where mapped) stays within 512 MiB of host addresses;
+ * beyond it, cudaErrorMemoryAllocation as when a GPU's VA runs out. */
+#define SIM_VMM_MAX_RESERVE ((uint64_t)1 << 42)
 /* sim_mem.c: counts delta bytes of dev's (device space) or the host's
  * memory as mapped without a mapping (a VMM handle's physical memory). */
 void sim_mem_account(sim_mem *m, sim_space sp, int dev, int64_t delta);

@@ -251,7 +251,7 @@ int sim_vmm_unmap(void *ctx, ps_addr addr, uint64_t size) {
     memset(m->alias + (x->off >> SIM_PAGE_SHIFT), 0, (x->size >> SIM_PAGE_SHIFT) * sizeof *m->alias);
     if (--x->h->maps == 0 && x->h->released) handle_gone(c, x->h);
   }
-  memmove(r->v + i, r->v + j, (r->n - j) * sizeof *r->v);
+  if (j > i) memmove(r->v + i, r->v + j, (r->n - j) * sizeof *r->v);   /* r->v may be NULL */
   r->n -= j - i;
   return PS_OK;
 }

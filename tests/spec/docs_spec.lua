@@ -10,7 +10,8 @@ local slurp = H.slurp
 local API_MD = "docs/api.md"
 
 -- Method receivers as api.md writes them.
-local RECEIVER = { s = "Stream", e = "Event", p = "Pool", b = "Buffer", proc = "Process" }
+local RECEIVER = { s = "Stream", e = "Event", p = "Pool", b = "Buffer", proc = "Process",
+                   r = "Range", m = "Memory" }
 
 -- Names left out of api.md on purpose, each with the reason. None today.
 -- (Metamethods are not walked: api.md describes __tostring, __len and
@@ -80,7 +81,9 @@ local function objects()
   poolsh.spin(s, "10 ms")
   x:free()
   local b3 = p:alloc(1024, s2)                      -- fresh: x's free pends on s (why_fresh)
-  local objs = { Stream = { s }, Event = { e }, Pool = { p }, Buffer = { b2, m, b3 } }
+  local vr, vm = poolsh.vmm.reserve(2 * 1024 * 1024), poolsh.vmm.create(2 * 1024 * 1024)
+  local objs = { Stream = { s }, Event = { e }, Pool = { p }, Buffer = { b2, m, b3 },
+                 Range = { vr }, Memory = { vm } }
   -- An IPC pool imported into this same process, for the fields only
   -- imported objects have (the sim allows it; where the backend refuses,
   -- those fields are not checked).
@@ -105,6 +108,7 @@ local function objects()
     if ok then ip:destroy() end
     xp:destroy()
     b2:free(); m:free(); b3:free(); poolsh.sync(); p:destroy(); e:destroy(); s:destroy()
+    vr:close(); vm:release()
     s2:destroy()
   end, unreadable
 end

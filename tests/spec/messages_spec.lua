@@ -432,6 +432,31 @@ local function ipc_nobody()
 end
 
 local TRIGGERS = {
+  -- virtual memory management (docs/api.md, docs/vmm.md)
+  ["<cudaErrorName>: <description> (mapping ...)"] =
+    function() poolsh.vmm.reserve(2 * H.MiB):map(0, poolsh.vmm.create(2 * H.MiB), 4096, 2 * H.MiB) end,
+  ["cudaErrorNotSupported: operation not supported (mapping <size> of m<n> from offset <o> at r<n> + <o>)"] =
+    function() poolsh.vmm.reserve(2 * H.MiB):map(0, poolsh.vmm.create(2 * H.MiB), 4096, 2 * H.MiB) end,
+  ["cudaErrorMemoryAllocation: out of memory (creating <size> of device memory on device <d>)"] =
+    function() poolsh.vmm.create(poolsh.device().total + 2 * H.MiB) end,
+  ["poolsh.vmm.create: location must be \"device\" or \"host\", got <value>"] =
+    function() poolsh.vmm.create(2 * H.MiB, { location = "disk" }) end,
+  ["cudaErrorInvalidValue: invalid argument (unmapping r<n> + <o>, <size>)"] = function()
+    local r = poolsh.vmm.reserve(4 * H.MiB)
+    r:map(0, poolsh.vmm.create(4 * H.MiB))
+    r:unmap(0, 2 * H.MiB)
+  end,
+  ["r:set_access: access must be \"rw\", \"read\" or \"none\", got <value>"] =
+    function() poolsh.vmm.reserve(2 * H.MiB):set_access(0, 2 * H.MiB, { access = "all" }) end,
+  ["cudaErrorInvalidValue: invalid argument (freeing r<n>: 1 mapping remains at offset <offset> (m<n>): r:unmap them first, or r:close() unmaps and frees)"] = function()
+    local r = poolsh.vmm.reserve(4 * H.MiB)
+    r:map(2 * H.MiB, poolsh.vmm.create(2 * H.MiB))
+    r:free()
+  end,
+  ["attempt to use a freed poolsh.Range (r<n>)"] =
+    function() local r = poolsh.vmm.reserve(2 * H.MiB); r:free(); r:free() end,
+  ["attempt to use a released poolsh.Memory (m<n>)"] =
+    function() local m = poolsh.vmm.create(2 * H.MiB); m:release(); m:release() end,
   -- several devices and peer access (docs/multi-gpu.md)
   ["poolsh.configure: sim_devices: must be an integer from 1 to 16, got '<value>'"] =
     lua("poolsh.configure{sim_devices = 0}"),

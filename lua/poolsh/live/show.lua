@@ -64,6 +64,12 @@ function M.show_lines()
   end
   append(out, rows({ "buffer", "size", "pool", "freed on", "addr" }, frow, width))
   more(out, npending - #pending, "pending frees", "poolsh.map(pool)")
+  local ranges = core.vmm and core.vmm.ranges() or {}
+  if #ranges > 0 then                   -- VMM ranges only while some live (docs/vmm.md)
+    out[#out + 1] = paint("bold", "vmm ranges")
+    append(out, rows({ "range", "addresses", "mappings", "mapped", "addr" },
+                     require("poolsh.live.vmm").rows(ranges), width))
+  end
   return out
 end
 

@@ -3,6 +3,7 @@ local core = require "poolsh.core"
 local units = require "poolsh.units"
 local trace = require "poolsh.trace"
 local text = require "poolsh.live.text"
+local vmm = require "poolsh.live.vmm"
 
 local M = {}
 
@@ -22,6 +23,7 @@ local last_alloc = 0     -- allocations already reported
 local last_release = 0   -- releases already reported
 local last_counts = {}   -- pool id -> {allocs, reuses} from core.counts()
 local last_collected, last_collected_bytes = 0, 0   -- the collector's frees already reported
+local last_ranges = {}   -- VMM range id -> {size, mappings, mapped} (poolsh.live.vmm)
 
 -- Each device's access to pool p ("none", "read", "rw"), or nil with one
 -- device: only several devices make access change (docs/multi-gpu.md).
@@ -76,6 +78,7 @@ local function start_from_now()
   last_release = select(2, core.releases(math.maxinteger))
   last_counts = pool_counts()
   last_collected, last_collected_bytes = select(2, core.collected(math.maxinteger))
+  last_ranges = vmm.snapshot()
 end
 
 --- watch([on]) -> whether the REPL prints what changed after each
@@ -94,6 +97,7 @@ end
 function M.reset()
   last, last_alloc, last_release, last_counts = {}, 0, 0, {}
   last_collected, last_collected_bytes = 0, 0
+  last_ranges = {}
   if watching then start_from_now() end
 end
 
@@ -272,6 +276,9 @@ function M.lines()
   for _, p in ipairs(pools) do
     for _, l in ipairs(p[2]) do out[#out + 1] = l end
   end
+  local ranges = vmm.snapshot()       -- VMM ranges made, mapped, unmapped or freed
+  for _, l in ipairs(vmm.live_lines(last_ranges, ranges, width)) do out[#out + 1] = l end
+  last_ranges = ranges
   if missed > 0 then
     out[#out + 1] = paint("dim", ("  (and %d earlier releases, not listed: poolsh.summary() counts them)")
                                  :format(missed))

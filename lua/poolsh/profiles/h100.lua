@@ -55,7 +55,7 @@ return {
     pool_alloc_ns = "median of 7 batches of 200 pool allocations of 1 KiB (bench_floor)",
     release_ns = "sync releasing 33554432 B: 114606 ns, 1073741824 B: 1817115 ns, beyond a sync with nothing to release",
     spin_20ms_ns = "a 20 ms spin, event-timed: the sim's spin is exact",
-    vmm = "vmm_* not measured on an H100 (poolsh calibrate measures them since issue 21): the sim's built-in values apply, an H200's (tests/data/vmm/h200-probe.json)",
+    vmm = "vmm_* from tests/data/vmm/h200-probe.json (an H200, driver 13000, scripts/probe_vmm.py): create 16.1 us, map 2.5-2.9, set_access 50-53, unmap 29-31, release 15.9 us for 2 MiB and 34.7 for 20 MiB (a base plus a part per MiB); granularity 2 MiB",
   },
   runtime = 13000,
   values = {
@@ -114,5 +114,12 @@ return {
     sync_ns = 982,  -- ns
     trim_ns = 11900,  -- ns
     trim_ns_per_gib = 2100000,  -- ns per GiB
+    vmm_create_us = 16,  -- us
+    vmm_granularity = 2097152,  -- bytes
+    vmm_map_us = 2.7,  -- us
+    vmm_release_us = 13.8,  -- us
+    vmm_release_us_per_mib = 1.04,  -- us per MiB
+    vmm_set_access_us = 51,  -- us
+    vmm_unmap_us = 30,  -- us
   },
 }

@@ -1034,6 +1034,8 @@ static void details(lua_State *L, text *out, text *t, const ps_rec *r, int ct) {
   }
   if (r->op == PS_OP_POOL_CREATE)
     SEP(), putf(L, t, "location=%s default=%s", r->kind & 1 ? "host" : "device", r->kind & 2 ? "true" : "false");
+  if (r->op == PS_OP_VMM_CREATE || r->op == PS_OP_VMM_RELEASE)
+    SEP(), putf(L, t, "location=%s", r->kind & 1 ? "host" : "device");
   if (r->estimated) SEP(), puts_(L, t, "dur_estimated=true");
   if (r->gc) SEP(), puts_(L, t, "collected=true");
 #undef SEP
@@ -1214,6 +1216,10 @@ static void json_args(lua_State *L, text *t, text *sc, ps_ctx *c, const ps_rec *
   int evt = r->op == PS_OP_RECORD || r->op == PS_OP_WAIT || r->op == PS_OP_EVENT_SYNC;
   int set = r->op == PS_OP_SET, access = set && r->kind == PS_SET_ACCESS, create = r->op == PS_OP_POOL_CREATE;
   int has_start = r->start == r->start || r->estimated;
+  int vmm = r->op >= PS_OP_VMM_RESERVE, vloc = r->op == PS_OP_VMM_CREATE || r->op == PS_OP_VMM_RELEASE;
+  int vacc = r->op == PS_OP_VMM_SET_ACCESS;
+  if (vacc)
+    KEY("access"), puts_(L, t, r->kind == PS_ACCESS_RW ? "\"rw\"" : r->kind == PS_ACCESS_READ ? "\"read\"" : "\"none\"");
   if (r->addr != PS_UNSET) KEY("addr"), address(L, t, r->addr);
   if (r->buffer >= 0) KEY("buffer"), integer(L, t, r->buffer);
   if (r->op == PS_OP_RELEASE) {
@@ -1226,6 +1232,7 @@ static void json_args(lua_State *L, text *t, text *sc, ps_ctx *c, const ps_rec *
   if (r->gc) KEY("collected"), puts_(L, t, "true");
   if (create) KEY("default"), puts_(L, t, r->kind & 2 ? "true" : "false");
   if (access) KEY("device"), integer(L, t, (int32_t)(uint32_t)(r->value >> 8));
+  if (vloc || vacc) KEY("device"), integer(L, t, r->rule);
   if (r->op == PS_OP_COPY && r->buffer >= 0) KEY("dst"), integer(L, t, r->buffer);
   if (r->dur > 0 || r->start == r->start) KEY("dur"), number(L, t, r->dur);
   if (r->estimated) KEY("dur_estimated"), puts_(L, t, "true");
@@ -1235,13 +1242,16 @@ static void json_args(lua_State *L, text *t, text *sc, ps_ctx *c, const ps_rec *
   if (create && (r->kind & 4)) KEY("imported"), puts_(L, t, r->kind & 8 ? "true" : "false");
   if (create && (r->kind & 4)) KEY("ipc"), puts_(L, t, "true");
   if (pooled) KEY("kind"), put(L, t, "\"", 1), puts_(L, t, ps_kind_names[r->kind & 3]), put(L, t, "\"", 1);
-  if (create) KEY("location"), puts_(L, t, r->kind & 1 ? "\"host\"" : "\"device\"");
+  if (create || vloc) KEY("location"), puts_(L, t, r->kind & 1 ? "\"host\"" : "\"device\"");
+  if (vmm && r->other >= 0) KEY("memory"), integer(L, t, r->other);
+  if (r->op == PS_OP_VMM_MAP && r->value != PS_UNSET) KEY("memory_offset"), integer(L, t, (int64_t)r->value);
   if (set) {
     const char *name = access ? "access" : r->kind < PS_SET_RESET_HIGH ? ps_setting_names[r->kind] : "reset_high";
     KEY("name"), quote(L, t, name, strlen(name));
   }
   if (r->pending != PS_UNSET) KEY("pending"), integer(L, t, (int64_t)r->pending);
   if (r->pool >= 0) KEY("pool"), integer(L, t, r->pool);
+  if (r->range >= 0) KEY("range"), integer(L, t, r->range);
   if (r->reserved != PS_UNSET) KEY("reserved"), integer(L, t, (int64_t)r->reserved);
   if (reuse) KEY("reused"), puts_(L, t, r->rule != PS_RULE_NONE ? "true" : "false");
   if (reuse && r->other >= 0) KEY("reused_from"), integer(L, t, r->other);

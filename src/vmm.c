@@ -476,25 +476,27 @@ static int range_mappings(lua_State *L) {
   return 1;
 }
 
-/* Frees r: unmaps what is left first when unmap_all (close), else the
- * backend refuses while mappings remain. Returns the status; r ends on
- * PS_OK. Never raises when quiet (finalizers). */
+/* Frees r: with unmap_all (close, __gc) unmaps each mapping left first,
+ * else the backend refuses while mappings remain. Returns the status
+ * (raises nothing itself); r ends on PS_OK. */
 static int range_end(lua_State *L, int rarg, ps_ctx *c, vmm_range *r, int unmap_all) {
   if (!r->live || !c->b || !c->be->vmm_free) return PS_OK;
   int st = PS_OK;
-  if (unmap_all && c->be->vmm_unmap) {
+  if (unmap_all && c->be->vmm_unmap) {      /* each mapping on its own: no holes asked */
     int t = push_maps(L, rarg);
     lua_pushnil(L);
-    int any = lua_next(L, t);
-    lua_settop(L, t - 1);
-    if (any) {
-      st = c->be->vmm_unmap(c->b, r->addr, r->size);
-      if (st != PS_OK) return st;
-      lua_newtable(L);
-      lua_setiuservalue(L, rarg, UV_MAPS);
-      end_views(L, rarg, r, 0, r->size);
-      report(L, c, PS_OP_VMM_UNMAP, r->id, -1, r->addr, r->size, 0, -1, -1, -1);
+    while (lua_next(L, t)) {
+      uint64_t off = (uint64_t)lua_tointeger(L, -2), n = entry_size(L, -1);
+      lua_pop(L, 1);
+      st = c->be->vmm_unmap(c->b, r->addr + off, n);
+      if (st != PS_OK) { lua_settop(L, t - 1); return st; }
+      lua_pushvalue(L, -1);
+      lua_pushnil(L);
+      lua_rawset(L, t);                     /* clearing a field while traversing is allowed */
+      end_views(L, rarg, r, off, n);
+      report(L, c, PS_OP_VMM_UNMAP, r->id, -1, r->addr + off, n, 0, -1, -1, -1);
     }
+    lua_settop(L, t - 1);
   }
   st = c->be->vmm_free(c->b, r->addr, r->size);
   if (st != PS_OK) return st;

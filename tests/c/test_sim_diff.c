@@ -363,6 +363,7 @@ static int align_costs(world *w) {
   int n = A->option_names(w->ctx.a, names, 256), bad = 0;
   for (int i = 0; i < n && i < 256; i++) {
     const char *as = names[i];
+    if (strncmp(names[i], "vmm_", 4) == 0) continue;   /* VMM: pools never use it, no reference */
     for (size_t j = 0; j < sizeof refines / sizeof refines[0]; j++)
       if (strcmp(refines[j].key, names[i]) == 0) as = refines[j].as;
     double v = 0;

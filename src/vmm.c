@@ -270,6 +270,19 @@ static void end_views(lua_State *L, int rarg, const vmm_range *r, uint64_t off, 
   lua_pop(L, 1);
 }
 
+/* Refuses [off, off + size) past r's end with the GPU's answer to bytes
+ * outside any reservation (cudaErrorInvalidValue), before the backend,
+ * which takes the bytes of any reservation, a neighbouring range's too,
+ * that r's own records would then not hold (its views could reach
+ * unmapped bytes). */
+static void check_inside(lua_State *L, const vmm_range *r, uint64_t off, uint64_t size,
+                         const char *what) {
+  if (off > r->size || size > r->size - off)
+    ps_fail(L, PS_ERR_INVALID_VALUE, "(r%d:%s: bytes [%llu, %llu) out of bounds of r%d, %llu bytes)",
+            r->id, what, (unsigned long long)off, (unsigned long long)off + size, r->id,
+            (unsigned long long)r->size);
+}
+
 /* r:map(offset, m [, memory_offset [, size]]) -> r (cuMemMap). */
 static int range_map(lua_State *L) {
   vmm_range *r = checkrange(L, 1);
@@ -279,6 +292,7 @@ static int range_map(lua_State *L) {
   uint64_t size = ps_optsize(L, 5, moff <= m->size ? m->size - moff : 0);
   ps_ctx *c = vmm_context(L, ps_context(L)->be->vmm_map, "r:map");
   checkrange(L, 1), checkmemory(L, 3);   /* a size parser written in Lua may have ended them */
+  check_inside(L, r, off, size, "map");
   ps_check(L, c->be->vmm_map(c->b, r->addr + off, size, moff, m->h),
            "(mapping %s of m%d from offset %llu at r%d + %llu)", ps_pushsize(L, size), m->id,
            (unsigned long long)moff, r->id, (unsigned long long)off);
@@ -304,6 +318,7 @@ static int range_unmap(lua_State *L) {
   uint64_t off = ps_checksize(L, 2), size = ps_checksize(L, 3);
   ps_ctx *c = vmm_context(L, ps_context(L)->be->vmm_unmap, "r:unmap");
   checkrange(L, 1);
+  check_inside(L, r, off, size, "unmap");
   ps_check(L, c->be->vmm_unmap(c->b, r->addr + off, size), "(unmapping r%d + %llu, %s)", r->id,
            (unsigned long long)off, ps_pushsize(L, size));
   int t = push_maps(L, 1);
@@ -344,6 +359,7 @@ static int range_set_access(lua_State *L) {
   }
   lua_settop(L, 4);
   checkrange(L, 1);
+  check_inside(L, r, off, size, "set_access");
   ps_check(L, c->be->vmm_set_access(c->b, r->addr + off, size, dev, a),
            "(setting device %d's access to r%d + %llu, %s, to \"%s\")", dev, r->id,
            (unsigned long long)off, ps_pushsize(L, size), access_name(a));

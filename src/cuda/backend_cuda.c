@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cuda.h>   /* the driver's VMM types only: its calls are reached through cudart */
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #if defined(__x86_64__)
@@ -62,6 +63,45 @@ struct ps_pool {
   int imports;  /* imported: pointers imported and not yet freed */
 };
 
+/* The driver's virtual memory calls (cuMem*), reached through the runtime
+ * with cudaGetDriverEntryPointByVersion so that poolsh links cudart only.
+ * The ABI asked for is CUDA 12.0's: every call here is unchanged since its
+ * 10.2 variant, and any 12.x or 13.x driver gives it. */
+#define CU_VMM_ABI 12000
+typedef struct cu_vmm_api {
+  CUresult (*granularity)(size_t *g, const CUmemAllocationProp *prop,
+                          CUmemAllocationGranularity_flags option);
+  CUresult (*reserve)(CUdeviceptr *ptr, size_t size, size_t align, CUdeviceptr addr,
+                      unsigned long long flags);
+  CUresult (*address_free)(CUdeviceptr ptr, size_t size);
+  CUresult (*create)(CUmemGenericAllocationHandle *h, size_t size,
+                     const CUmemAllocationProp *prop, unsigned long long flags);
+  CUresult (*release)(CUmemGenericAllocationHandle h);
+  CUresult (*map)(CUdeviceptr ptr, size_t size, size_t offset,
+                  CUmemGenericAllocationHandle h, unsigned long long flags);
+  CUresult (*unmap)(CUdeviceptr ptr, size_t size);
+  CUresult (*set_access)(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc,
+                         size_t count);
+} cu_vmm_api;
+
+/* Physical memory from cuMemCreate, until cuMemRelease. */
+struct ps_vmm_handle {
+  node link;
+  CUmemGenericAllocationHandle h;
+  uint64_t size;
+};
+
+/* A reservation, or a mapping inside one with the access last set on it
+ * for any device (so that a wait is needed only where kernels could
+ * touch it). */
+typedef struct vmm_extent {
+  node link;
+  ps_addr addr;
+  uint64_t size;
+  int access;   /* mappings: the context's device's ps_access, NONE at first */
+  int peer;     /* mappings: another device was given some access */
+} vmm_extent;
+
 /* Devices poolsh follows peers and verify's words on (more: refused). */
 #define CU_MAX_DEVICES 16
 /* A pointer imported from another process's pool (cudaMemPoolImportPointer),
@@ -92,6 +132,12 @@ typedef struct cu_ctx {
   unsigned char peer_on[CU_MAX_DEVICES][CU_MAX_DEVICES];
   char driver[32];              /* the driver's version, read once */
   int driver_read;
+  /* VMM: the entry points (resolved at first use; vmm_status says
+   * whether they all were), and what close() must undo. */
+  cu_vmm_api vmm;
+  int vmm_status;               /* -1: not resolved yet; else PS_OK or why not */
+  int host_numa;                /* host memory: 1 HOST_NUMA works, 0 HOST, -1 unknown */
+  node *vmm_ranges, *vmm_maps, *vmm_handles;
 } cu_ctx;
 
 /* ------------------------------------------------------------------ */
@@ -240,6 +286,8 @@ static int cu_open(const ps_config *cfg, void **out) {
   c->interrupted_ud = cfg->interrupted_ud;
   c->origin = ps_clock_ns();
   c->tsc = tsc_usable();
+  c->vmm_status = -1;
+  c->host_numa = -1;
   *out = c;
   return PS_OK;
 }
@@ -261,11 +309,15 @@ static void scratch_release(cu_ctx *c) {
   }
 }
 
+static void vmm_close(cu_ctx *c);
+
 /* Destroys every handle the context still owns. CUDA finishes queued
- * work and frees the resources afterwards; nothing here waits for it. */
+ * work and frees the resources afterwards; nothing here waits for it,
+ * except for work that may still touch VMM mappings (vmm_close). */
 static void cu_close(void *ctx) {
   cu_ctx *c = ctx;
   if (!c) return;
+  vmm_close(c);
   scratch_release(c);
   for (node *l = c->streams, *next; l; l = next) {
     next = l->next;
@@ -894,6 +946,359 @@ static int cu_host_unregister(void *ctx, ps_addr a) {
 }
 
 /* ------------------------------------------------------------------ */
+/* Virtual memory management                                            */
+
+/* The driver's CUresult as a status: its codes are the runtime's numbers
+ * for every error these calls return (CUDA_ERROR_INVALID_VALUE 1,
+ * CUDA_ERROR_OUT_OF_MEMORY 2 = cudaErrorMemoryAllocation,
+ * CUDA_ERROR_INVALID_DEVICE 101, CUDA_ERROR_NOT_SUPPORTED 801), the same
+ * ones the sim returns. */
+static int cu_status(CUresult r) {
+  return r == CUDA_SUCCESS ? PS_OK : (int)r;
+}
+
+/* One entry point by name at CU_VMM_ABI into *fn: PS_OK, or
+ * PS_ERR_NOT_SUPPORTED when this driver (or runtime) does not give it. */
+static int entry_point(const char *name, void **fn) {
+  enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+  *fn = NULL;
+#if CUDART_VERSION >= 12050
+  cudaError_t e = cudaGetDriverEntryPointByVersion(name, fn, CU_VMM_ABI, cudaEnableDefault, &q);
+#else
+  cudaError_t e = cudaGetDriverEntryPoint(name, fn, cudaEnableDefault, &q);
+#endif
+  if (e != cudaSuccess) (void)cudaGetLastError();
+  return e == cudaSuccess && q == cudaDriverEntryPointSuccess && *fn ? PS_OK : PS_ERR_NOT_SUPPORTED;
+}
+
+/* Resolves every VMM entry point once; PS_OK when all were found, else
+ * PS_ERR_NOT_SUPPORTED for every VMM call of this context. */
+static int vmm_ready(cu_ctx *c) {
+  if (c->vmm_status >= 0) return c->vmm_status;
+  static const char *const names[] = {
+      "cuMemGetAllocationGranularity", "cuMemAddressReserve", "cuMemAddressFree",
+      "cuMemCreate", "cuMemRelease", "cuMemMap", "cuMemUnmap", "cuMemSetAccess"};
+  void *fns[sizeof names / sizeof names[0]];
+  int st = PS_OK;
+  for (size_t i = 0; i < sizeof names / sizeof names[0] && st == PS_OK; i++)
+    st = entry_point(names[i], &fns[i]);
+  if (st == PS_OK) {
+    /* Object pointers to function pointers through memcpy: ISO C has no cast. */
+    memcpy(&c->vmm.granularity, &fns[0], sizeof fns[0]);
+    memcpy(&c->vmm.reserve, &fns[1], sizeof fns[1]);
+    memcpy(&c->vmm.address_free, &fns[2], sizeof fns[2]);
+    memcpy(&c->vmm.create, &fns[3], sizeof fns[3]);
+    memcpy(&c->vmm.release, &fns[4], sizeof fns[4]);
+    memcpy(&c->vmm.map, &fns[5], sizeof fns[5]);
+    memcpy(&c->vmm.unmap, &fns[6], sizeof fns[6]);
+    memcpy(&c->vmm.set_access, &fns[7], sizeof fns[7]);
+  }
+  c->vmm_status = st;
+  return st;
+}
+
+/* Pinned memory of loc: device dev, or the host (NUMA node dev with
+ * numa, else CU_MEM_LOCATION_TYPE_HOST, which CUDA 13 drivers add). */
+static void vmm_prop(CUmemAllocationProp *p, ps_location loc, int dev, int numa) {
+  memset(p, 0, sizeof *p);
+  p->type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  p->requestedHandleTypes = CU_MEM_HANDLE_TYPE_NONE;
+  if (loc == PS_LOCATION_HOST) {
+#if CUDA_VERSION >= 12020
+    p->location.type = numa ? CU_MEM_LOCATION_TYPE_HOST_NUMA : CU_MEM_LOCATION_TYPE_HOST;
+    p->location.id = numa ? dev : 0;
+#else
+    p->location.type = CU_MEM_LOCATION_TYPE_DEVICE;   /* no host VMM before CUDA 12.2 */
+    p->location.id = -1;                              /* refused by the driver */
+#endif
+  } else {
+    p->location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    p->location.id = dev;
+  }
+}
+
+/* Calls f(prop) for loc's memory. Host memory tries a NUMA node first and
+ * plain HOST after (or the other way round once one of them worked), and
+ * remembers which one the driver took. */
+typedef CUresult (*prop_call)(cu_ctx *c, const CUmemAllocationProp *p, void *ud);
+
+static int with_prop(cu_ctx *c, ps_location loc, int dev, prop_call f, void *ud) {
+  CUmemAllocationProp p;
+  if (loc != PS_LOCATION_HOST) {
+    vmm_prop(&p, loc, dev, 0);
+    return cu_status(f(c, &p, ud));
+  }
+  int first = c->host_numa != 0;   /* unknown or NUMA: NUMA first */
+  vmm_prop(&p, loc, dev, first);
+  CUresult r = f(c, &p, ud);
+  if (r == CUDA_SUCCESS) {
+    c->host_numa = first;
+  } else if (c->host_numa < 0 && (r == CUDA_ERROR_INVALID_VALUE || r == CUDA_ERROR_NOT_SUPPORTED) &&
+             (first || dev == 0)) {
+    vmm_prop(&p, loc, dev, !first);
+    CUresult r2 = f(c, &p, ud);
+    if (r2 == CUDA_SUCCESS) c->host_numa = !first;
+    if (r2 == CUDA_SUCCESS || r2 == CUDA_ERROR_OUT_OF_MEMORY) r = r2;
+  }
+  return cu_status(r);
+}
+
+/* The innermost extent of list that holds [a, a + n); NULL when none
+ * does (or a + n overflows). */
+static vmm_extent *extent_holding(node *list, ps_addr a, uint64_t n) {
+  if (a + n < a) return NULL;
+  for (node *l = list; l; l = l->next) {
+    vmm_extent *x = (vmm_extent *)l;
+    if (a >= x->addr && a + n <= x->addr + x->size) return x;
+  }
+  return NULL;
+}
+
+static int overlaps(const vmm_extent *x, ps_addr a, uint64_t n) {
+  return x->addr < a + n && a < x->addr + x->size;
+}
+
+static int inside(const vmm_extent *x, ps_addr a, uint64_t n) {
+  return x->addr >= a && x->addr + x->size <= a + n;
+}
+
+static int add_extent(node **list, ps_addr a, uint64_t n) {
+  vmm_extent *x = calloc(1, sizeof *x);
+  if (!x) return PS_ERR_MEMORY_ALLOCATION;
+  x->addr = a, x->size = n, x->access = PS_ACCESS_NONE;
+  push(list, &x->link);
+  return PS_OK;
+}
+
+/* Waits, interruptibly, until every stream of the context and the legacy
+ * stream are idle: queued work on bytes about to be unmapped or made
+ * inaccessible would otherwise fault the GPU (PyTorch synchronises before
+ * cuMemUnmap for the same reason). Queries only, so no pool releases
+ * memory as a synchronising call would make it. */
+static int wait_idle(cu_ctx *c) {
+  for (node *l = c->streams; l; l = l->next) {
+    int st = poll_done(c, query_stream, (void *)((ps_stream *)l)->h);
+    if (st != PS_OK) return st;
+  }
+  return poll_done(c, query_stream, NULL);
+}
+
+/* Whether any mapping overlapping [a, a + n) gives the context's device
+ * more access than `a_new`, or gave another device any (then kernels may
+ * use it now). */
+static int access_drops(const cu_ctx *c, ps_addr a, uint64_t n, int a_new) {
+  for (node *l = c->vmm_maps; l; l = l->next) {
+    const vmm_extent *x = (const vmm_extent *)l;
+    if (overlaps(x, a, n) && ((x->access & ~a_new) || x->peer)) return 1;
+  }
+  return 0;
+}
+
+static CUresult granularity_call(cu_ctx *c, const CUmemAllocationProp *p, void *ud) {
+  size_t *g = ud;
+  return c->vmm.granularity(g, p, g[1] ? CU_MEM_ALLOC_GRANULARITY_RECOMMENDED
+                                       : CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+}
+
+/* cuMemGetAllocationGranularity of loc's pinned memory. */
+static int cu_vmm_granularity(void *ctx, ps_location loc, int dev, int recommended,
+                              uint64_t *bytes) {
+  cu_ctx *c = ctx;
+  int st = vmm_ready(c);
+  if (st != PS_OK) return st;
+  size_t g[2] = {0, recommended ? 1 : 0};
+  st = with_prop(c, loc, dev, granularity_call, g);
+  if (st == PS_OK) *bytes = g[0];
+  return st;
+}
+
+/* cuMemAddressReserve anywhere (no address hint), aligned to align or,
+ * for 0, to the context's device's minimum granularity, so that every
+ * later map is aligned as cuMemMap demands. */
+static int cu_vmm_reserve(void *ctx, uint64_t size, uint64_t align, ps_addr *addr) {
+  cu_ctx *c = ctx;
+  int st = vmm_ready(c);
+  if (st != PS_OK) return st;
+  if (align == 0) st = cu_vmm_granularity(c, PS_LOCATION_DEVICE, c->device, 0, &align);
+  if (st != PS_OK) return st;
+  CUdeviceptr p = 0;
+  st = cu_status(c->vmm.reserve(&p, size, align, 0, 0));
+  if (st != PS_OK) return st;
+  st = add_extent(&c->vmm_ranges, (ps_addr)p, size);
+  if (st != PS_OK) {
+    c->vmm.address_free(p, size);
+    return st;
+  }
+  *addr = (ps_addr)p;
+  return PS_OK;
+}
+
+/* cuMemAddressFree of a whole reservation made here; refused
+ * (PS_ERR_INVALID_VALUE, as the driver answers) while a mapping is left
+ * in it, and for anything that is not one of this context's reservations. */
+static int cu_vmm_free(void *ctx, ps_addr addr, uint64_t size) {
+  cu_ctx *c = ctx;
+  int st = vmm_ready(c);
+  if (st != PS_OK) return st;
+  vmm_extent *r = extent_holding(c->vmm_ranges, addr, size);
+  if (!r || r->addr != addr || r->size != size) return PS_ERR_INVALID_VALUE;
+  for (node *l = c->vmm_maps; l; l = l->next)
+    if (overlaps((vmm_extent *)l, addr, size)) return PS_ERR_INVALID_VALUE;
+  st = cu_status(c->vmm.address_free((CUdeviceptr)addr, size));
+  if (st != PS_OK) return st;
+  unlink_from(&c->vmm_ranges, &r->link);
+  free(r);
+  return PS_OK;
+}
+
+static CUresult create_call(cu_ctx *c, const CUmemAllocationProp *p, void *ud) {
+  ps_vmm_handle *h = ud;
+  return c->vmm.create(&h->h, h->size, p, 0);
+}
+
+/* cuMemCreate of size bytes of loc's pinned memory; out of memory is
+ * PS_ERR_MEMORY_ALLOCATION (CUDA_ERROR_OUT_OF_MEMORY has its number). */
+static int cu_vmm_create(void *ctx, ps_location loc, int dev, uint64_t size,
+                         ps_vmm_handle **out) {
+  cu_ctx *c = ctx;
+  int st = vmm_ready(c);
+  if (st != PS_OK) return st;
+  ps_vmm_handle *h = calloc(1, sizeof *h);
+  if (!h) return PS_ERR_MEMORY_ALLOCATION;
+  h->size = size;
+  st = with_prop(c, loc, dev, create_call, h);
+  if (st != PS_OK) {
+    free(h);
+    return st;
+  }
+  push(&c->vmm_handles, &h->link);
+  *out = h;
+  return PS_OK;
+}
+
+/* cuMemRelease; the driver keeps the memory while mappings of it remain.
+ * A handle this context does not hold (released already) is refused with
+ * PS_ERR_INVALID_VALUE, the driver's answer to a second release, without
+ * passing it on. */
+static int cu_vmm_release(void *ctx, ps_vmm_handle *h) {
+  cu_ctx *c = ctx;
+  int st = vmm_ready(c);
+  if (st != PS_OK) return st;
+  if (!h || !contains(c->vmm_handles, &h->link)) return PS_ERR_INVALID_VALUE;
+  st = cu_status(c->vmm.release(h->h));
+  if (st != PS_OK) return st;
+  unlink_from(&c->vmm_handles, &h->link);
+  free(h);
+  return PS_OK;
+}
+
+/* cuMemMap of h's bytes [offset, offset + size) at addr, which must lie
+ * inside one of this context's reservations (else PS_ERR_INVALID_VALUE,
+ * as the driver answers outside any); the rest (alignment, overlap, past
+ * the handle) is the driver's to check. */
+static int cu_vmm_map(void *ctx, ps_addr addr, uint64_t size, uint64_t offset,
+                      ps_vmm_handle *h) {
+  cu_ctx *c = ctx;
+  int st = vmm_ready(c);
+  if (st != PS_OK) return st;
+  if (!h || !contains(c->vmm_handles, &h->link)) return PS_ERR_INVALID_VALUE;
+  if (!extent_holding(c->vmm_ranges, addr, size)) return PS_ERR_INVALID_VALUE;
+  vmm_extent *x = calloc(1, sizeof *x);   /* before the map: no failure after it */
+  if (!x) return PS_ERR_MEMORY_ALLOCATION;
+  st = cu_status(c->vmm.map((CUdeviceptr)addr, size, offset, h->h, 0));
+  if (st != PS_OK) {
+    free(x);
+    return st;
+  }
+  x->addr = addr, x->size = size, x->access = PS_ACCESS_NONE;
+  push(&c->vmm_maps, &x->link);
+  return PS_OK;
+}
+
+/* cuMemUnmap of the whole mappings in [addr, addr + size) of one of this
+ * context's reservations. Part of a mapping is refused
+ * (PS_ERR_INVALID_VALUE, the driver's answer) before the driver is
+ * asked; a range with nothing mapped is the driver's PS_OK. When a
+ * mapping there is accessible, waits first for the device's queued work
+ * (wait_idle): PS_INTERRUPTED leaves everything mapped. */
+static int cu_vmm_unmap(void *ctx, ps_addr addr, uint64_t size) {
+  cu_ctx *c = ctx;
+  int st = vmm_ready(c);
+  if (st != PS_OK) return st;
+  if (!extent_holding(c->vmm_ranges, addr, size)) return PS_ERR_INVALID_VALUE;
+  for (node *l = c->vmm_maps; l; l = l->next) {
+    const vmm_extent *x = (const vmm_extent *)l;
+    if (overlaps(x, addr, size) && !inside(x, addr, size)) return PS_ERR_INVALID_VALUE;
+  }
+  if (access_drops(c, addr, size, PS_ACCESS_NONE) && (st = wait_idle(c)) != PS_OK) return st;
+  st = cu_status(c->vmm.unmap((CUdeviceptr)addr, size));
+  if (st != PS_OK) return st;
+  for (node **p = &c->vmm_maps; *p;) {
+    vmm_extent *x = (vmm_extent *)*p;
+    if (inside(x, addr, size)) {
+      *p = x->link.next;
+      free(x);
+    } else {
+      p = &(*p)->next;
+    }
+  }
+  return PS_OK;
+}
+
+/* cuMemSetAccess of device dev over [addr, addr + size) of one of this
+ * context's reservations; the driver refuses unmapped bytes and part of
+ * a mapping. Taking access away waits for queued work first, as unmap does. */
+static int cu_vmm_set_access(void *ctx, ps_addr addr, uint64_t size, int dev, ps_access a) {
+  cu_ctx *c = ctx;
+  int st = vmm_ready(c);
+  if (st != PS_OK) return st;
+  if (!extent_holding(c->vmm_ranges, addr, size)) return PS_ERR_INVALID_VALUE;
+  if (access_drops(c, addr, size, (int)a) && (st = wait_idle(c)) != PS_OK) return st;
+  CUmemAccessDesc d;
+  memset(&d, 0, sizeof d);
+  d.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  d.location.id = dev;
+  d.flags = (CUmemAccess_flags)a;   /* ps_access has CUDA's values */
+  st = cu_status(c->vmm.set_access((CUdeviceptr)addr, size, &d, 1));
+  if (st != PS_OK) return st;
+  for (node *l = c->vmm_maps; l; l = l->next) {
+    vmm_extent *x = (vmm_extent *)l;
+    if (!inside(x, addr, size)) continue;
+    if (dev == c->device) x->access = (int)a;
+    else if (a != PS_ACCESS_NONE) x->peer = 1;
+  }
+  return PS_OK;
+}
+
+/* Undoes what the context still holds: waits for the device when a
+ * mapping is accessible (work queued on it would fault), then unmaps,
+ * releases and frees. Errors are dropped: the context is going. */
+static void vmm_close(cu_ctx *c) {
+  if (c->vmm_status != PS_OK) return;
+  if (c->vmm_maps && access_drops(c, 0, UINT64_MAX, PS_ACCESS_NONE)) {
+    for (node *l = c->streams; l; l = l->next) cudaStreamSynchronize(((ps_stream *)l)->h);
+    cudaStreamSynchronize(0);
+  }
+  for (node *l = c->vmm_maps, *next; l; l = next) {
+    next = l->next;
+    c->vmm.unmap((CUdeviceptr)((vmm_extent *)l)->addr, ((vmm_extent *)l)->size);
+    free(l);
+  }
+  for (node *l = c->vmm_handles, *next; l; l = next) {
+    next = l->next;
+    c->vmm.release(((ps_vmm_handle *)l)->h);
+    free(l);
+  }
+  for (node *l = c->vmm_ranges, *next; l; l = next) {
+    next = l->next;
+    c->vmm.address_free((CUdeviceptr)((vmm_extent *)l)->addr, ((vmm_extent *)l)->size);
+    free(l);
+  }
+  c->vmm_maps = c->vmm_handles = c->vmm_ranges = NULL;
+  (void)cudaGetLastError();
+}
+
+/* ------------------------------------------------------------------ */
 /* Copies and kernels                                                   */
 
 static int cu_copy(void *ctx, ps_addr dst, ps_addr src, uint64_t n,
@@ -1008,7 +1413,7 @@ static int copy_and_wait(cu_ctx *c, void *dst, const void *src, uint64_t n,
 }
 
 static int is_device_kind(ps_kind k) {
-  return k == PS_KIND_POOL || k == PS_KIND_MALLOC;
+  return k == PS_KIND_POOL || k == PS_KIND_MALLOC || k == PS_KIND_VMM;
 }
 
 /* Pool and cudaMalloc memory go through s; host memory is read directly. */
@@ -1122,6 +1527,14 @@ const ps_backend ps_backend_cuda = {
     .free_pageable = cu_free_pageable,
     .host_register = cu_host_register,
     .host_unregister = cu_host_unregister,
+    .vmm_granularity = cu_vmm_granularity,
+    .vmm_reserve = cu_vmm_reserve,
+    .vmm_free = cu_vmm_free,
+    .vmm_create = cu_vmm_create,
+    .vmm_release = cu_vmm_release,
+    .vmm_map = cu_vmm_map,
+    .vmm_unmap = cu_vmm_unmap,
+    .vmm_set_access = cu_vmm_set_access,
     .copy = cu_copy,
     .fill = cu_fill,
     .touch = cu_touch,

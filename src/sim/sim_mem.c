@@ -276,7 +276,7 @@ void sim_mem_write(sim_map *d, uint64_t off, const uint8_t *src, uint64_t n) {
     sim_page *p = page_at(d, off >> SIM_PAGE_SHIFT);
     uint64_t in = off & (SIM_PAGE - 1), k = SIM_PAGE - in;
     if (k > n) k = n;
-    if (p && materialize(p)) memcpy(p->data + in, src, k);
+    if (p && materialize(p)) memmove(p->data + in, src, k);   /* VMM aliases: src may be this page */
     off += k, n -= k, src += k;
   }
 }

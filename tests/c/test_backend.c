@@ -367,6 +367,7 @@ static void free_buf(T *t, const buf *x, ps_stream *s) {
     if (x->registered) OK(t, b->host_unregister(t->ctx, x->a));
     OK(t, b->free_pageable(t->ctx, x->a));
     break;
+  case PS_KIND_VMM: break;   /* not made by make_bufs */
   }
 }
 
@@ -499,6 +500,289 @@ static void test_bad_input(T *t) {
   OK(t, b->free_device(c, a));
 }
 
+/* ------------------------------------------------------------------ */
+/* Virtual memory management (cuMem*)                                   */
+
+static uint64_t device_free(T *t) {
+  ps_device_info d;
+  memset(&d, 0, sizeof d);
+  OK(t, t->b->device_info(t->ctx, 0, &d));
+  return d.free;
+}
+
+/* Both granularities of device memory; the minimum one for the rest
+ * (0, a failure, when the backend lacks a VMM op: both must offer them). */
+static uint64_t vmm_page(T *t) {
+  const ps_backend *b = t->b;
+  if (!CHECK(t, b->vmm_granularity && b->vmm_reserve && b->vmm_free && b->vmm_create &&
+                    b->vmm_release && b->vmm_map && b->vmm_unmap && b->vmm_set_access))
+    return 0;
+  uint64_t g = 0, rec = 0;
+  OK(t, t->b->vmm_granularity(t->ctx, PS_LOCATION_DEVICE, 0, 0, &g));
+  OK(t, t->b->vmm_granularity(t->ctx, PS_LOCATION_DEVICE, 0, 1, &rec));
+  CHECK(t, g >= 4096 && (g & (g - 1)) == 0);
+  CHECK(t, rec >= g && rec % g == 0);
+  return g;
+}
+
+static void test_vmm_granularity(T *t) {
+  uint64_t g = vmm_page(t), host = 0;
+  if (!g) return;
+  int st = t->b->vmm_granularity(t->ctx, PS_LOCATION_HOST, 0, 0, &host);
+  if (st == PS_OK) CHECK(t, host >= 4096 && (host & (host - 1)) == 0);
+  else printf("note: host VMM granularity not available: %s\n", t->b->error_name(st));
+  printf("vmm granularity: device %.0f KiB, host %.0f KiB\n", (double)g / 1024, (double)host / 1024);
+  NOT_OK(t, t->b->vmm_granularity(t->ctx, PS_LOCATION_DEVICE, 9999, 0, &host));
+}
+
+/* Reserve, create, map, set access; the kernels, copies, reads and
+ * writes on mapped bytes; a handle mapped twice shows the same bytes;
+ * unmap, release, free. */
+static void test_vmm_cycle(T *t) {
+  const ps_backend *b = t->b;
+  void *c = t->ctx;
+  uint64_t g = vmm_page(t);
+  if (!g) return;
+  ps_addr r = 0, m = 0;
+  ps_vmm_handle *h = NULL;
+  ps_stream *s = NULL;
+  int64_t bad = -2;
+  uint8_t zero = 0, *host = malloc(2 * g);
+  if (!CHECK(t, host != NULL)) return;
+  OK(t, b->stream_create(c, 0, 0, 0, &s));
+  if (!OK(t, b->vmm_reserve(c, 8 * g, 0, &r))) return;
+  CHECK(t, r != 0 && r % g == 0);
+  OK(t, b->vmm_create(c, PS_LOCATION_DEVICE, 0, 2 * g, &h));
+  OK(t, b->vmm_map(c, r, 2 * g, 0, h));
+  OK(t, b->vmm_set_access(c, r, 2 * g, 0, PS_ACCESS_RW));
+  OK(t, b->fill(c, r, 2 * g, 0x6b, s));
+  OK(t, b->verify(c, r, 2 * g, 0x6b, s, &bad));
+  CHECK(t, bad == -1);
+  OK(t, b->write(c, PS_KIND_VMM, r + g + 17, &zero, 1, s));
+  OK(t, b->verify(c, r + 1, 2 * g - 1, 0x6b, s, &bad));
+  CHECK(t, bad == (int64_t)(g + 16));
+
+  /* The same handle at a second place: the same bytes. */
+  OK(t, b->vmm_map(c, r + 4 * g, 2 * g, 0, h));
+  OK(t, b->vmm_set_access(c, r + 4 * g, 2 * g, 0, PS_ACCESS_RW));
+  OK(t, b->verify(c, r + 4 * g, g, 0x6b, s, &bad));
+  CHECK(t, bad == -1);
+  OK(t, b->fill(c, r + 4 * g, 1, 0x01, s));
+  OK(t, b->read(c, PS_KIND_VMM, r, host, 2 * g, s));
+  CHECK(t, host[0] == 0x01 && host[1] == 0x6b && host[g + 17] == 0 && host[2 * g - 1] == 0x6b);
+
+  /* Copies to and from cudaMalloc memory. */
+  if (OK(t, b->malloc_device(c, 2 * g, &m))) {
+    OK(t, b->fill(c, m, 2 * g, 0x22, s));
+    OK(t, b->copy(c, r + 3, m, g, s));
+    OK(t, b->verify(c, r, 2 * g, 0x22, s, &bad));
+    CHECK(t, bad == 0);
+    OK(t, b->verify(c, r + 3, g, 0x22, s, &bad));
+    CHECK(t, bad == -1);
+    OK(t, b->copy(c, m, r + 4 * g, 2 * g, s));
+    OK(t, b->stream_sync(c, s));
+    memset(host, 0xee, 2 * g);
+    OK(t, b->read(c, PS_KIND_MALLOC, m, host, 2 * g, s));
+    CHECK(t, host[0] == 0x01 && host[3] == 0x22 && host[g + 2] == 0x22 && host[g + 3] == 0x6b);
+    OK(t, b->free_device(c, m));
+  }
+  OK(t, b->stream_sync(c, s));
+  OK(t, b->vmm_unmap(c, r, 2 * g));
+  OK(t, b->vmm_unmap(c, r + 4 * g, 2 * g));
+  OK(t, b->vmm_release(c, h));
+  OK(t, b->vmm_free(c, r, 8 * g));
+  OK(t, b->stream_destroy(c, s));
+  free(host);
+}
+
+/* Adjacent mappings of different handles are one stretch of addresses:
+ * one set_access covers both (PyTorch's expandable segments make one call
+ * per growth) and kernels, copies and reads cross the boundary, as a
+ * tensor spanning two pages does. */
+static void test_vmm_adjacent(T *t) {
+  const ps_backend *b = t->b;
+  void *c = t->ctx;
+  uint64_t g = vmm_page(t);
+  if (!g) return;
+  ps_addr r = 0, m = 0;
+  ps_vmm_handle *h1 = NULL, *h2 = NULL;
+  int64_t bad = -2;
+  uint8_t x[4] = {0}, one = 1;
+  if (!OK(t, b->vmm_reserve(c, 4 * g, 0, &r))) return;
+  OK(t, b->vmm_create(c, PS_LOCATION_DEVICE, 0, g, &h1));
+  OK(t, b->vmm_create(c, PS_LOCATION_DEVICE, 0, g, &h2));
+  OK(t, b->vmm_map(c, r, g, 0, h1));
+  OK(t, b->vmm_map(c, r + g, g, 0, h2));
+  OK(t, b->vmm_set_access(c, r, 2 * g, 0, PS_ACCESS_RW));
+  OK(t, b->fill(c, r, 2 * g, 0x44, NULL));
+  OK(t, b->write(c, PS_KIND_VMM, r + g, &one, 1, NULL));
+  OK(t, b->verify(c, r + 1, 2 * g - 1, 0x44, NULL, &bad));
+  CHECK(t, bad == (int64_t)(g - 1));
+  OK(t, b->read(c, PS_KIND_VMM, r + g - 2, x, 4, NULL));
+  CHECK(t, x[0] == 0x44 && x[1] == 0x44 && x[2] == 1 && x[3] == 0x44);
+  if (OK(t, b->malloc_device(c, 2 * g, &m))) {
+    OK(t, b->copy(c, m, r, 2 * g, NULL));
+    OK(t, b->verify(c, m, g, 0x44, NULL, &bad));
+    CHECK(t, bad == -1);
+    OK(t, b->copy(c, r + g / 2, m, g, NULL));   /* across the boundary */
+    OK(t, b->verify(c, r, 2 * g, 0x44, NULL, &bad));
+    CHECK(t, bad == -1);
+    OK(t, b->free_device(c, m));
+  }
+  OK(t, b->stream_sync(c, NULL));
+  OK(t, b->vmm_unmap(c, r, 2 * g));                /* both at once */
+  OK(t, b->vmm_release(c, h1));
+  OK(t, b->vmm_release(c, h2));
+  OK(t, b->vmm_free(c, r, 4 * g));
+}
+
+/* Every misuse of tests/data/vmm/h200-probe.json, with the H200's answer. */
+static void test_vmm_misuse(T *t) {
+  const ps_backend *b = t->b;
+  void *c = t->ctx;
+  uint64_t g = vmm_page(t);
+  if (!g) return;
+  ps_addr va = 0, r2 = 0;
+  ps_vmm_handle *h1 = NULL, *h2 = NULL, *h = NULL;
+  int before = t->failures;
+  IS(t, b->vmm_reserve(c, g + 4096, 0, &r2), PS_ERR_INVALID_VALUE);
+  IS(t, b->vmm_create(c, PS_LOCATION_DEVICE, 0, g + 4096, &h), PS_ERR_INVALID_VALUE);
+  IS(t, b->vmm_create(c, PS_LOCATION_DEVICE, 0, 0, &h), PS_ERR_INVALID_VALUE);
+  NOT_OK(t, b->vmm_create(c, PS_LOCATION_DEVICE, 9999, g, &h));
+  if (!OK(t, b->vmm_reserve(c, 64 * g, 0, &va))) return;
+  OK(t, b->vmm_create(c, PS_LOCATION_DEVICE, 0, 2 * g, &h1));
+  OK(t, b->vmm_create(c, PS_LOCATION_DEVICE, 0, 2 * g, &h2));
+  if (t->failures != before) return;
+  IS(t, b->vmm_map(c, va + 4096, 2 * g, 0, h1), PS_ERR_INVALID_VALUE);
+  IS(t, b->vmm_map(c, va, g, 4096, h1), PS_ERR_NOT_SUPPORTED);
+  IS(t, b->vmm_map(c, va, 4 * g, 0, h1), PS_ERR_NOT_SUPPORTED);
+  IS(t, b->vmm_map(c, va + 64 * g, 2 * g, 0, h1), PS_ERR_INVALID_VALUE);  /* past the reservation */
+  IS(t, b->vmm_map(c, va + 63 * g, 2 * g, 0, h1), PS_ERR_INVALID_VALUE);  /* across its end */
+  OK(t, b->vmm_map(c, va, 2 * g, 0, h1));
+  IS(t, b->vmm_map(c, va, 2 * g, 0, h2), PS_ERR_INVALID_VALUE);
+  IS(t, b->vmm_map(c, va + g, 2 * g, 0, h2), PS_ERR_INVALID_VALUE);
+  OK(t, b->vmm_map(c, va + 8 * g, 2 * g, 0, h1));
+  OK(t, b->vmm_set_access(c, va, 2 * g, 0, PS_ACCESS_RW));
+  IS(t, b->vmm_set_access(c, va + 20 * g, 2 * g, 0, PS_ACCESS_RW), PS_ERR_INVALID_VALUE);
+  IS(t, b->vmm_set_access(c, va, g, 0, PS_ACCESS_RW), PS_ERR_INVALID_VALUE);
+  IS(t, b->vmm_set_access(c, va, 4 * g, 0, PS_ACCESS_RW), PS_ERR_INVALID_VALUE);  /* half unmapped */
+  OK(t, b->fill(c, va, 2 * g, 1, NULL));
+  OK(t, b->stream_sync(c, NULL));
+  IS(t, b->vmm_unmap(c, va, g), PS_ERR_INVALID_VALUE);
+  IS(t, b->vmm_unmap(c, va + g, 2 * g), PS_ERR_INVALID_VALUE);
+  OK(t, b->vmm_unmap(c, va + 30 * g, 2 * g));                 /* never mapped */
+  /* Two mappings unmapped by one call. */
+  OK(t, b->vmm_map(c, va + 2 * g, 2 * g, 0, h2));
+  OK(t, b->vmm_unmap(c, va, 4 * g));
+  /* Releasing a mapped handle, then unmapping it. */
+  OK(t, b->vmm_map(c, va + 40 * g, 2 * g, 0, h1));
+  OK(t, b->vmm_release(c, h1));
+  OK(t, b->vmm_unmap(c, va + 40 * g, 2 * g));
+  /* The other place h1 was mapped still holds it. */
+  OK(t, b->vmm_unmap(c, va + 8 * g, 2 * g));
+  /* A reservation with a mapping left is not freed; afterwards it is. */
+  OK(t, b->vmm_map(c, va + 50 * g, 2 * g, 0, h2));
+  IS(t, b->vmm_free(c, va, 64 * g), PS_ERR_INVALID_VALUE);
+  OK(t, b->vmm_unmap(c, va + 50 * g, 2 * g));
+  OK(t, b->vmm_release(c, h2));
+  OK(t, b->vmm_free(c, va, 64 * g));
+  /* The context still works. */
+  OK(t, b->vmm_reserve(c, 2 * g, 0, &r2));
+  OK(t, b->vmm_free(c, r2, 2 * g));
+}
+
+/* Created device memory counts against the device from cuMemCreate until
+ * the last of release and unmap; a create beyond the device fails with
+ * out of memory and the context keeps working. */
+static void test_vmm_accounting(T *t) {
+  const ps_backend *b = t->b;
+  void *c = t->ctx;
+  uint64_t g = vmm_page(t), n = 32 * g;
+  if (!g) return;
+  ps_device_info d;
+  ps_addr r = 0;
+  ps_vmm_handle *h = NULL, *big = NULL;
+  uint64_t before = device_free(t);
+  if (!OK(t, b->vmm_create(c, PS_LOCATION_DEVICE, 0, n, &h))) return;
+  uint64_t created = device_free(t);
+  CHECK(t, before >= created + n);
+  OK(t, b->vmm_reserve(c, n, 0, &r));
+  OK(t, b->vmm_map(c, r, n, 0, h));
+  OK(t, b->vmm_release(c, h));
+  uint64_t released = device_free(t);
+  CHECK(t, released + n <= before);                /* still mapped: still used */
+  OK(t, b->vmm_unmap(c, r, n));
+  uint64_t unmapped = device_free(t);
+  CHECK(t, unmapped >= released + n);               /* gone with the last mapping */
+  OK(t, b->vmm_free(c, r, n));
+  OK(t, b->device_info(c, 0, &d));
+  uint64_t too_much = (d.total / g + 1) * g;
+  IS(t, b->vmm_create(c, PS_LOCATION_DEVICE, 0, too_much, &big), PS_ERR_MEMORY_ALLOCATION);
+  OK(t, b->vmm_create(c, PS_LOCATION_DEVICE, 0, g, &h));
+  OK(t, b->vmm_release(c, h));
+  printf("vmm accounting: %.0f MiB created, free %+.0f MiB, after unmap %+.0f MiB\n",
+         (double)n / MiB, ((double)created - (double)before) / MiB,
+         ((double)unmapped - (double)before) / MiB);
+}
+
+/* Host-located memory, where the backend offers it: mapped, made
+ * accessible to the device, filled and read back. */
+static void test_vmm_host(T *t) {
+  const ps_backend *b = t->b;
+  void *c = t->ctx;
+  uint64_t g = 0;
+  ps_addr r = 0;
+  ps_vmm_handle *h = NULL;
+  int64_t bad = -2;
+  uint8_t x[4] = {0};
+  if (!vmm_page(t)) return;
+  int st = b->vmm_granularity(c, PS_LOCATION_HOST, 0, 0, &g);
+  if (st == PS_OK) st = b->vmm_create(c, PS_LOCATION_HOST, 0, g, &h);
+  if (st != PS_OK) {
+    printf("note: host VMM memory not available: %s\n", b->error_name(st));
+    return;
+  }
+  OK(t, b->vmm_reserve(c, g, 0, &r));
+  OK(t, b->vmm_map(c, r, g, 0, h));
+  OK(t, b->vmm_set_access(c, r, g, 0, PS_ACCESS_RW));
+  OK(t, b->fill(c, r, g, 0x3c, NULL));
+  OK(t, b->verify(c, r, g, 0x3c, NULL, &bad));
+  CHECK(t, bad == -1);
+  OK(t, b->read(c, PS_KIND_VMM, r + g - 4, x, 4, NULL));
+  CHECK(t, x[0] == 0x3c && x[3] == 0x3c);
+  OK(t, b->vmm_unmap(c, r, g));
+  OK(t, b->vmm_release(c, h));
+  OK(t, b->vmm_free(c, r, g));
+}
+
+/* A context closed with a range mapped, accessible and in use by queued
+ * work gives its memory back without a fault. */
+static void test_vmm_close(T *t) {
+  const ps_backend *b = t->b;
+  ps_config cfg = config(t, 0);
+  void *c2 = NULL;
+  uint64_t g = vmm_page(t);
+  if (!g) return;
+  ps_addr r = 0;
+  ps_vmm_handle *h = NULL;
+  uint64_t before = device_free(t);
+  if (!OK(t, b->open(&cfg, &c2))) return;
+  OK(t, b->vmm_reserve(c2, 16 * g, 0, &r));
+  OK(t, b->vmm_create(c2, PS_LOCATION_DEVICE, 0, 16 * g, &h));
+  OK(t, b->vmm_map(c2, r, 16 * g, 0, h));
+  OK(t, b->vmm_set_access(c2, r, 16 * g, 0, PS_ACCESS_RW));
+  OK(t, b->spin(c2, NULL, 20));
+  OK(t, b->fill(c2, r, 16 * g, 9, NULL));
+  b->close(c2);
+  CHECK(t, device_free(t) + g >= before);   /* the 16 pages are back (a page of slack) */
+  /* This context is unharmed. */
+  ps_addr a = 0;
+  OK(t, b->malloc_device(t->ctx, MiB, &a));
+  OK(t, b->fill(t->ctx, a, MiB, 1, NULL));
+  OK(t, b->stream_sync(t->ctx, NULL));
+  OK(t, b->free_device(t->ctx, a));
+}
+
 /* A second context lives beside the first; closing it with work still
  * queued does not wait for that work. */
 static void test_second_context(T *t) {
@@ -551,7 +835,14 @@ int main(void) {
                {"contents", test_contents},
                {"large buffer", test_large},
                {"bad input", test_bad_input},
-               {"second context", test_second_context}};
+               {"second context", test_second_context},
+               {"vmm granularity", test_vmm_granularity},
+               {"vmm cycle", test_vmm_cycle},
+               {"vmm adjacent mappings", test_vmm_adjacent},
+               {"vmm misuse", test_vmm_misuse},
+               {"vmm accounting", test_vmm_accounting},
+               {"vmm host memory", test_vmm_host},
+               {"vmm close", test_vmm_close}};
   for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
     int before = t.failures;
     tests[i].run(&t);

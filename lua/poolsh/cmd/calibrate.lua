@@ -659,6 +659,69 @@ local function copies(c)
 end
 
 ---------------------------------------------------------------------------
+-- Virtual memory management (poolsh.vmm, the driver's cuMem* calls).
+
+-- v to 3 significant digits, in µs, from ms.
+local function us3(ms) return sig3(ms * 1000) end
+
+-- Host µs of each VMM call of one page cycle of `page` bytes (create,
+-- map, set_access, unmap, release, in that order, as PyTorch's expandable
+-- segments make them): the medians over c.reps cycles, each at its own
+-- place of one reservation.
+local function vmm_cycle(c, page)
+  local vmm = poolsh.vmm
+  local r <close> = vmm.reserve(c.reps * page)
+  local t = { create = {}, map = {}, set_access = {}, unmap = {}, release = {} }
+  for i = 1, c.reps do
+    local off = (i - 1) * page
+    local t0 = poolsh.now()
+    local m = vmm.create(page)
+    local t1 = poolsh.now()
+    r:map(off, m)
+    local t2 = poolsh.now()
+    r:set_access(off, page)
+    local t3 = poolsh.now()
+    r:unmap(off, page)
+    local t4 = poolsh.now()
+    m:release()
+    local t5 = poolsh.now()
+    t.create[i], t.map[i], t.set_access[i] = t1 - t0, t2 - t1, t3 - t2
+    t.unmap[i], t.release[i] = t4 - t3, t5 - t4
+  end
+  local out = {}
+  for k, v in pairs(t) do out[k] = median(v) end
+  return out
+end
+
+-- vmm_granularity and the VMM call costs (vmm_*_us): create, map,
+-- set_access and unmap at one page (their cost hardly depends on the
+-- size: 2 against 20 MiB on an H200), release as a base plus a part per
+-- MiB from one page and ten.
+local function vmm_costs(c)
+  local vmm = poolsh.vmm
+  local ok, g = pcall(function() return vmm.granularity() end)
+  if not ok then
+    c.notes.vmm_granularity = "not measured: " .. tostring(g)
+    return
+  end
+  local rec = vmm.granularity { recommended = true }
+  c.values.vmm_granularity = g
+  c.notes.vmm_granularity = ("cuMemGetAllocationGranularity of device memory, minimum (recommended: %d B)"):format(rec)
+  local small, big = vmm_cycle(c, g), vmm_cycle(c, 10 * g)
+  c.values.vmm_create_us = us3(small.create)
+  c.values.vmm_map_us = us3(small.map)
+  c.values.vmm_set_access_us = us3(small.set_access)
+  c.values.vmm_unmap_us = us3(small.unmap)
+  local base, per = line(g / MiB, small.release * 1000, 10 * g / MiB, big.release * 1000)
+  c.values.vmm_release_us = sig3(math.max(0, base))
+  c.values.vmm_release_us_per_mib = sig3(math.max(0, per))
+  c.notes.vmm_create_us = ("host time of one call on a page of %d B (create, map, set_access, unmap, release in turn; medians of %d); at %d B: create %.3g, map %.3g, set_access %.3g, unmap %.3g us"):format(
+    g, c.reps, 10 * g, big.create * 1000, big.map * 1000, big.set_access * 1000, big.unmap * 1000)
+  c.notes.vmm_release_us = ("release of a page of %d B: %.3g us, of %d B: %.3g us; a line through both"):format(
+    g, small.release * 1000, 10 * g, big.release * 1000)
+end
+
+---------------------------------------------------------------------------
 -- The device and the host.
 
 local function meminfo_total()
@@ -690,7 +753,7 @@ local STEPS = {
   identity, geometry, placement, malloc_granularity, release_rules, release_rounding,
   destroyed_done, holes_and_runs, trim_rounding, max_size_rounding, reuse_rules, internal_deps, pool_kinds,
   pool_api, map_costs, release_costs, trim_costs, api_costs, memory_api, register_costs,
-  kernels, copies,
+  kernels, copies, vmm_costs,
 }
 
 -- The settings of a run: repetitions and sizes.

@@ -58,4 +58,7 @@ return {
   "statements_two_frees",
   "statements_partial",
   "statements_cross_stream",
+  "vmm_errors",
+  "vmm_accounting",
+  "vmm_costs",
 }

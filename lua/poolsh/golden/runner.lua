@@ -23,11 +23,13 @@ local M = {}
 
 local COUNTERS = { "reserved", "used", "reserved_high", "used_high", "live", "pending" }
 
---- The CUDA error name in an error message, else the message without
--- its "chunk:line: " prefix (which would name a machine path).
+--- The CUDA error name in an error message (a word of its own:
+-- "cudaErrorInvalidValue", never the "cuda21" of a path like
+-- /src/poolsh-cuda21/), else the message without its "chunk:line: "
+-- prefix (which would name a machine path).
 local function error_name(e)
   e = tostring(e)
-  return e:match("(cuda%w+)") or (e:gsub("^[^\n]-:%d+: ", ""))
+  return e:match("%f[%w](cuda%u%w*)") or (e:gsub("^[^\n]-:%d+: ", ""))
 end
 M.error_name = error_name
 
@@ -42,8 +44,40 @@ function Run:label(kind)
   return kind .. self.count[kind]
 end
 
+--- A range's mappings as one text each, by offset:
+-- "+<offset> <size> <memory>+<memory offset> <access>".
+local function mapping_texts(r)
+  local out = {}
+  for i, m in ipairs(r.h:mappings()) do
+    local mem = r.run.memories[m.memory] or "?"
+    out[i] = ("+%s %s %s+%s %s"):format(label.size(m.offset), label.size(m.size), mem,
+      label.size(m.memory_offset), m.access)
+  end
+  return out
+end
+
+--- Takes the VMM objects into obs: obs.vmm.<range> is its mappings (or
+-- "freed"), obs.vmm.<memory> "live" or "released"; with device_memory,
+-- obs.device_used is the device's memory taken since the scenario began.
+function Run:observe_vmm(obs)
+  if #self.vmm == 0 and not self.device_memory then return end
+  if #self.vmm > 0 then
+    local t = {}
+    for _, o in ipairs(self.vmm) do
+      if o.kind == "range" then
+        t[o.name] = o.h.live and mapping_texts(o) or "freed"
+      else
+        t[o.name] = o.h.live and "live" or "released"
+      end
+    end
+    obs.vmm = t
+  end
+  if self.device_memory then obs.device_used = self.free0 - poolsh.device().free end
+end
+
 --- Takes the counters of every observed pool into obs.pools.
 function Run:observe(obs)
+  self:observe_vmm(obs)
   if #self.pools == 0 then return end
   local pools = {}
   for _, p in ipairs(self.pools) do
@@ -287,6 +321,113 @@ function Buffer:verify(byte, s)
   end)
 end
 
+---------------------------------------------------------------- VMM
+
+local Range, Memory, View = {}, {}, {}
+Range.__index, Memory.__index, View.__index = Range, Memory, View
+
+-- Runs a VMM call as the step `name`: an error is the step's observation
+-- and the scenario goes on (misuse is what these scenarios record).
+local function vmm_step(run, name, fn)
+  run:step(name, function(obs)
+    local ok, err = pcall(fn, obs)
+    if not ok then obs.error = error_name(err) end
+  end)
+end
+
+local function vmm_opts(opts)
+  local t = options_text(opts)
+  return t ~= "" and (", " .. t) or ""
+end
+
+--- r:map(offset, memory [, memory_offset [, size]]).
+function Range:map(off, m, moff, size)
+  local args = { label.size(off), m.name }
+  if moff then args[#args + 1] = label.size(moff) end
+  if size then args[#args + 1] = label.size(size) end
+  vmm_step(self.run, ("%s:map(+%s)"):format(self.name, table.concat(args, ", ")), function()
+    self.h:map(off, m.h, moff, size)
+  end)
+end
+
+function Range:unmap(off, size)
+  vmm_step(self.run, ("%s:unmap(+%s, %s)"):format(self.name, label.size(off), label.size(size)), function()
+    self.h:unmap(off, size)
+  end)
+end
+
+--- r:set_access(offset, size [, options]).
+function Range:set_access(off, size, opts)
+  vmm_step(self.run, ("%s:set_access(+%s, %s%s)"):format(self.name, label.size(off), label.size(size), vmm_opts(opts)),
+    function() self.h:set_access(off, size, opts) end)
+end
+
+--- r:buffer(offset, size) -> a View, or nil when refused (the refusal
+-- is the step's observation).
+function Range:buffer(off, size)
+  local r = self.run
+  local name = r:label("v")
+  local buf
+  vmm_step(r, ("%s = %s:buffer(+%s, %s)"):format(name, self.name, label.size(off), label.size(size)), function()
+    buf = wrap(View, r, name, self.h:buffer(off, size), { size = size })
+  end)
+  return buf
+end
+
+--- v:fill(byte) and v:verify(byte) on a range's view, on the legacy
+-- stream; a refusal (bytes unmapped since) is the step's observation.
+function View:fill(byte)
+  vmm_step(self.run, ("%s:fill(%d)"):format(self.name, byte), function() poolsh.fill(self.h, byte) end)
+end
+
+function View:verify(byte)
+  vmm_step(self.run, ("%s:verify(%d)"):format(self.name, byte), function(obs)
+    local ok, off = poolsh.verify(self.h, byte)
+    obs.verify = ok and "ok" or ("bad at %d"):format(off)
+  end)
+end
+
+function Range:free()
+  vmm_step(self.run, self.name .. ":free()", function() self.h:free() end)
+end
+
+function Memory:release()
+  vmm_step(self.run, self.name .. ":release()", function() self.h:release() end)
+end
+
+--- The median host ms of each VMM call over n page cycles (create, map,
+-- set_access, unmap, release), as the order of the four calls whose
+-- costs lie well apart, cheapest first: "map < create < unmap <
+-- set_access", and release against unmap.
+local function cost_order(n)
+  local g = poolsh.vmm.granularity()
+  local r <close> = poolsh.vmm.reserve(n * g)
+  local t = { create = {}, map = {}, set_access = {}, unmap = {}, release = {} }
+  for i = 1, n do
+    local off = (i - 1) * g
+    local t0 = poolsh.now()
+    local m = poolsh.vmm.create(g)
+    local t1 = poolsh.now()
+    r:map(off, m)
+    local t2 = poolsh.now()
+    r:set_access(off, g)
+    local t3 = poolsh.now()
+    r:unmap(off, g)
+    local t4 = poolsh.now()
+    m:release()
+    local t5 = poolsh.now()
+    t.create[i], t.map[i], t.set_access[i], t.unmap[i], t.release[i] = t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4
+  end
+  local med = {}
+  for k, v in pairs(t) do
+    table.sort(v)
+    med[k] = v[(#v + 1) // 2]
+  end
+  local names = { "map", "create", "unmap", "set_access" }
+  table.sort(names, function(a, b) return med[a] < med[b] end)
+  return table.concat(names, " < "), med.release < med.unmap and "release < unmap" or "release >= unmap"
+end
+
 ---------------------------------------------------------------- g
 
 local function new_g(r)
@@ -349,6 +490,46 @@ local function new_g(r)
     return m
   end
 
+  --- g.vmm_reserve(size [, options]) -> Range (poolsh.vmm.reserve).
+  function g.vmm_reserve(size, opts)
+    size = poolsh.size(size)
+    local name = r:label("r")
+    local o
+    vmm_step(r, ("%s = vmm.reserve(%s%s)"):format(name, label.size(size), vmm_opts(opts)), function()
+      o = wrap(Range, r, name, poolsh.vmm.reserve(size, opts), { kind = "range" })
+      r.vmm[#r.vmm + 1] = o
+    end)
+    return o
+  end
+
+  --- g.vmm_create(size [, options]) -> Memory (poolsh.vmm.create).
+  function g.vmm_create(size, opts)
+    size = poolsh.size(size)
+    local name = r:label("h")
+    local o
+    vmm_step(r, ("%s = vmm.create(%s%s)"):format(name, label.size(size), vmm_opts(opts)), function()
+      o = wrap(Memory, r, name, poolsh.vmm.create(size, opts), { kind = "memory" })
+      r.vmm[#r.vmm + 1] = o
+      r.memories[o.h] = name
+    end)
+    return o
+  end
+
+  --- g.vmm_granularity([options]): observed as `granularity`.
+  function g.vmm_granularity(opts)
+    vmm_step(r, ("vmm.granularity(%s)"):format(options_text(opts)), function(obs)
+      obs.granularity = poolsh.vmm.granularity(opts)
+    end)
+  end
+
+  --- g.vmm_cost_order(n): n page cycles timed on poolsh.now()'s clock;
+  -- observed as the order of the calls' medians (cost_order).
+  function g.vmm_cost_order(n)
+    vmm_step(r, ("vmm cost order (%d page cycles)"):format(n), function(obs)
+      obs.cost_order, obs.release = cost_order(n)
+    end)
+  end
+
   --- g.sync(): cudaDeviceSynchronize.
   function g.sync() r:step("sync()", function() poolsh.sync() end) end
 
@@ -365,8 +546,10 @@ end
 -- A step that fails ends the scenario (its observation holds the error);
 -- an error outside the steps is the run's error.
 function M.run(scenario)
-  local r = setmetatable({ steps = {}, pools = {}, count = {}, objects = {},
-                          names = { buffer = {}, stream = {} }, extents = scenario.extents }, Run)
+  local r = setmetatable({ steps = {}, pools = {}, count = {}, objects = {}, vmm = {}, memories = {},
+                          names = { buffer = {}, stream = {} }, extents = scenario.extents,
+                          device_memory = scenario.device_memory }, Run)
+  if r.device_memory then r.free0 = poolsh.device().free end
   r.default_stream = wrap(Stream, r, "default", poolsh.default_stream())
   r.names.stream[r.default_stream.h.id] = "default"
   local ok, err = pcall(scenario.run, new_g(r))

@@ -55,7 +55,9 @@ return {
     probed = "not measured by this calibrate run (poolsh calibrate measures them since 2026-11-23); set from the H100 probes of 2026-11-23, docs/calibration.md \"Host costs\": free_ns_per_gib, host_pool_alloc_ns, host_pool_map_ns, host_pool_map_ns_per_gib, host_pool_release_ns, host_pool_release_ns_per_gib, host_pool_trim_ns, host_pool_trim_ns_per_gib, host_unregister_ns_per_gib, malloc_ns_per_gib, pageable_alloc_ns_per_gib, pageable_free_ns, pageable_free_ns_per_gib, pageable_touch_ns_per_gib, pinned_free_ns_per_gib, release_on_destroyed_stream_done",
     release_ns = "sync releasing 33554432 B: 166302 ns, 1073741824 B: 1960698 ns, beyond a sync with nothing to release",
     spin_20ms_ns = "a 20 ms spin, event-timed: the sim's spin is exact",
-    vmm = "vmm_* from tests/data/vmm/h200-probe.json (an H200, driver 13000, scripts/calibrate/probe_vmm_calls.py): create 16.1 us, map 2.5-2.9, set_access 50-53, unmap 29-31, release 15.9 us for 2 MiB and 34.7 for 20 MiB (a base plus a part per MiB); granularity 2 MiB",
+    vmm_create_us = "tests/data/vmm/h200-probe.json (scripts/calibrate/probe_vmm_calls.py, driver 13000, 2026-11-28): host time of one cuMem* call, the mean of its medians (of 30) at 2 MiB and 20 MiB pages: create 16.09/16.18, map 2.51/2.87, set_access 49.8/52.72, unmap 29.34/30.56 us",
+    vmm_granularity = "tests/data/vmm/h200-probe.json: cuMemGetAllocationGranularity, device memory, minimum = recommended = 2 MiB (host memory: 2 MiB too)",
+    vmm_release_us = "tests/data/vmm/h200-probe.json: cuMemRelease 15.93 us at 2 MiB, 34.7 us at 20 MiB; a line through both",
   },
   runtime = 13000,
   values = {
@@ -114,12 +116,12 @@ return {
     sync_ns = 1840,  -- ns
     trim_ns = 9940,  -- ns
     trim_ns_per_gib = 1890000,  -- ns per GiB
-    vmm_create_us = 16,  -- us
+    vmm_create_us = 16.1,  -- us
     vmm_granularity = 2097152,  -- bytes
-    vmm_map_us = 2.7,  -- us
+    vmm_map_us = 2.69,  -- us
     vmm_release_us = 13.8,  -- us
     vmm_release_us_per_mib = 1.04,  -- us per MiB
-    vmm_set_access_us = 51,  -- us
+    vmm_set_access_us = 51.3,  -- us
     vmm_unmap_us = 30,  -- us
   },
 }

@@ -20,4 +20,7 @@ return {
   "peer_access",
   "ipc_share",
   "ipc_after_free",
+  "vmm_growing_batch",
+  "vmm_live_pins",
+  "vmm_small_large",
 }

@@ -427,9 +427,12 @@ static int range_buffer(lua_State *L) {
   ps_ctx *c = ps_context(L);
   checkrange(L, 1);
   luaL_argcheck(L, size > 0, 3, "size must be at least 1 byte");
-  if (off > r->size || size > r->size - off)
-    return luaL_error(L, "r%d:buffer: bytes [%I, %I) out of bounds of r%d (%I bytes)", r->id,
-                      (lua_Integer)off, (lua_Integer)(off + size), r->id, (lua_Integer)r->size);
+  if (off > r->size || size > r->size - off) {
+    char end[24];                        /* past LUA_MAXINTEGER when both are huge */
+    snprintf(end, sizeof end, "%llu", (unsigned long long)off + size);
+    return luaL_error(L, "r%d:buffer: bytes [%I, %s) out of bounds of r%d (%I bytes)", r->id,
+                      (lua_Integer)off, end, r->id, (lua_Integer)r->size);
+  }
   /* walk the mappings that cover [off, off + size), in order */
   int t = push_maps(L, 1);
   uint64_t at = off;

@@ -70,6 +70,64 @@ describe("pytorch allocator", function()
       msg { conf = "expandable_segments:True,large_segment_size_mb:21" })
   end)
 
+  it("honours per_process_memory_fraction and garbage_collection_threshold from its conf", function()
+    local function conf(allowed, rest)
+      return ("per_process_memory_fraction:%.15f%s"):format(allowed / poolsh.device().total, rest or "")
+    end
+    local a = P.new { conf = conf(50.5 * MiB) }
+    local x = a:alloc(30 * MiB, s1); a:free(x, s1)
+    local y = a:alloc(40 * MiB, s1)                 -- the cached 30 MiB freed, then retried
+    local b, err = a:alloc(12 * MiB, s1)            -- over the fraction: nil and why
+    assert.is_nil(b)
+    assert.truthy(err:find("pytorch allocator: out of memory allocating 12.00 MiB", 1, true), err)
+    assert.truthy(err:find("the memory fraction allows 50.50 MiB", 1, true), err)
+    assert.same({ 40 * MiB, 1, 2, 1 },
+      { a:stats().reserved, a:stats().driver_frees, a:stats().num_alloc_retries, a:stats().num_ooms })
+    a:free(y, s1); a:close()
+    -- garbage collection: 20 and 22 MiB cached, 24 MiB live; a 26 MiB
+    -- request frees the older cached block before its cudaMalloc
+    a = P.new { conf = conf(100.5 * MiB, ",garbage_collection_threshold:0.5") }
+    local p = a:alloc(20 * MiB, s1); a:free(p, s1)
+    local q = a:alloc(22 * MiB, s1); a:free(q, s1)
+    local r, t = a:alloc(24 * MiB, s1), a:alloc(26 * MiB, s1)
+    assert.same({ 72 * MiB, 1 }, { a:stats().reserved, a:stats().driver_frees })
+    a:free(r, s1); a:free(t, s1); a:close()
+  end)
+
+  it("replays resnet18 within the memory fraction, failing the allocations past it", function()
+    local rec = require("poolsh.replay.torch").open("tests/data/torch/modes/resnet18.pickle.gz")
+    local fraction = 0.001
+    local r = require("poolsh.replay").run(rec, { allocator = "pytorch",
+      alloc_opts = { conf = "per_process_memory_fraction:" .. fraction } })
+    assert.truthy(r.failed > 0, "no allocation failed")
+    assert.truthy(r.peak_reserved <= fraction * poolsh.device().total, r.peak_reserved)
+  end)
+
+  it("with backend:cudaMallocAsync, warns as PyTorch does for the keys it marks native-specific", function()
+    local conf = require "poolsh.allocators.pytorch_conf"
+    require("poolsh.allocators.pytorch_async").warned = true   -- stderr is checked below, in a process of its own
+    local a = P.new { conf = "backend:cudaMallocAsync,per_process_memory_fraction:0.5" }
+    assert.equal(conf.ASYNC_WARNING, a.warning)
+    a:close()
+    a = P.new { conf = "backend:cudaMallocAsync,max_split_size_mb:128" }   -- 2.11 does not warn here
+    assert.is_nil(a.warning)
+    a:close()
+    local path = os.tmpname() .. ".lua"
+    local f = assert(io.open(path, "w"))
+    f:write [[
+local P = require "poolsh.allocators.pytorch"
+for _ = 1, 2 do P.new({ conf = "backend:cudaMallocAsync,release_lock_on_cudamalloc:True" }):close() end
+print("made")
+]]
+    f:close()
+    local out, err, code = H.poolsh_cmd("--backend=sim " .. H.quote(path))
+    os.remove(path)
+    assert.equal(0, code, out .. err)
+    has(out, "made")
+    local line = "pytorch allocator: warning: " .. conf.ASYNC_WARNING .. "\n"
+    assert.equal(line, err)                         -- once, though two were made
+  end)
+
   it("splits small blocks at 512 B, large ones only above 1 MiB left, merges on free", function()
     local a = P.new()
     local x, y = a:alloc(1, s1), a:alloc(700, s1)

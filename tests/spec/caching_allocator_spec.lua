@@ -228,5 +228,66 @@ a:free(y); a:empty_cache()
       msg(C.new, { roundup_power2_divisions = 3 }))
     assert.equal("caching allocator: options table expected, got string", msg(C.new, "x"))
     assert.equal("caching allocator: max_split_size: size must not be negative", msg(C.new, { max_split_size = -1 }))
+    assert.equal("caching allocator: per_process_memory_fraction must be a number from 0 to 1, got 1.5",
+      msg(C.new, { per_process_memory_fraction = 1.5 }))
+    assert.equal("caching allocator: per_process_memory_fraction must be a number from 0 to 1, got -0.5",
+      msg(C.new, { per_process_memory_fraction = -0.5 }))
+    assert.equal("caching allocator: garbage_collection_threshold must be a number between 0 and 1 "
+      .. "(both excluded), got 1", msg(C.new, { garbage_collection_threshold = 1 }))
+    assert.equal("caching allocator: garbage_collection_threshold must be a number between 0 and 1 "
+      .. "(both excluded), got x", msg(C.new, { garbage_collection_threshold = "x" }))
+  end)
+
+  -- Segments of 20, 22 and 24 MiB (the first two freed, the first one
+  -- earlier: older), then a request of 26 MiB that no cached block fits:
+  -- PyTorch 2.11's garbage_collect_cached_blocks runs before its cudaMalloc.
+  -- Returns the allocator's stats then.
+  local function collect(opts)
+    local a = C.new(opts)
+    local x = a:alloc(20 * MiB, s1); a:free(x)   -- cached after 1 lookup
+    local y = a:alloc(22 * MiB, s1); a:free(y)   -- after 2
+    local z = a:alloc(24 * MiB, s1)              -- reserved 66 MiB
+    local w = a:alloc(26 * MiB, s1)              -- lookup 4: ages 3 and 2
+    local st = a:stats()
+    a:free(z); a:free(w); a:empty_cache()
+    return st
+  end
+
+  it("with a memory fraction, garbage_collection_threshold frees cached blocks as old as the average first", function()
+    local allowed = 100.5 * MiB   -- the fraction's maximum
+    local fraction = allowed / poolsh.device().total
+    -- threshold 0.5: 66 MiB reserved is 15.75 MiB over; the 20 MiB block
+    -- (age 3, the average 2.5) goes and frees enough; the 22 MiB one stays
+    local st = collect { per_process_memory_fraction = fraction, garbage_collection_threshold = 0.5 }
+    assert.same({ 72 * MiB, 3, 1, 4 }, { st.reserved, st.segments, st.num_device_free, st.num_device_alloc })
+    -- threshold 0.4: 25.8 MiB over; a second pass (average now 2) takes the other
+    st = collect { per_process_memory_fraction = fraction, garbage_collection_threshold = 0.4 }
+    assert.same({ 50 * MiB, 2, 2, 4 }, { st.reserved, st.segments, st.num_device_free, st.num_device_alloc })
+    -- a threshold without a fraction (or a fraction of 1) does nothing, as in PyTorch
+    st = collect { garbage_collection_threshold = 0.4 }
+    assert.same({ 92 * MiB, 4, 0 }, { st.reserved, st.segments, st.num_device_free })
+    st = collect { per_process_memory_fraction = 1, garbage_collection_threshold = 0.4 }
+    assert.same({ 92 * MiB, 4, 0 }, { st.reserved, st.segments, st.num_device_free })
+  end)
+
+  it("with a memory fraction, a segment past it fails as cudaMalloc would: cache freed, retried, then raised", function()
+    local a = C.new { per_process_memory_fraction = 50.5 * MiB / poolsh.device().total }
+    local x = a:alloc(30 * MiB, s1); a:free(x)
+    local y = a:alloc(40 * MiB, s1)              -- 30 + 40 is over: the cached 30 MiB goes
+    assert.same({ 40 * MiB, 1, 1, 0 },
+      { a:stats().reserved, a:stats().num_device_free, a:stats().num_alloc_retries, a:stats().num_ooms })
+    local ok, err = pcall(a.alloc, a, 12 * MiB, s1)
+    assert.is_false(ok)
+    assert.truthy(err:find("caching allocator: out of memory allocating 12.00 MiB on stream ", 1, true), err)
+    assert.truthy(err:find("the memory fraction allows 50.50 MiB: 40.00 MiB reserved, 12.00 MiB more asked", 1, true), err)
+    assert.same({ 40 * MiB, 2, 1 }, { a:stats().reserved, a:stats().num_alloc_retries, a:stats().num_ooms })
+    local z = a:alloc(10 * MiB, s1)              -- 40 + 10 fits
+    a:free(y); a:free(z); a:empty_cache()
+    -- expandable segments: pages are mapped up to the same maximum
+    local e = C.new { expandable = true, per_process_memory_fraction = 50.5 * MiB / poolsh.device().total }
+    local p = e:alloc(30 * MiB, s1)
+    assert.is_false((pcall(e.alloc, e, 30 * MiB, s1)))
+    assert.same({ 40 * MiB, 1 }, { e:stats().reserved, e:stats().num_ooms })
+    e:free(p); e:empty_cache()
   end)
 end)

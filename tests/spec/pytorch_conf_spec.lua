@@ -32,6 +32,15 @@ describe("PYTORCH_CUDA_ALLOC_CONF", function()
     assert.is_nil(t.garbage_collection_threshold)
     assert.is_nil(t.per_process_memory_fraction)
     assert.same({}, t.host_only)
+    assert.same({}, t.native_specific)
+  end)
+
+  it("lists the keys PyTorch's CUDA parser marks native-specific, and only those", function()
+    assert.same({ "per_process_memory_fraction", "release_lock_on_cudamalloc" },
+      conf.parse("max_split_size_mb:128,per_process_memory_fraction:0.5,roundup_power2_divisions:4,"
+        .. "garbage_collection_threshold:0.5,release_lock_on_cudamalloc:True").native_specific)
+    assert.equal("backend:cudaMallocAsync ignores max_split_size_mb,roundup_power2_divisions, and "
+      .. "garbage_collect_threshold.", conf.ASYNC_WARNING)
   end)
 
   it("reads every device setting, white space anywhere dropped", function()
@@ -83,9 +92,15 @@ describe("PYTORCH_CUDA_ALLOC_CONF", function()
       divisions(conf.parse("roundup_power2_divisions:[1:4,1:8]")))
     assert.same({ 0, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4 },
       divisions(conf.parse("roundup_power2_divisions:[1:0,>:4]")))
-    -- '>' alone fills every interval; an interval past 32 GiB is the last.
-    assert.same({ 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2 },
+    -- '>' first fills from [2, 4) MiB up: PyTorch 2.11's last_index starts
+    -- at interval 0 (c10/core/AllocatorConfig.cpp), so below 2 MiB stays 0
+    -- unless a named entry follows, which then fills below itself as the
+    -- first one named.
+    assert.same({ 0, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2 },
       divisions(conf.parse("roundup_power2_divisions:[>:2]")))
+    assert.same({ 2, 2, 2, 2, 2, 2, 2, 4, 4, 4, 4, 4, 4, 4, 4, 4 },
+      divisions(conf.parse("roundup_power2_divisions:[>:4,64:2]")))
+    -- an interval past 32 GiB is the last.
     assert.equal(16, divisions(conf.parse("roundup_power2_divisions:[1:1,65536:16]"))[16])
     refused("roundup_power2_divisions:[3:2]", "interval must be a power of 2 MiB, got 3")
     refused("roundup_power2_divisions:[4:3]", "must be 0 or a power of 2, got 3")

@@ -42,7 +42,14 @@
 -- * a freed block merges with free neighbours in its segment;
 -- * when cudaMalloc fails: free the cached oversize blocks (max_split_size
 --   set) and retry, then free every unused segment and retry once more
---   (counted in num_alloc_retries), then raise.
+--   (counted in num_alloc_retries), then raise;
+-- * with per_process_memory_fraction below 1, a new segment that would
+--   bring reserved above fraction x the device's memory fails as cudaMalloc
+--   does (the steps above follow); with garbage_collection_threshold too,
+--   before a new segment, while reserved is above threshold x that maximum,
+--   cached unsplit blocks of the large pool at least as old as their
+--   average are freed (PyTorch's garbage_collect_cached_blocks; a block's
+--   age: the lookups in its pool since it was cached).
 -- Segments are poolsh.malloc Buffers; empty_cache() and the retries cudaFree
 -- them (synchronous, like PyTorch's).
 --
@@ -154,13 +161,17 @@ end
 -- default none), max_non_split_rounding (how much larger than a request of
 -- max_split_size or more a cached block it takes may be: 20 MiB or more,
 -- default 20 MiB), roundup_power2_divisions (0, or a power of 2, or a table
--- of them by MiB interval; default off).
+-- of them by MiB interval; default off), per_process_memory_fraction (a
+-- number from 0 to 1: new segments stop at that share of
+-- poolsh.device().total; default 1, no limit), garbage_collection_threshold
+-- (a number strictly between 0 and 1; acts only with a fraction below 1).
 function M.new(opts)
   opts = opts or {}
   if type(opts) ~= "table" then fail("options table expected, got %s", type(opts)) end
   for k in pairs(opts) do
     if k ~= "max_split_size" and k ~= "max_non_split_rounding" and k ~= "roundup_power2_divisions"
-      and k ~= "expandable" and k ~= "large_segment_size" and k ~= "journal" then
+      and k ~= "expandable" and k ~= "large_segment_size" and k ~= "journal"
+      and k ~= "per_process_memory_fraction" and k ~= "garbage_collection_threshold" then
       fail("unknown option '%s'", tostring(k))
     end
   end
@@ -190,7 +201,19 @@ function M.new(opts)
     end
   end
   local div = divisions_option(opts.roundup_power2_divisions)
+  local fraction, threshold = opts.per_process_memory_fraction, opts.garbage_collection_threshold
+  if fraction ~= nil and (type(fraction) ~= "number" or not (fraction >= 0 and fraction <= 1)) then
+    fail("per_process_memory_fraction must be a number from 0 to 1, got %s", tostring(fraction))
+  end
+  if threshold ~= nil and (type(threshold) ~= "number" or not (threshold > 0 and threshold < 1)) then
+    fail("garbage_collection_threshold must be a number between 0 and 1 (both excluded), got %s", tostring(threshold))
+  end
+  local allowed   -- PyTorch's allowed_memory_maximum, set by a fraction below 1
+  if fraction and fraction < 1 then allowed = math.floor(fraction * poolsh.device().total) end
   return setmetatable({
+    allowed = allowed, gc = allowed and threshold and threshold or nil,
+    lookups = { small = 0, large = 0 },         -- [pool]: find calls while gc is on (block ages)
+
     max_split = split, max_rounding = rounding, divisions = div,
     expandable = opts.expandable or false, journal = opts.journal,
     page = { small = M.SMALL_BUFFER, large = large_page },
@@ -236,6 +259,7 @@ function A:insert(b)
   local l = self:list(b)
   local k = b.segment.key + b.offset
   b.k = k
+  if self.gc then b.gc_base = self.lookups[b.segment.pool] end
   local i, n = lower_bound(l, b.size, k), #l
   if i <= n then table.move(l, i, n, i + 1) end
   l[i] = b
@@ -252,6 +276,7 @@ end
 
 -- A cached block of `stream` for `size` bytes, taken off its free list.
 function A:find(pool, stream, size)
+  if self.gc then self.lookups[pool] = self.lookups[pool] + 1 end
   local l = self.free_lists[pool][stream]
   if not l then return nil end
   local i = lower_bound(l, size, math.mininteger)
@@ -596,28 +621,70 @@ function A:alloc(size, stream)
   local pool = rounded <= M.SMALL_SIZE and "small" or "large"
   if next(self.waiting) then self:process_events() end
   local b = self:find(pool, stream, rounded)
-  if not b and self.expandable then
-    local err
-    b, err = self:grow(pool, stream, rounded)
-    if not b then
-      self:empty_cache()
-      self.st.num_alloc_retries = self.st.num_alloc_retries + 1
-      b, err = self:grow(pool, stream, rounded)
-    end
-    if not b then self:oom(n, stream, rounded, err) end
-  elseif not b then
+  if not b then
+    if self.gc then self:garbage_collect() end
     local bytes, err = M.allocation_size(rounded)
-    b, err = self:malloc(pool, stream, bytes)
-    if not b and self:release_oversize(pool, stream, rounded) then b, err = self:malloc(pool, stream, bytes) end
+    b, err = self:new_block(pool, stream, rounded, bytes)
+    if not b and self:release_oversize(pool, stream, rounded) then b, err = self:new_block(pool, stream, rounded, bytes) end
     if not b then
       self:empty_cache()
       self.st.num_alloc_retries = self.st.num_alloc_retries + 1
-      b, err = self:malloc(pool, stream, bytes)
+      b, err = self:new_block(pool, stream, rounded, bytes)
     end
-    if not b then self:oom(n, stream, bytes, err) end
+    if not b then self:oom(n, stream, self.expandable and rounded or bytes, err) end
   end
   self.expected = nil
   return self:take(b, rounded, n)
+end
+
+-- A free block for a rounded request no cached block fits, off the free
+-- list: pages mapped (expandable) or a new segment of `bytes`; nil and the
+-- error when the memory fraction or the device refuses (PyTorch's
+-- alloc_block: the fraction is checked against the segment size, expandable
+-- or not).
+function A:new_block(pool, stream, rounded, bytes)
+  local st = self.st
+  if self.allowed and st.reserved + bytes > self.allowed then
+    return nil, ("the memory fraction allows %s: %s reserved, %s more asked"):format(
+      poolsh.fmt(self.allowed), poolsh.fmt(st.reserved), poolsh.fmt(bytes))
+  end
+  if self.expandable then return self:grow(pool, stream, rounded) end
+  return self:malloc(pool, stream, bytes)
+end
+
+-- PyTorch's garbage_collect_cached_blocks: while reserved is above
+-- threshold x the allowed maximum, frees (cudaFree) the large pool's cached
+-- unsplit blocks whose age is at least the average age, pass after pass,
+-- until it freed the excess or a pass freed nothing; a pass does not stop
+-- at the target.
+function A:garbage_collect()
+  local limit = math.floor(self.gc * self.allowed)
+  local st = self.st
+  if st.reserved <= limit then return end
+  local target, reclaimed, now = st.reserved - limit, 0, self.lookups.large
+  local total, count = 0, 0
+  for _, l in pairs(self.free_lists.large) do
+    for _, b in ipairs(l) do
+      if whole(b) then total, count = total + now - (b.gc_base or 0), count + 1 end
+    end
+  end
+  local freed = true
+  while reclaimed < target and freed and count > 0 do
+    local average = total / count
+    freed = false
+    local old = {}
+    for _, l in pairs(self.free_lists.large) do
+      for _, b in ipairs(l) do
+        if whole(b) and not b.segment.pages and now - (b.gc_base or 0) >= average then old[#old + 1] = b end
+      end
+    end
+    for _, b in ipairs(old) do
+      freed = true
+      reclaimed = reclaimed + b.size
+      total, count = total - (now - (b.gc_base or 0)), count - 1
+      self:release(b)
+    end
+  end
 end
 
 -- Hands out free block b (off its free list) for a request of n bytes,

@@ -1,5 +1,5 @@
 --- poolsh.allocators.pytorch: PyTorch's native CUDA caching allocator (as in
--- PyTorch 2.11; garbage collection off) behind the
+-- PyTorch 2.11, its memory fraction and garbage collection included) behind the
 -- replay allocator interface (docs/replay.md). The rules themselves live in
 -- poolsh.allocators.caching; this module adds what a replay needs:
 --
@@ -53,13 +53,15 @@ local function conf_options(text)
     max_split_size = t.max_split_size, max_non_split_rounding = t.max_non_split_rounding,
     roundup_power2_divisions = t.roundup_power2_divisions,
     expandable = t.expandable_segments or nil, large_segment_size = t.large_segment_size,
+    per_process_memory_fraction = t.per_process_memory_fraction,
+    garbage_collection_threshold = t.garbage_collection_threshold,
   }
 end
 
 --- A new allocator; options: conf (PyTorch's PYTORCH_CUDA_ALLOC_CONF
 -- text; expandable_segments:True maps pages on poolsh.vmm), or
--- max_split_size, max_non_split_rounding and roundup_power2_divisions one
--- by one; deferred_free (boolean); journal (a function called as
+-- max_split_size, max_non_split_rounding, roundup_power2_divisions,
+-- per_process_memory_fraction and garbage_collection_threshold one by one; deferred_free (boolean); journal (a function called as
 -- journal(action, addr, size, stream, pool, offset) at each map and unmap of
 -- expandable pages, action "segment_map" or "segment_unmap" as in PyTorch's
 -- snapshots, offset from the start of the segment's address range).

@@ -26,7 +26,9 @@
 -- UsedMemHigh. per_process_memory_fraction (PyTorch's memory fraction)
 -- refuses an allocation that would bring the bytes asked for above that
 -- fraction of the device's memory; the native allocator's settings
--- (max_split_size_mb and the rest) are read and unused, as in PyTorch.
+-- (max_split_size_mb and the rest) are read and unused, as in PyTorch,
+-- which warns only for the keys its CUDA parser marks native-specific
+-- (pytorch_conf's native_specific): a.warning, and once on stderr.
 --
 -- device_lag (ms, default M.device_lag): how far the device runs behind the
 -- host in the run being replayed. poolsh.replay reads it from the
@@ -94,10 +96,15 @@ function M.new(opts)
   if t.per_process_memory_fraction then
     limit = math.floor(t.per_process_memory_fraction * poolsh.device().total)
   end
+  local warning   -- PyTorch's, for a native-specific key; on stderr once a process
+  if #t.native_specific > 0 then
+    warning = conf.ASYNC_WARNING
+    if not M.warned then M.warned = true; io.stderr:write("pytorch allocator: warning: ", warning, "\n") end
+  end
   local inner = pool.new { default = true, release_threshold = "max", follow_event_dependencies = true,
                            opportunistic = true, internal_dependencies = true }
   return setmetatable({
-    inner = inner, device_lag = lag, limit = limit, asked = 0,
+    inner = inner, device_lag = lag, limit = limit, asked = 0, warning = warning,
     uses = {},      -- block -> {stream = true}: record_stream's usage streams
     live = {},      -- block -> true: allocated and not freed
   }, A)

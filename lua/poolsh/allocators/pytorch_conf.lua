@@ -24,6 +24,10 @@
 --   per_process_memory_fraction  nil, or a number in [0, 1]
 --   host_only                    {key = value}: the settings that change no
 --                                device reservation (pinned host memory, locks)
+--   native_specific              the keys given, in order, that PyTorch's CUDA
+--                                parser flags as native-only: with
+--                                backend:cudaMallocAsync they make it warn
+--                                (M.ASYNC_WARNING)
 --   text                         the text given
 local M = {}
 
@@ -36,6 +40,20 @@ M.KEYS = {                     -- every key PyTorch knows, in its docs' order
   "pinned_num_register_threads", "pinned_use_background_threads",
   "pinned_reserve_segment_size_mb", "graph_capture_record_stream_reuse",
 }
+
+-- The keys PyTorch 2.11's CUDAAllocatorConfig::parseArgs marks as
+-- used_native_specific_option (the generic keys, max_split_size_mb and the
+-- rest, are parsed elsewhere and not marked).
+local NATIVE_SPECIFIC = {
+  release_lock_on_cudamalloc = true, pinned_use_cuda_host_register = true,
+  pinned_num_register_threads = true, pinned_reserve_segment_size_mb = true,
+  graph_capture_record_stream_reuse = true, per_process_memory_fraction = true,
+}
+
+--- PyTorch's warning for backend:cudaMallocAsync with a native-specific key
+-- (its text, spacing included).
+M.ASYNC_WARNING = "backend:cudaMallocAsync ignores max_split_size_mb,"
+  .. "roundup_power2_divisions, and garbage_collect_threshold."
 
 local function fail(fmt, ...) error("alloc-conf: " .. fmt:format(...), 0) end
 
@@ -124,7 +142,10 @@ local function divisions(t)
 end
 
 -- [MiB:DIV, ..., >:DIV]: the first entry also sets every interval below
--- it, '>' every interval after the last one named (PyTorch 2.9 and later).
+-- it, '>' every interval after the last one named (PyTorch 2.9 and later);
+-- a '>' before any named interval sets every one from [2, 4) MiB up, as
+-- PyTorch's last_index starts at interval 0 (below 2 MiB keeps 0 unless a
+-- named entry follows).
 function Reader:division_list()
   local by_index, last = {}, nil
   repeat
@@ -132,7 +153,7 @@ function Reader:division_list()
     self:expect(":", "roundup_power2_divisions' " .. bound)
     local d = divisions(self:value("roundup_power2_divisions"))
     if bound == ">" then
-      for k = (last or -1) + 1, INTERVALS - 1 do by_index[k] = d end
+      for k = (last or 0) + 1, INTERVALS - 1 do by_index[k] = d end
     else
       local mib = integer("roundup_power2_divisions' interval", bound)
       if not is_pow2(mib) then
@@ -211,7 +232,7 @@ function M.parse(text)
   local s = {
     backend = "native", expandable_segments = false,
     max_non_split_rounding = 20 * MiB, large_segment_size = 20 * MiB,
-    host_only = {}, text = text,
+    host_only = {}, native_specific = {}, text = text,
   }
   local r = setmetatable({ tokens = tokenize(text), i = 1 }, Reader)
   while r:peek() ~= nil do
@@ -223,6 +244,7 @@ function M.parse(text)
     end
     r:expect(":", key)
     read(r, s, key)
+    if NATIVE_SPECIFIC[key] then s.native_specific[#s.native_specific + 1] = key end
     local sep = r:peek()
     if sep ~= nil then
       if sep ~= "," then fail("',' expected after %s's value, got '%s'", key, sep) end

@@ -79,17 +79,19 @@ local function before(a, b)
   return a.index < b.index
 end
 
---- The most events advise keeps in memory to replay them again (about 64
+--- The most events advise keeps in memory to replay them again (about 80
 -- bytes each): a longer recording is read again for each point.
 M.cache_events = 1000000
 
 --- rec, reading its events once: the first full pass through
--- rec:events() keeps op, address, size and stream in arrays (at most
--- M.cache_events events; past that it keeps none), and later passes
--- replay them from there. Every other field is rec's.
+-- rec:events() keeps every field an event has (op, address, size, stream
+-- and recorded time t, which paces a backend:cudaMallocAsync replay) in
+-- arrays (at most M.cache_events events; past that it keeps none), and
+-- later passes replay them from there, so that each pass yields what rec
+-- does. Every other field is rec's.
 function M.shared(rec)
   if rawget(rec, "advise_shared") then return rec end
-  local ops, addrs, sizes, streams, n, whole = nil, nil, nil, nil, 0, false
+  local ops, addrs, sizes, streams, times, n, whole = nil, nil, nil, nil, nil, 0, false
   local w = setmetatable({ advise_shared = true, streams = rawget(rec, "streams") }, { __index = rec })
   function w.events()
     if whole then
@@ -97,10 +99,10 @@ function M.shared(rec)
       return function()
         i = i + 1
         if i > n then return nil end
-        return ops[i], addrs[i], sizes[i], streams[i]
+        return ops[i], addrs[i], sizes[i], streams[i], times[i]
       end
     end
-    ops, addrs, sizes, streams, n = {}, {}, {}, {}, 0
+    ops, addrs, sizes, streams, times, n = {}, {}, {}, {}, {}, 0
     local keep, it, st, ctl = true, rec:events()
     return function()
       local op, addr, size, stream, t = it(st, ctl)
@@ -112,8 +114,8 @@ function M.shared(rec)
       end
       if keep then
         n = n + 1
-        if n > M.cache_events then keep, ops, addrs, sizes, streams, n = false, nil, nil, nil, nil, 0
-        else ops[n], addrs[n], sizes[n], streams[n] = op, addr, size, stream end
+        if n > M.cache_events then keep, ops, addrs, sizes, streams, times, n = false, nil, nil, nil, nil, nil, 0
+        else ops[n], addrs[n], sizes[n], streams[n], times[n] = op, addr, size, stream, t end
       end
       return op, addr, size, stream, t
     end
@@ -148,6 +150,20 @@ local function worker_path()
   local path = package.searchpath("poolsh.advise.worker", package.path)
   if not path then fail("cannot find poolsh.advise.worker on package.path") end
   return path
+end
+
+--- Whether a child can read path again and get what this process read:
+-- a regular file (it opens, it is not a directory, it seeks), not a path
+-- under /dev or /proc (/dev/stdin, /dev/fd/N and /proc/self/fd/N name
+-- each process's own descriptors; a pipe or a terminal cannot be read
+-- twice). advise.run replays here, serially, when it is not.
+function M.rereadable(path)
+  if type(path) ~= "string" or path:match("^/dev/") or path:match("^/proc/") then return false end
+  local f = io.open(path, "rb")
+  if not f then return false end
+  local ok = f:read(0) ~= nil and f:seek("end") ~= nil
+  f:close()
+  return ok
 end
 
 -- Replays points[k] for k in ks in `workers` children (poolsh.spawn of
@@ -241,6 +257,9 @@ function M.run(rec, opts)
   for k = 2, #a.points do rest[#rest + 1] = k end
   if jobs > 1 and opts.parallel_after and first.result and first.result.seconds < opts.parallel_after then
     jobs = 1   -- a short replay: the children would cost more than they save
+  end
+  if jobs > 1 and not M.rereadable(opts.file) then
+    jobs = 1   -- a pipe, /dev/stdin: the children could not read it again
   end
   if jobs > 1 then
     local popts = setmetatable({ events = first.result and first.result.events }, { __index = opts })

@@ -47,7 +47,20 @@ local function processors()
   return n and n > 0 and n or 1
 end
 
+-- Raises "NAME is a directory, not a recording" when path names one (the
+-- readers would see no bytes and call it empty).
+local function not_directory(path)
+  local f = io.open(path, "rb")
+  if not f then return end   -- the reader says why it cannot be opened
+  local _, _, code = f:read(0)
+  f:close()
+  if code == 21 then   -- EISDIR
+    error(("%s is a directory, not a recording"):format(replay.read.basename(path)), 0)
+  end
+end
+
 local function run(o)
+  not_directory(o.file)
   local rec = replay.read.open(o.file, { max_inflate = o.max_inflate })
   -- the streams are counted now (an RMM log is scanned once), so that a
   -- recording with more than --max-streams is refused before any event

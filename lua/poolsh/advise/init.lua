@@ -68,6 +68,14 @@ end
 --- A point's label: its conf text, "(default)" for PyTorch's default.
 function M.label(conf) return conf == "" and "(default)" or conf end
 
+--- Whether replayed point p fits within limit (bytes; nil: no limit): no
+-- allocation failed and its peak reserved is at most the limit (a pool's
+-- or a mapping's high-water mark may pass the limit without a failure).
+function M.fits(p, limit)
+  local r = p.result
+  return r ~= nil and r.failed == 0 and (limit == nil or r.peak_reserved <= limit)
+end
+
 -- Whether point a ranks before point b (both replayed; M.rank's order).
 local function before(a, b)
   local x, y = a.result, b.result
@@ -284,9 +292,11 @@ end
 
 --- Ranks a's replayed points (a.ranked) in place, best first, sets each
 -- one's rank, a.best and a.default (PyTorch's default, when replayed);
--- returns a. The order: fewer failed allocations (under a limit: fits
--- first), less peak reserved, fewer driver allocations, less time in
--- allocator calls, fewer settings, grid order.
+-- returns a. The order: fewer failed allocations, less peak reserved,
+-- fewer driver allocations, less time in allocator calls, fewer settings,
+-- grid order. Under a limit the points that fit (M.fits) come first: one
+-- that does not has failed allocations or more peak reserved than the
+-- limit, so more than any that fits.
 function M.rank(a)
   table.sort(a.ranked, before)
   for k, p in ipairs(a.ranked) do p.rank = k end
@@ -319,7 +329,7 @@ function M.cells(a)
     local r = p.result
     local row = { tostring(p.rank), M.label(p.conf), poolsh.fmt(r.peak_reserved), against(p, a.default),
                   tostring(r.segments_allocated), tostring(r.failed), ("%.3f ms"):format(r.alloc_seconds * 1000) }
-    if a.limit then row[#row + 1] = r.failed == 0 and "yes" or "no" end
+    if a.limit then row[#row + 1] = M.fits(p, a.limit) and "yes" or "no" end
     rows[#rows + 1] = row
   end
   local folded = {}
@@ -338,6 +348,30 @@ function M.cells(a)
     end
   end
   return rows
+end
+
+--- What "driver allocs" counts under each mode (M.modes' confs): the
+-- allocator's segments_allocated.
+M.counts = {
+  [""] = "cudaMalloc calls",
+  ["expandable_segments:True"] = "page map calls",   -- one per run of pages mapped
+  ["backend:cudaMallocAsync"] = "pool growths",      -- allocations after which the pool reserved more
+}
+
+--- The line under the table: what alloc time is measured on (clock:
+-- "the sim's virtual clock" or "the wall clock") and what driver allocs
+-- counts under each mode that has a replayed row.
+function M.footnote(a, clock)
+  local seen, parts = {}, {}
+  for _, p in ipairs(a.ranked) do seen[p.mode or ""] = true end
+  for _, m in ipairs(M.modes) do
+    if seen[m.conf] then
+      local who = m.conf == "" and "native allocator" or m.conf
+      parts[#parts + 1] = ("%s (%s)"):format(M.counts[m.conf] or "driver allocations", who)
+    end
+  end
+  local counts = #parts > 0 and "; driver allocs: " .. table.concat(parts, ", ") or ""
+  return ("(alloc time: time in allocator calls on %s%s)"):format(clock, counts)
 end
 
 --- The ranking as a text table.
@@ -361,9 +395,12 @@ function M.verdict(a)
   if r.failed > 0 then
     lines[#lines + 1] = ("%s: some allocations fail under every setting; the fewest failures (%d): %s"):format(
       a.limit and "nothing fits within " .. poolsh.fmt(a.limit) or "no setting fits", r.failed, name)
+  elseif not M.fits(best, a.limit) then
+    lines[#lines + 1] = ("nothing fits within %s: under every setting some allocations fail or peak reserved passes it; the least peak reserved (%s): %s")
+      :format(poolsh.fmt(a.limit), poolsh.fmt(r.peak_reserved), name)
   end
   if best == default then
-    if r.failed == 0 then
+    if M.fits(best, a.limit) then
       lines[#lines + 1] = ("PyTorch's default ranks first: peak reserved %s, %d driver allocations; no setting tried does better")
         :format(poolsh.fmt(r.peak_reserved), r.segments_allocated)
     end
@@ -373,8 +410,9 @@ function M.verdict(a)
   local why
   if default then
     local d = default.result
-    if r.failed < d.failed and a.limit and r.failed == 0 then
-      why = ("it fits within %s; the default does not (%d allocations fail)"):format(poolsh.fmt(a.limit), d.failed)
+    if a.limit and M.fits(best, a.limit) and not M.fits(default, a.limit) then
+      why = ("it fits within %s; the default does not (%s)"):format(poolsh.fmt(a.limit),
+        d.failed > 0 and ("%d allocations fail"):format(d.failed) or "peak reserved " .. poolsh.fmt(d.peak_reserved))
     elseif r.failed < d.failed then
       why = ("%d allocation failures where the default has %d"):format(r.failed, d.failed)
     elseif r.peak_reserved < d.peak_reserved then

@@ -92,7 +92,7 @@ local function run(o)
     limit and (", under --limit " .. poolsh.fmt(limit)) or ""))
   out(advise.table(a))
   local clock = poolsh.backend() == "sim" and "the sim's virtual clock" or "the wall clock"
-  out(("(alloc time: time in allocator calls on %s; driver allocs: cudaMalloc calls)\n"):format(clock))
+  out(advise.footnote(a, clock) .. "\n")
   local e = c.recorded
   if e and e.peak_reserved then
     out(("recorded run (its own setting): peak reserved %s, driver allocs %s\n"):format(

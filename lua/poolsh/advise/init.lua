@@ -222,12 +222,13 @@ end
 
 --- Replays rec under every grid point and ranks them. opts: limit (bytes:
 -- the device limit the replays run under, poolsh.device().limit; nil:
--- none; it only words the ranking), series (sample reserved and used for
+-- none; a point fits under it as M.fits says), series (sample reserved and used for
 -- a report), streams, max_streams, progress (called as progress(label,
 -- events, rec.count)), allocator (the module each conf is handed to;
 -- default "pytorch"), jobs (how many replays run at once, default 1:
 -- with more, jobs - 1 children started with poolsh.spawn replay a share of
--- the points, each reading opts.file, read with opts.max_inflate, itself;
+-- the points, each reading opts.file, read with opts.max_inflate, itself,
+-- when M.rereadable(opts.file), and all run here when not;
 -- the default point is always replayed here first; parallel_after:
 -- seconds, run the others here unless the default's replay took that
 -- long). Raises when the

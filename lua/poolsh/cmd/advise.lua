@@ -18,10 +18,12 @@ backend:cudaMallocAsync), each from a fresh poolsh, prints them ranked
 (fewest failed allocations, then least peak reserved, fewest driver
 allocations, least time in allocator calls on the profile's costs) and ends
 with the line to use. --limit SIZE replays under that device limit: a
-setting fits when no allocation failed. A setting the allocator does not
-model yet is listed as such and never recommended. --jobs N replays N
-settings at once in child processes (default: with 4 processors or more,
-one per processor, at most 4, when a replay takes a quarter second). --json prints one JSON
+setting fits when no allocation failed and its peak reserved is within the
+limit. A setting the allocator does not model yet is listed as such and
+never recommended. --jobs N replays N settings at once in child processes,
+each reading FILE again (default: with 4 processors or more, one per
+processor, at most 4, when a replay takes a quarter second); a FILE that
+cannot be read twice (a pipe, /dev/stdin) is replayed here. --json prints one JSON
 object; --report draws each setting's reserved and used over the replay on
 an HTML page.]]
 

@@ -374,7 +374,7 @@ describe("poolsh advise", function()
       advise.footnote(a, "the wall clock"))
   end)
 
-  it("--jobs replays here when the file cannot be read again, and names a directory as such", function()
+  it("--jobs: children read what this process read, or it replays alone; a directory is named as such", function()
     if not H.is_sim() then pending("the sim's figures") return end
     local want, err, code = cmd(H.quote(CONVNET) .. " --jobs 1 --json")
     assert.equal(0, code, err)
@@ -385,15 +385,25 @@ describe("poolsh advise", function()
       for _, r in pairs(j.allocators) do r.seconds = nil end
       return j
     end
+    -- /dev/stdin redirected from a file: the children read that file
     local out
     out, err, code = cmd("/dev/stdin --jobs 2 --json", H.slurp(CONVNET))
     assert.equal(0, code, err)
     assert.equal("", err)
     assert.same(strip(want), strip(out))
-    assert.is_false(advise.rereadable("/dev/stdin"))
-    assert.is_false(advise.rereadable(tmpdir))
-    assert.is_false(advise.rereadable(tmpdir .. "/missing.pickle"))
-    assert.is_true(advise.rereadable(CONVNET))
+    -- what a child could not open again to the same bytes: none, and no wait
+    local fifo, link = tmpdir .. "/fifo.pickle", tmpdir .. "/link.pickle.gz"
+    assert.equal(0, select(3, H.sh("mkfifo " .. H.quote(fifo) .. " && ln -s " .. H.quote(H.sh("realpath " ..
+      H.quote(CONVNET)):gsub("\n$", "")) .. " " .. H.quote(link))))
+    for _, path in ipairs { "/dev/null", "/dev/zero", tmpdir, fifo, tmpdir .. "/missing.pickle",
+                            "", "a\0b", tmpdir .. "/it's" } do
+      assert.is_nil(advise.rereadable(path), path)
+    end
+    assert.matches("^/.*/tests/data/torch/convnet%.pickle%.gz$", advise.rereadable(CONVNET))
+    assert.equal(advise.rereadable(CONVNET), advise.rereadable(link))
+    -- a file no child can read again: replayed here alone
+    local a = advise.run(replay.read.open(CONVNET), { jobs = 2, file = tmpdir })
+    assert.equal(#advise.grid(), #a.ranked)
     for _, jobs in ipairs { "1", "2" } do
       out, err, code = cmd(H.quote(tmpdir) .. " --jobs " .. jobs)
       assert.equal(1, code)

@@ -160,22 +160,25 @@ local function worker_path()
   return path
 end
 
---- Whether a child can read path again and get what this process read:
--- a regular file (it opens, it is not a directory, it seeks), not a path
--- under /dev or /proc (/dev/stdin, /dev/fd/N and /proc/self/fd/N name
--- each process's own descriptors; a pipe or a terminal cannot be read
--- twice). advise.run replays here, serially, when it is not.
+--- The path a child can open to read what this process read from path,
+-- or nil: path with every symbolic link resolved (realpath -e, so that
+-- /dev/stdin redirected from a file names that file), when that is a
+-- regular file outside /dev and /proc. A pipe, a terminal, a directory, a
+-- FIFO or a missing file gives nil (nothing is opened: a FIFO's open
+-- would wait for a writer); advise.run then replays here, serially.
 function M.rereadable(path)
-  if type(path) ~= "string" or path:match("^/dev/") or path:match("^/proc/") then return false end
-  local f = io.open(path, "rb")
-  if not f then return false end
-  local ok = f:read(0) ~= nil and f:seek("end") ~= nil
-  f:close()
-  return ok
+  if type(path) ~= "string" or path == "" or path:find("\0", 1, true) then return nil end
+  local q = "'" .. path:gsub("'", "'\\''") .. "'"
+  local sh = io.popen("p=$(realpath -e -- " .. q .. " 2>/dev/null) && [ -f \"$p\" ] && printf '%s' \"$p\"")
+  if not sh then return nil end
+  local real = sh:read("a")
+  sh:close()
+  if real == "" or real:sub(1, 1) ~= "/" or real:match("^/dev/") or real:match("^/proc/") then return nil end
+  return real
 end
 
 -- Replays points[k] for k in ks in `workers` children (poolsh.spawn of
--- the worker script, each reading opts.file itself) and the rest here,
+-- the worker script, each reading opts.real, else opts.file, itself) and the rest here,
 -- the lanes dealt round-robin, and copies each child's point into
 -- points[k] (result, series). Every child is closed before it returns or
 -- raises.
@@ -187,7 +190,7 @@ local function in_parallel(c, rec, points, ks, workers, opts)
     local path = worker_path()
     for w = 1, workers do
       if #lanes[w] > 0 then
-        procs[w] = poolsh.spawn(path, opts.file)
+        procs[w] = poolsh.spawn(path, opts.real or opts.file)
         local confs = {}
         for _, k in ipairs(lanes[w]) do confs[#confs + 1] = points[k].conf end
         procs[w]:send({ confs = confs, max_inflate = opts.max_inflate, streams = opts.streams,
@@ -227,8 +230,8 @@ end
 -- events, rec.count)), allocator (the module each conf is handed to;
 -- default "pytorch"), jobs (how many replays run at once, default 1:
 -- with more, jobs - 1 children started with poolsh.spawn replay a share of
--- the points, each reading opts.file, read with opts.max_inflate, itself,
--- when M.rereadable(opts.file), and all run here when not;
+-- the points, each reading opts.file (M.rereadable's path for it), read
+-- with opts.max_inflate, itself; with no such path all run here;
 -- the default point is always replayed here first; parallel_after:
 -- seconds, run the others here unless the default's replay took that
 -- long). Raises when the
@@ -267,11 +270,12 @@ function M.run(rec, opts)
   if jobs > 1 and opts.parallel_after and first.result and first.result.seconds < opts.parallel_after then
     jobs = 1   -- a short replay: the children would cost more than they save
   end
-  if jobs > 1 and not M.rereadable(opts.file) then
-    jobs = 1   -- a pipe, /dev/stdin: the children could not read it again
+  local file = jobs > 1 and M.rereadable(opts.file)
+  if not file then
+    jobs = 1   -- a pipe, a FIFO: the children could not read it again
   end
   if jobs > 1 then
-    local popts = setmetatable({ events = first.result and first.result.events }, { __index = opts })
+    local popts = setmetatable({ events = first.result and first.result.events, real = file }, { __index = opts })
     in_parallel(c, rec, a.points, rest, math.min(jobs - 1, #rest), popts)
   else
     for _, k in ipairs(rest) do M.point(c, rec, a.points[k], opts) end

@@ -23,9 +23,9 @@ limit. A setting the allocator does not model yet is listed as such and
 never recommended. --jobs N replays N settings at once in child processes,
 each reading FILE again (default: with 4 processors or more, one per
 processor, at most 4, when a replay takes a quarter second); a FILE that
-is no regular file (a pipe) is replayed by this process alone. --json prints one JSON
-object; --report draws each setting's reserved and used over the replay on
-an HTML page.]]
+is no regular file (a pipe) is replayed by this process alone. --json
+prints one JSON object; --report draws each setting's reserved and used
+over the replay on an HTML page.]]
 
 local function fail(msg) error("poolsh advise: " .. msg, 0) end
 local function out(s) io.stdout:write(s) end

@@ -328,8 +328,8 @@ describe("poolsh advise", function()
 
   it("--limit: a setting fits only when its peak reserved is within the limit, not only when nothing failed", function()
     if not H.is_sim() then pending("the sim's figures") return end
-    -- on convnet expandable_segments:True fails nothing under 600 MiB, but
-    -- its mappings reach 604 MiB
+    -- every row's fits column and --json's fits say: no failure and peak
+    -- reserved within the limit
     local out, err, code = cmd(H.quote(CONVNET) .. " --limit 600MiB --jobs 1")
     assert.equal(0, code, err)
     local rows = 0
@@ -343,24 +343,47 @@ describe("poolsh advise", function()
       end
     end
     assert.equal(#advise.grid(), rows, out)
-    assert.matches("\n%d+ +expandable_segments:True +604%.00 MiB .- 0 +[%d.]+ ms +no\n", out)
-    -- under 560 MiB nothing fits: the least peak reserved without a failure
-    -- is named, never said to fit
-    out, err, code = cmd(H.quote(CONVNET) .. " --limit 560MiB --jobs 1")
+    out, err, code = cmd(H.quote(CONVNET) .. " --limit 600MiB --jobs 1 --json")
     assert.equal(0, code, err)
-    assert.matches("\nnothing fits within 560%.00 MiB: under every setting some allocations fail or peak reserved passes it; the least peak reserved %(604%.00 MiB%): expandable_segments:True\n", out)
-    assert.is_nil(out:find("it fits within", 1, true), out)
-    -- the verdict names the default's peak when it is what does not fit
-    local function pt(conf, failed, peak)
-      return { conf = conf, mode = "", settings = conf == "" and 0 or 1, index = 1, status = "replayed",
+    local seen = 0
+    for _, e in ipairs(cjson.decode(out).ranking) do
+      if e.result then
+        seen = seen + 1
+        assert.equal(e.result.failed == 0 and e.result.peak_reserved <= 600 * 1048576, e.fits, e.conf)
+      end
+    end
+    assert.equal(#advise.grid(), seen)
+    out = cmd(H.quote(CONVNET) .. " --jobs 1 --json")
+    for _, e in ipairs(cjson.decode(out).ranking) do assert.is_nil(e.fits, e.conf) end
+    -- a setting whose peak passes the limit with no failure (a pool's or a
+    -- mapping's high-water mark can) never fits, in the table, the JSON
+    -- and the verdict
+    local function pt(conf, index, failed, peak)
+      return { conf = conf, mode = "", settings = conf == "" and 0 or 1, index = index, status = "replayed",
                result = { failed = failed, peak_reserved = peak, segments_allocated = 1, alloc_seconds = 0 } }
     end
-    local a = { limit = 100, points = { pt("", 0, 120), pt("a:1", 0, 90) } }
-    a.ranked = { a.points[1], a.points[2] }
-    advise.rank(a)
+    local function ranked(limit, ...)
+      local a = { limit = limit, points = { ... } }
+      a.ranked = { ... }
+      return advise.rank(a)
+    end
+    local a = ranked(100, pt("", 1, 0, 120), pt("a:1", 2, 0, 90), pt("b:1", 3, 0, 150))
     assert.equal("a:1", a.best.conf)
-    assert.is_false(advise.fits(a.default, a.limit))
-    assert.equal("best: a:1: it fits within 100 B; the default does not (peak reserved 120 B)", advise.verdict(a)[1])
+    assert.is_true(advise.fits(a.best, 100))
+    assert.is_false(advise.fits(a.default, 100))
+    local fits = {}
+    for _, row in ipairs(advise.cells(a)) do fits[row[2]] = row[#row] end
+    assert.same({ ["PYTORCH_CUDA_ALLOC_CONF"] = "fits 100 B", ["a:1"] = "yes", ["(default)"] = "no", ["b:1"] = "no" }, fits)
+    for _, e in ipairs(advise.ranking(a)) do assert.equal(e.conf == "a:1", e.fits, e.conf) end
+    assert.same({ "best: a:1: it fits within 100 B; the default does not (peak reserved 120 B)",
+                  "PYTORCH_CUDA_ALLOC_CONF=a:1" }, advise.verdict(a))
+    a = ranked(50, pt("", 1, 0, 120), pt("a:1", 2, 0, 90))
+    assert.same({ "nothing fits within 50 B: under every setting some allocations fail or peak reserved passes it; the least peak reserved (90 B): a:1",
+                  "best: a:1: peak reserved 90 B, 30 B less than the default's 120 B", "PYTORCH_CUDA_ALLOC_CONF=a:1" },
+      advise.verdict(a))
+    a = ranked(50, pt("", 1, 0, 90), pt("a:1", 2, 0, 120))
+    assert.same({ "nothing fits within 50 B: under every setting some allocations fail or peak reserved passes it; the least peak reserved (90 B): PyTorch's default",
+                  "unset PYTORCH_CUDA_ALLOC_CONF" }, advise.verdict(a))
   end)
 
   it("says what driver allocs counts under each mode", function()

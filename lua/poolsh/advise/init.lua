@@ -437,12 +437,15 @@ function M.verdict(a)
   return lines
 end
 
---- The ranking as data for JSON: {conf, status, rank, result, reason}
--- for every grid point, ranked ones first in rank order.
+--- The ranking as data for JSON: {conf, status, rank, result, fits (under
+-- a limit: M.fits), reason} for every grid point, ranked ones first in
+-- rank order.
 function M.ranking(a)
   local t = {}
   for _, p in ipairs(a.ranked) do
-    t[#t + 1] = { conf = p.conf, status = p.status, rank = p.rank, result = p.result }
+    local fits = nil
+    if a.limit then fits = M.fits(p, a.limit) end
+    t[#t + 1] = { conf = p.conf, status = p.status, rank = p.rank, result = p.result, fits = fits }
   end
   for _, p in ipairs(a.points) do
     if not p.result then t[#t + 1] = { conf = p.conf, status = p.status, reason = p.reason } end

@@ -2,7 +2,8 @@
 -- command line, one argument a line, through advise's option parser
 -- (poolsh.replay.cli with advise's options); any other is a recording read
 -- through poolsh.advise.shared, which keeps the first pass's events for
--- the next: the second pass must give exactly the events of the first
+-- the next: the second pass must give exactly the events of the first,
+-- every field (op, address, size, stream, recorded time)
 -- (or the same error), and both what a plain reading gives. Each input is
 -- bounded in time and memory by lib.run.
 -- Usage: poolsh --backend=sim scripts/fuzz/advise.lua [--seed S] [--seconds T] [--tmpdir D]
@@ -24,8 +25,8 @@ local RMM = replay.read.rmm_header .. "\n"
 local function pass(rec)
   local out = {}
   local ok, err = pcall(function()
-    for op, addr, size, stream in rec:events() do
-      out[#out + 1] = ("%s %s %s %s"):format(op, tostring(addr), tostring(size), tostring(stream))
+    for op, addr, size, stream, t in rec:events() do   -- t paces a cudaMallocAsync replay
+      out[#out + 1] = ("%s %s %s %s %s"):format(op, tostring(addr), tostring(size), tostring(stream), tostring(t))
       if #out > 200000 then error("fuzz: over 200000 events", 0) end
     end
   end)

@@ -68,6 +68,14 @@ end
 --- A point's label: its conf text, "(default)" for PyTorch's default.
 function M.label(conf) return conf == "" and "(default)" or conf end
 
+--- Whether replayed point p fits within limit (bytes; nil: no limit): no
+-- allocation failed and its peak reserved is at most the limit (a pool's
+-- or a mapping's high-water mark may pass the limit without a failure).
+function M.fits(p, limit)
+  local r = p.result
+  return r ~= nil and r.failed == 0 and (limit == nil or r.peak_reserved <= limit)
+end
+
 -- Whether point a ranks before point b (both replayed; M.rank's order).
 local function before(a, b)
   local x, y = a.result, b.result
@@ -79,17 +87,19 @@ local function before(a, b)
   return a.index < b.index
 end
 
---- The most events advise keeps in memory to replay them again (about 64
+--- The most events advise keeps in memory to replay them again (about 80
 -- bytes each): a longer recording is read again for each point.
 M.cache_events = 1000000
 
 --- rec, reading its events once: the first full pass through
--- rec:events() keeps op, address, size and stream in arrays (at most
--- M.cache_events events; past that it keeps none), and later passes
--- replay them from there. Every other field is rec's.
+-- rec:events() keeps every field an event has (op, address, size, stream
+-- and recorded time t, which paces a backend:cudaMallocAsync replay) in
+-- arrays (at most M.cache_events events; past that it keeps none), and
+-- later passes replay them from there, so that each pass yields what rec
+-- does. Every other field is rec's.
 function M.shared(rec)
   if rawget(rec, "advise_shared") then return rec end
-  local ops, addrs, sizes, streams, n, whole = nil, nil, nil, nil, 0, false
+  local ops, addrs, sizes, streams, times, n, whole = nil, nil, nil, nil, nil, 0, false
   local w = setmetatable({ advise_shared = true, streams = rawget(rec, "streams") }, { __index = rec })
   function w.events()
     if whole then
@@ -97,10 +107,10 @@ function M.shared(rec)
       return function()
         i = i + 1
         if i > n then return nil end
-        return ops[i], addrs[i], sizes[i], streams[i]
+        return ops[i], addrs[i], sizes[i], streams[i], times[i]
       end
     end
-    ops, addrs, sizes, streams, n = {}, {}, {}, {}, 0
+    ops, addrs, sizes, streams, times, n = {}, {}, {}, {}, {}, 0
     local keep, it, st, ctl = true, rec:events()
     return function()
       local op, addr, size, stream, t = it(st, ctl)
@@ -112,8 +122,8 @@ function M.shared(rec)
       end
       if keep then
         n = n + 1
-        if n > M.cache_events then keep, ops, addrs, sizes, streams, n = false, nil, nil, nil, nil, 0
-        else ops[n], addrs[n], sizes[n], streams[n] = op, addr, size, stream end
+        if n > M.cache_events then keep, ops, addrs, sizes, streams, times, n = false, nil, nil, nil, nil, nil, 0
+        else ops[n], addrs[n], sizes[n], streams[n], times[n] = op, addr, size, stream, t end
       end
       return op, addr, size, stream, t
     end
@@ -150,8 +160,25 @@ local function worker_path()
   return path
 end
 
+--- The path a child can open to read what this process read from path,
+-- or nil: path with every symbolic link resolved (realpath -e, so that
+-- /dev/stdin redirected from a file names that file), when that is a
+-- regular file outside /dev and /proc. A pipe, a terminal, a directory, a
+-- FIFO or a missing file gives nil (nothing is opened: a FIFO's open
+-- would wait for a writer); advise.run then replays here, serially.
+function M.rereadable(path)
+  if type(path) ~= "string" or path == "" or path:find("\0", 1, true) then return nil end
+  local q = "'" .. path:gsub("'", "'\\''") .. "'"
+  local sh = io.popen("p=$(realpath -e -- " .. q .. " 2>/dev/null) && [ -f \"$p\" ] && printf '%s' \"$p\"")
+  if not sh then return nil end
+  local real = sh:read("a")
+  sh:close()
+  if real == "" or real:sub(1, 1) ~= "/" or real:match("^/dev/") or real:match("^/proc/") then return nil end
+  return real
+end
+
 -- Replays points[k] for k in ks in `workers` children (poolsh.spawn of
--- the worker script, each reading opts.file itself) and the rest here,
+-- the worker script, each reading opts.real, else opts.file, itself) and the rest here,
 -- the lanes dealt round-robin, and copies each child's point into
 -- points[k] (result, series). Every child is closed before it returns or
 -- raises.
@@ -163,7 +190,7 @@ local function in_parallel(c, rec, points, ks, workers, opts)
     local path = worker_path()
     for w = 1, workers do
       if #lanes[w] > 0 then
-        procs[w] = poolsh.spawn(path, opts.file)
+        procs[w] = poolsh.spawn(path, opts.real or opts.file)
         local confs = {}
         for _, k in ipairs(lanes[w]) do confs[#confs + 1] = points[k].conf end
         procs[w]:send({ confs = confs, max_inflate = opts.max_inflate, streams = opts.streams,
@@ -198,12 +225,13 @@ end
 
 --- Replays rec under every grid point and ranks them. opts: limit (bytes:
 -- the device limit the replays run under, poolsh.device().limit; nil:
--- none; it only words the ranking), series (sample reserved and used for
+-- none; a point fits under it as M.fits says), series (sample reserved and used for
 -- a report), streams, max_streams, progress (called as progress(label,
 -- events, rec.count)), allocator (the module each conf is handed to;
 -- default "pytorch"), jobs (how many replays run at once, default 1:
 -- with more, jobs - 1 children started with poolsh.spawn replay a share of
--- the points, each reading opts.file, read with opts.max_inflate, itself;
+-- the points, each reading opts.file (M.rereadable's path for it), read
+-- with opts.max_inflate, itself; with no such path all run here;
 -- the default point is always replayed here first; parallel_after:
 -- seconds, run the others here unless the default's replay took that
 -- long). Raises when the
@@ -242,8 +270,12 @@ function M.run(rec, opts)
   if jobs > 1 and opts.parallel_after and first.result and first.result.seconds < opts.parallel_after then
     jobs = 1   -- a short replay: the children would cost more than they save
   end
+  local file = jobs > 1 and M.rereadable(opts.file)
+  if not file then
+    jobs = 1   -- a pipe, a FIFO: the children could not read it again
+  end
   if jobs > 1 then
-    local popts = setmetatable({ events = first.result and first.result.events }, { __index = opts })
+    local popts = setmetatable({ events = first.result and first.result.events, real = file }, { __index = opts })
     in_parallel(c, rec, a.points, rest, math.min(jobs - 1, #rest), popts)
   else
     for _, k in ipairs(rest) do M.point(c, rec, a.points[k], opts) end
@@ -265,9 +297,11 @@ end
 
 --- Ranks a's replayed points (a.ranked) in place, best first, sets each
 -- one's rank, a.best and a.default (PyTorch's default, when replayed);
--- returns a. The order: fewer failed allocations (under a limit: fits
--- first), less peak reserved, fewer driver allocations, less time in
--- allocator calls, fewer settings, grid order.
+-- returns a. The order: fewer failed allocations, less peak reserved,
+-- fewer driver allocations, less time in allocator calls, fewer settings,
+-- grid order. Under a limit the points that fit (M.fits) come first: one
+-- that does not has failed allocations or more peak reserved than the
+-- limit, so more than any that fits.
 function M.rank(a)
   table.sort(a.ranked, before)
   for k, p in ipairs(a.ranked) do p.rank = k end
@@ -300,7 +334,7 @@ function M.cells(a)
     local r = p.result
     local row = { tostring(p.rank), M.label(p.conf), poolsh.fmt(r.peak_reserved), against(p, a.default),
                   tostring(r.segments_allocated), tostring(r.failed), ("%.3f ms"):format(r.alloc_seconds * 1000) }
-    if a.limit then row[#row + 1] = r.failed == 0 and "yes" or "no" end
+    if a.limit then row[#row + 1] = M.fits(p, a.limit) and "yes" or "no" end
     rows[#rows + 1] = row
   end
   local folded = {}
@@ -319,6 +353,30 @@ function M.cells(a)
     end
   end
   return rows
+end
+
+--- What "driver allocs" counts under each mode (M.modes' confs): the
+-- allocator's segments_allocated.
+M.counts = {
+  [""] = "cudaMalloc calls",
+  ["expandable_segments:True"] = "page map calls",   -- one per run of pages mapped
+  ["backend:cudaMallocAsync"] = "pool growths",      -- allocations after which the pool reserved more
+}
+
+--- The line under the table: what alloc time is measured on (clock:
+-- "the sim's virtual clock" or "the wall clock") and what driver allocs
+-- counts under each mode that has a replayed row.
+function M.footnote(a, clock)
+  local seen, parts = {}, {}
+  for _, p in ipairs(a.ranked) do seen[p.mode or ""] = true end
+  for _, m in ipairs(M.modes) do
+    if seen[m.conf] then
+      local who = m.conf == "" and "native allocator" or m.conf
+      parts[#parts + 1] = ("%s (%s)"):format(M.counts[m.conf] or "driver allocations", who)
+    end
+  end
+  local counts = #parts > 0 and "; driver allocs: " .. table.concat(parts, ", ") or ""
+  return ("(alloc time: time in allocator calls on %s%s)"):format(clock, counts)
 end
 
 --- The ranking as a text table.
@@ -342,9 +400,12 @@ function M.verdict(a)
   if r.failed > 0 then
     lines[#lines + 1] = ("%s: some allocations fail under every setting; the fewest failures (%d): %s"):format(
       a.limit and "nothing fits within " .. poolsh.fmt(a.limit) or "no setting fits", r.failed, name)
+  elseif not M.fits(best, a.limit) then
+    lines[#lines + 1] = ("nothing fits within %s: under every setting some allocations fail or peak reserved passes it; the least peak reserved (%s): %s")
+      :format(poolsh.fmt(a.limit), poolsh.fmt(r.peak_reserved), name)
   end
   if best == default then
-    if r.failed == 0 then
+    if M.fits(best, a.limit) then
       lines[#lines + 1] = ("PyTorch's default ranks first: peak reserved %s, %d driver allocations; no setting tried does better")
         :format(poolsh.fmt(r.peak_reserved), r.segments_allocated)
     end
@@ -354,8 +415,9 @@ function M.verdict(a)
   local why
   if default then
     local d = default.result
-    if r.failed < d.failed and a.limit and r.failed == 0 then
-      why = ("it fits within %s; the default does not (%d allocations fail)"):format(poolsh.fmt(a.limit), d.failed)
+    if a.limit and M.fits(best, a.limit) and not M.fits(default, a.limit) then
+      why = ("it fits within %s; the default does not (%s)"):format(poolsh.fmt(a.limit),
+        d.failed > 0 and ("%d allocations fail"):format(d.failed) or "peak reserved " .. poolsh.fmt(d.peak_reserved))
     elseif r.failed < d.failed then
       why = ("%d allocation failures where the default has %d"):format(r.failed, d.failed)
     elseif r.peak_reserved < d.peak_reserved then
@@ -375,12 +437,15 @@ function M.verdict(a)
   return lines
 end
 
---- The ranking as data for JSON: {conf, status, rank, result, reason}
--- for every grid point, ranked ones first in rank order.
+--- The ranking as data for JSON: {conf, status, rank, result, fits (under
+-- a limit: M.fits), reason} for every grid point, ranked ones first in
+-- rank order.
 function M.ranking(a)
   local t = {}
   for _, p in ipairs(a.ranked) do
-    t[#t + 1] = { conf = p.conf, status = p.status, rank = p.rank, result = p.result }
+    local fits = nil
+    if a.limit then fits = M.fits(p, a.limit) end
+    t[#t + 1] = { conf = p.conf, status = p.status, rank = p.rank, result = p.result, fits = fits }
   end
   for _, p in ipairs(a.points) do
     if not p.result then t[#t + 1] = { conf = p.conf, status = p.status, reason = p.reason } end

@@ -24,4 +24,6 @@ local ok, err = pcall(function()
   end
 end)
 poolsh.reset()
-if not ok then parent:send({ error = tostring(err) }) end
+-- a parent that stopped listening (it raised on an earlier point and
+-- closed the channel) has nobody to tell: exit quietly
+if not ok then pcall(parent.send, parent, { error = tostring(err) }) end

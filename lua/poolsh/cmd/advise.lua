@@ -18,12 +18,14 @@ backend:cudaMallocAsync), each from a fresh poolsh, prints them ranked
 (fewest failed allocations, then least peak reserved, fewest driver
 allocations, least time in allocator calls on the profile's costs) and ends
 with the line to use. --limit SIZE replays under that device limit: a
-setting fits when no allocation failed. A setting the allocator does not
-model yet is listed as such and never recommended. --jobs N replays N
-settings at once in child processes (default: with 4 processors or more,
-one per processor, at most 4, when a replay takes a quarter second). --json prints one JSON
-object; --report draws each setting's reserved and used over the replay on
-an HTML page.]]
+setting fits when no allocation failed and its peak reserved is within the
+limit. A setting the allocator does not model yet is listed as such and
+never recommended. --jobs N replays N settings at once in child processes,
+each reading FILE again (default: with 4 processors or more, one per
+processor, at most 4, when a replay takes a quarter second); a FILE that
+is no regular file (a pipe) is replayed by this process alone. --json
+prints one JSON object; --report draws each setting's reserved and used
+over the replay on an HTML page.]]
 
 local function fail(msg) error("poolsh advise: " .. msg, 0) end
 local function out(s) io.stdout:write(s) end
@@ -47,7 +49,20 @@ local function processors()
   return n and n > 0 and n or 1
 end
 
+-- Raises "NAME is a directory, not a recording" when path names one (the
+-- readers would see no bytes and call it empty).
+local function not_directory(path)
+  local f = io.open(path, "rb")
+  if not f then return end   -- the reader says why it cannot be opened
+  local _, _, code = f:read(0)
+  f:close()
+  if code == 21 then   -- EISDIR
+    error(("%s is a directory, not a recording"):format(replay.read.basename(path)), 0)
+  end
+end
+
 local function run(o)
+  not_directory(o.file)
   local rec = replay.read.open(o.file, { max_inflate = o.max_inflate })
   -- the streams are counted now (an RMM log is scanned once), so that a
   -- recording with more than --max-streams is refused before any event
@@ -79,7 +94,7 @@ local function run(o)
     limit and (", under --limit " .. poolsh.fmt(limit)) or ""))
   out(advise.table(a))
   local clock = poolsh.backend() == "sim" and "the sim's virtual clock" or "the wall clock"
-  out(("(alloc time: time in allocator calls on %s; driver allocs: cudaMalloc calls)\n"):format(clock))
+  out(advise.footnote(a, clock) .. "\n")
   local e = c.recorded
   if e and e.peak_reserved then
     out(("recorded run (its own setting): peak reserved %s, driver allocs %s\n"):format(

@@ -149,6 +149,8 @@ lib.run({
     -- misuse: unaligned map, partial unmap, free with a mapping left, twice released
     "\0\8\0\0" .. "\1\4\0\0" .. "\2\0\0\33" .. "\2\0\0\0" .. "\3\0\0\1" .. "\11\0\0\0" ..
       "\10\0\0\0" .. "\10\0\0\0" .. "\3\0\0\4" .. "\11\0\0\0",
+    -- part of a memory: its second half from offset 1 page (refused as on the H200)
+    "\0\8\0\0" .. "\1\2\0\0" .. "\2\0\129\0" .. "\4\0\0\1" .. "\11\0\1\0",
   },
   seconds_per_input = 2,
   memory_per_input = 256 * 1024 * 1024,

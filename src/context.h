@@ -41,6 +41,7 @@ typedef struct ps_obs ps_obs;
 typedef struct ps_limits {
   uint64_t device, pinned;
   uint64_t malloc_held, pinned_held, registered_held;
+  uint64_t vmm_held, vmm_pinned_held;   /* poolsh.vmm.create's device, host memory (vmm.c) */
   struct { int on, pinned; uint64_t total, pools, plain; } refused;
 } ps_limits;
 

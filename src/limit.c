@@ -2,14 +2,17 @@
  * limit.c: poolsh --limit and --pinned-limit (POOLSH_LIMIT,
  * POOLSH_PINNED_LIMIT), so that one shared GPU serves a room. --limit caps
  * the device memory this process holds: every device pool's reservation
- * plus poolsh.malloc; --pinned-limit the pinned host memory: every host
- * pool's reservation, poolsh.pinned and poolsh.register. The limits are
- * the context's; the bindings check them: before the backend call where
- * they know what it takes (malloc, pinned, register), after it for a pool,
+ * plus poolsh.malloc and poolsh.vmm.create's device memory; --pinned-limit
+ * the pinned host memory: every host pool's reservation, poolsh.pinned,
+ * poolsh.register and poolsh.vmm.create's host memory. The limits are the
+ * context's; the bindings check them: before the backend call where they
+ * know what it takes (malloc, pinned, register, vmm.create), after it for a
+ * pool,
  * whose reservation the driver decides. An allocation over a limit is
  * undone and raises cudaErrorMemoryAllocation naming the limit.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "limit.h"
 
@@ -49,9 +52,11 @@ static uint64_t pools_reserved(lua_State *L, ps_ctx *c, ps_location loc) {
   return sum;
 }
 
-/* What poolsh.malloc, pinned and register hold against a limit. */
+/* What poolsh.malloc, pinned, register and vmm.create hold against a
+ * limit. */
 static uint64_t plain_held(const ps_ctx *c, int pinned) {
-  return pinned ? add(c->lim.pinned_held, c->lim.registered_held) : c->lim.malloc_held;
+  return pinned ? add(add(c->lim.pinned_held, c->lim.registered_held), c->lim.vmm_pinned_held)
+                : add(c->lim.malloc_held, c->lim.vmm_held);
 }
 
 /* Keeps a refusal's figures for ps_limit_fail; returns out of memory. */
@@ -162,6 +167,20 @@ void ps_limit_gone(ps_ctx *c, ps_bufferud *b) {
   b->held = 0;
 }
 
+/* poolsh.vmm.create's memory at a location (host: pinned 1) now holds
+ * bytes more: counted, with a limit or without. */
+void ps_limit_vmm_took(ps_ctx *c, int pinned, uint64_t bytes) {
+  uint64_t *n = pinned ? &c->lim.vmm_pinned_held : &c->lim.vmm_held;
+  *n = add(*n, bytes);
+}
+
+/* ... and gives bytes back: its physical memory really went (released,
+ * and its last mapping unmapped). */
+void ps_limit_vmm_gone(ps_ctx *c, int pinned, uint64_t bytes) {
+  uint64_t *n = pinned ? &c->lim.vmm_pinned_held : &c->lim.vmm_held;
+  *n = *n > bytes ? *n - bytes : 0;
+}
+
 /* Raises the last refusal: what (as "p2:alloc(64.00 MiB)") would bring
  * the memory this process holds over the limit. */
 int ps_limit_fail(lua_State *L, ps_ctx *c, const char *what) {
@@ -169,15 +188,19 @@ int ps_limit_fail(lua_State *L, ps_ctx *c, const char *what) {
   const char *tot = ps_pushsize(L, l->refused.total);     /* each stays on the stack */
   const char *pools = ps_pushsize(L, l->refused.pools);
   const char *plain = ps_pushsize(L, l->refused.plain);
+  uint64_t vmm = l->refused.pinned ? l->vmm_pinned_held : l->vmm_held;
+  /* poolsh.vmm's part is named when it holds some, or is what was refused */
+  const char *v = vmm || strncmp(what, "poolsh.vmm", 10) == 0
+                      ? lua_pushfstring(L, ", poolsh.vmm %s", ps_pushsize(L, vmm)) : "";
   if (!l->refused.pinned)
     return ps_fail(L, PS_ERR_MEMORY_ALLOCATION, "under poolsh --limit %s: %s would bring the "
-                   "device memory this process holds to %s (pools %s reserved, poolsh.malloc %s)",
-                   ps_pushsize(L, l->device), what, tot, pools, plain);
+                   "device memory this process holds to %s (pools %s reserved, poolsh.malloc "
+                   "%s%s)", ps_pushsize(L, l->device), what, tot, pools, plain, v);
   const char *lim = ps_pushsize(L, l->pinned);
   return ps_fail(L, PS_ERR_MEMORY_ALLOCATION, "under poolsh --pinned-limit %s: %s would bring "
                  "the pinned host memory this process holds to %s (host pools %s reserved, "
-                 "poolsh.pinned %s, registered %s)", lim, what, tot, pools, plain,
-                 ps_pushsize(L, l->registered_held));
+                 "poolsh.pinned %s, registered %s%s)", lim, what, tot, pools, plain,
+                 ps_pushsize(L, l->registered_held), v);
 }
 
 /* Sets poolsh.device()'s limit and pinned_limit (nil when none) and held

@@ -13,6 +13,8 @@ uint64_t ps_limit_counted(ps_ctx *c, ps_kind kind, uint64_t size);
 int ps_limit_check(lua_State *L, ps_ctx *c, int pinned, uint64_t bytes);
 void ps_limit_took(ps_ctx *c, ps_bufferud *b, uint64_t held);
 void ps_limit_gone(ps_ctx *c, ps_bufferud *b);
+void ps_limit_vmm_took(ps_ctx *c, int pinned, uint64_t bytes);
+void ps_limit_vmm_gone(ps_ctx *c, int pinned, uint64_t bytes);
 int ps_limit_fail(lua_State *L, ps_ctx *c, const char *what);
 void ps_limit_push(lua_State *L, ps_ctx *c);
 

@@ -193,7 +193,10 @@ void ps_event_record(lua_State *L, ps_ctx *c, ps_eventud *e, ps_streamud *s) {
  * backends. Copies need no check: cudaMemcpyAsync (cudaMemcpyDefault)
  * works without access (measured). The common case (the pool's own
  * device, poolsh's device for cudaMalloc'd memory) asks the backend
- * nothing. */
+ * nothing. A view of a VMM Range (r:buffer) needs "rw" access for the
+ * stream's device on every mapping under it (cuMemSetAccess; its own
+ * device too): the Range's mappings say, through the registry hook
+ * "poolsh.vmm.reach" that vmm.c sets. */
 void ps_check_reach(lua_State *L, ps_ctx *c, const ps_bufferud *b, const ps_streamud *s,
                     const char *what) {
   int dev = ps_streamdevice(c, s), owner, st, ok = 1;
@@ -213,6 +216,21 @@ void ps_check_reach(lua_State *L, ps_ctx *c, const ps_bufferud *b, const ps_stre
     st = c->be->device_peer_enabled(c->b, dev, owner, &ok);
     if (st == PS_ERR_INVALID_DEVICE) return;
     ps_check(L, st, "(asking whether device %d has peer access to device %d)", dev, owner);
+  } else if (b->kind == PS_KIND_VMM) {
+    if (lua_getfield(L, LUA_REGISTRYINDEX, "poolsh.vmm.reach") != LUA_TFUNCTION) {
+      lua_pop(L, 1);
+      return;
+    }
+    lua_pushlightuserdata(L, (void *)b);
+    lua_pushinteger(L, dev);
+    lua_call(L, 2, 2);                    /* [lacks, grant] or [nil, nil] */
+    if (lua_isnil(L, -2)) { lua_pop(L, 2); return; }
+    char n[16];
+    ps_streamname(n, sizeof n, s);
+    ps_fail(L, PS_ERR_ILLEGAL_ADDRESS, "(%s of b%d on stream %s: device %d has %s; on the GPU "
+            "the kernel would fault and the process's CUDA context would be lost, so poolsh "
+            "refused to launch it: %s)", what, b->id, n, dev, lua_tostring(L, -2),
+            lua_tostring(L, -1));
   } else {
     return;
   }

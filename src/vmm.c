@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "bindings.h"
+#include "limit.h"
 #include "names.h"
 
 #define PS_RANGE "poolsh.Range"
@@ -34,6 +35,8 @@ typedef struct vmm_memory {
   uint64_t size;
   ps_location location;
   int device, id, live;
+  int maps;                  /* the mappings of it that Ranges hold */
+  uint64_t held;             /* bytes counted in ps_limits until the memory goes */
 } vmm_memory;
 
 enum { UV_MAPS = 1, UV_VIEWS = 2 };
@@ -199,15 +202,21 @@ static int vmm_create(lua_State *L) {
   memset(m, 0, sizeof *m);
   luaL_setmetatable(L, PS_MEMORY);
   m->id = next_id(L, 3, "m");
-  int st = PS_ERR_MEMORY_ALLOCATION;
+  int st = PS_ERR_MEMORY_ALLOCATION, host = loc == PS_LOCATION_HOST;
   for (int try = 0; try < 2 && st == PS_ERR_MEMORY_ALLOCATION; try++) {
     if (try) lua_gc(L, LUA_GCCOLLECT);   /* released Memories' finalizers give memory back */
-    st = c->be->vmm_create(c->b, loc, dev, size, &m->h);
+    st = c->limited ? ps_limit_check(L, c, host, size) : PS_OK;
+    if (st == PS_OK) st = c->be->vmm_create(c->b, loc, dev, size, &m->h);
   }
+  if (st != PS_OK && c->limited && c->lim.refused.on)
+    ps_limit_fail(L, c, lua_pushfstring(L, "poolsh.vmm.create(%s%s)", ps_pushsize(L, size),
+                                        host ? ", host" : ""));
   ps_check(L, st, "(creating %s of %s memory on %s %d)", ps_pushsize(L, size),
            loc == PS_LOCATION_HOST ? "host" : "device",
            loc == PS_LOCATION_HOST ? "node" : "device", dev);
   m->size = size, m->location = loc, m->device = dev;
+  m->held = size;
+  ps_limit_vmm_took(c, host, size);
   m->live = 1;
   report(L, c, PS_OP_VMM_CREATE, -1, m->id, 0, size, 0, loc, dev, -1);
   lua_settop(L, 3);
@@ -270,6 +279,24 @@ static void end_views(lua_State *L, int rarg, const vmm_range *r, uint64_t off, 
   lua_pop(L, 1);
 }
 
+/* Once m is released and its last mapping unmapped, its physical memory
+ * has gone (cuMemRelease's rule): it stops counting against the limits. */
+static void memory_gone(ps_ctx *c, vmm_memory *m) {
+  if (m->live || m->maps > 0 || !m->held) return;
+  ps_limit_vmm_gone(c, m->location == PS_LOCATION_HOST, m->held);
+  m->held = 0;
+}
+
+/* The mapping entry on top was unmapped: its Memory has one mapping less. */
+static void entry_unmapped(lua_State *L, ps_ctx *c) {
+  lua_getfield(L, -1, "memory");
+  vmm_memory *m = (vmm_memory *)luaL_testudata(L, -1, PS_MEMORY);
+  lua_pop(L, 1);
+  if (!m) return;
+  if (m->maps > 0) m->maps--;
+  memory_gone(c, m);
+}
+
 /* Refuses [off, off + size) past r's end with the GPU's answer to bytes
  * outside any reservation (cudaErrorInvalidValue), before the backend,
  * which takes the bytes of any reservation, a neighbouring range's too,
@@ -307,6 +334,7 @@ static int range_map(lua_State *L) {
   lua_newtable(L);                      /* access by device: none until set_access */
   lua_setfield(L, -2, "access");
   lua_rawseti(L, t, (lua_Integer)off);
+  m->maps++;
   report(L, c, PS_OP_VMM_MAP, r->id, m->id, r->addr + off, size, moff, -1, -1, -1);
   lua_settop(L, 1);
   return 1;
@@ -325,6 +353,7 @@ static int range_unmap(lua_State *L) {
   lua_pushnil(L);
   while (lua_next(L, t)) {               /* clearing fields while traversing is allowed */
     lua_Integer o = lua_tointeger(L, -2);
+    if ((uint64_t)o >= off && (uint64_t)o - off < size) entry_unmapped(L, c);
     lua_pop(L, 1);
     if ((uint64_t)o >= off && (uint64_t)o - off < size) {
       lua_pushvalue(L, -1);
@@ -400,9 +429,12 @@ static int range_buffer(lua_State *L) {
   ps_ctx *c = ps_context(L);
   checkrange(L, 1);
   luaL_argcheck(L, size > 0, 3, "size must be at least 1 byte");
-  if (off > r->size || size > r->size - off)
-    return luaL_error(L, "r%d:buffer: bytes [%I, %I) out of bounds of r%d (%I bytes)", r->id,
-                      (lua_Integer)off, (lua_Integer)(off + size), r->id, (lua_Integer)r->size);
+  if (off > r->size || size > r->size - off) {
+    char end[24];                        /* past LUA_MAXINTEGER when both are huge */
+    snprintf(end, sizeof end, "%llu", (unsigned long long)off + size);
+    return luaL_error(L, "r%d:buffer: bytes [%I, %s) out of bounds of r%d (%I bytes)", r->id,
+                      (lua_Integer)off, end, r->id, (lua_Integer)r->size);
+  }
   /* walk the mappings that cover [off, off + size), in order */
   int t = push_maps(L, 1);
   uint64_t at = off;
@@ -433,6 +465,50 @@ static int range_buffer(lua_State *L) {
   lua_rawset(L, -3);
   lua_pop(L, 1);
   return 1;
+}
+
+/* The registry's reach hook, key "poolsh.vmm.reach" (object.c's
+ * ps_check_reach calls it before a kernel touches a view): for view b
+ * (light userdata) and device dev, nothing when dev has "rw" access to
+ * every mapping under b's bytes, else what dev lacks and what grants it
+ * (two strings). A view no live Range knows of: nothing (it was ended). */
+static int vmm_reach(lua_State *L) {
+  const ps_bufferud *b = (const ps_bufferud *)lua_touserdata(L, 1);
+  int dev = (int)lua_tointeger(L, 2);
+  lua_settop(L, 2);
+  push_state(L);
+  lua_getfield(L, 3, "objects");                 /* 4 */
+  lua_pushnil(L);
+  while (lua_next(L, 4)) {
+    lua_pop(L, 1);
+    vmm_range *r = (vmm_range *)luaL_testudata(L, -1, PS_RANGE);
+    if (!r || !r->live || b->addr < r->addr || b->addr - r->addr >= r->size) continue;
+    int ri = lua_gettop(L), found = 0;
+    lua_getiuservalue(L, ri, UV_VIEWS);
+    lua_pushnil(L);
+    while (!found && lua_next(L, -2)) {
+      found = lua_touserdata(L, -2) == b;
+      lua_pop(L, 1);
+    }
+    if (!found) { lua_settop(L, ri); continue; }
+    uint64_t off = b->addr - r->addr;
+    int t = push_maps(L, ri);
+    lua_pushnil(L);
+    while (lua_next(L, t)) {
+      uint64_t o = (uint64_t)lua_tointeger(L, -2), n = entry_size(L, -1);
+      const char *acc = entry_access(L, dev);
+      if (o < off + b->size && off < o + n && strcmp(acc, "rw") != 0) {
+        lua_pushfstring(L, "access \"%s\" to b%d's bytes in r%d's mapping at offset %I", acc,
+                        b->id, r->id, (lua_Integer)o);
+        lua_pushfstring(L, "r%d:set_access(%I, %I, {device = %d}) grants it", r->id,
+                        (lua_Integer)o, (lua_Integer)n, dev);
+        return 2;
+      }
+      lua_pop(L, 1);
+    }
+    return 0;
+  }
+  return 0;
 }
 
 /* r:mappings() -> {{offset, size, memory, memory_offset, access}, ...} by
@@ -487,9 +563,10 @@ static int range_end(lua_State *L, int rarg, ps_ctx *c, vmm_range *r, int unmap_
     lua_pushnil(L);
     while (lua_next(L, t)) {
       uint64_t off = (uint64_t)lua_tointeger(L, -2), n = entry_size(L, -1);
-      lua_pop(L, 1);
       st = c->be->vmm_unmap(c->b, r->addr + off, n);
       if (st != PS_OK) { lua_settop(L, t - 1); return st; }
+      entry_unmapped(L, c);
+      lua_pop(L, 1);
       lua_pushvalue(L, -1);
       lua_pushnil(L);
       lua_rawset(L, t);                     /* clearing a field while traversing is allowed */
@@ -596,6 +673,7 @@ static int memory_end(lua_State *L, ps_ctx *c, vmm_memory *m) {
   if (st != PS_OK) return st;
   m->live = 0;
   m->h = NULL;
+  memory_gone(c, m);
   report(L, c, PS_OP_VMM_RELEASE, -1, m->id, 0, m->size, 0, m->location, m->device, -1);
   return PS_OK;
 }
@@ -671,9 +749,11 @@ void ps_vmm_reset(lua_State *L) {
       end_views(L, lua_gettop(L), r, 0, r->size);
       r->live = 0;
     }
-    if (m) m->live = 0, m->h = NULL;
+    if (m) m->live = 0, m->h = NULL, m->maps = 0, m->held = 0;
   }
   lua_pop(L, 2);
+  ps_ctx *c = ps_context(L);            /* the closing backend takes all their memory */
+  c->lim.vmm_held = c->lim.vmm_pinned_held = 0;
   lua_pushnil(L);
   lua_setfield(L, LUA_REGISTRYINDEX, VMM_STATE);   /* ids start at 1 again */
 }
@@ -727,5 +807,7 @@ int poolsh_open_vmm(lua_State *L) {
   lua_newtable(L);
   ps_setfuncs(L, vmm_funcs);
   lua_setfield(L, 1, "vmm");
+  lua_pushcfunction(L, vmm_reach);
+  lua_setfield(L, LUA_REGISTRYINDEX, "poolsh.vmm.reach");   /* object.c reads it */
   return 0;
 }

@@ -517,3 +517,180 @@ describe("the live lines", function()
     has(table.concat(poolsh.live.lines(), "\n"), "r" .. r.id .. "  freed")
   end)
 end)
+
+-- A child poolsh on the sim with flags runs code; its stdout, stderr and
+-- exit status. (--limit, --pinned-limit and --sim-devices are set before
+-- the device opens, so these cases need a process of their own.)
+local function child(flags, code)
+  local dir = H.sh("mktemp -d"):gsub("%s+$", "")
+  local path = dir .. "/case.lua"
+  local f = assert(io.open(path, "wb"))
+  f:write("local G = 2 * 1024 * 1024\n", code)
+  f:close()
+  local o, e, rc = H.poolsh_cmd("--backend=sim " .. flags .. " " .. H.quote(path))
+  os.remove(path)
+  os.remove(dir)
+  return o, e, rc
+end
+
+-- Runs code in a child; it must exit 0, its stdout is returned.
+local function passes(flags, code)
+  local o, e, rc = child(flags, code)
+  assert.equal(0, rc, "child failed: " .. tostring(e) .. tostring(o))
+  return o
+end
+
+describe("poolsh.vmm under poolsh --limit and --pinned-limit", function()
+  it("counts created memory in poolsh.device().held, until it really goes", function()
+    local held0 = poolsh.device().held
+    local m = poolsh.vmm.create(2 * G)
+    assert.equal(held0 + 2 * G, poolsh.device().held)
+    local r = poolsh.vmm.reserve(4 * G)
+    r:map(0, m)
+    r:map(2 * G, m)
+    m:release()                               -- still mapped twice: still held
+    assert.equal(held0 + 2 * G, poolsh.device().held)
+    r:unmap(0, 2 * G)
+    assert.equal(held0 + 2 * G, poolsh.device().held)
+    r:close()                                 -- the last mapping: it goes
+    assert.equal(held0, poolsh.device().held)
+    local h = poolsh.vmm.create(G, { location = "host" })
+    local pinned0 = poolsh.device().pinned_held
+    assert.equal(held0, poolsh.device().held)
+    h:release()
+    assert.equal(pinned0 - G, poolsh.device().pinned_held)
+  end)
+
+  it("refuses a create over --limit with cudaErrorMemoryAllocation naming the limit", function()
+    local out = passes("--limit=9MiB", [[
+      local m = poolsh.vmm.create(4 * G)
+      assert(poolsh.device().held == 8 * 1024 * 1024, poolsh.device().held)
+      local ok, e = pcall(poolsh.vmm.create, 2 * G)
+      assert(not ok)
+      print(e)
+      -- released while mapped, it counts until its last mapping goes
+      local r = poolsh.vmm.reserve(8 * G)
+      r:map(0, m)
+      m:release()
+      assert(not pcall(poolsh.vmm.create, G))
+      r:unmap(0, 4 * G)
+      local m2 = poolsh.vmm.create(4 * G)
+      print("after", poolsh.device().held)
+    ]])
+    assert.truthy(out:find("cudaErrorMemoryAllocation: out of memory under poolsh --limit 9.00 MiB: "
+      .. "poolsh.vmm.create(4.00 MiB) would bring the device memory this process holds to 12.00 MiB "
+      .. "(pools 0 B reserved, poolsh.malloc 0 B, poolsh.vmm 8.00 MiB)", 1, true), out)
+    assert.truthy(out:find("after\t8388608", 1, true), out)
+  end)
+
+  it("counts vmm memory for pools and poolsh.malloc too", function()
+    local out = passes("--limit=8MiB", [[
+      local m = poolsh.vmm.create(3 * G)
+      local ok, e = pcall(poolsh.malloc, 4 * 1024 * 1024)
+      print(e)
+    ]])
+    assert.truthy(out:find("under poolsh --limit 8.00 MiB: poolsh.malloc(4.00 MiB)", 1, true), out)
+    assert.truthy(out:find("poolsh.vmm 6.00 MiB)", 1, true), out)
+  end)
+
+  it("counts host memory against --pinned-limit, not --limit", function()
+    local out = passes("--limit=2MiB --pinned-limit=5MiB", [[
+      local h = poolsh.vmm.create(2 * G, { location = "host" })
+      local ok, e = pcall(poolsh.vmm.create, G, { location = "host" })
+      print(e)
+      print(pcall(poolsh.pinned, 2 * 1024 * 1024))
+    ]])
+    assert.truthy(out:find("cudaErrorMemoryAllocation: out of memory under poolsh --pinned-limit "
+      .. "5.00 MiB: poolsh.vmm.create(2.00 MiB, host) would bring the pinned host memory this "
+      .. "process holds to 6.00 MiB", 1, true), out)
+    assert.truthy(out:find("poolsh.vmm 4.00 MiB)", 1, true), out)
+    assert.truthy(out:find("false\tcudaErrorMemoryAllocation: out of memory under poolsh --pinned-limit", 1, true), out)
+  end)
+
+  it("a replay with expandable segments fails allocations instead of passing the limit", function()
+    local o, e, rc = H.poolsh_cmd("--backend=sim --limit=600MiB replay --allocator=pytorch "
+      .. "--alloc-conf expandable_segments:True tests/data/torch/convnet.pickle.gz --json")
+    assert.equal(0, rc, e)
+    local r = require("cjson").decode(o)
+    assert.is_true(r.peak_reserved <= 600 * MiB, tostring(r.peak_reserved))
+    assert.is_true(r.failed >= 1, tostring(r.failed))
+  end)
+
+  it("poolsh.core.reset() gives the counted memory back", function()
+    local held0 = poolsh.device().held
+    local r = poolsh.vmm.reserve(2 * G)
+    r:map(0, poolsh.vmm.create(G))
+    poolsh.vmm.create(G)
+    assert.equal(held0 + 2 * G, poolsh.device().held)
+    poolsh.core.reset()
+    assert.equal(0, poolsh.device().held)
+  end)
+end)
+
+describe("views on another device's stream (ps_check_reach)", function()
+  it("refuse a kernel from a device without rw access to the mapping, before the backend", function()
+    local out = passes("--sim-devices=2", [[
+      local r = poolsh.vmm.reserve(4 * G)
+      local m = poolsh.vmm.create(2 * G)
+      r:map(0, m)
+      r:set_access(0, 2 * G)
+      local v = r:buffer(0, 2 * G)
+      local s1 = poolsh.stream { device = 1 }
+      poolsh.fill(v, 7)                          -- the context's device: rw
+      for _, f in ipairs { poolsh.fill, poolsh.touch } do
+        local ok, e = pcall(f, v, f == poolsh.fill and 1 or s1, s1)
+        print(ok, e)
+      end
+      local ok, e = pcall(poolsh.verify, v, 7, s1)
+      print(ok, e)
+      r:set_access(0, 2 * G, { device = 1, access = "read" })
+      print(pcall(poolsh.fill, v, 1, s1))
+      r:set_access(0, 2 * G, { device = 1 })
+      poolsh.fill(v, 9, s1)
+      print("verify", poolsh.verify(v, 9, s1))
+    ]])
+    local n = 0
+    for line in out:gmatch("false\t([^\n]*)") do
+      n = n + 1
+      assert.truthy(line:find("^cudaErrorIllegalAddress: "), line)
+      assert.truthy(line:find("on stream s1: device 1 has access \"", 1, true), line)
+      assert.truthy(line:find(":set_access(0, 4194304, {device = 1}) grants it", 1, true), line)
+    end
+    assert.equal(4, n, out)
+    assert.truthy(out:find("access \"read\" to b", 1, true), out)
+    assert.truthy(out:find("verify\ttrue", 1, true), out)
+  end)
+end)
+
+describe("r:map, r:unmap, r:set_access outside the range", function()
+  it("are refused with cudaErrorInvalidValue, leaving a neighbouring range alone", function()
+    local a = poolsh.vmm.reserve(2 * G)
+    local b = poolsh.vmm.reserve(2 * G)
+    local m = poolsh.vmm.create(G)
+    local off = b.addr - a.addr                 -- b's first byte, seen from a
+    if off < 0 then a, b, off = b, a, -off end
+    b:map(0, m)
+    b:set_access(0, G)
+    has(err_of(a.map, a, off, m), "cudaErrorInvalidValue")
+    has(err_of(a.map, a, 2 * G, m), "outside r" .. a.id)
+    has(err_of(a.set_access, a, off, G, { access = "none" }), "cudaErrorInvalidValue")
+    has(err_of(a.unmap, a, off, G), "cudaErrorInvalidValue")
+    has(err_of(a.map, a, math.maxinteger - G + 1, m), "cudaErrorInvalidValue")
+    assert.equal(1, #b:mappings())
+    assert.equal("rw", b:mappings()[1].access)
+    local v = b:buffer(0, G)
+    assert.is_true(v.live)
+    a:close()
+    b:close()
+    m:release()
+  end)
+end)
+
+describe("r:buffer at huge offsets", function()
+  it("names the bytes asked for, without wrapping past the largest integer", function()
+    local r = poolsh.vmm.reserve(2 * G)
+    local e = err_of(r.buffer, r, math.maxinteger, 1)
+    has(e, "r" .. r.id .. ":buffer: bytes [9223372036854775807, 9223372036854775808) out of bounds of r" .. r.id)
+    r:free()
+  end)
+end)

@@ -144,7 +144,9 @@ static int opt_device(lua_State *L, int arg, const char *what, int def) {
 
 /* ---- poolsh.vmm ---- */
 
-/* poolsh.vmm.granularity([{location=, device=, recommended=}]) -> bytes. */
+/* poolsh.vmm.granularity([{location=, device=, recommended=}]) -> bytes.
+ * A device index that does not exist is refused here: the driver would
+ * answer it with success. */
 static int vmm_granularity(lua_State *L) {
   static const char *const opts[] = {"location", "device", "recommended", NULL};
   ps_checkoptions(L, 1, "poolsh.vmm.granularity", opts);
@@ -152,6 +154,13 @@ static int vmm_granularity(lua_State *L) {
   ps_location loc = opt_location(L, 1, "poolsh.vmm.granularity");
   int dev = opt_device(L, 1, "poolsh.vmm.granularity", loc == PS_LOCATION_HOST ? 0 : c->device);
   int rec = ps_optfield_bool(L, 1, "recommended", 0);
+  if (loc == PS_LOCATION_DEVICE) {   /* the H200's driver answers any device index */
+    int n = 0;
+    ps_check(L, c->be->device_count(c->b, &n), "(counting devices)");
+    if (dev >= n)
+      return luaL_error(L, "poolsh.vmm.granularity: device %d does not exist "
+                        "(poolsh.device_count() is %d)", dev, n);
+  }
   uint64_t g = 0;
   ps_check(L, c->be->vmm_granularity(c->b, loc, dev, rec, &g),
            "(the VMM granularity of %s %d)", loc == PS_LOCATION_HOST ? "host node" : "device",

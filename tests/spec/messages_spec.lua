@@ -442,6 +442,8 @@ local TRIGGERS = {
       local g = poolsh.vmm.granularity()
       poolsh.vmm.create((poolsh.device().free // g + 1) * g)
     end,
+  ["poolsh.vmm.granularity: device <d> does not exist (poolsh.device_count() is <n>)"] =
+    function() poolsh.vmm.granularity { device = 1000 } end,
   ["poolsh.vmm.create: location must be \"device\" or \"host\", got <value>"] =
     function() poolsh.vmm.create(2 * H.MiB, { location = "disk" }) end,
   ["cudaErrorInvalidValue: invalid argument (unmapping r<n> + <o>, <size>)"] = function()

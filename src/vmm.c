@@ -144,7 +144,9 @@ static int opt_device(lua_State *L, int arg, const char *what, int def) {
 
 /* ---- poolsh.vmm ---- */
 
-/* poolsh.vmm.granularity([{location=, device=, recommended=}]) -> bytes. */
+/* poolsh.vmm.granularity([{location=, device=, recommended=}]) -> bytes.
+ * A device index that does not exist is refused here: the driver would
+ * answer it with success. */
 static int vmm_granularity(lua_State *L) {
   static const char *const opts[] = {"location", "device", "recommended", NULL};
   ps_checkoptions(L, 1, "poolsh.vmm.granularity", opts);
@@ -152,6 +154,13 @@ static int vmm_granularity(lua_State *L) {
   ps_location loc = opt_location(L, 1, "poolsh.vmm.granularity");
   int dev = opt_device(L, 1, "poolsh.vmm.granularity", loc == PS_LOCATION_HOST ? 0 : c->device);
   int rec = ps_optfield_bool(L, 1, "recommended", 0);
+  if (loc == PS_LOCATION_DEVICE) {   /* the H200's driver answers any device index */
+    int n = 0;
+    ps_check(L, c->be->device_count(c->b, &n), "(counting devices)");
+    if (dev >= n)
+      return luaL_error(L, "poolsh.vmm.granularity: device %d does not exist "
+                        "(poolsh.device_count() is %d)", dev, n);
+  }
   uint64_t g = 0;
   ps_check(L, c->be->vmm_granularity(c->b, loc, dev, rec, &g),
            "(the VMM granularity of %s %d)", loc == PS_LOCATION_HOST ? "host node" : "device",
@@ -297,15 +306,17 @@ static void entry_unmapped(lua_State *L, ps_ctx *c) {
   memory_gone(c, m);
 }
 
-/* Raises cudaErrorInvalidValue, before any backend call, when [off, off +
- * size) is not inside r: the call would reach another Range's addresses
- * (or wrap around), which r's mappings table would not know of. */
+/* Refuses [off, off + size) past r's end with the GPU's answer to bytes
+ * outside any reservation (cudaErrorInvalidValue), before the backend,
+ * which takes the bytes of any reservation, a neighbouring range's too,
+ * that r's own records would then not hold (its views could reach
+ * unmapped bytes). */
 static void check_inside(lua_State *L, const vmm_range *r, uint64_t off, uint64_t size,
                          const char *what) {
-  if (off <= r->size && size <= r->size - off) return;
-  ps_fail(L, PS_ERR_INVALID_VALUE, "(%s: bytes [%llu, %llu) are outside r%d, which has %llu "
-          "bytes)", what, (unsigned long long)off, (unsigned long long)(off + size), r->id,
-          (unsigned long long)r->size);
+  if (off > r->size || size > r->size - off)
+    ps_fail(L, PS_ERR_INVALID_VALUE, "(r%d:%s: bytes [%llu, %llu) out of bounds of r%d, %llu bytes)",
+            r->id, what, (unsigned long long)off, (unsigned long long)off + size, r->id,
+            (unsigned long long)r->size);
 }
 
 /* r:map(offset, m [, memory_offset [, size]]) -> r (cuMemMap). */
@@ -317,7 +328,7 @@ static int range_map(lua_State *L) {
   uint64_t size = ps_optsize(L, 5, moff <= m->size ? m->size - moff : 0);
   ps_ctx *c = vmm_context(L, ps_context(L)->be->vmm_map, "r:map");
   checkrange(L, 1), checkmemory(L, 3);   /* a size parser written in Lua may have ended them */
-  check_inside(L, r, off, size, "r:map");
+  check_inside(L, r, off, size, "map");
   ps_check(L, c->be->vmm_map(c->b, r->addr + off, size, moff, m->h),
            "(mapping %s of m%d from offset %llu at r%d + %llu)", ps_pushsize(L, size), m->id,
            (unsigned long long)moff, r->id, (unsigned long long)off);
@@ -344,7 +355,7 @@ static int range_unmap(lua_State *L) {
   uint64_t off = ps_checksize(L, 2), size = ps_checksize(L, 3);
   ps_ctx *c = vmm_context(L, ps_context(L)->be->vmm_unmap, "r:unmap");
   checkrange(L, 1);
-  check_inside(L, r, off, size, "r:unmap");
+  check_inside(L, r, off, size, "unmap");
   ps_check(L, c->be->vmm_unmap(c->b, r->addr + off, size), "(unmapping r%d + %llu, %s)", r->id,
            (unsigned long long)off, ps_pushsize(L, size));
   int t = push_maps(L, 1);
@@ -386,7 +397,7 @@ static int range_set_access(lua_State *L) {
   }
   lua_settop(L, 4);
   checkrange(L, 1);
-  check_inside(L, r, off, size, "r:set_access");
+  check_inside(L, r, off, size, "set_access");
   ps_check(L, c->be->vmm_set_access(c->b, r->addr + off, size, dev, a),
            "(setting device %d's access to r%d + %llu, %s, to \"%s\")", dev, r->id,
            (unsigned long long)off, ps_pushsize(L, size), access_name(a));

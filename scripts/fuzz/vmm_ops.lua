@@ -3,7 +3,8 @@
 -- verify, read, write and copy, release, free, close, mappings), one
 -- call per 4 bytes, sizes in pages with unaligned, zero, negative and huge
 -- values mixed in. Each call must succeed or raise a clear error; after
--- each, every range's mappings must be in order, apart and inside it;
+-- each, every range's mappings must be in order, apart, inside it and
+-- whole memories;
 -- after the program every object is closed and the device's free memory
 -- must be what it was (nothing leaked). Bounded: at most 64 calls, 4
 -- ranges of at most 16 pages, 4 memories of at most 8 pages.
@@ -37,7 +38,8 @@ local function clear(err)
   if why then bug("a call %s", why) end
 end
 
--- Every live range's mappings: sorted by offset, apart, inside the range.
+-- Every live range's mappings: sorted by offset, apart, inside the range,
+-- each a whole memory from its offset 0 (the H200 refuses anything else).
 local function check(ranges)
   for _, r in ipairs(ranges) do
     if r.live then
@@ -45,6 +47,9 @@ local function check(ranges)
       for i, m in ipairs(r:mappings()) do
         if m.offset < last then bug("mapping %d of r%d at %d overlaps the one before", i, r.id, m.offset) end
         if m.offset + m.size > r.size then bug("mapping %d of r%d ends past the range", i, r.id) end
+        if m.memory_offset ~= 0 or m.size ~= m.memory.size then
+          bug("mapping %d of r%d holds part of m%d (the GPU maps whole memories only)", i, r.id, m.memory.id)
+        end
         last = m.offset + m.size
       end
     end
@@ -144,6 +149,8 @@ lib.run({
     -- misuse: unaligned map, partial unmap, free with a mapping left, twice released
     "\0\8\0\0" .. "\1\4\0\0" .. "\2\0\0\33" .. "\2\0\0\0" .. "\3\0\0\1" .. "\11\0\0\0" ..
       "\10\0\0\0" .. "\10\0\0\0" .. "\3\0\0\4" .. "\11\0\0\0",
+    -- part of a memory: its second half from offset 1 page (refused as on the H200)
+    "\0\8\0\0" .. "\1\2\0\0" .. "\2\0\129\0" .. "\4\0\0\1" .. "\11\0\1\0",
   },
   seconds_per_input = 2,
   memory_per_input = 256 * 1024 * 1024,

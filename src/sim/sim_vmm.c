@@ -202,17 +202,20 @@ int sim_vmm_release(void *ctx, ps_vmm_handle *h) {
   return PS_OK;
 }
 
-/* cuMemMap of size bytes of h from offset at addr. The address and size
- * are checked first (unaligned, outside one reservation, over a mapping:
- * cudaErrorInvalidValue), then the handle's part (unaligned offset or
- * past its end: cudaErrorNotSupported). The new mapping has no access. */
+/* cuMemMap of size bytes of h from offset at addr, in the H200's order: a
+ * dead handle is cudaErrorInvalidValue; anything but the whole handle from
+ * offset 0 is cudaErrorNotSupported (the driver's "offset must be zero",
+ * and it refuses a smaller size too); then an unaligned address, a span
+ * outside one reservation or over a mapping is cudaErrorInvalidValue. The
+ * new mapping has no access. */
 int sim_vmm_map(void *ctx, ps_addr addr, uint64_t size, uint64_t offset, ps_vmm_handle *h) {
   sim_ctx *c = ctx;
   uint64_t g = gran(c);
-  if (!handle_live(c, h) || size == 0 || addr % g || size % g) return PS_ERR_INVALID_VALUE;
+  if (!handle_live(c, h)) return PS_ERR_INVALID_VALUE;
+  if (offset != 0 || size != h->size) return PS_ERR_NOT_SUPPORTED;
+  if (addr % g || size % g) return PS_ERR_INVALID_VALUE;
   sim_map *m = range_of(c, addr, size);
   if (!m) return PS_ERR_INVALID_VALUE;
-  if (offset % g || offset > h->size || size > h->size - offset) return PS_ERR_NOT_SUPPORTED;
   vmm_res *r = m->owner;
   uint64_t off = addr - m->base;
   size_t i = first_after(r, off);

@@ -4,7 +4,8 @@
  * over four reservation slots and four handle slots: reserve, create, map,
  * unmap, set_access, release, free, and fills, writes, reads and copies
  * through the mapped addresses. Each step must return PS_OK or one of the
- * codes the contract names; a shadow model of the handles checks the
+ * codes the contract names; a map succeeds only of a whole handle from
+ * offset 0 (as on the H200); a shadow model of the handles checks the
  * device's free memory after every step (a handle counts until released
  * and unmapped), and bytes written through one mapping must read back
  * through another mapping of the same handle. The backend is closed at the
@@ -75,8 +76,12 @@ static const char *run(const unsigned char *b, size_t n) {
       case 2: {
         if (!r->live || !h->h || !h->live || r->nm >= 64) break;
         uint64_t hoff = (uint64_t)(a / SLOTS % 3) * G + ((a & 0x80) ? 65536 : 0);
+        if (c & 0x40) hoff = 0, size = h->size;        /* the whole handle, as the GPU demands */
         st = be->vmm_map(ctx, r->addr + off, size, hoff, h->h);
-        if (st == PS_OK) {
+        if (st == PS_OK && (hoff != 0 || size != h->size))
+          why = fz_why("mapping %llu bytes of a %llu-byte handle from offset %llu succeeded",
+                       (unsigned long long)size, (unsigned long long)h->size, (unsigned long long)hoff);
+        else if (st == PS_OK) {
           r->m[r->nm++] = (mslot){ off, size, hoff, (int)(h - hs) };
           h->maps++;
         }
@@ -160,10 +165,10 @@ static const char *run(const unsigned char *b, size_t n) {
 }
 
 int main(int argc, char **argv) {
-  static const unsigned char p0[] = { 0, 0, 15, 0,  1, 1, 1, 0,  2, 0, 0, 0,  4, 0, 0, 0,
+  static const unsigned char p0[] = { 0, 0, 15, 0,  1, 1, 1, 0,  2, 0, 0, 0x40,  4, 0, 0, 0,
                                       7, 0, 0, 9,  8, 0, 0, 0,  3, 0, 0, 0,  5, 0, 0, 0,
                                       6, 0, 0, 0 };
-  static const unsigned char p1[] = { 0, 1, 7, 0,  1, 1, 2, 1,  2, 1, 0, 1,  2, 1, 4, 1,
+  static const unsigned char p1[] = { 0, 1, 7, 0,  1, 1, 2, 1,  2, 1, 0, 0x41,  2, 1, 4, 0x41,
                                       4, 2, 0, 0,  4, 2, 4, 0,  8, 1, 0, 0,  9, 1, 0, 1,
                                       5, 0, 0, 1,  3, 1, 16, 0, 3, 1, 0, 0,  6, 1, 0, 0 };
   fz_input corpus[] = {

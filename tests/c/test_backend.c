@@ -532,7 +532,9 @@ static void test_vmm_granularity(T *t) {
   if (st == PS_OK) CHECK(t, host >= 4096 && (host & (host - 1)) == 0);
   else printf("note: host VMM granularity not available: %s\n", t->b->error_name(st));
   printf("vmm granularity: device %.0f KiB, host %.0f KiB\n", (double)g / 1024, (double)host / 1024);
-  NOT_OK(t, t->b->vmm_granularity(t->ctx, PS_LOCATION_DEVICE, 9999, 0, &host));
+  /* No check of a device that does not exist: the H200's driver (580)
+   * answers cuMemGetAllocationGranularity for device 9999 with success;
+   * the binding refuses such a device before asking the backend. */
 }
 
 /* Reserve, create, map, set access; the kernels, copies, reads and
@@ -656,6 +658,12 @@ static void test_vmm_misuse(T *t) {
   IS(t, b->vmm_map(c, va + 4096, 2 * g, 0, h1), PS_ERR_INVALID_VALUE);
   IS(t, b->vmm_map(c, va, g, 4096, h1), PS_ERR_NOT_SUPPORTED);
   IS(t, b->vmm_map(c, va, 4 * g, 0, h1), PS_ERR_NOT_SUPPORTED);
+  /* Only the whole handle from offset 0 maps (as on the H200): an aligned
+   * offset, or a smaller size, is not supported either, and that answer
+   * comes before the address's. */
+  IS(t, b->vmm_map(c, va, g, g, h1), PS_ERR_NOT_SUPPORTED);
+  IS(t, b->vmm_map(c, va, g, 0, h1), PS_ERR_NOT_SUPPORTED);
+  IS(t, b->vmm_map(c, va + 4096, g, 0, h1), PS_ERR_NOT_SUPPORTED);
   IS(t, b->vmm_map(c, va + 64 * g, 2 * g, 0, h1), PS_ERR_INVALID_VALUE);  /* past the reservation */
   IS(t, b->vmm_map(c, va + 63 * g, 2 * g, 0, h1), PS_ERR_INVALID_VALUE);  /* across its end */
   OK(t, b->vmm_map(c, va, 2 * g, 0, h1));

@@ -180,8 +180,8 @@ for _, x in ipairs(live) do x:free() end
 a:free(copies); b:free(copies)
 poolsh.sync()
 p:trim(0)
-local vr, vm = poolsh.vmm.reserve("4 MiB"), poolsh.vmm.create("4 MiB", { location = "host" })
-vr:map(0, vm, "2 MiB", "2 MiB"); vr:set_access(0, "2 MiB", { access = "read" }); vr:unmap(0, "2 MiB")
+local vr, vm = poolsh.vmm.reserve("4 MiB"), poolsh.vmm.create("2 MiB", { location = "host" })
+vr:map(0, vm, 0, "2 MiB"); vr:set_access(0, "2 MiB", { access = "read" }); vr:unmap(0, "2 MiB")
 vm:release(); vr:free()
 small:destroy(); p:destroy(); copies:destroy(); plain:destroy(); e:destroy()
 ]]

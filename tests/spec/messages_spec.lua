@@ -438,7 +438,12 @@ local TRIGGERS = {
   ["cudaErrorNotSupported: operation not supported (mapping <size> of m<n> from offset <o> at r<n> + <o>)"] =
     function() poolsh.vmm.reserve(2 * H.MiB):map(0, poolsh.vmm.create(2 * H.MiB), 4096, 2 * H.MiB) end,
   ["cudaErrorMemoryAllocation: out of memory (creating <size> of device memory on device <d>)"] =
-    function() poolsh.vmm.create(poolsh.device().total + 2 * H.MiB) end,
+    function()   -- a multiple of the granularity (else cudaErrorInvalidValue) beyond what is free
+      local g = poolsh.vmm.granularity()
+      poolsh.vmm.create((poolsh.device().free // g + 1) * g)
+    end,
+  ["poolsh.vmm.granularity: device <d> does not exist (poolsh.device_count() is <n>)"] =
+    function() poolsh.vmm.granularity { device = 1000 } end,
   ["poolsh.vmm.create: location must be \"device\" or \"host\", got <value>"] =
     function() poolsh.vmm.create(2 * H.MiB, { location = "disk" }) end,
   ["cudaErrorInvalidValue: invalid argument (unmapping r<n> + <o>, <size>)"] = function()

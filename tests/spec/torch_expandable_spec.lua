@@ -103,6 +103,12 @@ describe("pytorch allocator, expandable_segments:True", function()
   it("on the device running out of memory, unmaps the cache and retries, then fails", function()
     -- 80 MiB left for the pages: the double's limit, or the rest of the
     -- device held by one poolsh.malloc
+    if not double and not require("helpers").is_sim() then
+      -- on a GPU the free memory left beside the hog is not the 80 MiB asked
+      -- (the driver's own allocations move it), so the counts are the sim's
+      pending("the sim's memory: sizes that fit exactly")
+      return
+    end
     local saved, d, hog = poolsh.vmm, nil, nil
     if double then
       d = require("vmm_double").new(80 * MiB)

@@ -15,13 +15,13 @@ describe("poolsh.vmm ranges", function()
     r2:set_access(0, 2 * g)
     local d = r2.addr - r1.addr   -- where r2's bytes are, seen from r1
     local err = H.err(r1.unmap, r1, d, 2 * g)
-    assert.matches("^cudaErrorInvalidValue: .*%(r:unmap: bytes %[%d+, %d+%) are outside r%d+, which has " .. 2 * g .. " bytes%)", err)
+    assert.matches("^cudaErrorInvalidValue: .*%(r%d+:unmap: bytes %[%d+, %d+%) out of bounds of r%d+, " .. 2 * g .. " bytes%)", err)
     err = H.err(r1.set_access, r1, d, 2 * g, { access = "none" })
-    assert.matches("^cudaErrorInvalidValue: .*r:set_access: bytes .* are outside r%d+", err)
+    assert.matches("^cudaErrorInvalidValue: .*r%d+:set_access: bytes .* out of bounds", err)
     err = H.err(r1.map, r1, d, m)
-    assert.matches("^cudaErrorInvalidValue: .*r:map: bytes .* are outside r%d+", err)
+    assert.matches("^cudaErrorInvalidValue: .*r%d+:map: bytes .* out of bounds", err)
     err = H.err(r1.map, r1, g, m)   -- starts inside, ends past
-    assert.matches("r:map: bytes %[" .. g .. ", " .. 3 * g .. "%) are outside r%d+", err)
+    assert.matches("r%d+:map: bytes %[" .. g .. ", " .. 3 * g .. "%) out of bounds", err)
     assert.equals(0, #r1:mappings())
     -- r2's mapping is whole and usable
     assert.equals(1, #r2:mappings())

@@ -243,7 +243,8 @@ end
 -- Nil for any other allocator: the device stays idle, as before.
 -- A wait longer than device_lag + M.pace_slack ms is cut to that: by then
 -- every stream is idle, so a longer one changes nothing but the clock, and
--- a recording's times (untrusted) cannot make a replay sleep for long.
+-- a recording's times (untrusted) cannot make one wait long; the total is
+-- at most that much per event.
 local function pacer(a)
   local ok, lag = pcall(function() return a.device_lag end)   -- a may be a userdata
   if not ok or type(lag) ~= "number" or not (lag > 0) or lag == math.huge then return nil end

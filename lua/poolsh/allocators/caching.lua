@@ -157,6 +157,14 @@ local function divisions_option(div)
   return t
 end
 
+-- The options M.new takes.
+local OPTIONS = {}
+for _, k in ipairs { "max_split_size", "max_non_split_rounding", "roundup_power2_divisions", "expandable",
+                     "large_segment_size", "journal", "per_process_memory_fraction",
+                     "garbage_collection_threshold" } do
+  OPTIONS[k] = true
+end
+
 --- A new allocator; options: max_split_size (a size of 20 MiB or more;
 -- default none), max_non_split_rounding (how much larger than a request of
 -- max_split_size or more a cached block it takes may be: 20 MiB or more,
@@ -169,11 +177,7 @@ function M.new(opts)
   opts = opts or {}
   if type(opts) ~= "table" then fail("options table expected, got %s", type(opts)) end
   for k in pairs(opts) do
-    if k ~= "max_split_size" and k ~= "max_non_split_rounding" and k ~= "roundup_power2_divisions"
-      and k ~= "expandable" and k ~= "large_segment_size" and k ~= "journal"
-      and k ~= "per_process_memory_fraction" and k ~= "garbage_collection_threshold" then
-      fail("unknown option '%s'", tostring(k))
-    end
+    if not OPTIONS[k] then fail("unknown option '%s'", tostring(k)) end
   end
   if opts.expandable ~= nil and type(opts.expandable) ~= "boolean" then
     fail("expandable must be a boolean, got %s", type(opts.expandable))
@@ -370,28 +374,18 @@ function A:unmapped_list(b)
   return l
 end
 
--- The first index in list (by address) whose block's address is >= k.
-local function address_bound(list, k)
-  local lo, hi = 1, #list + 1
-  while lo < hi do
-    local mid = (lo + hi) // 2
-    if list[mid].k < k then lo = mid + 1 else hi = mid end
-  end
-  return lo
-end
-
 -- Puts unmapped block b in its list, in address order.
 function A:enlist(b)
   local l = self:unmapped_list(b)
   local k = b.segment.key + b.offset
   b.k = k
-  table.insert(l, address_bound(l, k), b)
+  table.insert(l, util.address_bound(l, k), b)
 end
 
 -- Takes unmapped block b out of its list.
 function A:unlist(b)
   local l = self:unmapped_list(b)
-  local i = address_bound(l, b.k)
+  local i = util.address_bound(l, b.k)
   assert(l[i] == b, "caching allocator: unmapped list out of order")
   table.remove(l, i)
 end

@@ -62,16 +62,6 @@ local function lower_size(t, v)
   return lo
 end
 
--- The first index in bin (chunks by address) whose address is not below k.
-local function lower_addr(bin, k)
-  local lo, hi = 1, #bin + 1
-  while lo < hi do
-    local mid = (lo + hi) // 2
-    if bin[mid].k < k then lo = mid + 1 else hi = mid end
-  end
-  return lo
-end
-
 -- Puts v at index i of array t, moving the rest up.
 local function put(t, i, v)
   local n = #t
@@ -104,7 +94,7 @@ function A:append(c)
   end
   local k = c.mem.addr + c.offset
   c.k = k
-  put(bin, lower_addr(bin, k), c)
+  put(bin, util.address_bound(bin, k), c)
   c.free = true
 end
 
@@ -112,7 +102,7 @@ end
 function A:remove(c)
   local ar = self.arenas[c.stream]
   local bin = ar.bins[c.size]
-  local i = lower_addr(bin, c.k)
+  local i = util.address_bound(bin, c.k)
   assert(bin[i] == c, "cupy allocator: free list out of order")
   take(bin, i)
   if #bin == 0 then

@@ -20,4 +20,15 @@ function M.count(st, key, delta)
   if st[peak] and st[key] > st[peak] then st[peak] = st[key] end
 end
 
+--- The first index in list (entries kept in order of their .k, an
+-- address) whose k is not below k.
+function M.address_bound(list, k)
+  local lo, hi = 1, #list + 1
+  while lo < hi do
+    local mid = (lo + hi) // 2
+    if list[mid].k < k then lo = mid + 1 else hi = mid end
+  end
+  return lo
+end
+
 return M

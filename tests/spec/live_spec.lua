@@ -96,8 +96,25 @@ describe("the live view", function()
     live.color = true
     local a = p:alloc(1, s)
     assert.matches("\27%[32m%+", joined(live.lines()))
+    a:free(); s:sync()
+    assert.matches("\27%[35m%-", joined(live.lines()))   -- magenta: readable on white
     live.color = false
-    a:free(); s:sync(); p:destroy()
+    p:destroy()
+  end)
+
+  it("paints nothing when NO_COLOR is set", function()
+    local text = require "poolsh.live.text"
+    local getenv = os.getenv
+    live.color = true
+    assert.equal("\27[32mx\27[0m", text.paint("grow", "x"))
+    os.getenv = function(k) if k == "NO_COLOR" then return "1" end return getenv(k) end
+    local painted = text.paint("grow", "x")
+    os.getenv = function(k) if k == "NO_COLOR" then return "" end return getenv(k) end
+    local empty = text.paint("grow", "x")
+    os.getenv = getenv
+    live.color = false
+    assert.equal("x", painted)
+    assert.equal("\27[32mx\27[0m", empty)
   end)
 
   it("reads pools without the free-space estimate, which p:stats{estimates = false} leaves out", function()

@@ -39,11 +39,21 @@ function T.name(kind, id)
   return naming.of(kind, id)
 end
 
-local codes = { grow = "32", shrink = "33", rule = "36", dim = "2", bold = "1" }
+-- Colours readable on dark and white (projector) themes alike: shrinking
+-- is magenta, not yellow.
+local codes = { grow = "32", shrink = "35", rule = "36", dim = "2", bold = "1",
+                pass = "1;32", fail = "1;31" }
 
---- paint(kind, s) -> s in kind's colour when color is on, else s.
+--- colored() -> whether views paint: color is on and NO_COLOR
+-- (no-color.org) is unset or empty.
+function T.colored()
+  local no = os.getenv("NO_COLOR")
+  return S.color and (no == nil or no == "")
+end
+
+--- paint(kind, s) -> s in kind's colour when colored(), else s.
 function T.paint(kind, s)
-  if not S.color then return s end
+  if not T.colored() then return s end
   return "\27[" .. codes[kind] .. "m" .. s .. "\27[0m"
 end
 

@@ -36,6 +36,41 @@ describe("the live view", function()
     assert.matches(p.name .. "  destroyed", joined(live.lines()), 1, true)
   end)
 
+  it("shows the peak of a statement when memory went up and back down within it", function()
+    local s = poolsh.stream()
+    local p = poolsh.pool { release_threshold = 0 }
+    local q = poolsh.pool { release_threshold = 0 }
+    poolsh.watch(true)
+    local b = p:alloc("64 MiB", s); b:free(); s:sync()       -- lesson 3's one-liner
+    local lines = joined(live.lines())
+    assert.matches(p.name .. "  reserved 0 B %(peak 64%.00 MiB%)  used 0 B %(peak 64%.00 MiB%)", lines)
+    -- up and down several times, in two pools: the highest of them
+    for i = 1, 3 do
+      local x = p:alloc(i * H.MiB, s)
+      local y = q:alloc((4 - i) * 2 * H.MiB, s)
+      x:free(); y:free(); s:sync()
+    end
+    lines = joined(live.lines())
+    assert.matches(p.name .. "  reserved 0 B %(peak %d+%.%d+ MiB%)  used 0 B %(peak 3%.00 MiB%)", lines)
+    assert.matches(q.name .. "  reserved 0 B %(peak %d+%.%d+ MiB%)  used 0 B %(peak 6%.00 MiB%)", lines)
+    -- used went up and down with nothing else moving: the pool gets its line for that
+    p.release_threshold = "max"
+    b = p:alloc("8 MiB", s); b:free(); s:sync()
+    live.lines()
+    b = p:alloc("4 MiB", s); b:free(); s:sync()
+    lines = joined(live.lines())
+    assert.matches(p.name .. "  reserved %S+ MiB  used 0 B %(peak 4%.00 MiB%)", lines)
+    -- no peak when the ends are the highest; the user's marks stay the user's
+    p:reset_high()
+    local keep = p:alloc("2 MiB", s)
+    lines = joined(live.lines())
+    assert.is_nil(lines:find("peak", 1, true))
+    assert.equal(2 * H.MiB, p:stats().used_high)
+    poolsh.peak(function() local z = p:alloc("1 MiB", s); z:free() end)   -- a user's scope nests
+    keep:free(); s:sync()
+    assert.matches("used 0 B %(%-2%.00 MiB%) %(peak 3%.00 MiB%)", joined(live.lines()))
+  end)
+
   it("announces the buffers the collector freed, after the statement it freed them in", function()
     H.drops_buffers("it tests the live view's note on buffers the collector frees")
     local s = poolsh.stream()

@@ -45,7 +45,8 @@ return {
       solution = 'again = cache:alloc("4 MiB", s)',
       start = function(env) env.mark.mallocs = env.G.cache:stats().num_device_alloc end,
       check = function(env, expect)
-        env.get("again", "table")
+        local again = env.get("again", "table")
+        expect.equal(again.size, 4 * MiB, "again's size")
         expect.equal(env.G.cache:stats().num_device_alloc, env.mark.mallocs, "cudaMalloc calls in this step")
       end,
       done = "a cache hit: no CUDA call at all",

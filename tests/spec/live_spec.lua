@@ -71,6 +71,65 @@ describe("the live view", function()
     assert.matches("used 0 B %(%-2%.00 MiB%) %(peak 3%.00 MiB%)", joined(live.lines()))
   end)
 
+  it("gives each Lua allocator its own line, its allocations and what it released", function()
+    local s = poolsh.stream()
+    local cache = require("poolsh.allocators.caching").new { name = "torch" }
+    assert.is_nil(cache.watched)                          -- no one watches: nothing reported
+    poolsh.watch(true)
+    assert.is_function(cache.watched)
+    local x = cache:alloc("4 MiB", s)
+    local lines = joined(live.lines())
+    assert.matches("torch  reserved 20.00 MiB (+20.00 MiB)  used 4.00 MiB (+4.00 MiB)", lines, 1, true)
+    assert.matches("  torch.1 4.00 MiB from torch: fresh segment (cudaMalloc 20.00 MiB)", lines, 1, true)
+    assert.is_nil(lines:find("not pool memory", 1, true))  -- the segment is torch's, said once
+    cache:free(x)
+    local y = cache:alloc("4 MiB", s)
+    lines = joined(live.lines())
+    assert.matches("  torch.2 4.00 MiB from torch: reused torch.1's memory (cached block)", lines, 1, true)
+    assert.same({}, live.lines())
+    cache:free(y); cache:empty_cache()
+    lines = joined(live.lines())
+    assert.matches("torch  reserved 0 B (-20.00 MiB)  used 0 B (-4.00 MiB)", lines, 1, true)
+    assert.matches("    torch released 20.00 MiB (empty_cache)", lines, 1, true)
+    -- many allocations: summarised, as a pool's
+    local blocks = {}
+    for i = 1, 20 do blocks[i] = cache:alloc("1 MiB", s) end
+    lines = joined(live.lines())
+    assert.matches("  20 allocations from torch:", lines, 1, true)
+    assert.matches("fresh segment 1", lines, 1, true)
+    for i = 1, 20 do cache:free(blocks[i]) end
+    cache:empty_cache()
+    -- cupy and the pool allocator, through the same interface
+    local cp = require("poolsh.allocators.cupy").new()
+    local c = cp:alloc("1 MiB", s)
+    lines = joined(live.lines())
+    assert.matches("cupy  reserved 1.00 MiB (+1.00 MiB)", lines, 1, true)
+    assert.matches("from cupy: fresh segment (cudaMalloc 1.00 MiB)", lines, 1, true)
+    assert.is_nil(lines:find("not pool memory", 1, true))
+    cp:free(c); cp:free_all_blocks()
+    assert.matches("cupy released 1.00 MiB (free_all_blocks)", joined(live.lines()), 1, true)
+    local pa = require("poolsh.allocators.pool").new { release_threshold = "max", name = "mp" }
+    local b = pa:alloc(H.MiB, s)
+    lines = joined(live.lines())
+    assert.matches("mp  reserved ", lines, 1, true)
+    assert.matches(b.name .. " 1.00 MiB from mp: fresh memory", lines, 1, true)
+    pa:free(b, s)
+    local b2 = pa:alloc(H.MiB, s)
+    assert.matches(b2.name .. " 1.00 MiB from mp: reused " .. b.name .. "'s memory (stream order)",
+                   joined(live.lines()), 1, true)
+    pa:free(b2, s); pa:close()
+    assert.matches("mp  closed", joined(live.lines()), 1, true)
+    poolsh.watch(false)
+    assert.is_nil(cache.watched)
+  end)
+
+  it("refuses an allocator registered without a name or stats", function()
+    local reg = require("poolsh.live.allocators").register
+    assert.matches("name %(a non%-empty string%) expected, got nil", H.err(reg, {}, nil, function() end))
+    assert.matches("stats %(a function returning reserved, used%) expected, got number", H.err(reg, {}, "x", 1))
+    assert.matches("allocator %(a table%) expected, got string", H.err(reg, "x", "x", function() end))
+  end)
+
   it("announces the buffers the collector freed, after the statement it freed them in", function()
     H.drops_buffers("it tests the live view's note on buffers the collector frees")
     local s = poolsh.stream()

@@ -4,6 +4,7 @@ local units = require "poolsh.units"
 local trace = require "poolsh.trace"
 local text = require "poolsh.live.text"
 local vmm = require "poolsh.live.vmm"
+local allocators = require "poolsh.live.allocators"
 
 local M = {}
 
@@ -108,6 +109,7 @@ function M.watch(on)
   if on ~= nil then
     if type(on) ~= "boolean" then error("poolsh.watch: boolean expected, got " .. type(on), 2) end
     watching = on
+    allocators.watch(on)
     if on then start_from_now() else close_scope() end
   end
   return watching
@@ -120,6 +122,7 @@ function M.reset()
   last, last_alloc, last_release, last_counts = {}, 0, 0, {}
   last_collected, last_collected_bytes = 0, 0
   last_ranges = {}
+  allocators.watch(watching)
   if watching then start_from_now() end
 end
 
@@ -320,9 +323,15 @@ function M.lines()
   end
   for _, l in ipairs(collected_note(width) or {}) do out[#out + 1] = l end
   local allocs, n = core.recent(last_alloc)
+  -- a Lua allocator's own buffers (its segments): its lines say what they are
+  local mine = 0
+  for i = #allocs, 1, -1 do
+    if allocators.owner(allocs[i].buffer) then table.remove(allocs, i); mine = mine + 1 end
+  end
+  for _, l in ipairs(allocators.lines(width)) do out[#out + 1] = l end
   local counts = pool_counts()
-  if n - last_alloc > S.alloc_lines then
-    alloc_summary(out, n - last_alloc, allocs, counts, width)
+  if n - last_alloc - mine > S.alloc_lines then
+    alloc_summary(out, n - last_alloc - mine, allocs, counts, width)
   else
     for _, a in ipairs(allocs) do alloc_line(out, a, width) end
   end

@@ -237,6 +237,55 @@ describe("the live view", function()
   end)
 end)
 
+describe("every view at 80 and 60 columns", function()
+  before_each(function() live.color = false end)
+  after_each(function() poolsh.watch(false); poolsh.sources(true, 1) end)
+
+  for _, width in ipairs { 80, 60 } do
+    it(("fits %d columns, folds at words, and cuts no name"):format(width), function()
+      live.width = width
+      poolsh.sources(true, 3)
+      local long = "copies_stream_with_long_name"
+      local s = poolsh.stream { name = long }
+      local p = poolsh.pool { release_threshold = 0, name = "a_rather_long_pool_name" }
+      poolsh.watch(true)
+      local all = {}
+      local function take(lines) for _, l in ipairs(lines) do all[#all + 1] = l end return lines end
+      local keep = { p:alloc("8 MiB", s), p:alloc("8 MiB", s) }
+      take(live.lines())
+      local b = p:alloc("40 MiB", s); b:free(); s:sync()
+      take(live.lines())
+      for _ = 1, 20 do local x = p:alloc(1000, s); x:free() end
+      take(live.lines())
+      local cache = require("poolsh.allocators.caching").new { name = "a_long_allocator_name_for_width" }
+      local blk = cache:alloc("4 MiB", s)
+      take(live.lines())
+      cache:free(blk); cache:empty_cache()
+      take(live.lines())
+      take(live.show_lines())
+      local map = take(live.map_lines(p))
+      take(live.summary_lines(poolsh.summary()))
+      local sites = take(live.sites_lines(poolsh.sites()))
+      take(live.leak_lines())
+      for _, l in ipairs(all) do
+        assert.is_true(utf8.len(l) <= width, l)
+        assert.is_nil(l:match("^%s*<%s*$"), "a call stack's '<' alone on a line")
+      end
+      -- the stream's name whole in the map, folded under its line when needed
+      local m = table.concat(map, "\n")
+      assert.matches(long, m, 1, true)
+      for _, l in ipairs(map) do
+        if not l:match("^  %[") then assert.is_nil(l:find("...", 1, true), l) end   -- the bar's dots are free cells
+      end
+      -- a site too long keeps its end: the file and line
+      local st = table.concat(sites, "\n")
+      assert.matches("caching%.lua:%d+", st)
+      for _, x in ipairs(keep) do x:free() end
+      s:sync()
+    end)
+  end
+end)
+
 describe("poolsh.show and poolsh.map", function()
   it("show lists pools, streams with queued work, live buffers and pending frees", function()
     local s, p = poolsh.stream(), poolsh.pool { release_threshold = "max" }

@@ -278,6 +278,8 @@ end
 -- " (peak N)" when peak is above both ends of the statement, else "".
 local function peak_words(peak, was, now)
   if not peak or peak <= was or peak <= now then return "" end
+  -- no peak that reads as one of the ends (20.00 MiB beside 20.00 MiB)
+  if fmt(peak) == fmt(now) or fmt(peak) == fmt(was) then return "" end
   return " (peak " .. fmt(peak) .. ")"
 end
 

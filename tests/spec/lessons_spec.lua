@@ -100,3 +100,58 @@ describe("each lesson step's text", function()
     end)
   end
 end)
+
+-- ---- through a pseudo-terminal, 80 columns -------------------------------------
+
+local H = require "helpers"
+local SOCK = ("poolsh-lessons-%d-%d"):format(os.time(), math.random(1e6))
+local function tmux(args) return H.sh("tmux -L " .. SOCK .. " " .. args) end
+local function screen() return (tmux("capture-pane -p -S -200 -t learn")) end
+local function wait_for(pat) return H.poll(function() return screen():find(pat, 1, true) end, 8) end
+local function line(text, expect_text)
+  tmux("send-keys -t learn -l " .. H.quote(text))
+  tmux("send-keys -t learn Enter")
+  assert.truthy(wait_for(expect_text), "no '" .. expect_text .. "':\n" .. screen())
+end
+
+describe("a lesson in an 80-column terminal", function()
+  local dir
+  before_each(function()
+    dir = H.sh("mktemp -d"):gsub("%s+$", "")
+  end)
+  after_each(function()
+    tmux("kill-server")
+    os.execute("rm -rf " .. H.quote(dir))
+  end)
+  local function start(lesson)
+    local cmd = ("env POOLSH_LEARN_STATE=%s POOLSH_HISTORY=%s %s --backend=sim learn %s")
+      :format(H.quote(dir .. "/learn.json"), H.quote(dir .. "/hist"), H.exe, lesson)
+    tmux("new-session -d -s learn -x 80 -y 50 " .. H.quote(cmd))
+    assert.truthy(wait_for("learn 1/"), "no prompt:\n" .. screen())
+  end
+
+  it("release_threshold: the one-liner's line shows the peak it went through", function()
+    start("release_threshold")
+    line('b = p:alloc("64 MiB", s); b:free(); s:sync()', "\u{2713} step 1 done")
+    assert.truthy(wait_for("p  reserved 0 B (peak 64.00 MiB)  used 0 B (peak 64.00 MiB)"), screen())
+  end)
+
+  it("host_memory: registering alone does not pass step 1; the fill does", function()
+    start("host_memory")
+    line("poolsh.register(pag)", "learn 1/3> ")
+    H.rsleep(0.3)
+    assert.is_nil(screen():find("step 1 done", 1, true))
+    line("poolsh.fill(pag, 1, s)", "\u{2713} step 1 done")
+  end)
+
+  it("caching_allocator: the cache's own lines, and what empty_cache gave back", function()
+    start("caching_allocator")
+    line('blocks = {}; for i = 1, 8 do blocks[i] = cache:alloc("4 MiB", s) end', "\u{2713} step 1 done")
+    assert.truthy(wait_for("cache.1 4.00 MiB from cache: fresh segment (cudaMalloc 20.00 MiB)"), screen())
+    assert.is_nil(screen():find("not pool memory", 1, true))
+    line("for i = 1, 8 do cache:free(blocks[i]) end", "\u{2713} step 2 done")
+    line('again = cache:alloc("4 MiB", s)', "reused cache.5's memory (cached block)")
+    line("cache:empty_cache()", "cache released 20.00 MiB (empty_cache)")
+    for l in screen():gmatch("[^\n]+") do assert.is_true(utf8.len(l) <= 80, l) end
+  end)
+end)

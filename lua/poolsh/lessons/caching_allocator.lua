@@ -20,8 +20,8 @@ return {
     {
       say = "Allocate eight 4 MiB blocks from cache on s into a table blocks:\n"
         .. "  blocks = {}; for i = 1, 8 do blocks[i] = cache:alloc(\"4 MiB\", s) end\n"
-        .. "Watch cache's line (reserved +40.00 MiB, used +32.00 MiB) and each block's: a \"fresh\n"
-        .. "segment (cudaMalloc 20.00 MiB)\" or memory split from one (cached block).",
+        .. "Watch cache's line (reserved +40.00 MiB, used +32.00 MiB) and each\n"
+        .. "block's: \"fresh segment (cudaMalloc 20.00 MiB)\" or split off one.",
       hint = "blocks must be a global table of 8 blocks from cache:alloc",
       solution = 'blocks = {}; for i = 1, 8 do blocks[i] = cache:alloc("4 MiB", s) end',
       check = function(env, expect)
@@ -43,8 +43,9 @@ return {
       done = "allocated 0, reserved unchanged: no cudaFree, the segments stay cached",
     },
     {
-      say = "Allocate 4 MiB again as again. Did it call cudaMalloc? Watch its line: reused\n"
-        .. "a cached block's memory, or a fresh segment? (cache:stats().num_device_alloc counts them)",
+      say = "Allocate 4 MiB again as again. Did it call cudaMalloc?\n"
+        .. "Watch its line: a cached block's memory, or a fresh segment?\n"
+        .. "(cache:stats().num_device_alloc counts the cudaMalloc calls)",
       hint = "again = cache:alloc(\"4 MiB\", s)",
       solution = 'again = cache:alloc("4 MiB", s)',
       start = function(env) env.mark.mallocs = env.G.cache:stats().num_device_alloc end,

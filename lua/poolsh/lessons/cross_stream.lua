@@ -60,8 +60,8 @@ return {
     {
       say = "Free c on s2 behind work (poolsh.spin(s2, \"50 ms\"); c:free()), synchronise s2 on the host\n"
         .. "(s2:sync()), then allocate 16 MiB on s1 as d.\n"
-        .. "Watch p's line (pending back to 0 B at the sync) and d's: \"reused c's memory (host\n"
-        .. "synchronisation)\".",
+        .. "Watch p's line (pending back to 0 B at the sync) and d's:\n"
+        .. "\"reused c's memory (host synchronisation)\".",
       hint = "the host sync must come before the allocation: s2:sync(); d = p:alloc(\"16 MiB\", s1)",
       solution = 'poolsh.spin(s2, "50 ms"); c:free(); s2:sync(); d = p:alloc("16 MiB", s1)',
       start = function(env) env.mark.ops = ops(env.G.s2) end,

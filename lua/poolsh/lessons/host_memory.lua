@@ -26,8 +26,9 @@ return {
   steps = {
     {
       say = "Kernels cannot reach pageable memory: try poolsh.fill(pag, 1, s) and read the error.\n"
-        .. "Then register pag (poolsh.register(pag)) and fill it. No pool line moves: pageable\n"
-        .. "memory is no pool's; watch the error name what was wrong, then the fill pass.",
+        .. "Then register pag (poolsh.register(pag)) and fill it.\n"
+        .. "No pool line moves (pageable memory is no pool's): watch the error\n"
+        .. "name what was wrong, then the fill pass.",
       hint = "poolsh.register(pag); poolsh.fill(pag, 1, s)",
       solution = "poolsh.register(pag); poolsh.fill(pag, 1, s)",
       start = function(env) env.mark.ops = ops(env) end,
@@ -41,7 +42,8 @@ return {
     },
     {
       say = "Allocate 64 MiB from the host pool hp on s as h, free it, and synchronise s.\n"
-        .. "Watch hp's line: reserved stays at 64.00 MiB (peak used 64.00 MiB), nothing released.",
+        .. "Watch hp's line: reserved stays at 64.00 MiB, used 0 B (peak 64.00 MiB),\n"
+        .. "and no line says released.",
       hint = "h = hp:alloc(\"64 MiB\", s); h:free(); s:sync()",
       solution = 'h = hp:alloc("64 MiB", s); h:free(); s:sync()',
       check = function(env, expect)

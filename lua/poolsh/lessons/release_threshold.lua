@@ -30,8 +30,9 @@ return {
     {
       say = "Allocate 64 MiB on s, free it, and synchronise s:\n"
         .. "  b = p:alloc(\"64 MiB\", s); b:free(); s:sync()\n"
-        .. "Watch p's line: reserved ends at 0 B, and \"(peak 64.00 MiB)\" beside it shows what\n"
-        .. "the statement mapped; the next line says s:sync() released down to threshold 0 B.",
+        .. "Watch p's line: reserved ends at 0 B, and \"(peak 64.00 MiB)\" beside it\n"
+        .. "shows what the statement mapped; the next line says\n"
+        .. "s:sync() released down to threshold 0 B.",
       hint = "the sync is what lets the pool release: s:sync() after the free",
       solution = 'b = p:alloc("64 MiB", s); b:free(); s:sync()',
       start = function(env)

@@ -19,8 +19,8 @@ return {
   steps = {
     {
       say = "Allocate 4 MiB from p on stream s and call it a:  a = p:alloc(\"4 MiB\", s)\n"
-        .. "Watch p's line: reserved grows by a whole chunk, used by 4 MiB, and a's line says\n"
-        .. "\"fresh memory\".",
+        .. "Watch p's line: reserved grows by a whole chunk, used by 4 MiB;\n"
+        .. "and a's line: \"fresh memory\".",
       hint = "p:alloc(size, stream) returns a Buffer; assign it to the global a",
       solution = 'a = p:alloc("4 MiB", s)',
       check = function(env, expect)
@@ -64,8 +64,8 @@ return {
     },
     {
       say = "Free b and allocate 4 MiB on s again, ten times in a loop (keep the last one in b).\n"
-        .. "The pool must not grow: watch the summary of the 10 allocations (stream order 10)\n"
-        .. "and p's line, where reserved does not move.",
+        .. "The pool must not grow. Watch the summary of the 10 allocations\n"
+        .. "(stream order 10) and p's line, where reserved does not move.",
       hint = "for i = 1, 10 do b:free(); b = p:alloc(\"4 MiB\", s) end",
       solution = 'for i = 1, 10 do b:free(); b = p:alloc("4 MiB", s) end',
       start = function(env)

@@ -17,7 +17,8 @@ return {
     {
       say = "Allocate eight 16 MiB blocks on s into a table bufs:\n"
         .. "  bufs = {}; for i = 1, 8 do bufs[i] = p:alloc(\"16 MiB\", s) end\n"
-        .. "Watch p's line: used +128.00 MiB, reserved in whole chunks; then the 8 allocations.",
+        .. "Watch p's line: used +128.00 MiB, reserved in whole chunks;\n"
+        .. "then the 8 allocations.",
       hint = "bufs must be a global table holding 8 live buffers of 16 MiB",
       solution = 'bufs = {}; for i = 1, 8 do bufs[i] = p:alloc("16 MiB", s) end',
       check = function(env, expect)
@@ -61,7 +62,8 @@ return {
     },
     {
       say = "p:stats().used_high still says 128 MiB. Reset the peaks while bufs[1] is live: p:reset_high().\n"
-        .. "No live line moves (the marks are no counter): watch used_high in print(p:stats()).\n"
+        .. "No live line moves (the marks are no counter):\n"
+        .. "watch used_high in print(p:stats()).\n"
         .. "What do they restart from?",
       hint = "p:reset_high(), then look at p:stats().used_high",
       solution = 'p:reset_high()',

@@ -78,7 +78,7 @@ function M.new(opts)
     elseif k == "journal" then
       if type(v) ~= "function" then error(("pytorch allocator: journal must be a function, got %s"):format(type(v)), 0) end
       journal = v
-    elseif k ~= "conf" then
+    elseif k ~= "conf" and k ~= "name" then
       inner_opts[k] = v
     end
   end

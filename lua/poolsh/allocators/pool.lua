@@ -25,7 +25,7 @@ local live = require "poolsh.live.allocators"
 
 local M = {}
 local A = {}
-local watched
+local watched   -- (a, name) -> a, registered with the live view (below)
 A.__index = A
 
 --- The settings new() takes; all but max_size are read from the default pool.
@@ -68,7 +68,7 @@ function M.new(opts)
 end
 
 -- Allocator a, registered with the live view (docs/live.md) as `name`.
-function watched(a, name)
+watched = function(a, name)
   return live.register(a, name or "pool allocator", function(x)
     local st = x.pool:stats { estimates = false }
     return st.reserved, st.used

@@ -12,6 +12,7 @@ local sites = require "poolsh.live.sites"
 local summary = require "poolsh.live.summary"
 local leaks = require "poolsh.live.leaks"
 local vmm = require "poolsh.live.vmm"
+local allocators = require "poolsh.live.allocators"
 
 local M = text.settings
 
@@ -35,6 +36,9 @@ M.sites, M.sites_lines = sites.sites, sites.sites_lines
 
 -- summary and scoped peaks (poolsh.live.summary)
 M.summary, M.summary_lines, M.peak = summary.summary, summary.summary_lines, summary.peak
+
+-- Lua allocators' own lines (poolsh.live.allocators)
+M.register, M.label = allocators.register, allocators.label
 
 -- at exit (poolsh.live.leaks)
 M.leaks, M.leak_lines, M.report_leaks = leaks.leaks, leaks.leak_lines, leaks.report_leaks

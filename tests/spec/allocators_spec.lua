@@ -373,7 +373,7 @@ describe("cupy allocator", function()
     a:free(b)
     assert.equal("cupy allocator: double free of a block of 1 B", H.err(a.free, a, b))
     assert.equal("cupy allocator: block expected, got nil", H.err(a.free, a, nil))
-    assert.equal("cupy allocator: unknown option 'x'", H.err(CP.new, { x = 1 }))
+    assert.equal("cupy allocator: unknown option 'x' (name)", H.err(CP.new, { x = 1 }))
     a:close()
   end)
 end)
@@ -462,4 +462,26 @@ describe("pytorch allocator replaying tests/data/torch/", function()
         { r.peak_reserved, r.segments_allocated, r.peak_used, r.failed })
     end)
   end
+end)
+
+describe("the allocators' names in the live view", function()
+  it("each registers under its name option, also beside a conf, and refuses a bad one", function()
+    local live = require "poolsh.live.allocators"
+    local function last() local l = live.registered(); return l[#l] end
+    local s = poolsh.stream()
+    local a = require("poolsh.allocators.pytorch").new { conf = "expandable_segments:True", name = "tx" }
+    assert.equal("tx", last())
+    require("poolsh.allocators.pytorch").new {}
+    assert.equal("torch", last())
+    require("poolsh.allocators.cupy").new { name = "cp" }
+    assert.equal("cp", last())
+    local pa = require("poolsh.allocators.pool").new { name = "mp" }
+    assert.equal("mp", last())
+    pa:close()
+    assert.matches("name must be a non%-empty string, got number",
+      H.err(require("poolsh.allocators.pytorch").new, { name = 5 }))
+    assert.matches("name must be a non%-empty string, got string",
+      H.err(require("poolsh.allocators.cupy").new, { name = "" }))
+    a:close(); s:destroy()
+  end)
 end)

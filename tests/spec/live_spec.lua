@@ -36,6 +36,100 @@ describe("the live view", function()
     assert.matches(p.name .. "  destroyed", joined(live.lines()), 1, true)
   end)
 
+  it("shows the peak of a statement when memory went up and back down within it", function()
+    local s = poolsh.stream()
+    local p = poolsh.pool { release_threshold = 0 }
+    local q = poolsh.pool { release_threshold = 0 }
+    poolsh.watch(true)
+    local b = p:alloc("64 MiB", s); b:free(); s:sync()       -- lesson 3's one-liner
+    local lines = joined(live.lines())
+    assert.matches(p.name .. "  reserved 0 B %(peak 64%.00 MiB%)  used 0 B %(peak 64%.00 MiB%)", lines)
+    -- up and down several times, in two pools: the highest of them
+    for i = 1, 3 do
+      local x = p:alloc(i * H.MiB, s)
+      local y = q:alloc((4 - i) * 2 * H.MiB, s)
+      x:free(); y:free(); s:sync()
+    end
+    lines = joined(live.lines())
+    assert.matches(p.name .. "  reserved 0 B %(peak %d+%.%d+ MiB%)  used 0 B %(peak 3%.00 MiB%)", lines)
+    assert.matches(q.name .. "  reserved 0 B %(peak %d+%.%d+ MiB%)  used 0 B %(peak 6%.00 MiB%)", lines)
+    -- used went up and down with nothing else moving: the pool gets its line for that
+    p.release_threshold = "max"
+    b = p:alloc("8 MiB", s); b:free(); s:sync()
+    live.lines()
+    b = p:alloc("4 MiB", s); b:free(); s:sync()
+    lines = joined(live.lines())
+    assert.matches(p.name .. "  reserved %S+ MiB  used 0 B %(peak 4%.00 MiB%)", lines)
+    -- no peak when the ends are the highest; the user's marks stay the user's
+    p:reset_high()
+    local keep = p:alloc("2 MiB", s)
+    lines = joined(live.lines())
+    assert.is_nil(lines:find("peak", 1, true))
+    assert.equal(2 * H.MiB, p:stats().used_high)
+    poolsh.peak(function() local z = p:alloc("1 MiB", s); z:free() end)   -- a user's scope nests
+    keep:free(); s:sync()
+    assert.matches("used 0 B %(%-2%.00 MiB%) %(peak 3%.00 MiB%)", joined(live.lines()))
+  end)
+
+  it("gives each Lua allocator its own line, its allocations and what it released", function()
+    local s = poolsh.stream()
+    local cache = require("poolsh.allocators.caching").new { name = "torch" }
+    assert.is_nil(cache.watched)                          -- no one watches: nothing reported
+    poolsh.watch(true)
+    assert.is_function(cache.watched)
+    local x = cache:alloc("4 MiB", s)
+    local lines = joined(live.lines())
+    assert.matches("torch  reserved 20.00 MiB (+20.00 MiB)  used 4.00 MiB (+4.00 MiB)", lines, 1, true)
+    assert.matches("  torch.1 4.00 MiB from torch: fresh segment (cudaMalloc 20.00 MiB)", lines, 1, true)
+    assert.is_nil(lines:find("not pool memory", 1, true))  -- the segment is torch's, said once
+    cache:free(x)
+    local y = cache:alloc("4 MiB", s)
+    lines = joined(live.lines())
+    assert.matches("  torch.2 4.00 MiB from torch: reused torch.1's memory (cached block)", lines, 1, true)
+    assert.same({}, live.lines())
+    cache:free(y); cache:empty_cache()
+    lines = joined(live.lines())
+    assert.matches("torch  reserved 0 B (-20.00 MiB)  used 0 B (-4.00 MiB)", lines, 1, true)
+    assert.matches("    torch released 20.00 MiB (empty_cache)", lines, 1, true)
+    -- many allocations: summarised, as a pool's
+    local blocks = {}
+    for i = 1, 20 do blocks[i] = cache:alloc("1 MiB", s) end
+    lines = joined(live.lines())
+    assert.matches("  20 allocations from torch:", lines, 1, true)
+    assert.matches("fresh segment 1", lines, 1, true)
+    for i = 1, 20 do cache:free(blocks[i]) end
+    cache:empty_cache()
+    -- cupy and the pool allocator, through the same interface
+    local cp = require("poolsh.allocators.cupy").new()
+    local c = cp:alloc("1 MiB", s)
+    lines = joined(live.lines())
+    assert.matches("cupy  reserved 1.00 MiB (+1.00 MiB)", lines, 1, true)
+    assert.matches("from cupy: fresh segment (cudaMalloc 1.00 MiB)", lines, 1, true)
+    assert.is_nil(lines:find("not pool memory", 1, true))
+    cp:free(c); cp:free_all_blocks()
+    assert.matches("cupy released 1.00 MiB (free_all_blocks)", joined(live.lines()), 1, true)
+    local pa = require("poolsh.allocators.pool").new { release_threshold = "max", name = "mp" }
+    local b = pa:alloc(H.MiB, s)
+    lines = joined(live.lines())
+    assert.matches("mp  reserved ", lines, 1, true)
+    assert.matches(b.name .. " 1.00 MiB from mp: fresh memory", lines, 1, true)
+    pa:free(b, s)
+    local b2 = pa:alloc(H.MiB, s)
+    assert.matches(b2.name .. " 1.00 MiB from mp: reused " .. b.name .. "'s memory (stream order)",
+                   joined(live.lines()), 1, true)
+    pa:free(b2, s); pa:close()
+    assert.matches("mp  closed", joined(live.lines()), 1, true)
+    poolsh.watch(false)
+    assert.is_nil(cache.watched)
+  end)
+
+  it("refuses an allocator registered without a name or stats", function()
+    local reg = require("poolsh.live.allocators").register
+    assert.matches("name %(a non%-empty string%) expected, got nil", H.err(reg, {}, nil, function() end))
+    assert.matches("stats %(a function returning reserved, used%) expected, got number", H.err(reg, {}, "x", 1))
+    assert.matches("allocator %(a table%) expected, got string", H.err(reg, "x", "x", function() end))
+  end)
+
   it("announces the buffers the collector freed, after the statement it freed them in", function()
     H.drops_buffers("it tests the live view's note on buffers the collector frees")
     local s = poolsh.stream()
@@ -141,6 +235,60 @@ describe("the live view", function()
     assert.is_true(poolsh.watch(true))
     assert.matches("boolean expected", H.err(poolsh.watch, "yes"))
   end)
+end)
+
+describe("every view at 80 and 60 columns", function()
+  before_each(function() live.color = false end)
+  after_each(function() poolsh.watch(false) end)
+
+  for _, width in ipairs { 80, 60 } do
+    it(("fits %d columns, folds at words, and cuts no name"):format(width), function()
+      live.width = width
+      local long = "copies_stream_with_long_name"
+      local s = poolsh.stream { name = long }
+      local p = poolsh.pool { release_threshold = 0, name = "a_rather_long_pool_name" }
+      poolsh.watch(true)
+      local all = {}
+      local function take(lines) for _, l in ipairs(lines) do all[#all + 1] = l end return lines end
+      local keep = { p:alloc("8 MiB", s), p:alloc("8 MiB", s) }
+      take(live.lines())
+      local b = p:alloc("40 MiB", s); b:free(); s:sync()
+      take(live.lines())
+      for _ = 1, 20 do local x = p:alloc(1000, s); x:free() end
+      take(live.lines())
+      local cache = require("poolsh.allocators.caching").new { name = "a_long_allocator_name_for_width" }
+      local blk = cache:alloc("4 MiB", s)
+      take(live.lines())
+      cache:free(blk); cache:empty_cache()
+      take(live.lines())
+      take(live.show_lines())
+      local map = take(live.map_lines(p))
+      take(live.summary_lines(poolsh.summary()))
+      take(live.sites_lines(poolsh.sites()))
+      -- a call stack three frames deep, of long paths
+      local stack = "/home/someone/src/poolsh/lua/poolsh/allocators/util.lua:9 < "
+        .. "/home/someone/src/poolsh/lua/poolsh/allocators/caching.lua:322 < /home/someone/train.lua:633"
+      local sites = take(live.sites_lines({ { site = stack, count = 1, peak_bytes = 1, total_bytes = 1,
+                                             live_bytes = 0 } }))
+      take(live.leak_lines())
+      for _, l in ipairs(all) do
+        assert.is_true(utf8.len(l) <= width, l)
+        assert.is_nil(l:match("^%s*<%s*$"), "a call stack's '<' alone on a line")
+      end
+      -- the stream's name whole in the map, folded under its line when needed
+      local m = table.concat(map, "\n")
+      assert.matches(long, m, 1, true)
+      for _, l in ipairs(map) do
+        if not l:match("^  %[") then assert.is_nil(l:find("...", 1, true), l) end   -- the bar's dots are free cells
+      end
+      -- a site too long keeps its end: the file and line
+      local st = table.concat(sites, "\n")
+      assert.matches(width >= 80 and "caching.lua:322" or "lua:322", st, 1, true)
+      assert.matches("< ...", st, 1, true)
+      for _, x in ipairs(keep) do x:free() end
+      s:sync()
+    end)
+  end
 end)
 
 describe("poolsh.show and poolsh.map", function()

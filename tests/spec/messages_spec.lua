@@ -917,6 +917,10 @@ local TRIGGERS = {
     .. "written are kept (poolsh.trace.save them to another file)"] =
     pend("needs a write to fail mid-run: tests/spec/stream_trace_spec.lua limits the file size"),
   ["poolsh.watch: boolean expected, got <type>"] = function() poolsh.watch(1) end,
+  ["poolsh.live.register: allocator (a table) expected, got <type>"] = function() poolsh.live.register(1) end,
+  ["poolsh.live.register: name (a non-empty string) expected, got <type>"] = function() poolsh.live.register({}) end,
+  ["poolsh.live.register: stats (a function returning reserved, used) expected, got <type>"] =
+    function() poolsh.live.register({}, "x") end,
   ["bad argument #1 to 'map' (poolsh.Pool expected, got <type>)"] = function() poolsh.map(1) end,
 
   -- saved files (src/atomic_file.c, docs/export.md "How files are written")

@@ -74,6 +74,7 @@
 --   map and unmap calls (one per run of pages); segments stays 0.
 local poolsh = require "poolsh"
 local util = require "poolsh.allocators.util"
+local live = require "poolsh.live.allocators"
 
 local MiB = 1024 * 1024
 local M = {
@@ -161,7 +162,7 @@ end
 local OPTIONS = {}
 for _, k in ipairs { "max_split_size", "max_non_split_rounding", "roundup_power2_divisions", "expandable",
                      "large_segment_size", "journal", "per_process_memory_fraction",
-                     "garbage_collection_threshold" } do
+                     "garbage_collection_threshold", "name" } do
   OPTIONS[k] = true
 end
 
@@ -172,7 +173,8 @@ end
 -- of them by MiB interval; default off), per_process_memory_fraction (a
 -- number from 0 to 1: new segments stop at that share of
 -- poolsh.device().total; default 1, no limit), garbage_collection_threshold
--- (a number strictly between 0 and 1; acts only with a fraction below 1).
+-- (a number strictly between 0 and 1; acts only with a fraction below 1),
+-- name (what the live lines call it, default "cache": docs/live.md).
 function M.new(opts)
   opts = opts or {}
   if type(opts) ~= "table" then fail("options table expected, got %s", type(opts)) end
@@ -188,6 +190,9 @@ function M.new(opts)
     if large_page < M.SMALL_BUFFER or large_page % M.SMALL_BUFFER ~= 0 then
       fail("large_segment_size must be a multiple of 2 MiB, got %s", poolsh.fmt(large_page))
     end
+  end
+  if opts.name ~= nil and (type(opts.name) ~= "string" or opts.name == "") then
+    fail("name must be a non-empty string, got %s", type(opts.name))
   end
   if opts.journal ~= nil and type(opts.journal) ~= "function" then
     fail("journal must be a function, got %s", type(opts.journal))
@@ -214,7 +219,7 @@ function M.new(opts)
   end
   local allowed   -- PyTorch's allowed_memory_maximum, set by a fraction below 1
   if fraction and fraction < 1 then allowed = math.floor(fraction * poolsh.device().total) end
-  return setmetatable({
+  return live.register(setmetatable({
     allowed = allowed, gc = allowed and threshold and threshold or nil,
     lookups = { small = 0, large = 0 },         -- [pool]: find calls while gc is on (block ages)
 
@@ -229,7 +234,7 @@ function M.new(opts)
     st = { reserved = 0, allocated = 0, requested = 0, segments = 0, active = 0,
            peak_reserved = 0, peak_allocated = 0, num_alloc_retries = 0, num_ooms = 0,
            num_device_alloc = 0, num_device_free = 0 },
-  }, A)
+  }, A), opts.name or "cache", function(a) return a.st.reserved, a.st.allocated end)
 end
 
 -- A free list holds a (pool, stream)'s free blocks sorted by size, then
@@ -316,6 +321,7 @@ end
 function A:malloc(pool, stream, bytes)
   local buf, err = util.malloc(bytes)
   if not buf then return nil, err end
+  if self.watched then self.watched(self, "own", buf) end
   local key = self.expected and self.expected.size == bytes and self.expected.addr or buf.addr
   self.expected = nil
   local seg = { buffer = buf, addr = buf.addr, key = key, size = bytes, pool = pool, stream = stream }
@@ -337,7 +343,7 @@ function A:block(seg, offset, size, stream, prev, nxt)
   local b
   if n > 0 then b = sp[n]; sp[n] = nil; b.k = nil else b = {} end
   b.segment, b.offset, b.size, b.stream, b.allocated, b.prev, b.next = seg, offset, size, stream, false, prev, nxt
-  b.mapped = nil
+  b.mapped, b.live_name = nil, nil
   return b
 end
 
@@ -359,6 +365,7 @@ function A:release(b)
   self.segs[seg] = nil
   self:count("reserved", -seg.size); self:count("segments", -1)
   self.st.num_device_free = self.st.num_device_free + 1
+  if self.watched then self.watched(self, "release", { size = seg.size, cause = self.cause or "empty_cache" }) end
 end
 
 local function whole(b) return not b.prev and not b.next end
@@ -524,6 +531,7 @@ function A:unmap_block(b)
   self:enlist(b)
   self:count("reserved", -got)
   self.st.num_device_free = self.st.num_device_free + 1
+  if self.watched then self.watched(self, "release", { size = got, cause = self.cause or "empty_cache" }) end
   if self.journal then self.journal("unmap", seg, off, got) end
 end
 
@@ -566,7 +574,8 @@ end
 
 --- Returns every block whose free was requested to the cache, then frees
 -- every cached segment that holds no allocated block.
-function A:empty_cache()
+function A:empty_cache(cause)
+  self.cause = cause or self.cause
   for _, evs in pairs(self.waiting) do
     for _, e in ipairs(evs) do e:sync() end
   end
@@ -585,6 +594,7 @@ function A:empty_cache()
     self:unmap_block(b)
     if whole(b) and b.mapped == false then self:release_expandable(b) end
   end
+  self.cause = nil
 end
 
 -- The stream argument: a live poolsh.Stream, nil for the default stream.
@@ -615,20 +625,37 @@ function A:alloc(size, stream)
   local pool = rounded <= M.SMALL_SIZE and "small" or "large"
   if next(self.waiting) then self:process_events() end
   local b = self:find(pool, stream, rounded)
+  local fresh
   if not b then
-    if self.gc then self:garbage_collect() end
+    if self.gc then self.cause = "garbage collection"; self:garbage_collect(); self.cause = nil end
     local bytes, err = M.allocation_size(rounded)
+    fresh = self.expandable and rounded or bytes
     b, err = self:new_block(pool, stream, rounded, bytes)
+    self.cause = "out of memory: cached blocks of max_split_size"
     if not b and self:release_oversize(pool, stream, rounded) then b, err = self:new_block(pool, stream, rounded, bytes) end
+    self.cause = nil
     if not b then
-      self:empty_cache()
+      self:empty_cache("out of memory: the whole cache")
       self.st.num_alloc_retries = self.st.num_alloc_retries + 1
       b, err = self:new_block(pool, stream, rounded, bytes)
     end
     if not b then self:oom(n, stream, self.expandable and rounded or bytes, err) end
   end
   self.expected = nil
-  return self:take(b, rounded, n)
+  local w = self.watched
+  if not w then return self:take(b, rounded, n) end
+  local from = b.live_name
+  b = self:take(b, rounded, n)
+  b.live_name = live.label(self)
+  if fresh then
+    w(self, "alloc", { size = n, label = b.live_name, fresh = fresh,
+                       what = self.expandable and "pages" or "segment",
+                       how = self.expandable and "mapped" or "cudaMalloc" })
+  else
+    w(self, "alloc", { size = n, label = b.live_name, from = from,
+                       why = from and "cached block" or "split off a cached segment" })
+  end
+  return b
 end
 
 -- A free block for a rounded request no cached block fits, off the free

@@ -30,20 +30,29 @@ A.__index = A
 
 local function fail(fmt, ...) error("cupy allocator: " .. fmt:format(...), 0) end
 
+local live = require "poolsh.live.allocators"
+
 --- The size CuPy rounds a request of `size` bytes to.
 function M.round_size(size) return (size + M.UNIT - 1) // M.UNIT * M.UNIT end
 
---- A new pool; no options.
+--- A new pool; one option: name (what the live lines call it, default
+-- "cupy": docs/live.md).
 function M.new(opts)
   if opts ~= nil and type(opts) ~= "table" then fail("options table expected, got %s", type(opts)) end
-  for k in pairs(opts or {}) do fail("unknown option '%s'", tostring(k)) end
-  return setmetatable({
+  for k in pairs(opts or {}) do
+    if k ~= "name" then fail("unknown option '%s' (name)", tostring(k)) end
+  end
+  local name = opts and opts.name
+  if name ~= nil and (type(name) ~= "string" or name == "") then
+    fail("name must be a non-empty string, got %s", type(name))
+  end
+  return live.register(setmetatable({
     arenas = {},     -- [stream] = {sizes = sorted bin sizes, bins = {[size] = chunks by address}}
     in_use = {},     -- chunk -> true
     mems = {},       -- cudaMalloc'd allocations -> true
     st = { reserved = 0, used = 0, segments = 0, segments_allocated = 0, driver_frees = 0,
            peak_reserved = 0, peak_used = 0 },
-  }, A)
+  }, A), name or "cupy", function(a) return a.st.reserved, a.st.used end)
 end
 
 local function addr(c) return c.mem.addr + c.offset end
@@ -154,6 +163,7 @@ end
 function A:try_malloc(size, stream)
   local buf, err = util.malloc(size)
   if not buf then return nil, err end
+  if self.watched then self.watched(self, "own", buf) end
   local mem = { buffer = buf, addr = buf.addr, size = size }
   self.mems[mem] = true
   self:count("reserved", size); self:count("segments", 1)
@@ -184,11 +194,14 @@ function A:alloc(size, stream)
   else
     local rounded = M.round_size(n)
     local c = self:get_chunk(rounded, stream)
+    local fresh = not c
     if not c then
       local err
       c, err = self:try_malloc(rounded, stream)
+      self.cause = "out of memory: free_all_blocks"
       if not c then self:free_all_blocks(); c, err = self:try_malloc(rounded, stream) end
       if not c then collectgarbage(); self:free_all_blocks(); c, err = self:try_malloc(rounded, stream) end
+      self.cause = nil
       if not c then
         return nil, ("cupy allocator: out of memory allocating %s on stream %s (total %s): %s"):format(
           poolsh.fmt(n), stream.name, poolsh.fmt(self.st.reserved), err)
@@ -197,6 +210,14 @@ function A:alloc(size, stream)
     b = c
     b.requested, b.owner = n, self
     self:count("used", c.size)
+    local w = self.watched
+    if w then
+      local from = b.live_name
+      b.live_name = live.label(self)
+      w(self, "alloc", fresh and { size = n, label = b.live_name, fresh = rounded }
+                      or { size = n, label = b.live_name, from = from,
+                             why = from and "cached chunk" or "split off a cached chunk" })
+    end
   end
   self.in_use[b] = true
   return b
@@ -221,7 +242,8 @@ function A:free(b, stream)
   if pv and pv.free then self:remove(pv); pv.size, pv.next = pv.size + c.size, c.next; if c.next then c.next.prev = pv end; c = pv end
   -- a fresh table for the free chunk: a stale block stays known as freed
   if c == b then
-    c = { mem = b.mem, offset = b.offset, size = b.size, stream = b.stream, prev = b.prev, next = b.next }
+    c = { mem = b.mem, offset = b.offset, size = b.size, stream = b.stream, prev = b.prev, next = b.next,
+          live_name = b.live_name }
     if c.prev then c.prev.next = c end
     if c.next then c.next.prev = c end
   end
@@ -251,6 +273,7 @@ function A:release(c)
   self.mems[c.mem] = nil
   self:count("reserved", -c.size); self:count("segments", -1)
   self.st.driver_frees = self.st.driver_frees + 1
+  if self.watched then self.watched(self, "release", { size = c.size, cause = self.cause or "free_all_blocks" }) end
 end
 
 --- Frees every block still allocated, then every allocation.

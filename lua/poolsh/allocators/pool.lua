@@ -21,9 +21,11 @@
 -- high-water marks are reset, its counts are taken from then on, and
 -- close() trims it to 0 and puts its settings back.
 local poolsh = require "poolsh"
+local live = require "poolsh.live.allocators"
 
 local M = {}
 local A = {}
+local watched   -- (a, name) -> a, registered with the live view (below)
 A.__index = A
 
 --- The settings new() takes; all but max_size are read from the default pool.
@@ -41,12 +43,15 @@ function M.new(opts)
   opts = opts or {}
   if type(opts) ~= "table" then fail("settings table expected, got %s", type(opts)) end
   for k in pairs(opts) do
-    if not known[k] and k ~= "default" then
-      fail("unknown setting '%s' (%s, default)", tostring(k), table.concat(M.settings, ", "))
+    if not known[k] and k ~= "default" and k ~= "name" then
+      fail("unknown setting '%s' (%s, default, name)", tostring(k), table.concat(M.settings, ", "))
     end
   end
   if opts.default ~= nil and type(opts.default) ~= "boolean" then
     fail("default must be a boolean, got %s", type(opts.default))
+  end
+  if opts.name ~= nil and (type(opts.name) ~= "string" or opts.name == "") then
+    fail("name must be a non-empty string, got %s", type(opts.name))
   end
   local d, settings = poolsh.default_pool(), {}
   if opts.default then
@@ -59,7 +64,15 @@ function M.new(opts)
   end
   local ok, p = pcall(poolsh.pool, settings)
   if not ok then fail("%s", (tostring(p):gsub("^poolsh%.pool: ", ""))) end
-  return setmetatable({ pool = p, base = { growths = 0, releases = 0 } }, A)
+  return watched(setmetatable({ pool = p, base = { growths = 0, releases = 0 } }, A), opts.name)
+end
+
+-- Allocator a, registered with the live view (docs/live.md) as `name`.
+watched = function(a, name)
+  return live.register(a, name or "pool allocator", function(x)
+    local st = x.pool:stats { estimates = false }
+    return st.reserved, st.used
+  end)
 end
 
 -- The pool's growths and releases so far (poolsh.core.counts).
@@ -88,7 +101,7 @@ function M.over_default(d, opts)
   end
   d:reset_high()
   local g, r = counted(d)
-  return setmetatable({ pool = d, saved = saved, base = { growths = g, releases = r } }, A)
+  return watched(setmetatable({ pool = d, saved = saved, base = { growths = g, releases = r } }, A), opts.name)
 end
 
 local palloc = debug.getregistry()["poolsh.Pool"]
@@ -98,7 +111,16 @@ palloc = palloc and palloc.methods and palloc.methods.alloc
 -- the pool is out of memory; other errors raise.
 function A:alloc(size, stream)
   local ok, b = pcall(palloc or self.pool.alloc, self.pool, size, stream)
-  if ok then return b end
+  if ok then
+    local w = self.watched
+    if w then
+      w(self, "own", b)
+      w(self, "alloc", { size = b.size, label = b.name, fresh = not b.reused or nil, what = "memory",
+                         from = b.reused and b.reused_from and poolsh.core.object_name("buffer", b.reused_from),
+                         why = b.reuse_rule })
+    end
+    return b
+  end
   if tostring(b):find("cudaErrorMemoryAllocation", 1, true) then return nil, tostring(b) end
   error(b, 0)
 end
@@ -121,7 +143,7 @@ end
 function A:close()
   if self.saved then
     poolsh.sync()
-    self.pool:trim(0)
+    self.pool:trim(0)   -- the pool's own line says what went back
     for k, v in pairs(self.saved) do self.pool[k] = v end
     self.saved = nil
   elseif self.pool.live then

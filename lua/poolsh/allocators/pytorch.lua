@@ -78,7 +78,7 @@ function M.new(opts)
     elseif k == "journal" then
       if type(v) ~= "function" then error(("pytorch allocator: journal must be a function, got %s"):format(type(v)), 0) end
       journal = v
-    elseif k ~= "conf" then
+    elseif k ~= "conf" and k ~= "name" then
       inner_opts[k] = v
     end
   end
@@ -93,6 +93,7 @@ function M.new(opts)
       journal(action == "map" and "segment_map" or "segment_unmap", seg.addr + off, size, seg.stream, seg.pool, off)
     end
   end
+  inner_opts.name = opts and opts.name or "torch"
   local ok, inner = pcall(C.new, inner_opts)
   if not ok then error(rename(inner), 0) end
   return setmetatable({ inner = inner, deferred = deferred }, A)

@@ -74,7 +74,7 @@ end
 function M.new(opts)
   if type(opts) ~= "table" then fail("options table expected, got %s", type(opts)) end
   for k in pairs(opts) do
-    if k ~= "conf" and k ~= "device_lag" and k ~= "deferred_free" then
+    if k ~= "conf" and k ~= "device_lag" and k ~= "deferred_free" and k ~= "name" then
       fail("unknown option '%s' with backend:cudaMallocAsync (conf, device_lag)", tostring(k))
     end
   end
@@ -102,7 +102,7 @@ function M.new(opts)
     if not M.warned then M.warned = true; io.stderr:write("pytorch allocator: warning: ", warning, "\n") end
   end
   local inner = pool.new { default = true, release_threshold = "max", follow_event_dependencies = true,
-                           opportunistic = true, internal_dependencies = true }
+                           opportunistic = true, internal_dependencies = true, name = opts.name or "torch" }
   return setmetatable({
     inner = inner, device_lag = lag, limit = limit, asked = 0, warning = warning,
     uses = {},      -- block -> {stream = true}: record_stream's usage streams
@@ -186,7 +186,13 @@ end
 --- PyTorch's emptyCache: waits for the device, then trims the pool to 0.
 function A:empty_cache()
   poolsh.sync()
+  local before = self.inner.pool:stats { estimates = false }.reserved
   self.inner.pool:trim(0)
+  local w = self.inner.watched
+  if w then
+    local gone = before - self.inner.pool:stats { estimates = false }.reserved
+    if gone > 0 then w(self.inner, "release", { size = gone, cause = "empty_cache" }) end
+  end
 end
 
 --- The counters of the replay interface (memory_stats(): reserved and

@@ -12,14 +12,16 @@ return {
     .. "(poolsh.allocators.caching: cache:alloc(size, s), cache:free(block), cache:stats(),\n"
     .. "cache:empty_cache()), and a stream s.",
   setup = function(env)
-    env.G.cache = require("poolsh.allocators.caching").new()
+    env.G.cache = require("poolsh.allocators.caching").new { name = "cache" }
     env.G.s = poolsh.stream()
     env.G.s.name = "s"
   end,
   steps = {
     {
       say = "Allocate eight 4 MiB blocks from cache on s into a table blocks:\n"
-        .. "  blocks = {}; for i = 1, 8 do blocks[i] = cache:alloc(\"4 MiB\", s) end",
+        .. "  blocks = {}; for i = 1, 8 do blocks[i] = cache:alloc(\"4 MiB\", s) end\n"
+        .. "Watch cache's line (reserved +40.00 MiB, used +32.00 MiB) and each\n"
+        .. "block's: \"fresh segment (cudaMalloc 20.00 MiB)\" or split off one.",
       hint = "blocks must be a global table of 8 blocks from cache:alloc",
       solution = 'blocks = {}; for i = 1, 8 do blocks[i] = cache:alloc("4 MiB", s) end',
       check = function(env, expect)
@@ -29,7 +31,8 @@ return {
       done = "4 MiB blocks are split from 20 MiB segments: reserved is more than allocated",
     },
     {
-      say = "Free every block (cache:free(blocks[i])). Watch allocated and reserved (cache:stats()).",
+      say = "Free every block (cache:free(blocks[i])). Watch cache's line: used -32.00 MiB,\n"
+        .. "reserved does not move (no cudaFree), and nothing says released.",
       hint = "for i = 1, 8 do cache:free(blocks[i]) end",
       solution = "for i = 1, 8 do cache:free(blocks[i]) end",
       check = function(env, expect)
@@ -40,18 +43,22 @@ return {
       done = "allocated 0, reserved unchanged: no cudaFree, the segments stay cached",
     },
     {
-      say = "Allocate 4 MiB again as again. Did it call cudaMalloc? (cache:stats().num_device_alloc)",
+      say = "Allocate 4 MiB again as again. Did it call cudaMalloc?\n"
+        .. "Watch its line: a cached block's memory, or a fresh segment?\n"
+        .. "(cache:stats().num_device_alloc counts the cudaMalloc calls)",
       hint = "again = cache:alloc(\"4 MiB\", s)",
       solution = 'again = cache:alloc("4 MiB", s)',
       start = function(env) env.mark.mallocs = env.G.cache:stats().num_device_alloc end,
       check = function(env, expect)
-        env.get("again", "table")
+        local again = env.get("again", "table")
+        expect.equal(again.size, 4 * MiB, "again's size")
         expect.equal(env.G.cache:stats().num_device_alloc, env.mark.mallocs, "cudaMalloc calls in this step")
       end,
       done = "a cache hit: no CUDA call at all",
     },
     {
-      say = "With again still live, call cache:empty_cache(). What goes back, and what stays?",
+      say = "With again still live, call cache:empty_cache(). What goes back, and what stays?\n"
+        .. "Watch \"cache released ... (empty_cache)\" and the reserved left on cache's line.",
       hint = "cache:empty_cache()",
       solution = "cache:empty_cache()",
       start = function(env)
@@ -67,7 +74,8 @@ return {
       done = "idle segments went back with cudaFree; the one under again stays",
     },
     {
-      say = "Free again and empty the cache once more: reserved must reach 0.",
+      say = "Free again and empty the cache once more: reserved must reach 0.\n"
+        .. "Watch cache's line: reserved 0 B, and the last segment released (empty_cache).",
       hint = "cache:free(again); cache:empty_cache()",
       solution = "cache:free(again); cache:empty_cache()",
       check = function(env, expect)

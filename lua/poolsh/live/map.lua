@@ -88,9 +88,17 @@ function M.map_lines(p, cells)
   else out[#out + 1] = drawn; out[#out + 1] = "  " .. LEGEND end
   for _, e in ipairs(ext) do
     local who = e.b and ("%s on %s"):format(name("buffer", e.b.buffer), name("stream", e.b.stream)) or ""
-    local l = ("  0x%x  +%-10s %10s  %-7s %s"):format(e.addr, fmt(e.addr - base), fmt(e.size),
-                                                    e.what, who)
-    out[#out + 1] = cut(l:gsub("%s+$", ""), width)
+    local l = ("  0x%x  +%-10s %10s  %-7s"):format(e.addr, fmt(e.addr - base), fmt(e.size), e.what)
+    if who == "" then out[#out + 1] = (l:gsub("%s+$", ""))
+    else   -- "b2 on s1" folded at its spaces under itself when the line is too narrow
+      local lead = #l + 1
+      local folded = fit({}, { who }, math.max(width - lead, 16), "")
+      for k, f in ipairs(folded) do
+        -- a name too long to stand under its column starts further left
+        local at = k == 1 and l .. " " or (" "):rep(math.max(4, math.min(lead, width - text.vlen(f))))
+        out[#out + 1] = cut(at .. f, width)
+      end
+    end
   end
   return out
 end

@@ -110,6 +110,16 @@ function T.cut(s, n)
 end
 local cut = T.cut
 
+--- cut_left(s, n) -> s cut to n columns from the left, starting with
+-- "..." when cut: a path keeps its file and line.
+function T.cut_left(s, n)
+  if vlen(s) <= n then return s end
+  local len = utf8.len(s)
+  if not len then return "..." .. s:sub(#s - n + 4) end   -- bytes: the last n - 3
+  return "..." .. s:sub(utf8.offset(s, len - (n - 3) + 1))
+end
+local cut_left = T.cut_left
+
 --- one_line(site) -> a site on one line: a REPL statement's text can span
 -- several.
 function T.one_line(site) return site and (site:gsub("%s+", " ")) end
@@ -117,7 +127,8 @@ function T.one_line(site) return site and (site:gsub("%s+", " ")) end
 --- fit(out, parts, width [, indent]): appends parts to out as lines of at
 -- most width columns: parts joined by two spaces, a part that does not fit
 -- starting a line of its own after indent, a part too long for any line
--- broken at its spaces (its leading spaces kept).
+-- broken at its spaces (its leading spaces kept; a lone "<", which joins
+-- the frames of a call stack, stays with the word after it).
 function T.fit(out, parts, width, indent)
   indent = indent or "    "
   local line
@@ -128,8 +139,14 @@ function T.fit(out, parts, width, indent)
   end
   for _, p in ipairs(parts) do
     if vlen(p) > width - #indent then
-      local sep, lead = "  ", p:match("^%s*")
-      for w in p:gmatch("%S+") do put(sep, lead .. w); sep, lead = " ", "" end
+      local sep, lead, carry = "  ", p:match("^%s*"), nil
+      for w in p:gmatch("%S+") do
+        if w == "<" then carry = (carry and carry .. " " or "") .. w
+        else
+          put(sep, lead .. (carry and carry .. " " or "") .. w); sep, lead, carry = " ", "", nil
+        end
+      end
+      if carry then put(sep, lead .. carry) end
     else
       put("  ", p)
     end
@@ -185,8 +202,14 @@ function T.rows(header, list, width)
       if vlen(lead) + vlen(last) <= width or width - vlen(lead) < 16 then
         out[#out + 1] = cut((lead .. last):gsub("%s+$", ""), width)
       else   -- the last cell folded at its spaces, under itself
-        local folded = fit({}, { last }, width - vlen(lead), "")
+        local room = width - vlen(lead)
+        local folded = fit({}, { last }, room, "")
         for k, l in ipairs(folded) do
+          -- a word wider than the room (a path) keeps its end: file and line
+          if vlen(l) > room then
+            local arrow = l:match("^< ") or ""
+            l = arrow .. cut_left(l:sub(#arrow + 1), room - #arrow)
+          end
           out[#out + 1] = cut(((k == 1 and lead or (" "):rep(vlen(lead))) .. l):gsub("%s+$", ""), width)
         end
       end

@@ -4,6 +4,7 @@ local units = require "poolsh.units"
 local trace = require "poolsh.trace"
 local text = require "poolsh.live.text"
 local vmm = require "poolsh.live.vmm"
+local allocators = require "poolsh.live.allocators"
 
 local M = {}
 
@@ -24,6 +25,7 @@ local last_release = 0   -- releases already reported
 local last_counts = {}   -- pool id -> {allocs, reuses} from core.counts()
 local last_collected, last_collected_bytes = 0, 0   -- the collector's frees already reported
 local last_ranges = {}   -- VMM range id -> {size, mappings, mapped} (poolsh.live.vmm)
+local scope_open = false -- a peak scope (core.peak_push) spans the statement being watched
 
 -- Each device's access to pool p ("none", "read", "rw"), or nil with one
 -- device: only several devices make access change (docs/multi-gpu.md).
@@ -71,8 +73,28 @@ local function pool_counts()
   return t
 end
 
+-- The statement's own peak scope (core.peak_push, the one poolsh.peak
+-- uses; the pools' high-water marks, which the user resets, stay
+-- untouched): opened after each statement's lines, so that the next
+-- statement's highest used bytes per pool are known. Scopes nest, so
+-- poolsh.peak(fn) within a statement still works.
+local function open_scope()
+  if not scope_open then scope_open = pcall(core.peak_push) end
+end
+
+-- Closes the statement's scope: per pool id, the most bytes used during
+-- it; {} when none was open.
+local function close_scope()
+  if not scope_open then return {} end
+  scope_open = false
+  local ok, peaks = pcall(core.peak_pop)
+  return ok and peaks.pools or {}
+end
+
 -- Forgets what was shown: the next lines start from now.
 local function start_from_now()
+  close_scope()
+  open_scope()
   last = snapshot()
   last_alloc = select(2, core.recent(math.maxinteger))
   last_release = select(2, core.releases(math.maxinteger))
@@ -87,7 +109,8 @@ function M.watch(on)
   if on ~= nil then
     if type(on) ~= "boolean" then error("poolsh.watch: boolean expected, got " .. type(on), 2) end
     watching = on
-    if on then start_from_now() end
+    allocators.watch(on)
+    if on then start_from_now() else close_scope() end
   end
   return watching
 end
@@ -95,9 +118,11 @@ end
 --- reset(): after poolsh.core.reset(): forgets every pool and count seen,
 -- so the next lines show only what comes after.
 function M.reset()
+  scope_open = false      -- the core's reset ended every scope
   last, last_alloc, last_release, last_counts = {}, 0, 0, {}
   last_collected, last_collected_bytes = 0, 0
   last_ranges = {}
+  allocators.watch(watching)
   if watching then start_from_now() end
 end
 
@@ -210,13 +235,17 @@ end
 
 -- Per pool id, what the releases since the last statement say: their
 -- causes as written (trace.cause) and the threshold they released to;
--- and how many releases were before the core's ring (not listed).
+-- how many releases were before the core's ring (not listed); and per
+-- pool id the most it held reserved just before one of them (reserved
+-- only shrinks by a release, so that and the ends are its peak).
 local function release_parts()
   local list, n = core.releases(last_release)
   local missed = n - last_release - #list
   last_release = n
-  local by_pool = {}
+  local by_pool, before = {}, {}
   for _, r in ipairs(list) do
+    local b = r.reserved + r.size
+    if b > (before[r.pool] or 0) then before[r.pool] = b end
     local t = by_pool[r.pool] or { order = {}, by = {} }
     by_pool[r.pool] = t
     local cause = trace.cause(r.cause_op, r.cause_id)
@@ -243,7 +272,15 @@ local function release_parts()
       parts[id][#parts[id] + 1] = text
     end
   end
-  return parts, missed
+  return parts, missed, before
+end
+
+-- " (peak N)" when peak is above both ends of the statement, else "".
+local function peak_words(peak, was, now)
+  if not peak or peak <= was or peak <= now then return "" end
+  -- no peak that reads as one of the ends (20.00 MiB beside 20.00 MiB)
+  if fmt(peak) == fmt(now) or fmt(peak) == fmt(was) then return "" end
+  return " (peak " .. fmt(peak) .. ")"
 end
 
 --- lines() -> the lines the live view prints for what changed since the
@@ -253,15 +290,18 @@ function M.lines()
   local width = text.columns()
   local pools = {}
   local now = snapshot()
-  local released, missed = release_parts()
+  local released, missed, before = release_parts()
+  local used_peak = close_scope()
   for id, s in pairs(now) do
     local was = last[id] or { reserved = 0, used = 0, pending = 0 }
     local access = access_parts(last[id], s)
+    local rpeak = peak_words(before[id], was.reserved, s.reserved)
+    local upeak = peak_words(used_peak[id], was.used, s.used)
     if s.reserved ~= was.reserved or s.used ~= was.used or s.pending ~= was.pending
-       or released[id] or #access > 0 then
+       or released[id] or #access > 0 or upeak ~= "" then
       local parts = { paint("bold", s.name),
-        "reserved " .. fmt(s.reserved) .. delta(s.reserved - was.reserved),
-        "used " .. fmt(s.used) .. delta(s.used - was.used),
+        "reserved " .. fmt(s.reserved) .. delta(s.reserved - was.reserved) .. rpeak,
+        "used " .. fmt(s.used) .. delta(s.used - was.used) .. upeak,
         "pending " .. fmt(s.pending) .. delta(s.pending - was.pending) }
       for _, r in ipairs(released[id] or {}) do parts[#parts + 1] = r end
       for _, a in ipairs(access) do parts[#parts + 1] = a end
@@ -285,13 +325,20 @@ function M.lines()
   end
   for _, l in ipairs(collected_note(width) or {}) do out[#out + 1] = l end
   local allocs, n = core.recent(last_alloc)
+  -- a Lua allocator's own buffers (its segments): its lines say what they are
+  local mine = 0
+  for i = #allocs, 1, -1 do
+    if allocators.owner(allocs[i].buffer) then table.remove(allocs, i); mine = mine + 1 end
+  end
+  for _, l in ipairs(allocators.lines(width)) do out[#out + 1] = l end
   local counts = pool_counts()
-  if n - last_alloc > S.alloc_lines then
-    alloc_summary(out, n - last_alloc, allocs, counts, width)
+  if n - last_alloc - mine > S.alloc_lines then
+    alloc_summary(out, n - last_alloc - mine, allocs, counts, width)
   else
     for _, a in ipairs(allocs) do alloc_line(out, a, width) end
   end
   last, last_alloc, last_counts = now, n, counts
+  if watching then open_scope() end
   return out
 end
 

@@ -516,7 +516,7 @@ print(json.dumps({
       return sh("timeout 120 chromium --headless --no-sandbox --disable-gpu"
         .. " --disable-background-networking --disable-component-update --disable-sync"
         .. " --no-first-run --force-color-profile=srgb --user-data-dir=" .. profile
-        .. " --window-size=1200,800 " .. args .. " file://" .. url)
+        .. " --window-size=1200,1600 " .. args .. " file://" .. url)
     end
 
     -- Counts the pixels of each exact colour in a PNG (tests/spec/png_colours.py).

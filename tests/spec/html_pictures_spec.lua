@@ -333,4 +333,60 @@ describe("HTML pictures", function()
     local said = table.concat(got.notes, "\n")
     assert.matches("50000 blocks; " .. html.max_blocks .. " of the 50000 in this range drawn (the largest first", said, 1, true)
   end)
+  describe("compare's page", function()
+    local CPROBE = [==[
+<script>
+(function () {
+  var out = { paths: {} };
+  [].forEach.call(document.querySelectorAll("path.series"), function (p) {
+    out.paths[p.getAttribute("data-allocator") + " " + p.getAttribute("data-kind")] = {
+      shift: +p.getAttribute("data-shift"), dash: p.getAttribute("stroke-dasharray") || "",
+      with: p.getAttribute("data-coincides") || "" };
+  });
+  out.recorded = [].map.call(document.querySelectorAll("text.recorded-label"), function (t) { return t.textContent; });
+  out.lines = document.querySelectorAll("line.recorded").length;
+  out.coincide = document.getElementById("coincide").textContent;
+  out.width = document.getElementById("chart").getBoundingClientRect().width;
+  out.innerWidth = innerWidth;
+  out.scrollWidth = Math.max(document.documentElement.scrollWidth, document.body.scrollWidth);
+  var pre = document.createElement("pre"); pre.id = "probe"; pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+})();
+</script>
+]==]
+    local page
+    setup(function()
+      local replay = require "poolsh.replay"
+      local rec = replay.read.open("tests/data/torch/transformer_2streams.pickle.gz")
+      local c = require("poolsh.replay.compare").run(rec, { allocators = { "pool", "pytorch" }, series = true })
+      page = tmp("cmp.html")
+      require("poolsh.export.compare_html").save(page, c)
+    end)
+
+    for _, width in ipairs { 1024, 1920 } do
+      it("keeps coinciding lines visible and draws the recorded figures at " .. width .. " px", function()
+        self_contained(H.slurp(page))
+        local copy = tmp("cmp-probe" .. width .. ".html")
+        put(copy, (H.slurp(page):gsub("</body>", function() return CPROBE .. "</body>" end)))
+        local json = chromium("--dump-dom", copy, width):match('<pre id="probe">(.-)</pre>')
+        assert(json, "the probe did not run")
+        local got = cjson.decode((json:gsub("&lt;", "<"):gsub("&gt;", ">"):gsub("&amp;", "&")))
+        -- the used lines coincide: drawn apart, with their own dashes, and said so
+        local a, b = got.paths["pool used"], got.paths["pytorch used"]
+        assert.equal("pool pytorch", a.with)
+        assert.equal(0, a.shift)
+        assert.equal(3, b.shift)
+        assert.not_equal(a.dash, b.dash)
+        assert.matches("pool and pytorch: used lines coincide", got.coincide, 1, true)
+        assert.equal("", got.paths["pool reserved"].with)   -- 832 MiB against 942: apart
+        -- what the recording reserved and used at its peak, as labelled lines
+        assert.equal(2, got.lines)
+        assert.same({ "recorded peak reserved 942.0 MiB", "recorded peak used 757.6 MiB" }, got.recorded)
+        assert.is_true(got.width > width * 0.8 and got.width <= width, "chart width " .. got.width)
+        assert.is_true(got.scrollWidth <= got.innerWidth, got.scrollWidth .. " > " .. got.innerWidth)
+        local shot = colours(page, width, { pool = "#1f77b4", pytorch = "#d62728" })
+        assert.is_true(shot.counts.pool > 1000 and shot.counts.pytorch > 1000, cjson.encode(shot.counts))
+      end)
+    end
+  end)
 end)

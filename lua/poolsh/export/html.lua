@@ -44,14 +44,13 @@ local function str(v) return v ~= nil and quote(tostring(v)) or "null" end
 
 -- One event as a JSON array: seq, t, op, stream, pool, start, dur, label,
 -- src, buffer, addr, size, reserved, used, pending, details.
-local function row(ev, t, start, dur, meta, dir)
+local function row(ev, t, start, dur, meta)
   local d = {}
   for _, k in ipairs(details) do
     if ev[k] ~= nil then d[#d + 1] = k .. "=" .. tostring(ev[k]) end
   end
-  local src = ev.src ~= nil and util.relative_path(tostring(ev.src), dir) or nil
   return table.concat({ "[", num(ev.seq), ",", number(t), ",", str(ev.op), ",", num(ev.stream), ",",
-    num(ev.pool), ",", num(start), ",", num(dur), ",", quote(util.label(ev, meta)), ",", str(src), ",",
+    num(ev.pool), ",", num(start), ",", num(dur), ",", quote(util.label(ev, meta)), ",", str(ev.src), ",",
     num(ev.buffer), ",", str(util.hex(ev.addr)), ",", num(ev.size), ",", num(ev.reserved), ",",
     num(ev.used), ",", num(ev.pending), ",", str(#d > 0 and table.concat(d, " ") or nil), "]" })
 end
@@ -204,8 +203,9 @@ local SCRIPT = [==[
 
   function init(root) {
     function q(c) { return root.querySelector("." + c); }
-    var D = JSON.parse(q("poolsh-data").textContent);
-    var R = JSON.parse(q("poolsh-rows").textContent);
+    // (the one-trace page names its data by id, as it always has)
+    var D = JSON.parse(root.querySelector(".poolsh-data, #poolsh-data").textContent);
+    var R = JSON.parse(root.querySelector(".poolsh-rows, #poolsh-rows").textContent);
     var C = D.colours, W = 1100, PAD = 80, RIGHT = 10, i, r, n = R.length;
     var mainBox = q("main");
     function width() { return Math.max(400, Math.floor(mainBox.clientWidth) - 2); }
@@ -828,7 +828,10 @@ end
 -- Rows read from the records in C at a time.
 local CHUNK = 16384
 
--- The C rows' machine paths (JSON strings "/...:12", ".../...:12") relative.
+-- Rows (JSON text, from C or from row(): the same bytes) with their sites
+-- relative: each JSON string that starts as a machine path and ends in
+-- ":line" (only a site can: labels start with their op, details with a
+-- key), through util.relative_path.
 local function relative_rows(s, dir)
   return (s:gsub('"([%./~][^"]-:%d+)"', function(p)
     return '"' .. util.relative_path(p, dir) .. '"'
@@ -866,9 +869,9 @@ local function section(out, each, meta, record, key, single)
     "<th>buffer</th><th>start (ms)</th><th>dur (ms)</th><th>addr</th><th>size</th><th>reserved</th>",
     "<th>used</th><th>pending</th><th>details</th></tr></thead>\n",
     '<tbody ', cls("events"), '></tbody>\n</table>\n</div>\n',
-    '<script type="application/json" class="poolsh-data"', single and ' id="poolsh-data"' or "", ">",
+    '<script type="application/json" ', single and 'id="poolsh-data">' or 'class="poolsh-data">',
     util.json(h), "</script>\n",
-    '<script type="application/json" class="poolsh-rows"', single and ' id="poolsh-rows"' or "", ">[",
+    '<script type="application/json" ', single and 'id="poolsh-rows">[' or 'class="poolsh-rows">[',
   })
   local clock, slice, first = util.clock(), util.slicer(0), true
   if record then
@@ -885,7 +888,7 @@ local function section(out, each, meta, record, key, single)
   each(function(ev)
     local t = clock(ev)
     local start, dur = slice(ev, t)
-    local s = row(ev, t, start, dur, meta, dir)
+    local s = relative_rows(row(ev, t, start, dur, meta), dir)
     if first then first = false else s = "," .. s end
     out(s)
   end)

@@ -829,12 +829,14 @@ end
 local CHUNK = 16384
 
 -- Rows (JSON text, from C or from row(): the same bytes) with their sites
--- relative: each JSON string that starts as a machine path and ends in
--- ":line" (only a site can: labels start with their op, details with a
--- key), through util.relative_path.
+-- relative: each run of text that starts as a machine path right after a
+-- quote (a JSON string's, or an escaped one inside it: only a site does;
+-- labels start with their op, details with a key, addresses with 0x) up
+-- to the next quote or backslash, through util.relative_path, which cuts
+-- only after a "/", so the text stays JSON.
 local function relative_rows(s, dir)
-  return (s:gsub('"([%./~][^"]-:%d+)"', function(p)
-    return '"' .. util.relative_path(p, dir) .. '"'
+  return (s:gsub('(\\?")([%./~][^"\\]*)', function(q, p)
+    return q .. util.relative_path(p, dir)
   end))
 end
 

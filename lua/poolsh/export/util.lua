@@ -300,13 +300,15 @@ function M.relative_path(path, dir)
   if type(path) ~= "string" or not machine_path(path) then return path end
   if dir and dir ~= "" and dir ~= "." then
     local d = dir .. "/"
-    if path:sub(1, #d) == d then return path:sub(#d + 1) end
+    local rest = path:sub(1, #d) == d and path:sub(#d + 1)
+    if rest and not machine_path(rest) then return rest end
     if path:sub(1, 3) == "..." then
       local tail = path:sub(4)
       -- the longest start of tail (Lua cuts mid-name) that is an end of d
       for k = math.min(#d, #tail), 1, -1 do
         if k >= 2 and d:sub(-k) == tail:sub(1, k) and tail:sub(1, k):find("[^/]") then
-          return tail:sub(k + 1)
+          if not machine_path(tail:sub(k + 1)) then return tail:sub(k + 1) end
+          break
         end
       end
     end

@@ -46,7 +46,7 @@ local PROBE = [==[
   out.scrollWidth = Math.max(document.documentElement.scrollWidth, document.body.scrollWidth);
   out.verdicts = [].map.call(document.querySelectorAll(".verdict"), function (v) { return v.textContent; });
   out.sections = document.querySelectorAll("section.trace").length;
-  out.said = [].map.call(document.querySelectorAll("ol.notes .said, ol.notes .notice"), function (v) { return v.textContent; });
+  out.said = [].map.call(document.querySelectorAll("ol.notes .said, ol.notes .notice, #notes .said, #notes .notice"), function (v) { return v.textContent; });
   var target = q(HOVER);
   if (target) {
     var r = target.getBoundingClientRect();
@@ -54,7 +54,7 @@ local PROBE = [==[
     out.tip = document.getElementById("poolsh-tip").textContent;
     out.tipShown = document.getElementById("poolsh-tip").style.display;
   }
-  var li = document.querySelectorAll("ol.notes li");
+  var li = document.querySelectorAll("ol.notes li, #notes li");
   out.steps = li.length;
   if (li.length > 1) {
     out.rangeBefore = q(".map-range").textContent;

@@ -149,11 +149,11 @@ svg.map text { font: 11px system-ui, sans-serif; fill: #444; }
 .layout .main { flex: 1 1 auto; min-width: 0; }
 .layout aside { flex: 0 0 300px; max-height: 80vh; overflow: auto; border-left: 1px solid #eee; padding-left: 10px; }
 @media (max-width: 1279px) { .layout { display: block; } .layout aside { max-height: none; border: 0; padding: 0; } }
-ol.notes { padding-left: 20px; margin: 4px 0; }
-ol.notes li { margin-bottom: 6px; cursor: pointer; }
-ol.notes li.on { background: #fff3c4; }
-ol.notes .notice { color: #8a5a00; }
-ol.notes .said { color: #555; font-family: ui-monospace, monospace; font-size: 12px; white-space: pre-wrap; overflow-wrap: anywhere; }
+ol.notes, #notes { list-style: none; padding-left: 4px; margin: 4px 0; }
+ol.notes li, #notes li { margin-bottom: 6px; cursor: pointer; }
+ol.notes li.on, #notes li.on { background: #fff3c4; }
+ol.notes .notice, #notes .notice { color: #8a5a00; }
+ol.notes .said, #notes .said { color: #555; font-family: ui-monospace, monospace; font-size: 12px; white-space: pre-wrap; overflow-wrap: anywhere; }
 .verdict { font-weight: bold; padding: 2px 8px; display: inline-block; border-radius: 3px; overflow-wrap: anywhere; white-space: pre-wrap; max-width: 100%; box-sizing: border-box; }
 .verdict.pass { background: #d9f2d9; color: #1a5e1a; }
 .verdict.fail { background: #f9d6d5; color: #8b1a16; }
@@ -715,7 +715,7 @@ local SCRIPT = [==[
     window.addEventListener("resize", function () { if (width() !== W) draw(); });
 
     // A step: the charts and the map show from it to the next step.
-    var noteItems = root.querySelectorAll("ol.notes li");
+    var noteItems = root.querySelectorAll("ol.notes li, #notes li");
     function zoomStep(j) {
       var ns = D.notes || [];
       if (!ns[j]) return;
@@ -811,18 +811,19 @@ local function map_legend()
 end
 
 -- The steps beside the map: each with its notices and measured lines.
-local function notes_list(n)
+local function notes_list(n, single)
   if not n then return "" end
   local items = {}
   for j, note in ipairs(n) do
     local extra = {}
     for _, s in ipairs(note.notices or {}) do extra[#extra + 1] = '<div class="notice">notice: ' .. escape(s) .. "</div>" end
     for _, s in ipairs(note.said or {}) do extra[#extra + 1] = '<div class="said">' .. escape(s) .. "</div>" end
-    items[#items + 1] = ('<li data-step="%d"><a href="#t=%s,%s">%s ms</a> %s%s</li>\n'):format(j, number(note.t),
-      number(note.t + 1e-3), number(note.t), escape(note.text:gsub("^%d+%.%s*", "")), table.concat(extra))
+    items[#items + 1] = ('<li><a href="#t=%s,%s">%s ms</a> %s%s</li>\n'):format(number(note.t),
+      number(note.t + 1e-3), number(note.t), escape(note.text), table.concat(extra))
   end
-  return '<aside><h2>Steps <span class="note">(click one to zoom there)</span></h2>\n<ol class="notes">\n'
-    .. table.concat(items) .. "</ol></aside>\n"
+  -- (the one-trace page's list is id="notes", as it always was)
+  return '<aside><h2>Steps <span class="note">(click one to zoom there)</span></h2>\n'
+    .. (single and '<ol id="notes">\n' or '<ol class="notes">\n') .. table.concat(items) .. "</ol></aside>\n"
 end
 
 -- Rows read from the records in C at a time.
@@ -863,7 +864,7 @@ local function section(out, each, meta, record, key, single)
     '<div ', cls("maps"), '></div>\n<div ', cls("other"), "></div>\n",
     "<h2>Reserved, used and pending</h2>\n", legend(), "\n",
     '<div ', cls("pools"), '></div>\n<h2>Streams</h2>\n<div ', cls("streams"), "></div>\n",
-    "</div>\n", notes_list(h.notes), "</div>\n",
+    "</div>\n", notes_list(h.notes, single), "</div>\n",
     '<h2>Events <span class="note ', single and 'count" id="count' or "count", '"></span></h2>\n',
     '<div class="controls"><button ', cls("prev"), '>previous page</button><button ', cls("next"),
     '>next page</button> page <input ', cls("page"), ' size="6"></div>\n',

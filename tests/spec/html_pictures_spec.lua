@@ -377,7 +377,8 @@ describe("HTML pictures", function()
         assert.equal(0, a.shift)
         assert.equal(3, b.shift)
         assert.not_equal(a.dash, b.dash)
-        assert.matches("pool and pytorch: used lines coincide", got.coincide, 1, true)
+        assert.matches("used lines that coincide (drawn 3 px apart, each with its own dashes): pool and pytorch",
+          got.coincide, 1, true)
         assert.equal("", got.paths["pool reserved"].with)   -- 832 MiB against 942: apart
         -- what the recording reserved and used at its peak, as labelled lines
         assert.equal(2, got.lines)

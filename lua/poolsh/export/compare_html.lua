@@ -122,11 +122,14 @@ local SCRIPT = [==[
       var g = groups.filter(function (g2) { return same(g2[0], a, kind); })[0];
       if (g) g.push(a); else groups.push([a]);
     });
+    var same = [];
     groups.forEach(function (g) {
-      g.forEach(function (a, j) { a[kind + "_shift"] = j * 3; a[kind + "_with"] = g.length > 1 ? g : null; });
-      if (g.length > 1) notes.push(g.map(function (a) { return a.name; }).join(" and ") + ": " + kind +
-        " lines coincide (drawn 3 px apart, each with its own dashes)");
+      // 3 px apart, at most 4 steps (then the dashes tell them apart)
+      g.forEach(function (a, j) { a[kind + "_shift"] = (j % 4) * 3; a[kind + "_with"] = g.length > 1 ? g : null; });
+      if (g.length > 1) same.push(g.map(function (a) { return a.name; }).join(" and "));
     });
+    if (same.length) notes.push(kind + " lines that coincide (drawn 3 px apart, each with its own dashes): " +
+      same.join("; "));
   });
   // a step line per allocator and kind: the value holds until the next sample
   D.allocators.forEach(function (a, n) {
@@ -145,7 +148,7 @@ local SCRIPT = [==[
       if (a[kind + "_with"]) p.setAttribute("data-coincides", a[kind + "_with"].map(function (b) { return b.name; }).join(" "));
     });
   });
-  document.getElementById("coincide").textContent = notes.join("; ");
+  document.getElementById("coincide").textContent = notes.join(". ");
   document.getElementById("chart-box").appendChild(svg);
   document.getElementById("drawn").textContent =
     D.allocators.length + " allocators drawn, up to " + D.max_points + " points a line";

@@ -122,14 +122,14 @@ local SCRIPT = [==[
       var g = groups.filter(function (g2) { return same(g2[0], a, kind); })[0];
       if (g) g.push(a); else groups.push([a]);
     });
-    var same = [];
+    var alike = [];
     groups.forEach(function (g) {
       // 3 px apart, at most 4 steps (then the dashes tell them apart)
       g.forEach(function (a, j) { a[kind + "_shift"] = (j % 4) * 3; a[kind + "_with"] = g.length > 1 ? g : null; });
-      if (g.length > 1) same.push(g.map(function (a) { return a.name; }).join(" and "));
+      if (g.length > 1) alike.push(g.map(function (a) { return a.name; }).join(" and "));
     });
-    if (same.length) notes.push(kind + " lines that coincide (drawn 3 px apart, each with its own dashes): " +
-      same.join("; "));
+    if (alike.length) notes.push(kind + " lines that coincide (drawn 3 px apart, each with its own dashes): " +
+      alike.join("; "));
   });
   // a step line per allocator and kind: the value holds until the next sample
   D.allocators.forEach(function (a, n) {

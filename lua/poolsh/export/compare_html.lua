@@ -148,7 +148,14 @@ local SCRIPT = [==[
       if (a[kind + "_with"]) p.setAttribute("data-coincides", a[kind + "_with"].map(function (b) { return b.name; }).join(" "));
     });
   });
-  document.getElementById("coincide").textContent = notes.join(". ");
+  // many groups (advise's settings): folded under a one-line summary
+  var said = notes.join(". "), cbox = document.getElementById("coincide"), groupsSaid = 0;
+  notes.forEach(function (t) { groupsSaid += t.split("; ").length; });
+  if (said.length > 300) {
+    var det = document.createElement("details"), sm = document.createElement("summary");
+    sm.textContent = groupsSaid + " groups of lines coincide (drawn 3 px apart, each with its own dashes): which";
+    det.appendChild(sm); det.appendChild(document.createTextNode(said)); cbox.appendChild(det);
+  } else cbox.textContent = said;
   document.getElementById("chart-box").appendChild(svg);
   document.getElementById("drawn").textContent =
     D.allocators.length + " allocators drawn, up to " + D.max_points + " points a line";

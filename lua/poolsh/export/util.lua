@@ -262,6 +262,73 @@ function M.times(events)
   return ts
 end
 
+
+---------------------------------------------------------------------------
+-- Source paths. Sites are recorded as Lua gives them: the script's path
+-- as it was run (absolute when run by absolute path), or its tail after
+-- "..." when longer than Lua keeps. Pages show them relative.
+
+--- The directory of the script the trace came from: meta.script_dir, else
+-- meta.script's directory, else that of the first argument ending in .lua
+-- (arg[0] for `poolsh script.lua`, the file `poolsh run FILE.lua` names);
+-- nil when none is known.
+function M.script_dir(meta)
+  if meta and type(meta.script_dir) == "string" then return (meta.script_dir:gsub("/+$", "")) end
+  local script = meta and type(meta.script) == "string" and meta.script
+  if not script and type(_G.arg) == "table" then
+    for i = 0, #_G.arg do
+      local a = _G.arg[i]
+      if type(a) == "string" and a:match("%.lua$") then script = a; break end
+    end
+  end
+  if not script then return nil end
+  return script:match("^(.*)/[^/]*$") or "."
+end
+
+-- Whether s is a path that names this machine's files: absolute, "~/"
+-- or Lua's shortened "...tail".
+local function machine_path(s)
+  return s:sub(1, 1) == "/" or s:sub(1, 3) == "..." or s:sub(1, 2) == "~/"
+end
+
+--- path ("/abs/dir/x.lua:12", ".../dir/x.lua:12", "x.lua:12") as the page
+-- shows it: relative to dir (the script's directory) when under it (a
+-- shortened path when its tail ends as dir does); poolsh's own Lua files
+-- from "poolsh/"; any other absolute path by its file name. Never an
+-- absolute path.
+function M.relative_path(path, dir)
+  if type(path) ~= "string" or not machine_path(path) then return path end
+  if dir and dir ~= "" and dir ~= "." then
+    local d = dir .. "/"
+    local rest = path:sub(1, #d) == d and path:sub(#d + 1)
+    if rest and not machine_path(rest) then return rest end
+    if path:sub(1, 3) == "..." then
+      local tail = path:sub(4)
+      -- the longest start of tail (Lua cuts mid-name) that is an end of d
+      for k = math.min(#d, #tail), 1, -1 do
+        if k >= 2 and d:sub(-k) == tail:sub(1, k) and tail:sub(1, k):find("[^/]") then
+          if not machine_path(tail:sub(k + 1)) then return tail:sub(k + 1) end
+          break
+        end
+      end
+    end
+  end
+  local own = path:match("/lua/(poolsh/.*)$") or path:match("^%.%.%.(poolsh/.*)$") or path:match("/(poolsh/[^/]+%.lua.*)$")
+    or path:match("/(poolsh/[%w_]+/[^/]+%.lua.*)$")
+  if own then return own end
+  return path:match("([^/]*)$")
+end
+
+--- text with every word that is a machine path (starts with "/", "~/" or
+-- "...") written as M.relative_path writes it: for messages and
+-- tracebacks shown in a page.
+function M.relative_paths(text, dir)
+  if type(text) ~= "string" then return text end
+  return (text:gsub("([^%s\"'()%[%]<>=,]+)", function(w)
+    if machine_path(w) and w:find("/", 2, true) then return M.relative_path(w, dir) end
+  end))
+end
+
 ---------------------------------------------------------------------------
 -- Writing.
 

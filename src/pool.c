@@ -324,6 +324,17 @@ static int pool_destroy(lua_State *L) {
   return 0;
 }
 
+/* Gives the table on top the metatable of poolsh.stats (how counters
+ * print: sizes as sizes) when that module is loaded; values unchanged. */
+static void stats_meta(lua_State *L) {
+  int top = lua_gettop(L);
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);    /* [st, loaded] */
+  if (lua_getfield(L, -1, "poolsh.stats") == LUA_TTABLE &&       /* [st, loaded, mod] */
+      lua_getfield(L, -1, "meta") == LUA_TTABLE)                 /* [st, loaded, mod, mt] */
+    lua_setmetatable(L, top);
+  lua_settop(L, top);
+}
+
 /* p:stats([{estimates = false}]) -> the driver's four counters (reserved,
  * used, reserved_high, used_high), the ledger's live, pending and
  * pending_count, and the free space estimate (free, largest_free,
@@ -346,6 +357,7 @@ static int pool_stats(lua_State *L) {
     lua_setfield(L, -2, names[i]);
   }
   ps_obs_pool_view(L, ps_context(L), p, reserved, estimates);
+  stats_meta(L);
   return 1;
 }
 

@@ -131,8 +131,20 @@ static int naming_all(lua_State *L) {
   return 1;
 }
 
+/* poolsh.core.object_given(kind, id) -> the name that object was given,
+ * or nil when it has none (it is shown as "s3"). */
+static int naming_given(lua_State *L) {
+  int kind = check_kind(L, 1);
+  lua_Integer id = luaL_checkinteger(L, 2);
+  luaL_argcheck(L, id >= 0 && id <= INT32_MAX, 2, "object id out of range");
+  push_names(L, kind);
+  if (lua_rawgeti(L, -1, (int)id) != LUA_TSTRING) lua_pushnil(L);
+  return 1;
+}
+
 static const luaL_Reg naming_funcs[] = {
-  {"object_name", naming_name}, {"object_names", naming_all}, {NULL, NULL}
+  {"object_name", naming_name}, {"object_names", naming_all}, {"object_given", naming_given},
+  {NULL, NULL}
 };
 
 /* Sets the views into the table of views (arg 2). */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "object.h"
+#include "naming.h"
 
 /* ---- classes and objects ---------------------------------------------- */
 
@@ -83,10 +84,17 @@ void ps_wait_begin(lua_State *L, ps_ctx *c) {
 }
 /* ---- checks that refuse dead objects --------------------------------- */
 
+/* The name object kind/id is shown by ("b3", or the one it was given),
+ * pushed (the error that uses it discards the stack). */
+static const char *objname(lua_State *L, int kind, int id) {
+  ps_pushname(L, kind, id);
+  return lua_tostring(L, -1);
+}
+
 /* Returns the Stream at arg, refusing a destroyed one. */
 ps_streamud *ps_checkstream(lua_State *L, int arg) {
   ps_streamud *s = (ps_streamud *)ps_checkud(L, arg, PS_UV_STREAM, PS_STREAM);
-  if (!s->live) luaL_error(L, "attempt to use a destroyed poolsh.Stream (s%d)", s->id);
+  if (!s->live) luaL_error(L, "attempt to use a destroyed poolsh.Stream (%s)", objname(L, PS_ID_STREAM, s->id));
   return s;
 }
 
@@ -104,21 +112,21 @@ ps_streamud *ps_optstream(lua_State *L, int arg) {
 /* Returns the Event at arg, refusing a destroyed one. */
 ps_eventud *ps_checkevent(lua_State *L, int arg) {
   ps_eventud *e = (ps_eventud *)ps_checkud(L, arg, PS_UV_EVENT, PS_EVENT);
-  if (!e->live) luaL_error(L, "attempt to use a destroyed poolsh.Event (e%d)", e->id);
+  if (!e->live) luaL_error(L, "attempt to use a destroyed poolsh.Event (%s)", objname(L, PS_ID_EVENT, e->id));
   return e;
 }
 
 /* Returns the Pool at arg, refusing a destroyed one. */
 ps_poolud *ps_checkpool(lua_State *L, int arg) {
   ps_poolud *p = (ps_poolud *)ps_checkud(L, arg, PS_UV_POOL, PS_POOL);
-  if (!p->live) luaL_error(L, "attempt to use a destroyed poolsh.Pool (p%d)", p->id);
+  if (!p->live) luaL_error(L, "attempt to use a destroyed poolsh.Pool (%s)", objname(L, PS_ID_POOL, p->id));
   return p;
 }
 
 /* Returns the Buffer at arg, refusing a freed one. */
 ps_bufferud *ps_checkbuffer(lua_State *L, int arg) {
   ps_bufferud *b = (ps_bufferud *)ps_checkud(L, arg, PS_UV_BUFFER, PS_BUFFER);
-  if (!b->live) luaL_error(L, "attempt to use a freed poolsh.Buffer (b%d)", b->id);
+  if (!b->live) luaL_error(L, "attempt to use a freed poolsh.Buffer (%s)", objname(L, PS_ID_BUFFER, b->id));
   return b;
 }
 

@@ -324,6 +324,17 @@ static int pool_destroy(lua_State *L) {
   return 0;
 }
 
+/* Gives the table on top the metatable of poolsh.stats (how counters
+ * print: sizes as sizes) when that module is loaded; values unchanged. */
+static void stats_meta(lua_State *L) {
+  int top = lua_gettop(L);
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);    /* [st, loaded] */
+  if (lua_getfield(L, -1, "poolsh.stats") == LUA_TTABLE &&       /* [st, loaded, mod] */
+      lua_getfield(L, -1, "meta") == LUA_TTABLE)                 /* [st, loaded, mod, mt] */
+    lua_setmetatable(L, top);
+  lua_settop(L, top);
+}
+
 /* p:stats([{estimates = false}]) -> the driver's four counters (reserved,
  * used, reserved_high, used_high), the ledger's live, pending and
  * pending_count, and the free space estimate (free, largest_free,
@@ -346,6 +357,7 @@ static int pool_stats(lua_State *L) {
     lua_setfield(L, -2, names[i]);
   }
   ps_obs_pool_view(L, ps_context(L), p, reserved, estimates);
+  stats_meta(L);
   return 1;
 }
 
@@ -377,20 +389,24 @@ static int pool_trim(lua_State *L) {
 /* Raises the failure of an allocation, naming size, pool and stream, or
  * the limit that refused it (limit.c). */
 static int alloc_failed(lua_State *L, int st, uint64_t size, ps_poolud *p, ps_streamud *s) {
-  char n[16];
   ps_ctx *c = (ps_ctx *)lua_touserdata(L, PS_UP_CTX);
   ps_obs_alloc_failed(L, c, p, s, size, st);
   ps_render(L, "poolsh.render.oom", 1);         /* the lines that explain it, or "" */
   const char *why = lua_tostring(L, -1);         /* stays on the stack, as sz */
   const char *sz = ps_pushsize(L, size);
+  /* the pool and stream by the names shown everywhere else (naming.c) */
+  ps_pushname(L, PS_ID_POOL, p->id);
+  const char *pn = lua_tostring(L, -1);
+  ps_pushname(L, PS_ID_STREAM, s->id);
+  const char *sn = lua_tostring(L, -1);
   if (c->limited && c->lim.refused.on)           /* not the driver's lines, then */
-    return ps_limit_fail(L, c, lua_pushfstring(L, "p%d:alloc(%s)", p->id, sz));
+    return ps_limit_fail(L, c, lua_pushfstring(L, "%s:alloc(%s)", pn, sz));
   if (p->imported)                              /* the GPU's answer, measured */
-    return ps_fail(L, st, "allocating %s from pool p%d on stream %s: p%d is imported, and "
+    return ps_fail(L, st, "allocating %s from pool %s on stream %s: %s is imported, and "
                    "an imported pool cannot allocate: only its exporter does",
-                   sz, p->id, ps_streamname(n, sizeof n, s), p->id);
-  return ps_fail(L, st, "allocating %s from pool p%d on stream %s%s",   /* then why */
-                 sz, p->id, ps_streamname(n, sizeof n, s), why);
+                   sz, pn, sn, pn);
+  return ps_fail(L, st, "allocating %s from pool %s on stream %s%s",   /* then why */
+                 sz, pn, sn, why);
 }
 
 /* p:alloc(size [, stream]) -> Buffer. On out-of-memory, runs a full

@@ -31,6 +31,8 @@ function poolsh.duration(d)
 end
 
 poolsh.fmt = units.fmt
+-- p:stats() tables print sizes as sizes (poolsh.stats; src/pool.c sets it)
+require "poolsh.stats"
 poolsh.fmt_duration = units.fmt_duration
 
 --- poolsh.sim: the simulated device's profile (sim backend only).

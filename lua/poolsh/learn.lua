@@ -9,6 +9,8 @@
 local poolsh = require "poolsh"
 local core = require "poolsh.core"
 local scenario = require "poolsh.scenario"
+local naming = require "poolsh.naming"
+local words = require "poolsh.words"
 
 local M = {}
 
@@ -21,10 +23,10 @@ function expect.reused_from(b, src)
   for _, e in ipairs(b.sources or {}) do
     local id = type(e.buffer) == "number" and e.buffer or e.buffer and e.buffer.id
     if id == want then return end
-    got[#got + 1] = "b" .. tostring(id)
+    got[#got + 1] = math.type(id) == "integer" and naming.of("buffer", id) or tostring(id)
   end
   scenario.expect.equal(#got > 0 and table.concat(got, ", ") or "none",
-    want and ("b" .. want) or "a buffer", tostring(b.name) .. " reused the memory of")
+    want and naming.of("buffer", want) or "a buffer", tostring(b.name) .. " reused the memory of")
 end
 
 -- ---- progress -----------------------------------------------------------------
@@ -52,7 +54,7 @@ function M.state_path()
   return base .. "/poolsh/learn.json"
 end
 
-local function warn(msg) io.stderr:write("poolsh learn: ", msg, "\n") end
+local function warn(msg) io.stderr:write(words.wrap("poolsh learn: " .. msg .. "\n")) end
 
 -- Says once per process that progress is not kept, and why.
 local said_unsaved = false
@@ -280,7 +282,35 @@ function M.new(lesson, opts)
   return s
 end
 
-function Session:say(fmt, ...) self.out(fmt:format(...) .. "\n") end
+--- say(fmt, ...): prints a line of prose, wrapped at words to the
+-- terminal's width (poolsh.words.wrap: 80 columns when unknown).
+function Session:say(fmt, ...) self.out(words.wrap(fmt:format(...) .. "\n")) end
+
+-- Whether s is Lua a learner would type (it compiles as a chunk).
+local function is_code(s)
+  return type(s) == "string" and s:find("%S") ~= nil and load(s, "=code", "t", {}) ~= nil
+end
+
+--- code(label, src [, inline]): prints label and the Lua code src; with
+-- inline, on one line when that fits the terminal; else label alone and
+-- each line of code below it, indented 2 more than the label. A line of
+-- code is never broken: the learner types it as shown.
+function Session:code(label, src, inline)
+  local text = require "poolsh.live.text"
+  local one = label .. " " .. src
+  if inline and not src:find("\n") and text.vlen(one) <= text.columns() then
+    return self.out(one .. "\n")
+  end
+  local pad = label:match("^%s*") .. "  "
+  self.out(words.wrap(label) .. "\n" .. pad .. src:gsub("\n", "\n" .. pad) .. "\n")
+end
+
+-- Prints a hint after label ("  hint:", "hint:"): code as code, prose
+-- wrapped.
+function Session:say_hint(label, hint)
+  if is_code(hint) then return self:code(label, hint, true) end
+  self:say("%s %s", label, hint)
+end
 
 function Session:prompt()
   if self.finished then return nil end
@@ -401,6 +431,7 @@ function Session:start()
   end
   local e = self:prepare(l.setup)
   if e then error(("lesson %s: setup failed: %s"):format(l.name, e), 0) end
+  naming.adopt(self.G)       -- the setup's p, s, ... are shown by those names
   self:keep_setup()
   self:say("%s: %s", l.title or l.name, l.summary or "")
   if l.intro then self:say("%s", l.intro) end
@@ -424,6 +455,7 @@ end
 -- advance; it failed and the statement changed the pools, say why and
 -- give the hint (not after check(), which said it already).
 function Session:after()
+  naming.adopt(self.G)       -- already done by the REPL when G is one of its envs
   if self.finished then return end
   local fp = fingerprint()
   local changed = fp ~= self.fp
@@ -443,7 +475,7 @@ end
 function Session:miss(why)
   self.misses = self.misses + 1
   self:say("\u{2717} %s", why)
-  self:say("  hint: %s", self.lesson.steps[self.step].hint or "read the step again: lesson()")
+  self:say_hint("  hint:", self.lesson.steps[self.step].hint or "read the step again: lesson()")
   if self.misses >= 3 then self:say("  (skip() shows the answer and moves on)") end
 end
 
@@ -462,7 +494,7 @@ end
 
 function Session:hint()
   if self.finished then return self:show() end
-  self:say("hint: %s", self.lesson.steps[self.step].hint or "read the step again: lesson()")
+  self:say_hint("hint:", self.lesson.steps[self.step].hint or "read the step again: lesson()")
 end
 
 --- restart(): starts the lesson over: frees the live buffers in the
@@ -492,7 +524,7 @@ end
 function Session:skip()
   if self.finished then return self:show() end
   local st = self.lesson.steps[self.step]
-  self:say("the answer:\n  %s", (st.solution or "(none)"):gsub("\n", "\n  "))
+  if st.solution then self:code("the answer:", st.solution) else self:say("the answer: (none)") end
   local ok, e = pcall(self.run_solution, self, st)
   if not ok then self:say("the answer failed here: %s", one_line(e)) end
   self.skipped = true
@@ -514,10 +546,13 @@ function M.start(which, opts)
   G.restart = function() s:restart() end
   for _, k in ipairs { "hint", "skip", "lesson", "check", "restart" } do s.before[k] = true end
   local repl = poolsh.repl
+  local known = false
+  for _, env in ipairs(repl.envs) do known = known or env == G end
+  if not known then repl.envs[#repl.envs + 1] = G end   -- named before the live lines
   repl.prompt = s:prompt()
   repl.hooks[#repl.hooks + 1] = function()
     local ok, e = pcall(s.after, s)
-    if not ok then io.stderr:write("poolsh learn: ", one_line(e), "\n") end
+    if not ok then io.stderr:write(words.wrap("poolsh learn: " .. one_line(e) .. "\n")) end
     repl.prompt = s:prompt()
   end
   return s

@@ -61,8 +61,17 @@ end
 -- check, lua/poolsh/learn.lua).
 M.hooks = {}
 
---- after(): runs after each REPL statement: the live view, then M.hooks.
+--- The tables of variables whose objects take their variable's name
+-- after each statement (poolsh.naming.adopt): the REPL's globals, and a
+-- lesson's own table when it has one (lua/poolsh/learn.lua adds it).
+M.envs = { _G }
+
+--- after(): runs after each REPL statement: names the new objects after
+-- their variables, then the live view (which shows those names), then
+-- M.hooks.
 function M.after()
+  local adopt = require("poolsh.naming").adopt
+  for _, env in ipairs(M.envs) do adopt(env) end
   require("poolsh.live").after()
   for _, f in ipairs(M.hooks) do f() end
 end

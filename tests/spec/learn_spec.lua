@@ -78,6 +78,46 @@ describe("each lesson", function()
   end
 end)
 
+describe("each lesson's text", function()
+  local text = require "poolsh.live.text"
+  after_each(function() poolsh.live.width = nil end)
+  for _, width in ipairs { 80, 60 } do
+    for _, name in ipairs(learn.names()) do
+      it(("%s fits %d columns, its code never broken"):format(name, width), function()
+        poolsh.live.width = width
+        local s, G, output = session(name)
+        local code = {}                  -- the lines a learner types, whole
+        for _, st in ipairs(s.lesson.steps) do
+          for _, src in ipairs { st.solution or "", st.hint or "" } do
+            for l in src:gmatch("[^\n]+") do code[l] = true end
+          end
+        end
+        s:start()
+        local all = { output() }
+        for _, st in ipairs(s.lesson.steps) do
+          s:show(); s:hint()
+          s:miss("a made-up failure whose text is long enough to need folding at the width "
+            .. "of the terminal, so that it shows the folding")
+          s:skip()
+          s:after()
+          all[#all + 1] = output()
+        end
+        assert.is_true(s.finished)
+        s:show()
+        all[#all + 1] = output()
+        local seen_code = 0
+        for l in table.concat(all):gmatch("[^\n]*") do
+          local bare = l:match("^%s*(.-)$")
+          if code[bare] then seen_code = seen_code + 1
+          else assert.is_true(text.vlen(l) <= width, ("%d columns: %s"):format(text.vlen(l), l)) end
+        end
+        assert.is_true(seen_code >= #s.lesson.steps)     -- each answer shown, whole
+        free_all(G)
+      end)
+    end
+  end
+end)
+
 describe("a lesson session", function()
   it("is silent after a statement that changes nothing, hints after a wrong one", function()
     local s, G, output = session("same_stream")
@@ -104,7 +144,10 @@ describe("a lesson session", function()
     -- t takes a's memory; b then reuses t's, by stream order too
     type_in(s, G, 't = p:alloc("4 MiB", s); t:free(); b = p:alloc("4 MiB", s)')
     local text = output()
-    assert.matches(" reused the memory of: expected b" .. G.a.id .. ", observed b" .. G.t.id, text, 1, true)
+    -- named as the learner's variables (poolsh.naming.adopt)
+    assert.matches(" reused the memory of: expected " .. G.a.name .. ", observed " .. G.t.name, text, 1, true)
+    assert.matches("^a", G.a.name)
+    assert.matches("^t", G.t.name)
     assert.is_nil(text:find("step 3 done", 1, true))
     free_all(G)
   end)
@@ -353,11 +396,11 @@ describe("poolsh learn in a terminal", function()
     os.execute("rm -rf " .. H.quote(dir))
   end)
 
-  local function start(lesson)
+  local function start(lesson, width)
     tmux("kill-server")
     local cmd = ("env POOLSH_LEARN_STATE=%s POOLSH_HISTORY=%s %s --backend=sim learn %s 2>%s; echo $? >%s")
       :format(H.quote(run.state), H.quote(dir .. "/hist"), H.exe, lesson, H.quote(run.err), H.quote(run.rc))
-    tmux("new-session -d -s learn -x 200 -y 50 " .. H.quote(cmd))
+    tmux(("new-session -d -s learn -x %d -y 50 "):format(width or 200) .. H.quote(cmd))
     assert.truthy(wait_for("learn %d/%d> "), "no prompt:\n" .. screen())
   end
   local function ended()
@@ -436,6 +479,19 @@ describe("poolsh learn in a terminal", function()
     assert.is_nil(screen():find("step 2 done", 1, true))
     local text = screen()
     assert.is_nil(text:find("\u{2713}", text:find("learn 2/4> skip()", 1, true), true), text)
+  end)
+
+  it("fits 80 columns and names the learner's objects after their variables", function()
+    start("cross_stream", 80)
+    line('b = p:alloc("4 MiB", s1)', "\n  b 4.00 MiB from p on s1: fresh memory")
+    line("skip()", "step 1 done")
+    send("C-d")
+    assert.equal("0\n", (ended()))
+    -- the screen with the lines the terminal folded joined again (-J)
+    local joined = screen()
+    for l in joined:gmatch("[^\n]+") do assert.is_true(utf8.len(l) <= 80, l) end
+    assert.is_nil(joined:find("p1", 1, true), joined)
+    assert.is_nil(joined:find(" b%d"), joined)
   end)
 
   it("finishes a lesson, names the next, and gives the prompt back", function()

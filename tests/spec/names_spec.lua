@@ -58,3 +58,113 @@ describe("object names", function()
     s:destroy()
   end)
 end)
+
+-- naming.adopt: the REPL's and lessons' variables name their objects.
+describe("objects named after their variables", function()
+  local live = poolsh.live
+  local function joined(lines) return table.concat(lines, "\n") end
+  before_each(function() live.width, live.color = 80, false end)
+  after_each(function() poolsh.watch(false); live.width = nil end)
+
+  it("take the variable's name before the live lines of the statement that made them", function()
+    local env = {}
+    env.nv_s = poolsh.stream()
+    env.nv_p = poolsh.pool { release_threshold = "max" }
+    naming.adopt(env)
+    poolsh.watch(true)
+    env.nv_b7 = env.nv_p:alloc("4 MiB", env.nv_s)   -- b7 = p:alloc(...) printed b<id>
+    assert.equal(1, naming.adopt(env))
+    local text = joined(live.lines())
+    assert.matches("  nv_b7 4.00 MiB from nv_p on nv_s: fresh memory", text, 1, true)
+    assert.equal("nv_b7", env.nv_b7.name)
+    assert.equal("nv_p", env.nv_p.name)
+    assert.equal("nv_s", env.nv_s.name)
+    env.nv_b7:free()
+    env.nv_x = env.nv_p:alloc("4 MiB", env.nv_s)
+    naming.adopt(env)
+    assert.matches("nv_x 4.00 MiB from nv_p on nv_s: reused nv_b7's memory", joined(live.lines()), 1, true)
+    env.nv_x:free(); env.nv_s:sync()
+    env.nv_p:trim(0)
+    assert.matches("nv_p:trim() released 32.00 MiB", joined(live.lines()), 1, true)
+    env.nv_p:destroy(); env.nv_s:destroy()
+  end)
+
+  it("keep their first name; a second object of a kind under a taken name is name#2", function()
+    local p <close> = poolsh.pool { release_threshold = "max" }
+    local env = {}
+    env.nd_b = p:alloc(64)
+    naming.adopt(env)
+    local first = env.nd_b
+    env.nd_c = first                     -- moved: keeps nd_b
+    env.nd_b = p:alloc(64)               -- another buffer under nd_b
+    naming.adopt(env)
+    assert.equal("nd_b", first.name)
+    assert.equal("nd_b#2", env.nd_b.name)
+    first:free()
+    local second = env.nd_b
+    env.nd_b = p:alloc(64)               -- names outlive objects: the next is #3
+    naming.adopt(env)
+    assert.equal("nd_b#3", env.nd_b.name)
+    env.nd_s = poolsh.stream()           -- another kind: its own names
+    env.nd_named = poolsh.stream { name = "copies_nd" }   -- a given name stays
+    env.nd_t = poolsh.stream { name = "nd_u" }
+    env.nd_u = poolsh.stream()           -- a name another object was given is taken
+    local long = ("v"):rep(57)
+    env[long] = p:alloc(64)              -- too long to take as is: left alone
+    env.nd_tab = { p:alloc(64) }         -- tables in env are not looked into
+    naming.adopt(env)
+    assert.equal("nd_s", env.nd_s.name)
+    assert.equal("copies_nd", env.nd_named.name)
+    assert.equal("nd_u", env.nd_t.name)
+    assert.equal("nd_u#2", env.nd_u.name)
+    assert.equal(("b%d"):format(env[long].id), env[long].name)
+    assert.equal(("b%d"):format(env.nd_tab[1].id), env.nd_tab[1].name)
+    for _, b in ipairs { env.nd_c, second, env.nd_b, env[long], env.nd_tab[1] } do if b.live then b:free() end end
+    for _, k in ipairs { "nd_s", "nd_named", "nd_t", "nd_u" } do env[k]:destroy() end
+  end)
+
+  it("are named in errors, sync's release notes and a trace's JSON export", function()
+    local env = {}
+    env.ne_s = poolsh.stream()
+    env.ne_p = poolsh.pool { release_threshold = 0, max_size = "64 MiB" }
+    naming.adopt(env)
+    local msg = H.err(function() return env.ne_p:alloc("1 GiB", env.ne_s) end)
+    assert.matches("allocating 1.00 GiB from pool ne_p on stream ne_s", msg, 1, true)
+    env.ne_gone = env.ne_p:alloc(64, env.ne_s)
+    naming.adopt(env)
+    env.ne_gone:free()
+    assert.matches("attempt to use a freed poolsh.Buffer (ne_gone)", H.err(function() env.ne_gone:free() end), 1, true)
+    poolsh.watch(true)
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert(os.execute("mkdir -m 0700 " .. H.quote(dir)))
+    poolsh.trace.start()
+    env.ne_buf = env.ne_p:alloc("4 MiB", env.ne_s)
+    naming.adopt(env)
+    env.ne_buf:free(); env.ne_s:sync()
+    assert.matches("ne_s:sync() released", joined(live.lines()), 1, true)
+    poolsh.trace.stop()
+    poolsh.trace.save(dir .. "/t.json")
+    local json = H.slurp(dir .. "/t.json")
+    os.execute("rm -rf " .. H.quote(dir))
+    poolsh.trace.clear()
+    assert.matches('"alloc ne_buf"', json, 1, true)
+    assert.matches('ne_p', json, 1, true)
+    env.ne_p:destroy(); env.ne_s:destroy()
+  end)
+
+  it("cost little: only the env's own keys are looked at, each object once", function()
+    local p <close> = poolsh.pool { release_threshold = "max" }
+    local env = { many = {} }
+    for i = 1, 100000 do env.many[i] = p end         -- 100k objects in a table: not scanned
+    for i = 1, 2000 do env["nc_g" .. i] = i end      -- many plain globals
+    env.nc_one = p:alloc(64)
+    naming.adopt(env)
+    local t0 = os.clock()
+    for _ = 1, 100 do naming.adopt(env) end
+    local per = (os.clock() - t0) / 100
+    assert.is_true(per < 0.005, ("adopt took %.2f ms a statement"):format(per * 1000))
+    assert.equal("nc_one", env.nc_one.name)
+    env.nc_one:free()
+  end)
+end)

@@ -34,8 +34,7 @@ describe("out of memory, worded by poolsh.render.oom", function()
     local q <close> = poolsh.pool { max_size = "64 MiB", name = "big" }
     local l = oom_lines(q, "128 MiB", s)
     assert.same({
-      ("cudaErrorMemoryAllocation: out of memory allocating 128.00 MiB from pool p%d on stream s%d")
-        :format(q.id, s.id),
+      "cudaErrorMemoryAllocation: out of memory allocating 128.00 MiB from pool big on stream copies",
       "  big: reserved 0 B, used 0 B, pending 0 B",
       "  max_size 64.00 MiB" .. device_part(),
       "  collecting garbage before the retry freed 0 B of pool buffers (0 B of big)",

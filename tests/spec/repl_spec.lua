@@ -105,15 +105,15 @@ describe("the REPL", function()
     send("b = p:alloc('4 MiB', s)", "Enter")
     assert.truthy(wait_for("used 4%.00 MiB \27%[32m%+4%.00 MiB") or
                   wait_for("used 4%.00 MiB %(.-%+4%.00 MiB"), screen())
-    assert.truthy(wait_for("b1 4%.00 MiB from p1 on s1: fresh memory"), screen())
+    assert.truthy(wait_for("\n  b 4%.00 MiB from p on s: fresh memory"), screen())
     line("b:free()")
     send("c = p:alloc('4 MiB', s)", "Enter")
-    assert.truthy(wait_for("b2 4%.00 MiB from p1 on s1: reused b1's memory %(.-stream order"), screen())
+    assert.truthy(wait_for("\n  c 4%.00 MiB from p on s: reused b's memory %(.-stream order"), screen())
     line("poolsh.watch(false)")
     send("d = p:alloc('1 MiB', s)", "Enter")
     send("print('after' .. 'd')", "Enter")
     assert.truthy(wait_for("afterd"), screen())
-    assert.is_nil(screen():match("b3 1%.00 MiB"))
+    assert.is_nil(screen():match("d 1%.00 MiB"))
   end)
 
   it("announces buffers the collector freed under the statement that freed them", function()
@@ -125,7 +125,34 @@ describe("the REPL", function()
     send("collectgarbage(); collectgarbage()", "Enter")
     assert.truthy(wait_for("used 0 B %(%-16%.00 MiB%)") or wait_for("used 0 B %(.-%-16%.00 MiB"),
       screen())
-    assert.truthy(wait_for("collected: b1, b2 %(16%.00 MiB%) \u{2014} no variable held them"), screen())
+    assert.truthy(wait_for("collected: x, y %(16%.00 MiB%) \u{2014} no variable held them"), screen())
+  end)
+
+  it("names objects after the global they are first assigned to, in every line", function()
+    start()
+    line("s = poolsh.stream(); p = poolsh.pool{release_threshold = 0}")
+    send("b7 = p:alloc('4 MiB', s)", "Enter")             -- b7 printed as b1 before
+    assert.truthy(wait_for("\n  b7 4%.00 MiB from p on s: fresh memory"), screen())
+    line("b7:free()")
+    send("a = p:alloc('4 MiB', s)", "Enter")
+    assert.truthy(wait_for("\n  a 4%.00 MiB from p on s: reused b7's memory"), screen())
+    line("keep = a")                                     -- a keeps its first name
+    send("a = p:alloc('1 MiB', s)", "Enter")             -- another buffer under a taken name
+    assert.truthy(wait_for("\n  a#2 1%.00 MiB from p on s: fresh memory"), screen())
+    send("print(keep.name .. ',' .. a.name)", "Enter")
+    assert.truthy(wait_for("\na,a#2\n"), screen())
+    send("local z = p:alloc('2 MiB', s); z:free()", "Enter")   -- a local dies with its line
+    assert.truthy(wait_for("\n  b%d+ 2%.00 MiB from p on s: "), screen())
+    send("keep:free(); a:free(); s:sync()", "Enter")
+    assert.truthy(wait_for("p  reserved [^\n]*s:sync%(%) released"), screen())
+    line("p.release_threshold = 'max'; a = p:alloc('4 MiB', s); a:free(); s:sync()")
+    send("p:trim(0)", "Enter")
+    assert.truthy(wait_for("p:trim%(%) released"), screen())
+    send("big = p:alloc('1 TiB', s)", "Enter")
+    assert.truthy(wait_for("allocating 1%.00 TiB from pool p on stream s"), screen())
+    for _, old in ipairs { "p1:trim", "s1:sync", "from p1", "on s1", "b1" } do
+      assert.is_nil(screen():find(old, 1, true), screen())
+    end
   end)
 
   it("runs multi-line input", function()

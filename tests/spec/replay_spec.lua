@@ -547,3 +547,38 @@ describe("a long replay", function()
     end
   end)
 end)
+
+describe("a replay against its recording", function()
+  local compare = require "poolsh.replay.compare"
+
+  it("says the difference in size and percent of the recorded figure", function()
+    assert.equal("110.00 MiB (12%) less than recorded", compare.difference(832 * MiB, 942 * MiB))
+    assert.equal("32.00 MiB (4%) more than recorded", compare.difference(800 * MiB, 768 * MiB))
+    assert.equal("same as recorded", compare.difference(768 * MiB, 768 * MiB))
+    assert.equal("1.00 MiB (<1%) more than recorded", compare.difference(1025 * MiB, 1024 * MiB))
+    assert.equal("2.00 MiB more than recorded", compare.difference(2 * MiB, 0))
+  end)
+
+  local function run(args)
+    return H.sh(("%s --backend=sim %s 2>&1"):format(H.exe, args))
+  end
+
+  it("poolsh replay prints its peak beside the recording's", function()
+    if not H.is_sim() then pending("the figures are the sim's") return end
+    local rec = replay.read.open("tests/data/torch/transformer.pickle.gz")
+    local r = replay.run(rec, { allocator = "pool" })
+    local want = compare.difference(r.peak_reserved, rec.expected.peak_reserved)
+    assert.matches("less than recorded", want, 1, true)
+    local out = run("replay tests/data/torch/transformer.pickle.gz")
+    assert.matches("\n  peak reserved   " .. poolsh.fmt(r.peak_reserved) .. ": " .. want .. "\n", out, 1, true)
+  end)
+
+  it("poolsh compare prints each allocator's peak against the recording's", function()
+    local out = run("compare tests/data/torch/convnet.pickle.gz --allocator=pool --allocator=pytorch")
+    local rec = replay.read.open("tests/data/torch/convnet.pickle.gz")
+    assert.matches("\npeak reserved against the recording's " .. poolsh.fmt(rec.expected.peak_reserved) .. ":\n",
+      out, 1, true)
+    assert.matches("\n  pool     [%d.]+ [KMG]iB: [^\n]* than recorded\n", out)
+    assert.matches("\n  pytorch  [%d.]+ [KMG]iB: [^\n]*recorded\n", out)
+  end)
+end)

@@ -290,7 +290,7 @@ describe("poolsh learn without HOME", function()
       ]]))
     assert.equal(0, code, err)
     assert.equal("false\nfalse\n", out)
-    assert.equal("poolsh learn: progress is not saved: HOME is not set (POOLSH_LEARN_STATE names a file for it)\n", err)
+    assert.equal("poolsh learn: progress is not saved: HOME is not set (POOLSH_LEARN_STATE names a file for it)\n", (err:gsub("\n(.)", " %1")))   -- wrapped at 80
     assert.equal("", listing(d))
   end)
 

@@ -921,7 +921,7 @@ end
 function A:stats()
   local t = {}
   for k, v in pairs(self.st) do t[k] = v end
-  return t
+  return require("poolsh.stats").mark(t)
 end
 
 --- The segments by address, each with its blocks in order; an expandable

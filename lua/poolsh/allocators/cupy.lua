@@ -287,7 +287,7 @@ function A:stats()
   local t = {}
   for k, v in pairs(self.st) do t[k] = v end
   t.free_bytes = t.reserved - t.used
-  return t
+  return require("poolsh.stats").mark(t)
 end
 
 --- The address of block b (for display), nil for a block of 0 B.

@@ -133,7 +133,7 @@ function A:stats()
   local p = self.pool
   local st = p:stats { estimates = false }
   local g, r = counted(p)
-  return { reserved = st.reserved, used = st.used, segments_allocated = g - self.base.growths,
+  return require("poolsh.stats").mark { reserved = st.reserved, used = st.used, segments_allocated = g - self.base.growths,
            driver_frees = r - self.base.releases, peak_reserved = st.reserved_high,
            peak_used = st.used_high }
 end

@@ -154,7 +154,7 @@ end
 --- The counters of the replay interface, PyTorch's names beside.
 function A:stats()
   local st = self.inner.st
-  return {
+  return require("poolsh.stats").mark {
     reserved = st.reserved, used = st.allocated,
     segments_allocated = st.num_device_alloc, driver_frees = st.num_device_free,
     segments = st.segments, peak_reserved = st.peak_reserved, peak_used = st.peak_allocated,

@@ -44,7 +44,7 @@ local function run(o)
   out(("%s: %s recording, %d stream%s, %d initial blocks, on %s (streams: %s)\n"):format(rec.file,
     rec.format, #(rec.streams or {}), #(rec.streams or {}) == 1 and "" or "s", #(rec.initial or {}),
     poolsh.backend(), o.streams))
-  out(compare.table(c))
+  out(compare.table(c)); out(compare.against(c))   -- then each peak against the recording's
   out(("(alloc seconds: time in allocator calls, %s)\n"):format(clock))
   if o.report then out("report: " .. o.report .. "\n") end
   return 0

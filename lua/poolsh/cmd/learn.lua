@@ -14,7 +14,8 @@ forgets all progress. Progress is kept in $POOLSH_LEARN_STATE, else
 $XDG_STATE_HOME/poolsh/learn.json (~/.local/state/poolsh/learn.json).]]
 
 local function fail(msg) error("poolsh learn: " .. msg, 0) end
-local function out(s) io.stdout:write(s) end
+-- Everything printed is wrapped at words to the terminal's width.
+local out = require("poolsh.words").writer(function(s) io.stdout:write(s) end)
 
 local function list()
   local prog = learn.load_progress()
@@ -55,7 +56,8 @@ return function(args)
   local ok, e = pcall(learn.start, which)
   if not ok then fail(tostring(e)) end
   if not os.execute("test -t 0") then
-    io.stderr:write("poolsh learn: stdin is not a terminal: it runs as a script, without the checks\n")
+    io.stderr:write(require("poolsh.words").wrap(
+      "poolsh learn: stdin is not a terminal: it runs as a script, without the checks\n"))
   end
   return "repl"
 end

@@ -33,12 +33,15 @@ local function summary(o, rec, r)
   out(("%s: %s recording, %d events, %d stream%s, %d initial blocks\n"):format(rec.file, rec.format,
     r.events, #(rec.streams or {}), #(rec.streams or {}) == 1 and "" or "s", #(rec.initial or {})))
   out(("allocator %s on %s (streams: %s)\n"):format(o.allocator or "pool", poolsh.backend(), o.streams))
-  out(("  peak reserved   %s\n  peak used       %s\n  final reserved  %s\n"):format(
-    mib(r.peak_reserved), mib(r.peak_used), mib(r.final_reserved)))
+  local e = rec.expected
+  -- the peak beside what the recording reserved, when it says
+  local vs = e and math.type(e.peak_reserved) == "integer"
+    and ": " .. require("poolsh.replay.compare").difference(r.peak_reserved, e.peak_reserved) or ""
+  out(("  peak reserved   %s%s\n  peak used       %s\n  final reserved  %s\n"):format(
+    mib(r.peak_reserved), vs, mib(r.peak_used), mib(r.final_reserved)))
   out(("  segments allocated %d, driver frees %d, failed allocations %d\n"):format(
     r.segments_allocated, r.driver_frees, r.failed))
   out(("  %.3f s, %.3f s in allocator calls (%s)\n"):format(r.seconds, r.alloc_seconds, clock))
-  local e = rec.expected
   if e and e.peak_reserved then
     out(("recorded: peak reserved %s, segments allocated %s\n"):format(mib(e.peak_reserved),
       tostring(e.segments_allocated)))

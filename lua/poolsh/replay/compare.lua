@@ -210,6 +210,39 @@ end
 --- The comparison as a text table: labels left, figures right-aligned.
 function M.table(c) return M.format(M.cells(c)) end
 
+--- difference(got, recorded) -> how a result reads against what the
+-- recording measured: "110.00 MiB (12%) less than recorded", "... more
+-- than recorded" or "same as recorded" (the percentage is of the recorded
+-- figure, "<1%" when it rounds to 0; none when that figure is 0).
+function M.difference(got, recorded)
+  local d = got - recorded
+  if d == 0 then return "same as recorded" end
+  local pct = ""
+  if recorded > 0 then
+    local p = math.floor(math.abs(d) * 100 / recorded + 0.5)
+    pct = p == 0 and " (<1%)" or (" (%d%%)"):format(p)
+  end
+  return ("%s%s %s than recorded"):format(poolsh.fmt(math.abs(d)), pct, d < 0 and "less" or "more")
+end
+
+--- against(c) -> text: each allocator's peak reserved beside the
+-- recording's ("  pool  832.00 MiB: 110.00 MiB (12%) less than recorded"),
+-- or "" when the recording has no such figure.
+function M.against(c)
+  local want = c.recorded and c.recorded.peak_reserved
+  if not want then return "" end
+  local rows = {}
+  for _, n in ipairs(c.allocators) do rows[#rows + 1] = { "  " .. n, poolsh.fmt(c.results[n].peak_reserved) } end
+  local lines = {}
+  local i = 0
+  for l in M.format(rows):gmatch("[^\n]+") do
+    i = i + 1
+    lines[i] = l .. ": " .. M.difference(c.results[c.allocators[i]].peak_reserved, want)
+  end
+  return ("peak reserved against the recording's %s:\n"):format(poolsh.fmt(want))
+    .. table.concat(lines, "\n") .. "\n"
+end
+
 --- The comparison as one JSON object: file, backend, allocators = {name
 -- = result}, recorded (null when unknown), then each {key, value} of
 -- `extra` in order (poolsh advise's ranking).

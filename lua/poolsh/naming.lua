@@ -30,6 +30,16 @@ local KINDS = {
 -- looked at once; weak, so they are still collected.
 local seen = setmetatable({}, { __mode = "k" })
 
+-- The names Lua allocators' blocks were given by adopt ("block" kind).
+local block_names = {}
+
+-- Whether v is a Lua allocator's block still under its allocator's label
+-- ("torch.3": poolsh.live.allocators.label).
+local function labelled_block(v)
+  local label = rawget(v, "live_name")
+  return type(label) == "string" and label:match("^.+%.%d+$") ~= nil
+end
+
 -- The longest variable name taken as is: a name has at most 64 bytes, and
 -- room is kept for "#<n>".
 local LONGEST = 56
@@ -38,7 +48,10 @@ local LONGEST = 56
 -- was given it, else base#2, base#3, ... (the first not taken).
 local function free_name(taken, kind, base)
   local t = taken[kind]
-  if not t then
+  if not t and kind == "block" then
+    t = block_names
+    taken[kind] = t
+  elseif not t then
     t = {}
     for _, n in pairs(naming.all()[kind] or {}) do t[n] = true end
     taken[kind] = t
@@ -56,13 +69,22 @@ end
 -- (a table of variables: _G, a lesson's) whose value is a Pool, Stream,
 -- Event or Buffer without a name gets the variable's name (o.name = key);
 -- when another object of its kind has that name already, "key#2" (then
--- #3, ...). Only env's own keys are looked at, not tables inside it; an
+-- #3, ...). A Lua allocator's block (a table whose live_name is its
+-- allocator's label, "torch.3") takes the variable's name the same way.
+-- Only env's own keys are looked at, not tables inside it; an
 -- object in two new variables takes the name that sorts first; a name
 -- once given stays when the object moves to another variable.
 function naming.adopt(env)
   local new
   for k, v in next, env do
-    if type(v) == "userdata" and not seen[v] and type(k) == "string" then
+    if type(v) == "table" and not seen[v] and type(k) == "string" then
+      if labelled_block(v) and #k <= LONGEST and k:match("^[%a_][%w_]*$") then
+        new = new or {}
+        new[#new + 1] = { k, v, "block" }
+      elseif rawget(v, "live_name") == nil then
+        seen[v] = true     -- not a block: tables do not become blocks later
+      end
+    elseif type(v) == "userdata" and not seen[v] and type(k) == "string" then
       local mt = getmetatable(v)
       local kind = type(mt) == "table" and KINDS[rawget(mt, "__name")]
       if kind then
@@ -82,7 +104,9 @@ function naming.adopt(env)
     local k, v, kind = e[1], e[2], e[3]
     if not seen[v] then
       seen[v] = true
-      local ok = pcall(function() v.name = free_name(taken, kind, k) end)
+      local ok = true
+      if kind == "block" then v.live_name = free_name(taken, kind, k)
+      else ok = pcall(function() v.name = free_name(taken, kind, k) end) end
       if ok then n = n + 1 end
     end
   end

@@ -89,6 +89,26 @@ describe("objects named after their variables", function()
     env.nv_p:destroy(); env.nv_s:destroy()
   end)
 
+  it("name a Lua allocator's blocks too, in its live lines and its reuse notes", function()
+    local env = { nv_s = poolsh.stream() }
+    env.nv_torch = require("poolsh.allocators.pytorch").new { name = "nv_torch" }
+    naming.adopt(env)
+    poolsh.watch(true)
+    env.nv_t = env.nv_torch:alloc("4 MiB", env.nv_s)
+    naming.adopt(env)
+    assert.matches("  nv_t 4.00 MiB from nv_torch: fresh segment", joined(live.lines()), 1, true)
+    env.nv_torch:free(env.nv_t)
+    env.nv_u = env.nv_torch:alloc("4 MiB", env.nv_s)
+    env.nv_t = env.nv_torch:alloc("1 MiB", env.nv_s)
+    naming.adopt(env)
+    local text = joined(live.lines())
+    assert.matches("  nv_u 4.00 MiB from nv_torch: reused nv_t's memory (cached block)", text, 1, true)
+    assert.matches("  nv_t#2 1.00 MiB from nv_torch:", text, 1, true)
+    env.nv_torch:free(env.nv_u); env.nv_torch:free(env.nv_t)
+    env.nv_torch:empty_cache()
+    env.nv_s:destroy()
+  end)
+
   it("keep their first name; a second object of a kind under a taken name is name#2", function()
     local p <close> = poolsh.pool { release_threshold = "max" }
     local env = {}

@@ -648,11 +648,11 @@ function A:alloc(size, stream)
   b = self:take(b, rounded, n)
   b.live_name = live.label(self)
   if fresh then
-    w(self, "alloc", { size = n, label = b.live_name, fresh = fresh,
+    w(self, "alloc", { size = n, block = b, fresh = fresh,
                        what = self.expandable and "pages" or "segment",
                        how = self.expandable and "mapped" or "cudaMalloc" })
   else
-    w(self, "alloc", { size = n, label = b.live_name, from = from,
+    w(self, "alloc", { size = n, block = b, from = from,
                        why = from and "cached block" or "split off a cached segment" })
   end
   return b

@@ -214,8 +214,8 @@ function A:alloc(size, stream)
     if w then
       local from = b.live_name
       b.live_name = live.label(self)
-      w(self, "alloc", fresh and { size = n, label = b.live_name, fresh = rounded }
-                      or { size = n, label = b.live_name, from = from,
+      w(self, "alloc", fresh and { size = n, block = b, fresh = rounded }
+                      or { size = n, block = b, from = from,
                              why = from and "cached chunk" or "split off a cached chunk" })
     end
   end

@@ -115,7 +115,7 @@ function A:alloc(size, stream)
     local w = self.watched
     if w then
       w(self, "own", b)
-      w(self, "alloc", { size = b.size, label = b.name, fresh = not b.reused or nil, what = "memory",
+      w(self, "alloc", { size = b.size, id = b.id, fresh = not b.reused or nil, what = "memory",
                          from = b.reused and b.reused_from and poolsh.core.object_name("buffer", b.reused_from),
                          why = b.reuse_rule })
     end

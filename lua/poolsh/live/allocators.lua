@@ -7,9 +7,14 @@
 --
 --   live.register(a, "torch", function(a) return reserved, used end)
 --   local w = a.watched
---   if w then w(a, "alloc", { size = n, label = ..., fresh = segment bytes,
+--   if w then w(a, "alloc", { size = n, block = b, fresh = segment bytes,
 --                             how = "cudaMalloc" }) end
---   if w then w(a, "alloc", { size = n, label = ..., from = label, why = "cached block" }) end
+--   if w then w(a, "alloc", { size = n, block = b, from = label, why = "cached block" }) end
+--
+-- b is the block handed out, b.live_name its name (live.label(a) gives
+-- one, "torch.3"; a block in a REPL or lesson variable takes the
+-- variable's name, poolsh.naming.adopt), read when the line prints;
+-- instead of block, `id` names a Buffer and `label` any other name.
 --   if w then w(a, "release", { size = n, cause = "empty_cache" }) end
 --   if w then w(a, "own", buffer) end   -- a Buffer it took for itself
 --
@@ -80,6 +85,7 @@ function M.register(a, name, stats)
 end
 
 --- label(a) -> the next name for one of allocator a's blocks ("torch.3").
+-- poolsh.naming.adopt renames a block whose live_name it is.
 function M.label(a)
   local r = registry[a]
   if not r then return "?" end
@@ -134,7 +140,8 @@ local function alloc_line(out, name, ev, width)
   else
     what = ev.why or "reused cached memory"
   end
-  fit(out, { ("  %s %s from %s: %s"):format(ev.label or "?", fmt(ev.size), name, what) }, width, "    ")
+  local label = ev.block and ev.block.live_name or ev.id and text.name("buffer", ev.id) or ev.label
+  fit(out, { ("  %s %s from %s: %s"):format(label or "?", fmt(ev.size), name, what) }, width, "    ")
 end
 
 --- lines(width) -> the lines for the allocators that did something since

@@ -306,6 +306,8 @@ describe("HTML pictures", function()
       assert.truthy(text:find('"demo.lua:6"', 1, true), name)   -- b:free()
       assert.truthy(text:find('"lib/work.lua:2"', 1, true), name)
     end
+    -- a script's trace is titled by the script's file name, not a path
+    assert.truthy(H.slurp(dir .. "/rec.html"):find("<title>demo.lua: poolsh trace (sim", 1, true))
     local page = H.slurp(dir .. "/page.html")
     assert.truthy(page:find("FAIL at step 1: demo.lua:6: failed", 1, true))
     assert.truthy(page:find("from demo.lua:5", 1, true))

@@ -109,13 +109,15 @@ local function escape(s)
   return (tostring(s):gsub("[&<>\"]", { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;" }))
 end
 
--- The page's title: meta.title, else the scenario's name, else the backend and device.
+-- The page's title: meta.title, else the scenario's name, else the
+-- script's file name (if any) and the backend and device.
 local function title(meta)
   if type(meta.title) == "string" and meta.title ~= "" then return meta.title end
   if type(meta.name) == "string" and meta.name ~= "" then return meta.name end
   local dev = type(meta.device) == "table" and meta.device or {}
-  return string.format("poolsh trace (%s%s)", tostring(meta.backend or "?"),
-    dev.name and (", " .. tostring(dev.name)) or "")
+  local script = util.script(meta)
+  return string.format("%spoolsh trace (%s%s)", script and (script:match("[^/]*$") .. ": ") or "",
+    tostring(meta.backend or "?"), dev.name and (", " .. tostring(dev.name)) or "")
 end
 
 -- The section's header data: title, lane and pool names, colours, notes.

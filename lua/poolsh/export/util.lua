@@ -268,19 +268,24 @@ end
 -- as it was run (absolute when run by absolute path), or its tail after
 -- "..." when longer than Lua keeps. Pages show them relative.
 
+--- The script the trace came from: meta.script, else the first argument
+-- ending in .lua; nil when none.
+function M.script(meta)
+  if meta and type(meta.script) == "string" then return meta.script end
+  if type(_G.arg) ~= "table" then return nil end
+  for i = 0, #_G.arg do
+    local a = _G.arg[i]
+    if type(a) == "string" and a:match("%.lua$") then return a end
+  end
+end
+
 --- The directory of the script the trace came from: meta.script_dir, else
 -- meta.script's directory, else that of the first argument ending in .lua
 -- (arg[0] for `poolsh script.lua`, the file `poolsh run FILE.lua` names);
 -- nil when none is known.
 function M.script_dir(meta)
   if meta and type(meta.script_dir) == "string" then return (meta.script_dir:gsub("/+$", "")) end
-  local script = meta and type(meta.script) == "string" and meta.script
-  if not script and type(_G.arg) == "table" then
-    for i = 0, #_G.arg do
-      local a = _G.arg[i]
-      if type(a) == "string" and a:match("%.lua$") then script = a; break end
-    end
-  end
+  local script = M.script(meta)
   if not script then return nil end
   return script:match("^(.*)/[^/]*$") or "."
 end

@@ -132,7 +132,7 @@ function M.load(name)
       local names = { table.unpack((require "poolsh.scenarios")) }
       for old in pairs(M.renamed) do names[#names + 1] = old end
       local hint = require("poolsh.words").did_you_mean(name, names)
-      error(("unknown scenario '%s'%s (poolsh scenarios lists them)"):format(name, hint), 0)
+      error(("unknown scenario '%s'%s"):format(name, hint ~= "" and hint or " (poolsh scenarios lists them)"), 0)
     end
     chunk = assert(loadfile(path))
   end

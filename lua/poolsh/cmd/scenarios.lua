@@ -1,5 +1,5 @@
---- poolsh scenarios: lists the narrated scenarios, one each, its summary
--- folded under itself at the terminal's width (docs/scenarios.md).
+--- poolsh scenarios: lists the narrated scenarios, each with its summary
+-- (folded under itself at the terminal's width; docs/scenarios.md).
 local scenario = require "poolsh.scenario"
 local text = require "poolsh.live.text"
 local words = require "poolsh.words"

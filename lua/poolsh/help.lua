@@ -194,8 +194,9 @@ function M.lookup(v)
   end
   local short, seen = {}, {}
   for _, n in ipairs(M.names()) do
-    local k = n:gsub("^poolsh%.", "")
-    if not seen[k:lower()] then seen[k:lower()], short[#short + 1] = true, k end
+    for _, k in ipairs { (n:gsub("^poolsh%.", "")), n:match(":([%w_]+)$") } do
+      if not seen[k:lower()] then seen[k:lower()], short[#short + 1] = true, k end
+    end
   end
   error(("help: no entry for '%s'%s (help() lists what there is)")
     :format(topic, words.did_you_mean(t:gsub("^poolsh%.", ""), short)), 0)

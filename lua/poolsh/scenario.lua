@@ -168,7 +168,11 @@ end
 -- view's lines (poolsh.live.lines: what changed in each pool, reuse
 -- reasons) after each step's statements and at the end; before_step =
 -- function(n, text) runs before each step is printed (`run --step`
--- pauses there). Returns a result {name, ok, step (number and text of the
+-- pauses there); start = function() runs once the devices are ready (a
+-- reset may have come before), just before the scenario (`--report`
+-- starts its recording there); stop = function(res) runs when it has
+-- ended, with its result, before the sim is reset (`--report` saves
+-- there). Returns a result {name, ok, step (number and text of the
 -- step that failed), err, skipped, notes = {{t = ms, text = "1. step",
 -- notices = {...}, said = {...}}}}: each step's notice and say lines.
 function M.run(sc, out, opts)
@@ -208,6 +212,7 @@ function M.run(sc, out, opts)
     if note then note.said[#note.said + 1] = text end
   end
   wrap(("== %s: %s\n"):format(sc.name, sc.summary or ""))
+  if opts.start then opts.start() end
   if opts.live then poolsh.watch(true) end   -- the live lines start from here
   local ok, err = xpcall(sc.run, function(e)
     if M.is_failure(e) then return e end
@@ -219,6 +224,7 @@ function M.run(sc, out, opts)
     res.ok, res.step, res.err = false, ("%d. %s"):format(n, current), tostring(err)
     wrap(("FAILED at step %s\n    %s\n"):format(res.step, res.err))
   end
+  if opts.stop then opts.stop(res) end
   pcall(poolsh.sync)
   collectgarbage(); collectgarbage()
   if why == true then poolsh.reset() end   -- the sim's devices as configured again

@@ -80,10 +80,6 @@ local function stepper(o)
   end
 end
 
-local function opts_for(o)
-  return { wrap = true, live = not o.quiet, before_step = stepper(o) }
-end
-
 -- The metadata the HTML exporter draws a scenario's page from.
 local function meta_of(sc, res, events)
   local meta = poolsh.trace.meta(events)
@@ -107,15 +103,22 @@ local function verdict(res)
     or text.paint("fail", "FAIL") .. " " .. res.name
 end
 
+-- scenario.run's options: wrapped, live lines unless --quiet, --step's
+-- pauses, and with --report a recording from the scenario's start to its
+-- end, handed to save(sc, res) before the sim is reset.
+local function opts_for(o, sc, save)
+  return { wrap = true, live = not o.quiet, before_step = o.pause,
+           start = o.report and function() poolsh.trace.clear(); poolsh.trace.start() end,
+           stop = o.report and function(res) poolsh.trace.stop(); save(sc, res) end }
+end
+
 local function run_one(o)
   local sc = load(o.name)
-  if o.report then poolsh.trace.clear(); poolsh.trace.start() end
-  local res = scenario.run(sc, out, opts_for(o))
-  if o.report then
-    poolsh.trace.stop()
-    require("poolsh.export").save(o.report, poolsh.trace.each, meta_of(sc, res))
-    say("report: " .. o.report .. "\n")
-  end
+  o.pause = stepper(o)
+  local res = scenario.run(sc, out, opts_for(o, sc, function(s, res)
+    require("poolsh.export").save(o.report, poolsh.trace.each, meta_of(s, res))
+  end))
+  if o.report then say("report: " .. o.report .. "\n") end
   say(verdict(res) .. "\n")
   if res.skipped then return 0 end
   return res.ok and 0 or 1
@@ -138,16 +141,19 @@ end
 local function run_all(o)
   local dev = poolsh.device()
   local results, runs = {}, {}
-  local opts = opts_for(o)
+  local html = o.report and require "poolsh.export.html"
+  if html and type(html.save_scenarios) ~= "function" then
+    fail("--report with --all needs poolsh.export.html.save_scenarios, which this poolsh lacks")
+  end
+  o.pause = stepper(o)
   for _, name in ipairs(require "poolsh.scenarios") do
     local ok, sc = pcall(scenario.load, name)
-    if o.report then poolsh.trace.clear(); poolsh.trace.start() end
-    local res = ok and scenario.run(sc, out, opts)
-      or { name = name, ok = false, step = "0. (loading)", err = tostring(sc), notes = {} }
-    if o.report then
-      poolsh.trace.stop()
-      local list = events()
-      runs[#runs + 1] = { meta = meta_of(ok and sc or {}, res, list), events = list }
+    local recorded
+    local res = ok and scenario.run(sc, out, opts_for(o, sc, function(s, r)
+      recorded = events()
+    end)) or { name = name, ok = false, step = "0. (loading)", err = tostring(sc), notes = {} }
+    if o.report then   -- a skipped scenario, or one that did not load, has a section too
+      runs[#runs + 1] = { meta = meta_of(ok and sc or {}, res, recorded or {}), events = recorded or {} }
     end
     results[#results + 1] = res
     out("\n")
@@ -163,10 +169,6 @@ local function run_all(o)
   say(("%d/%d scenarios pass%s\n"):format(ran - failed, ran,
     skipped > 0 and (", %d skipped"):format(skipped) or ""))
   if o.report then
-    local html = require "poolsh.export.html"
-    if type(html.save_scenarios) ~= "function" then
-      fail("--report with --all needs poolsh.export.html.save_scenarios, which this poolsh lacks")
-    end
     html.save_scenarios(o.report, runs)
     say("report: " .. o.report .. "\n")
   end

@@ -178,8 +178,15 @@ end)
 
 describe("scripts/setup.sh", function()
   it("installs poolsh under the prefix, says where, and warns when it is not on PATH", function()
-    local d = tmpdir()
     local build = H.build:sub(1, 1) == "/" and H.build or (os.getenv("PWD") .. "/" .. H.build)
+    local cache = H.slurp_or(build .. "/CMakeCache.txt") or ""
+    local src = cache:match("CMAKE_HOME_DIRECTORY:INTERNAL=([^\n]*)")
+    local here = H.sh("pwd -P"):gsub("\n$", "")
+    if src ~= here then   -- setup.sh configures the build directory: only this tree's own
+      pending("POOLSH_BUILD is not this source tree's build directory")
+      return
+    end
+    local d = tmpdir()
     local out, err, code = H.sh(("env HOME=%s POOLSH_PREFIX=%s POOLSH_CUDA=OFF PATH=/usr/bin:/bin bash scripts/setup.sh %s")
       :format(q(d), q(d .. "/p"), q(build)))
     local installed = io.open(d .. "/p/bin/poolsh") ~= nil
@@ -295,5 +302,52 @@ describe("poolsh run for presenting", function()
     assert.equal(1, code, err)
     assert.truthy(out:find("FAILED at step 1. check something", 1, true), out)
     assert.truthy(widest(out) <= 80, out)
+  end)
+end)
+
+describe("in a terminal (tmux)", function()
+  local SOCK = ("poolsh-front-%d-%d"):format(os.time(), math.random(1e6))
+  local function tmux(args) return H.sh("tmux -L " .. SOCK .. " " .. args) end
+  local function screen(opts) return (tmux("capture-pane -p " .. (opts or "") .. " -t t")) end
+  local function send(text) tmux("send-keys -t t -l " .. q(text)); tmux("send-keys -t t Enter") end
+  local function wait_for(pat) return H.poll(function() return screen():find(pat) end, 10) end
+  local home
+  local function start(cmd)
+    tmux("kill-server")
+    home = tmpdir()
+    tmux("new-session -d -s t -x 80 -y 50 " .. q(("env HOME=%s POOLSH_HISTORY=%s/h %s %s")
+      :format(q(home), q(home), H.exe, cmd)))
+  end
+  after_each(function() tmux("kill-server"); if home then rmdir(home) end end)
+
+  it("the REPL's banner names poolsh and help(); help() and help \"Pool:alloc\" answer", function()
+    start("--backend=sim")
+    assert.truthy(wait_for("poolsh>"), screen())
+    local s = screen()
+    assert.truthy(s:find("poolsh 0.1.0 (Lua 5.4", 1, true), s)
+    assert.truthy(s:find("help() shows what poolsh can do", 1, true), s)
+    send("help()")
+    assert.truthy(wait_for("device: sim backend"), screen())
+    assert.truthy(screen():find("Commands (poolsh COMMAND --help for each):", 1, true), screen())
+    tmux("send-keys -t t C-l")
+    send('help "Pool:alloc"')
+    assert.truthy(wait_for("Allocates `size` bytes"), screen())
+    send("help(poolsh.trace.start)")
+    assert.truthy(wait_for("poolsh.trace.start%(%[options%]%)"), screen())
+    send('help "nope"')
+    assert.truthy(wait_for("help: no entry for 'nope'"), screen())
+  end)
+
+  it("run colours PASS and pauses before each step with --step", function()
+    start("--backend=sim run same_stream --step; sleep 30")
+    assert.truthy(wait_for("press Enter for step 1"), screen())
+    assert.falsy(screen():find(" 1. allocate", 1, true), screen())
+    tmux("send-keys -t t Enter")
+    assert.truthy(wait_for("press Enter for step 2"), screen())
+    assert.truthy(screen():find(" 1. allocate 4 MiB", 1, true), screen())
+    tmux("send-keys -t t Enter"); H.poll(function() return screen():find("step 3") end, 5)
+    tmux("send-keys -t t Enter")
+    assert.truthy(wait_for("PASS same_stream"), screen())
+    assert.truthy(screen("-e"):find("32mPASS\27%[0m[^\n]* same_stream"), screen("-e"))   -- green
   end)
 end)

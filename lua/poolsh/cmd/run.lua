@@ -74,8 +74,7 @@ local function stepper(o)
   return function(n)
     out(text.paint("dim", ("-- press Enter for step %d --"):format(n)))
     io.stdout:flush()
-    local line = io.stdin:read("l")
-    out("\n")
+    local line = io.stdin:read("l")   -- the terminal echoes the Enter
     if line == nil then fail("--step: standard input ended") end
   end
 end

@@ -558,6 +558,7 @@ local TRIGGERS = {
     without_cuda(cli("--backend=auto -e ''", "XDG_STATE_HOME=/dev/null/none")),
   ["cannot open /no/such/x.lua"] = cli("--backend=sim /no/such/x.lua"),
   ["poolsh: cannot open lern: no such file, nor a command (did you mean 'learn'?)"] = cli("--backend=sim lern"),
+  ["unknown scenario 'same_strem' (did you mean 'same_stream'?)"] = cli("--backend=sim run same_strem"),
   ["<cudaErrorName>: <description> (opening the <name> backend on device <n>)"] =
     lua("poolsh.configure{device = 7}; poolsh.backend()"),
   ["poolsh: the device context is closed"] = lua("keep = setmetatable({}, {__gc = function() "   -- runs after the context's

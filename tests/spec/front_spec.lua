@@ -351,3 +351,12 @@ describe("in a terminal (tmux)", function()
     assert.truthy(screen("-e"):find("32mPASS\27%[0m[^\n]* same_stream"), screen("-e"))   -- green
   end)
 end)
+
+describe("README", function()
+  it("names files that exist in its compare example", function()
+    local readme = H.slurp("README.md")
+    local file = readme:match("poolsh compare (%S+%.pickle%.gz)")
+    assert.truthy(file, "no compare example")
+    assert.truthy(io.open(file) ~= nil, file .. " does not exist")
+  end)
+end)

@@ -167,6 +167,10 @@ function M.lookup(v)
   if not topic then
     error(("help: no entry for this %s (help() lists what there is; help \"pool\" for one)"):format(type(v)), 0)
   end
+  if #topic > 80 then   -- no name is this long: said without comparing it to every name
+    error(("help: no entry for '%s...' (a topic is a name such as pool or Pool:alloc)")
+      :format(topic:sub(1, 64)), 0)
+  end
   local by, lower = index()
   local raw = topic:gsub("%(.*$", ""):gsub("^%s+", ""):gsub("%s+$", "")
   local t = raw:lower()

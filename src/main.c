@@ -1111,13 +1111,17 @@ static int command_args(lua_State *L, int argc, char **argv, options *o) {
  * colours on when standard output is a terminal;
  * its result is the exit status (nil or true: 0, false: 1), or "repl":
  * the REPL follows (o->status -1; `poolsh learn`). An error the
- * command raises is said in one line, without a traceback: status 1. */
+ * command raises is said in one line, without a traceback (folded at the
+ * terminal's width when standard error is one): status 1. */
 static int run_command(lua_State *L, const char *name, options *o) {
   static const char code[] =
-    "local prog, name, args, tty = ... "
+    "local prog, name, args, tty, errtty = ... "
     "poolsh.live.color = tty "
     "local ok, r = pcall(require('poolsh.cmd.' .. name), args) "
-    "if not ok then io.stderr:write(require('poolsh.words').wrap(prog .. ': ' .. tostring(r)), '\\n') return 1 end "
+    "if not ok then "
+    "  local msg = prog .. ': ' .. tostring(r) "
+    "  io.stderr:write(errtty and require('poolsh.words').wrap(msg) or msg, '\\n') return 1 "
+    "end "
     "if r == 'repl' then return -1 end "
     "if r == nil or r == true then return 0 elseif r == false then return 1 end "
     "r = math.tointeger(r) or 1 "
@@ -1128,7 +1132,8 @@ static int run_command(lua_State *L, const char *name, options *o) {
     lua_pushstring(L, name);
     lua_pushvalue(L, -4);
     lua_pushboolean(L, isatty(1));
-    status = docall(L, 4, 1);
+    lua_pushboolean(L, isatty(2));
+    status = docall(L, 5, 1);
     if (status == LUA_OK) o->status = (int)lua_tointeger(L, -1);
   }
   return report(L, status);

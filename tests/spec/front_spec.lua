@@ -279,8 +279,7 @@ describe("poolsh run for presenting", function()
   it("fits everything scenarios and run --all print in 80 columns, or in COLUMNS", function()
     for _, width in ipairs { 80, 100 } do
       local env = width == 80 and "env -u COLUMNS" or "COLUMNS=100"
-      for _, args in ipairs { "scenarios", "run --all", "run --help", "run same_stream",
-                              "run nope_nope_nope", "help" } do
+      for _, args in ipairs { "scenarios", "run --all", "run --help", "run same_stream", "help" } do
         local out, err = sim(args, env)
         assert.truthy(widest(out) <= width, args .. " at " .. width .. ":\n" .. out)
         assert.truthy(widest(err) <= width, args .. " at " .. width .. ":\n" .. err)
@@ -337,6 +336,15 @@ describe("in a terminal (tmux)", function()
     assert.truthy(wait_for("poolsh.trace.start%(%[options%]%)"), screen())
     send('help "nope"')
     assert.truthy(wait_for("help: no entry for 'nope'"), screen())
+  end)
+
+  it("a command's one-line error is folded at the terminal's width", function()
+    start("--backend=sim run nope_nope_nope_nope_nope_nope_nope_nope; sleep 30")
+    assert.truthy(wait_for("lists them%)"), screen())
+    local s = screen("-J")   -- lines tmux wrapped joined again: only poolsh's folds remain
+    assert.truthy(s:find("unknown scenario\n?%s*'nope_nope_nope_nope_nope_nope_nope_nope'"), s)
+    for l in s:gmatch("[^\n]+") do assert.truthy(utf8.len(l) <= 80, l) end
+    assert.truthy(s:find("\n[^\n]*lists them%)"), s)   -- on a line of its own
   end)
 
   it("run colours PASS and pauses before each step with --step", function()

@@ -1117,8 +1117,8 @@ local function produce(name, t)
       .. " --backend=sim --profile=" .. fname .. " -e " .. H.quote(t.code))
     os.execute("rm -rf " .. H.quote(dir))
     return o .. e
-  elseif t.cli then   -- wide, so that one-line errors are not folded
-    local o, e = H.poolsh_cmd(t.cli, "COLUMNS=1000 " .. (t.env or ""))
+  elseif t.cli then
+    local o, e = H.poolsh_cmd(t.cli, t.env)
     return o .. e
   elseif t.lua then
     local o, e = lua_cmd(t.lua, t.env, t.bare)

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Sets up poolsh on a fresh Debian 12 / Ubuntu 24.04: installs the packages
 # it needs, configures and builds (with the cuda backend when the CUDA
-# toolkit is installed), then runs poolsh once.
+# toolkit is installed), installs poolsh so that `poolsh` is a command
+# (in /usr/local as root, else in ~/.local: ~/.local/bin/poolsh), then runs
+# it once.
 # Usage: scripts/setup.sh [build-dir]     (root, or a user with sudo)
+#        POOLSH_PREFIX=DIR scripts/setup.sh   installs in DIR/bin instead
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -28,7 +31,23 @@ fi
 cmake -S . -B "$build" -DPOOLSH_CUDA="${POOLSH_CUDA:-AUTO}" >/dev/null
 cmake --build "$build" -j"$(nproc)"
 
-"$build/poolsh" -e 'local s = poolsh.stream(); local p = poolsh.pool{}
+# Installed where a Debian user looks for their own commands: /usr/local
+# for root, ~/.local for a user (Debian's ~/.profile puts ~/.local/bin on
+# PATH when it exists, from the next login).
+if [ -n "${POOLSH_PREFIX:-}" ]; then prefix=$POOLSH_PREFIX
+elif [ "$(id -u)" = 0 ]; then prefix=/usr/local
+else prefix=$HOME/.local
+fi
+cmake --install "$build" --prefix "$prefix" >/dev/null
+echo "poolsh installed: $prefix/bin/poolsh"
+case ":$PATH:" in
+  *":$prefix/bin:"*) ;;
+  *) echo "warning: $prefix/bin is not on your PATH, so 'poolsh' is not found yet:"
+     echo "  log in again (Debian's ~/.profile adds ~/.local/bin when it exists), or"
+     echo "  add it: echo 'export PATH=\"$prefix/bin:\$PATH\"' >> ~/.bashrc" ;;
+esac
+
+"$prefix/bin/poolsh" -e 'local s = poolsh.stream(); local p = poolsh.pool{}
 local b <close> = p:alloc("4 MiB", s)
 print(("poolsh ready on the %s backend: %s"):format(poolsh.backend(), poolsh.device().name))
 print("used after a 4 MiB alloc: " .. p:stats().used)'

@@ -16,6 +16,7 @@
 #include <sys/ioctl.h>
 #include <sys/select.h>
 #include <sys/stat.h>
+#include <dirent.h>
 #include <unistd.h>
 
 #include "lua.h"
@@ -32,6 +33,8 @@
 #include <readline/readline.h>
 #define HAVE_LINE_EDITING 1
 #endif
+
+#define POOLSH_VERSION "poolsh 0.1.0"   /* as poolsh.version (src/init.c) */
 
 #define PROMPT "poolsh> "
 #define PROMPT2 "   ...> "
@@ -136,16 +139,56 @@ static void small_heap_release(small_heap *h) {
 
 /* ---- messages and errors (as lua.c) ------------------------------------- */
 
+static int find_lua_dir(char *out, size_t size, int use_env);
+
+static int by_name(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Prints the commands, one word each: the modules in poolsh/cmd/ of the
+ * Lua library poolsh finds (the one list `poolsh help` reads too),
+ * sorted, folded at 80 columns under "Commands:". */
+static void print_commands(FILE *f) {
+  char dir[PATH_MAX + 96], *names[64];
+  int n = 0;
+  if (!find_lua_dir(dir, sizeof dir - 16, 1)) return;
+  strcat(dir, "/poolsh/cmd");
+  DIR *d = opendir(dir);
+  if (!d) return;
+  struct dirent *e;
+  while (n < 64 && (e = readdir(d)) != NULL) {
+    size_t len = strlen(e->d_name);
+    if (len > 4 && strcmp(e->d_name + len - 4, ".lua") == 0 &&
+        strspn(e->d_name, "abcdefghijklmnopqrstuvwxyz0123456789_") == len - 4 &&
+        (names[n] = strndup(e->d_name, len - 4)) != NULL)
+      n++;
+  }
+  closedir(d);
+  qsort(names, (size_t)n, sizeof names[0], by_name);
+  int col = fprintf(f, "Commands:");
+  for (int i = 0; i < n; i++) {
+    int w = (int)strlen(names[i]) + (i + 1 < n ? 1 : 0);
+    if (col + 1 + w > 78) col = fprintf(f, "\n         ");
+    col += fprintf(f, " %s%s", names[i], i + 1 < n ? "," : "");
+    free(names[i]);
+  }
+  fprintf(f, "\n  (poolsh COMMAND --help for one; poolsh help for what poolsh can do)\n");
+}
+
 static void print_usage(FILE *f) {
   fprintf(f,
     "usage: %s [options] [script [args]]\n"
-    "       %s [options] COMMAND [args]  (scenarios, run, learn, golden, calibrate; --help)\n"
+    "       %s [options] COMMAND [args]\n",
+    progname, progname);
+  print_commands(f);
+  fprintf(f,
     "Available options are:\n"
     "  -e stat            execute string 'stat'\n"
     "  -i                 enter interactive mode after executing 'script'\n"
     "  -l mod             require library 'mod' into global 'mod'\n"
     "  -l g=mod           require library 'mod' into global 'g'\n"
-    "  -v                 show version information\n"
+    "  -v                 show poolsh's and Lua's versions\n"
+    "  --version          ... and the device poolsh uses, and why\n"
     "  -E                 ignore environment variables\n"
     "  -W                 turn warnings on (always on in poolsh)\n"
     "  --backend=NAME     auto, cuda or sim (also POOLSH_BACKEND)\n"
@@ -161,8 +204,7 @@ static void print_usage(FILE *f) {
     "  --serve=SOCKET     serve poolsh.connect clients on a Unix-domain socket\n"
     "  -h, --help         show this help\n"
     "  --                 stop handling options\n"
-    "  -                  stop handling options and execute stdin\n",
-    progname, progname);
+    "  -                  stop handling options and execute stdin\n");
 }
 
 static void message(const char *pname, const char *msg) {
@@ -359,28 +401,37 @@ static int file_exists(const char *path) {
   return f != NULL;
 }
 
-/* Puts poolsh's lua/ first on package.path: POOLSH_LUA_DIR, else beside
- * the executable (install: ../share/lua/5.4; build tree: ./lua). */
-static void add_lua_dir(lua_State *L, int use_env) {
+/* Finds poolsh's lua/ directory: POOLSH_LUA_DIR (when use_env), else
+ * beside the executable (install: ../share/lua/5.4; build tree: ./lua).
+ * Writes it to out and returns 1; 0 when there is none. */
+static int find_lua_dir(char *out, size_t size, int use_env) {
   char exe[PATH_MAX], cand[PATH_MAX + 64], probe[PATH_MAX + 96];
   const char *env = use_env ? getenv("POOLSH_LUA_DIR") : NULL;
-  const char *found = NULL;
   if (env && *env) {
-    found = env;
-  } else {
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) return;
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (slash) *slash = '\0';
-    static const char *const rel[] = {"/../share/lua/5.4", "/lua"};
-    for (int i = 0; i < 2 && !found; i++) {
-      snprintf(cand, sizeof cand, "%s%s", exe, rel[i]);
-      snprintf(probe, sizeof probe, "%s/poolsh/init.lua", cand);
-      if (file_exists(probe)) found = cand;
+    snprintf(out, size, "%s", env);
+    return 1;
+  }
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return 0;
+  exe[n] = '\0';
+  char *slash = strrchr(exe, '/');
+  if (slash) *slash = '\0';
+  static const char *const rel[] = {"/../share/lua/5.4", "/lua"};
+  for (int i = 0; i < 2; i++) {
+    snprintf(cand, sizeof cand, "%s%s", exe, rel[i]);
+    snprintf(probe, sizeof probe, "%s/poolsh/init.lua", cand);
+    if (file_exists(probe)) {
+      snprintf(out, size, "%s", cand);
+      return 1;
     }
   }
-  if (!found) return;
+  return 0;
+}
+
+/* Puts poolsh's lua/ (find_lua_dir) first on package.path. */
+static void add_lua_dir(lua_State *L, int use_env) {
+  char found[PATH_MAX + 64];
+  if (!find_lua_dir(found, sizeof found, use_env)) return;
   lua_getglobal(L, "package");
   lua_getfield(L, -1, "path");
   lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;%s", found, found, lua_tostring(L, -1));
@@ -730,7 +781,8 @@ static void doREPL(lua_State *L, int use_env) {
   init_errors(L, use_env);
   lua_pushboolean(L, isatty(1));
   lua_setglobal(L, "_POOLSH_TTY");
-  dostring(L, "poolsh.live.color = _POOLSH_TTY; _POOLSH_TTY = nil; poolsh.watch(true)",
+  dostring(L, "poolsh.live.color = _POOLSH_TTY; _POOLSH_TTY = nil; poolsh.watch(true) "
+              "if help == nil then help = require('poolsh.help').help end",
            "=(poolsh)");
   set_handler(SIGINT, on_prompt_sigint);
   int status;
@@ -832,7 +884,8 @@ static int collect(int argc, char **argv, options *o) {
       continue;
     }
     if (strcmp(a, "-i") == 0) o->interactive = o->version = 1;
-    else if (strcmp(a, "-v") == 0) o->version = 1;
+    else if (strcmp(a, "-v") == 0) o->version = o->version ? o->version : 1;
+    else if (strcmp(a, "--version") == 0) o->version = 2;
     else if (strcmp(a, "-E") == 0) o->no_env = 1;
     else if (strcmp(a, "-W") == 0) o->warnings = 1;
     else if (strcmp(a, "-e") == 0 || strcmp(a, "-l") == 0) {
@@ -948,8 +1001,8 @@ static int load_profile(lua_State *L, const options *o) {
 }
 
 /* Loads poolsh into global `poolsh`, configures the backend from the
- * command line, opens the device and says once why the simulated device
- * is used when no GPU is. Returns 1 on success (errors are reported). */
+ * command line and opens the device. Returns 1 on success (errors are
+ * reported). */
 static int load_poolsh(lua_State *L, const options *o) {
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
   lua_pushcfunction(L, luaopen_poolsh_core);
@@ -1005,8 +1058,7 @@ static int load_poolsh(lua_State *L, const options *o) {
   if (bad) return 0;
   if (!set_program(L) || !load_profile(L, o)) return 0;
   /* the leak report at exit says where buffers were allocated */
-  return dostring(L, "poolsh.sources(true) local why = poolsh.backend_reason() "
-                     "if why then io.stderr:write(why, '\\n') end", "=(poolsh)") == LUA_OK;
+  return dostring(L, "poolsh.sources(true)", "=(poolsh)") == LUA_OK;
 }
 
 /* LUA_INIT_5_4 or LUA_INIT: a chunk or @file run before anything else. */
@@ -1055,15 +1107,21 @@ static int command_args(lua_State *L, int argc, char **argv, options *o) {
   return 1;
 }
 
-/* Runs require("poolsh.cmd.<name>")(args) with args on the stack top;
+/* Runs require("poolsh.cmd.<name>")(args) with args on the stack top,
+ * colours on when standard output is a terminal;
  * its result is the exit status (nil or true: 0, false: 1), or "repl":
  * the REPL follows (o->status -1; `poolsh learn`). An error the
- * command raises is said in one line, without a traceback: status 1. */
+ * command raises is said in one line, without a traceback (folded at the
+ * terminal's width when standard error is one): status 1. */
 static int run_command(lua_State *L, const char *name, options *o) {
   static const char code[] =
-    "local prog, name, args = ... "
+    "local prog, name, args, tty, errtty = ... "
+    "poolsh.live.color = tty "
     "local ok, r = pcall(require('poolsh.cmd.' .. name), args) "
-    "if not ok then io.stderr:write(prog, ': ', tostring(r), '\\n') return 1 end "
+    "if not ok then "
+    "  local msg = prog .. ': ' .. tostring(r) "
+    "  io.stderr:write(errtty and require('poolsh.words').wrap(msg) or msg, '\\n') return 1 "
+    "end "
     "if r == 'repl' then return -1 end "
     "if r == nil or r == true then return 0 elseif r == false then return 1 end "
     "r = math.tointeger(r) or 1 "
@@ -1073,7 +1131,9 @@ static int run_command(lua_State *L, const char *name, options *o) {
     lua_pushstring(L, progname);
     lua_pushstring(L, name);
     lua_pushvalue(L, -4);
-    status = docall(L, 3, 1);
+    lua_pushboolean(L, isatty(1));
+    lua_pushboolean(L, isatty(2));
+    status = docall(L, 5, 1);
     if (status == LUA_OK) o->status = (int)lua_tointeger(L, -1);
   }
   return report(L, status);
@@ -1210,6 +1270,49 @@ static int spawned(lua_State *L) {
   return yes;
 }
 
+/* poolsh WORD where WORD is neither a command nor a file: says so in one
+ * line, with the commands closest to it ("did you mean 'learn'?"), and
+ * returns 0. A name with '/' or ending in .lua is a script's: lua.c's
+ * "cannot open" stays (1: go on). */
+static int check_word(lua_State *L, const char *word) {
+  static const char code[] =
+    "local word = ... "
+    "if word:find('/', 1, true) or word:match('%.lua$') then return nil end "
+    "local f = io.open(word, 'r') if f then f:close() return nil end "
+    "local names = {} "
+    "for _, c in ipairs(require('poolsh.help').commands()) do names[#names + 1] = c[1] end "
+    "local hint = require('poolsh.words').did_you_mean(word, names) "
+    "return ('cannot open %s: no such file, nor a command%s')"
+    "  :format(word, hint ~= '' and hint or ' (poolsh help lists the commands)')";
+  int status = luaL_loadbuffer(L, code, sizeof code - 1, "=(poolsh)");
+  if (status == LUA_OK) {
+    lua_pushstring(L, word);
+    status = docall(L, 1, 1);
+  }
+  if (report(L, status) != LUA_OK) return 0;
+  int bad = lua_isstring(L, -1);
+  if (bad) message(progname, lua_tostring(L, -1));
+  lua_pop(L, 1);
+  return !bad;
+}
+
+/* Says, once (docs/cli.md: once per user and reason, remembered in the
+ * state directory), that poolsh runs on its simulated GPU because no GPU
+ * can be used, in a learner's words; the CUDA error behind it is in
+ * `poolsh help` and --version. Nothing when the sim was chosen. */
+static void device_notice(lua_State *L) {
+  dostring(L, "local n = require('poolsh.help').notice_once() "
+              "if n then io.stderr:write(require('poolsh.words').wrap(n), '\\n') end",
+           "=(poolsh)");
+}
+
+/* --version: poolsh's and Lua's versions, then the device in use and why
+ * (the CUDA error when poolsh fell back to the sim). */
+static int print_version(lua_State *L) {
+  return dostring(L, "io.stdout:write(require('poolsh.words').wrap("
+                     "require('poolsh.help').device_line()), '\\n')", "=(poolsh)") == LUA_OK;
+}
+
 /* The protected main: everything that can raise runs here. Leaves true
  * on success. */
 static int pmain(lua_State *L) {
@@ -1220,7 +1323,9 @@ static int pmain(lua_State *L) {
              (!o->script && !o->stdin_script && !o->version && !o->has_e && !o->serve);
   luaL_checkversion(L);
   if (o->version || (repl && isatty(0)))
-    fprintf(stdout, "%s (%s)\n", LUA_COPYRIGHT, "poolsh 0.1.0");
+    fprintf(stdout, "%s (%s)\n", POOLSH_VERSION, LUA_COPYRIGHT);
+  if (repl && isatty(0))
+    fprintf(stdout, "help() shows what poolsh can do; Ctrl-D leaves.\n");
   if (o->no_env) {
     lua_pushboolean(L, 1);
     lua_setfield(L, LUA_REGISTRYINDEX, "LUA_NOENV");
@@ -1235,7 +1340,7 @@ static int pmain(lua_State *L) {
   lua_warning(L, "@on", 0);   /* finalizers report problems as warnings */
   if (o->warnings) lua_warning(L, "@on", 0);
   lua_pushboolean(L, 0);
-  if (o->version && !repl && !o->script && !o->stdin_script && !o->has_e) {
+  if (o->version == 1 && !repl && !o->script && !o->stdin_script && !o->has_e) {
     lua_pushboolean(L, 1);
     return 1;
   }
@@ -1252,6 +1357,13 @@ static int pmain(lua_State *L) {
   if (o->trace && !check_trace_path(L, o->trace)) return 1;
   if (!load_poolsh(L, o)) return 1;
   poolsh_loaded = 1;
+  if (o->version == 2 && !repl && !o->script && !o->stdin_script && !o->has_e) {
+    lua_pushboolean(L, print_version(L));
+    return 1;
+  }
+  if (o->script && !check_word(L, argv[o->script])) return 1;
+  if (o->version == 2) print_version(L);
+  else if (!o->command || strcmp(argv[o->command], "help") != 0) device_notice(L);
   trace_path = o->trace;
   set_handler(SIGTERM, on_end_signal);
   set_handler(SIGHUP, on_end_signal);

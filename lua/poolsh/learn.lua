@@ -156,7 +156,7 @@ end
 -- lesson or one that is not a lesson table.
 function M.load(name)
   local found = M.find(name)
-  if not found then error(("unknown lesson '%s' (poolsh learn lists them)"):format(name), 0) end
+  if not found then error(("unknown lesson '%s'%s (poolsh learn lists them)"):format(name, require("poolsh.words").did_you_mean(tostring(name), M.names())), 0) end
   local ok, l = pcall(require, "poolsh.lessons." .. found)
   if not ok then error(("lesson '%s' cannot load: %s"):format(found, tostring(l):match("^[^\n]*")), 0) end
   if type(l) ~= "table" or type(l.setup) ~= "function" or type(l.steps) ~= "table" or #l.steps == 0 then

@@ -106,17 +106,33 @@ end
 --- Whether err is a failed expectation.
 function M.is_failure(err) return getmetatable(err) == FAIL end
 
+--- The scenarios' former names, each with the name it has now (that of
+-- the lesson teaching the same thing): `poolsh run OLD` still runs it,
+-- after one line saying the new name.
+M.renamed = {
+  same_stream_reuse = "same_stream",
+  threshold_cliff = "release_threshold",
+  trim_high_water = "trim",
+  pinned_pool_keeps = "host_memory",
+}
+
 --- Loads a scenario from a module name under poolsh.scenarios or a path
--- ending in .lua; raises a one-line error for an unknown one.
+-- ending in .lua; raises a one-line error for an unknown one, with the
+-- closest names ("did you mean"). A former name (M.renamed) loads the
+-- scenario under its new name.
 function M.load(name)
   local chunk, err
+  name = M.renamed[name] or name
   if name:match("%.lua$") then
     chunk, err = loadfile(name)
     if not chunk then error("cannot load scenario '" .. name .. "': " .. err, 0) end
   else
     local path = name:match("^[%w_]+$") and package.searchpath("poolsh.scenarios." .. name, package.path)
     if not path or name == "init" then
-      error(("unknown scenario '%s' (poolsh scenarios lists them)"):format(name), 0)
+      local names = { table.unpack((require "poolsh.scenarios")) }
+      for old in pairs(M.renamed) do names[#names + 1] = old end
+      local hint = require("poolsh.words").did_you_mean(name, names)
+      error(("unknown scenario '%s'%s"):format(name, hint ~= "" and hint or " (poolsh scenarios lists them)"), 0)
     end
     chunk = assert(loadfile(path))
   end
@@ -129,9 +145,6 @@ function M.load(name)
   return sc
 end
 
---- Runs sc, printing its narration with out(string). Returns a result
--- {name, ok, step (number and text of the step that failed), err, notes
--- = {{t = ms, text}}}.
 --- Whether sc can run here: it asks for sc.devices devices (default 1).
 -- The sim is given them: poolsh resets and sets its `devices` option
 -- (M.run resets again after, back to --sim-devices). Returns true, or
@@ -149,33 +162,69 @@ function M.devices_ready(sc)
   return nil, why
 end
 
-function M.run(sc, out)
+--- Runs sc, printing its narration with out(string). opts (all optional):
+-- wrap = true folds the narration at words to the terminal's width
+-- (`poolsh run` asks for it); live = true prints the live
+-- view's lines (poolsh.live.lines: what changed in each pool, reuse
+-- reasons) after each step's statements and at the end; before_step =
+-- function(n, text) runs before each step is printed (`run --step`
+-- pauses there); start = function() runs once the devices are ready (a
+-- reset may have come before), just before the scenario (`--report`
+-- starts its recording there); stop = function(res) runs when it has
+-- ended, with its result, before the sim is reset (`--report` saves
+-- there). Returns a result {name, ok, step (number and text of the
+-- step that failed), err, skipped, notes = {{t = ms, text = "1. step",
+-- notices = {...}, said = {...}}}}: each step's notice and say lines.
+function M.run(sc, out, opts)
+  opts = opts or {}
+  local words = require "poolsh.words"
+  local wrap = opts.wrap and function(s) out(words.wrap(s)) end or out
   local res = { name = sc.name, ok = true, notes = {} }
   local ready, why = M.devices_ready(sc)
   if not ready then
     res.skipped = why
-    out(("== %s: %s\nSKIPPED: %s\n"):format(sc.name, sc.summary or "", why))
+    wrap(("== %s: %s\nSKIPPED: %s\n"):format(sc.name, sc.summary or "", why))
     return res
+  end
+  local watching = opts.live and poolsh.watch()
+  local function live()
+    if not opts.live then return end
+    for _, l in ipairs(poolsh.live.lines()) do out(l .. "\n") end
   end
   local n, current = 0, "(before the first step)"
   local ctx = { expect = expect }
   function ctx.step(text, notice)
+    live()
     n = n + 1
     current = text
-    out(("%2d. %s\n"):format(n, text))
-    if notice then out("    notice: " .. notice .. "\n") end
-    res.notes[#res.notes + 1] = { t = poolsh.now(), text = ("%d. %s"):format(n, text) }
+    if opts.before_step then opts.before_step(n, text) end
+    wrap(("%2d. %s\n"):format(n, text))
+    local note = { t = poolsh.now(), text = ("%d. %s"):format(n, text), notices = {}, said = {} }
+    if notice then
+      wrap("    notice: " .. notice .. "\n")
+      note.notices[1] = notice
+    end
+    res.notes[#res.notes + 1] = note
   end
-  function ctx.say(text) out("    " .. text .. "\n") end
-  out(("== %s: %s\n"):format(sc.name, sc.summary or ""))
+  function ctx.say(text)
+    wrap("    " .. text .. "\n")
+    local note = res.notes[#res.notes]
+    if note then note.said[#note.said + 1] = text end
+  end
+  wrap(("== %s: %s\n"):format(sc.name, sc.summary or ""))
+  if opts.start then opts.start() end
+  if opts.live then poolsh.watch(true) end   -- the live lines start from here
   local ok, err = xpcall(sc.run, function(e)
     if M.is_failure(e) then return e end
     return debug.traceback(tostring(e), 2)
   end, ctx)
+  live()
+  if opts.live then poolsh.watch(watching) end
   if not ok then
     res.ok, res.step, res.err = false, ("%d. %s"):format(n, current), tostring(err)
-    out(("FAILED at step %s\n    %s\n"):format(res.step, res.err))
+    wrap(("FAILED at step %s\n    %s\n"):format(res.step, res.err))
   end
+  if opts.stop then opts.stop(res) end
   pcall(poolsh.sync)
   collectgarbage(); collectgarbage()
   if why == true then poolsh.reset() end   -- the sim's devices as configured again

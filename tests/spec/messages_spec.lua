@@ -134,8 +134,8 @@ end
 local cuda_built
 local function built_with_cuda()
   if cuda_built == nil then
-    local o, e = H.sh("env -u POOLSH_BACKEND " .. H.exe .. " --backend=auto -e ''")
-    cuda_built = not (o .. e):find("built without CUDA")
+    local o, e = H.sh("env -u POOLSH_BACKEND " .. H.exe .. " --backend=auto --version")
+    cuda_built = not (o .. e):gsub("%s+", " "):find("built without CUDA")
   end
   return cuda_built
 end
@@ -154,8 +154,8 @@ end
 local driver_found
 local function have_driver()
   if driver_found == nil then
-    local o, e = H.sh("env -u POOLSH_BACKEND " .. H.exe .. " --backend=auto -e ''")
-    driver_found = not (o .. e):find("InsufficientDriver")
+    local o, e = H.sh("env -u POOLSH_BACKEND " .. H.exe .. " --backend=auto --version")
+    driver_found = not (o .. e):gsub("%s+", " "):find("InsufficientDriver")
   end
   return driver_found
 end
@@ -548,13 +548,17 @@ local TRIGGERS = {
     with_cuda(lua("poolsh.backend()", "CUDA_VISIBLE_DEVICES= POOLSH_BACKEND=cuda")),
   ["poolsh: cudaErrorNoDevice: no CUDA-capable device is detected (the cuda backend was asked for)"] =
     with_driver(cli("--backend=cuda -e ''", "CUDA_VISIBLE_DEVICES=")),
-  ["no usable CUDA device (cudaErrorNoDevice): using the simulated device"] =
-    with_driver(cli("--backend=auto -e ''", "CUDA_VISIBLE_DEVICES=")),
   ["no usable CUDA device (<cudaErrorName>): using the simulated device"] =
-    with_cuda(cli("--backend=auto -e ''", "CUDA_VISIBLE_DEVICES=")),
+    with_cuda(cli("--backend=auto -e 'print(poolsh.backend_reason())'", "CUDA_VISIBLE_DEVICES=")),
   ["poolsh was built without CUDA: only the sim backend exists"] =
     without_cuda(lua("poolsh.backend()", "POOLSH_BACKEND=cuda")),
-  ["built without CUDA: using the simulated device"] = without_cuda(cli("--backend=auto -e ''")),
+  ["built without CUDA: using the simulated device"] =
+    without_cuda(cli("--backend=auto -e 'print(poolsh.backend_reason())'")),
+  ["poolsh was built without CUDA: ..."] =   -- the start-up notice; said each time without a state dir
+    without_cuda(cli("--backend=auto -e ''", "XDG_STATE_HOME=/dev/null/none")),
+  ["cannot open /no/such/x.lua"] = cli("--backend=sim /no/such/x.lua"),
+  ["poolsh: cannot open lern: no such file, nor a command (did you mean 'learn'?)"] = cli("--backend=sim lern"),
+  ["unknown scenario 'same_strem' (did you mean 'same_stream'?)"] = cli("--backend=sim run same_strem"),
   ["<cudaErrorName>: <description> (opening the <name> backend on device <n>)"] =
     lua("poolsh.configure{device = 7}; poolsh.backend()"),
   ["poolsh: the device context is closed"] = lua("keep = setmetatable({}, {__gc = function() "   -- runs after the context's

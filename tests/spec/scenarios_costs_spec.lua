@@ -1,5 +1,5 @@
 -- The scenarios about what memory costs and when a pool gives it back:
--- pinned_vs_pageable, pinned_pool_keeps, malloc_vs_pool, host_pools and
+-- pinned_vs_pageable, host_memory, malloc_vs_pool, host_pools and
 -- destroy_stream (docs/scenarios.md), run in this process: each passes
 -- and narrates its key lines; on the sim, each fails with expected against
 -- observed when the sim is changed so that the behaviour it shows is gone.
@@ -64,9 +64,9 @@ describe("scenario pinned_vs_pageable", function()
   end)
 end)
 
-describe("scenario pinned_pool_keeps", function()
+describe("scenario host_memory", function()
   it("passes: reserved stays through frees and syncs until trim(0); the cache until free_all_blocks()", function()
-    local res, text = run("pinned_pool_keeps")
+    local res, text = run("host_memory")
     passes(res, text, {
       "notice: used drops to 0; reserved stays",
       "4. trim(0)",
@@ -75,12 +75,12 @@ describe("scenario pinned_pool_keeps", function()
   end)
 
   it("fails when a sync at threshold 0 gives nothing back", function()
-    fails("pinned_pool_keeps", { release_on_stream_sync = 0 }, "5. the same pool at threshold 0",
+    fails("host_memory", { release_on_stream_sync = 0 }, "5. the same pool at threshold 0",
       "reserved: expected 0, observed 33554432 (32.00 MiB)")
   end)
 
   it("fails when a reused allocation costs as much as a mapping", function()
-    fails("pinned_pool_keeps", { host_pool_alloc_ns = 1e8 }, "3. allocate 16 MiB again, timed",
+    fails("host_memory", { host_pool_alloc_ns = 1e8 }, "3. allocate 16 MiB again, timed",
       "the reused allocation against the first: expected")
   end)
 end)
@@ -141,7 +141,7 @@ end)
 
 describe("poolsh run", function()
   it("runs each of these scenarios by name, before init.lua lists it", function()
-    for _, name in ipairs { "pinned_vs_pageable", "pinned_pool_keeps", "malloc_vs_pool", "host_pools", "destroy_stream" } do
+    for _, name in ipairs { "pinned_vs_pageable", "host_memory", "malloc_vs_pool", "host_pools", "destroy_stream" } do
       local out, err, code = H.poolsh_cmd("--backend=sim run " .. name)
       assert.equal(0, code, out .. err)
       assert.truthy(out:find("== " .. name .. ": ", 1, true), out)

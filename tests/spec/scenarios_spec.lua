@@ -48,7 +48,7 @@ describe("poolsh run", function()
     local dev = out:match("backend sim, device ([^\n]+), driver sim\n")
     assert.truthy(dev, out)
     local names = require "poolsh.scenarios"
-    for _, name in ipairs(names) do assert.truthy(out:find("\npass " .. name, 1, true), name) end
+    for _, name in ipairs(names) do assert.truthy(out:find("\npass%s+" .. name .. "\n"), name) end
     assert.truthy(out:find(("%d/%d scenarios pass"):format(#names, #names), 1, true))
   end)
 
@@ -89,7 +89,7 @@ describe("poolsh run", function()
   end)
 
   it("shows the threshold cliff's ratio", function()
-    local out, _, code = sim("run threshold_cliff")
+    local out, _, code = sim("run release_threshold")
     assert.equal(0, code)
     local r = tonumber(out:match("ratio ([%d.]+)x"))
     assert.truthy(r and r >= 2, out)
@@ -111,7 +111,7 @@ describe("poolsh run", function()
 
   it("--report writes the HTML timeline with the narration", function()
     local path = os.tmpname() .. ".html"
-    local out, err, code = sim("run same_stream_reuse --report " .. H.quote(path))
+    local out, err, code = sim("run same_stream --report " .. H.quote(path))
     assert.equal(0, code, err)
     assert.truthy(out:find("report: " .. path, 1, true))
     local html = H.slurp(path)
@@ -125,7 +125,8 @@ describe("poolsh run", function()
   it("--help says how to run them", function()
     local out, _, code = sim("run --help")
     assert.equal(0, code)
-    assert.truthy(out:find("usage: poolsh [--backend=cuda|sim] run NAME|FILE.lua [--report FILE.html]", 1, true), out)
+    assert.truthy(out:find("usage: poolsh [--backend=cuda|sim] run NAME|FILE.lua [options]", 1, true), out)
+    for _, o in ipairs { "--quiet", "--step", "--report FILE.html" } do assert.truthy(out:find(o, 1, true), o) end
     out, _, code = sim("scenarios --help")
     assert.equal(0, code)
     assert.truthy(out:find("usage: poolsh scenarios", 1, true), out)
@@ -147,10 +148,9 @@ describe("poolsh run", function()
       ["run"] = "poolsh run: which scenario?",
       ["run --bogus"] = "poolsh run: unknown option '--bogus'",
       ["run a b"] = "poolsh run: one scenario at a time",
-      ["run --all same_stream_reuse"] = "poolsh run: give a NAME or --all, not both",
-      ["run same_stream_reuse --report"] = "poolsh run: --report needs a file name",
-      ["run same_stream_reuse --report x.txt"] = "poolsh run: --report must name a .html file, got 'x.txt'",
-      ["run --all --report x.html"] = "poolsh run: --report takes one scenario",
+      ["run --all same_stream"] = "poolsh run: give a NAME or --all, not both",
+      ["run same_stream --report"] = "poolsh run: --report needs a file name",
+      ["run same_stream --report x.txt"] = "poolsh run: --report must name a .html file, got 'x.txt'",
       ["run /no/such/file.lua"] = "poolsh run: cannot load scenario '/no/such/file.lua'",
     } do
       local out, err, code = sim(args)

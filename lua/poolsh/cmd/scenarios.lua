@@ -1,15 +1,25 @@
---- poolsh scenarios: lists the narrated scenarios, one line each
--- (docs/scenarios.md).
+--- poolsh scenarios: lists the narrated scenarios, each with its summary
+-- (folded under itself at the terminal's width; docs/scenarios.md).
 local scenario = require "poolsh.scenario"
+local text = require "poolsh.live.text"
+local words = require "poolsh.words"
+
+local USAGE = [[
+usage: poolsh scenarios
+Lists the scenarios `poolsh run NAME` runs, each with what it shows.]]
 
 return function(args)
   if args[1] == "--help" or args[1] == "-h" then
-    io.stdout:write("usage: poolsh scenarios\nLists the scenarios `poolsh run NAME` runs.\n")
+    io.stdout:write(words.wrap(USAGE .. "\n"))
     return 0
   end
   if args[1] then error("poolsh scenarios: unexpected argument '" .. args[1] .. "' (takes none)", 0) end
+  local rows = {}
   for _, name in ipairs(require "poolsh.scenarios") do
-    io.stdout:write(("%-20s %s\n"):format(name, scenario.load(name).summary or ""))
+    rows[#rows + 1] = { name, scenario.load(name).summary or "" }
   end
+  local lines = text.rows({ "", "" }, rows, text.columns() + 2)   -- less the lead cut below
+  table.remove(lines, 1)   -- no header row
+  for _, l in ipairs(lines) do io.stdout:write((l:gsub("^  ", "")), "\n") end
   return 0
 end

@@ -1,16 +1,17 @@
 --- poolsh.scenarios: the names of the narrated scenarios, in the order
 -- `poolsh run --all` runs them; each is the module poolsh.scenarios.<name>
--- (docs/scenarios.md).
+-- (docs/scenarios.md). A scenario that teaches what a lesson teaches has
+-- the lesson's name (lua/poolsh/lessons/init.lua).
 return {
-  "same_stream_reuse",
+  "same_stream",
   "cross_stream",
   "internal_deps",
-  "threshold_cliff",
-  "trim_high_water",
+  "release_threshold",
+  "trim",
   "reserved_vs_used",
   "fragmentation",
   "pinned_vs_pageable",
-  "pinned_pool_keeps",
+  "host_memory",
   "caching_allocator",
   "use_after_free",
   "malloc_vs_pool",

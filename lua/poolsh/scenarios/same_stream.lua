@@ -2,7 +2,7 @@
 local poolsh = require "poolsh"
 
 return {
-  name = "same_stream_reuse",
+  name = "same_stream",
   summary = "a block freed on a stream is reused by that stream at once, no synchronisation",
   run = function(ctx)
     local step, expect = ctx.step, ctx.expect

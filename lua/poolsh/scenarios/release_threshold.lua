@@ -16,7 +16,7 @@ local function loop(p, s)
 end
 
 return {
-  name = "threshold_cliff",
+  name = "release_threshold",
   summary = "alloc/free/sync in a loop: release threshold 0 against a large one",
   run = function(ctx)
     local step, expect = ctx.step, ctx.expect

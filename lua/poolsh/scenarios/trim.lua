@@ -3,7 +3,7 @@
 local poolsh = require "poolsh"
 
 return {
-  name = "trim_high_water",
+  name = "trim",
   summary = "trim frees whole idle chunks only; resetting the peaks while memory is in use",
   run = function(ctx)
     local step, expect = ctx.step, ctx.expect

@@ -36,7 +36,7 @@ local function pinned_cache()
 end
 
 return {
-  name = "pinned_pool_keeps",
+  name = "host_memory",
   summary = "a pinned host pool at a high threshold keeps its memory through frees and syncs until trim(0); a CuPy-style cache until free_all_blocks()",
   run = function(ctx)
     local step, expect = ctx.step, ctx.expect

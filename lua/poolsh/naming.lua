@@ -45,10 +45,14 @@ end
 local LONGEST = 56
 
 -- The name free for kind: base itself unless another object of that kind
--- was given it, else base#2, base#3, ... (the first not taken).
-local function free_name(taken, kind, base)
+-- was given it, else base#2, base#3, ... (the first not taken). A
+-- scope's taken sets start empty; the others from every name given.
+local function free_name(taken, kind, base, scoped)
   local t = taken[kind]
-  if not t and kind == "block" then
+  if not t and scoped then
+    t = {}
+    taken[kind] = t
+  elseif not t and kind == "block" then
     t = block_names
     taken[kind] = t
   elseif not t then
@@ -73,8 +77,10 @@ end
 -- allocator's label, "torch.3") takes the variable's name the same way.
 -- Only env's own keys are looked at, not tables inside it; an
 -- object in two new variables takes the name that sorts first; a name
--- once given stays when the object moves to another variable.
-function naming.adopt(env)
+-- once given stays when the object moves to another variable. With
+-- scope (a table adopt keeps its names in), only the names given through
+-- that scope are taken: a scenario's `p` is `p` again in the next one.
+function naming.adopt(env, scope)
   local new
   for k, v in next, env do
     if type(v) == "table" and not seen[v] and type(k) == "string" then
@@ -99,14 +105,14 @@ function naming.adopt(env)
   end
   if not new then return 0 end
   table.sort(new, function(a, b) return a[1] < b[1] end)
-  local taken, n = {}, 0
+  local taken, n = scope or {}, 0
   for _, e in ipairs(new) do
     local k, v, kind = e[1], e[2], e[3]
     if not seen[v] then
       seen[v] = true
       local ok = true
-      if kind == "block" then v.live_name = free_name(taken, kind, k)
-      else ok = pcall(function() v.name = free_name(taken, kind, k) end) end
+      if kind == "block" then v.live_name = free_name(taken, kind, k, scope)
+      else ok = pcall(function() v.name = free_name(taken, kind, k, scope) end) end
       if ok then n = n + 1 end
     end
   end

@@ -106,6 +106,18 @@ end
 --- Whether err is a failed expectation.
 function M.is_failure(err) return getmetatable(err) == FAIL end
 
+--- traced(e) -> what a scenario's error is reported as: an expectation's
+-- failure as is; a CUDA error (out of memory under --limit, a device
+-- refusing) by its message alone, as the REPL prints it; anything else (a
+-- bug in the scenario) with its traceback. POOLSH_TRACEBACK=1: always
+-- the traceback (docs/errors.md).
+function M.traced(e)
+  if M.is_failure(e) then return e end
+  local msg = tostring(e)
+  if msg:match("^cudaError%a+: ") and os.getenv("POOLSH_TRACEBACK") ~= "1" then return msg end
+  return debug.traceback(msg, 2)
+end
+
 --- The scenarios' former names, each with the name it has now (that of
 -- the lesson teaching the same thing): `poolsh run OLD` still runs it,
 -- after one line saying the new name.
@@ -175,6 +187,20 @@ end
 -- there). Returns a result {name, ok, step (number and text of the
 -- step that failed), err, skipped, notes = {{t = ms, text = "1. step",
 -- notices = {...}, said = {...}}}}: each step's notice and say lines.
+-- Names the objects in the local variables of the function `level` up
+-- the stack (a scenario's run, calling ctx.step) after those variables,
+-- as the REPL names its globals: the live lines then say "a 4.00 MiB
+-- from p on s", in the narration's words (poolsh.naming.adopt).
+local function adopt_locals(level, scope)
+  local vars = {}
+  for i = 1, 200 do
+    local k, v = debug.getlocal(level, i)
+    if k == nil then break end
+    if k:sub(1, 1) ~= "(" then vars[k] = v end
+  end
+  require("poolsh.naming").adopt(vars, scope)
+end
+
 function M.run(sc, out, opts)
   opts = opts or {}
   local words = require "poolsh.words"
@@ -192,8 +218,10 @@ function M.run(sc, out, opts)
     for _, l in ipairs(poolsh.live.lines()) do out(l .. "\n") end
   end
   local n, current = 0, "(before the first step)"
+  local names = {}   -- the names given in this run (adopt_locals)
   local ctx = { expect = expect }
   function ctx.step(text, notice)
+    if opts.live then adopt_locals(3, names) end
     live()
     n = n + 1
     current = text
@@ -207,6 +235,7 @@ function M.run(sc, out, opts)
     res.notes[#res.notes + 1] = note
   end
   function ctx.say(text)
+    if opts.live then adopt_locals(3, names) end
     wrap("    " .. text .. "\n")
     local note = res.notes[#res.notes]
     if note then note.said[#note.said + 1] = text end
@@ -214,10 +243,7 @@ function M.run(sc, out, opts)
   wrap(("== %s: %s\n"):format(sc.name, sc.summary or ""))
   if opts.start then opts.start() end
   if opts.live then poolsh.watch(true) end   -- the live lines start from here
-  local ok, err = xpcall(sc.run, function(e)
-    if M.is_failure(e) then return e end
-    return debug.traceback(tostring(e), 2)
-  end, ctx)
+  local ok, err = xpcall(sc.run, M.traced, ctx)
   live()
   if opts.live then poolsh.watch(watching) end
   if not ok then

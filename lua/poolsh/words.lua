@@ -9,11 +9,13 @@ local vlen = text.vlen
 
 -- One line (no newline) folded at its spaces to width columns; the
 -- continuation lines start under the first word after the line's leading
--- spaces and any list marker ("- ", "1. ", "notice: ").
+-- spaces and any list marker ("- ", "1. ") or short label ("notice: ").
 local function fold(line, width, out)
   if vlen(line) <= width then out[#out + 1] = line; return end
+  local label = line:match("^%s*(%a+:%s+)")
+  if label and #label > 12 then label = nil end   -- "notice: ", not "cudaErrorMemoryAllocation: "
   local lead = line:match("^%s*") .. (line:match("^%s*(%d+%.%s+)") or line:match("^%s*([-*]%s+)")
-    or line:match("^%s*(%a+:%s+)") or "")
+    or label or "")
   local hang = (" "):rep(vlen(lead))
   if vlen(hang) > width // 2 then hang = line:match("^%s*") end
   local cur, first = nil, true

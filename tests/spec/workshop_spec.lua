@@ -21,13 +21,13 @@ local function extract(text)
   local commands, lua, fence, n = {}, {}, nil, 0
   for line in (text .. "\n"):gmatch("(.-)\n") do
     n = n + 1
-    local opening = line:match("^```(%w*)%s*$")
+    local opening = line:match("^%s*```(%w*)%s*$")
     if fence == nil and opening then
       fence = opening
-    elseif fence ~= nil and line:match("^```%s*$") then
+    elseif fence ~= nil and line:match("^%s*```%s*$") then
       fence = nil
     elseif fence == "sh" then
-      local cmd = line:gsub("^%$ ", "")
+      local cmd = line:gsub("^%s*", ""):gsub("^%$ ", "")
       if cmd:match("^poolsh%f[%s]") or cmd == "poolsh" then
         local comment = cmd:match("%s#%s*(.*)$")
         cmd = cmd:gsub("%s+#.*$", "")

@@ -1299,10 +1299,13 @@ static int check_word(lua_State *L, const char *word) {
 /* Says, once (docs/cli.md: once per user and reason, remembered in the
  * state directory), that poolsh runs on its simulated GPU because no GPU
  * can be used, in a learner's words; the CUDA error behind it is in
- * `poolsh help` and --version. Nothing when the sim was chosen. */
+ * `poolsh help` and --version. Nothing when the sim was chosen. Folded at
+ * the terminal's width on a terminal, one line in a pipe or a log. */
 static void device_notice(lua_State *L) {
-  dostring(L, "local n = require('poolsh.help').notice_once() "
-              "if n then io.stderr:write(require('poolsh.words').wrap(n), '\\n') end",
+  dostring(L, isatty(2) ? "local n = require('poolsh.help').notice_once() "
+                          "if n then io.stderr:write(require('poolsh.words').wrap(n), '\\n') end"
+                        : "local n = require('poolsh.help').notice_once() "
+                          "if n then io.stderr:write(n, '\\n') end",
            "=(poolsh)");
 }
 

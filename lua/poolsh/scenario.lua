@@ -221,7 +221,7 @@ function M.run(sc, out, opts)
   local names = {}   -- the names given in this run (adopt_locals)
   local ctx = { expect = expect }
   function ctx.step(text, notice)
-    if opts.live then adopt_locals(3, names) end
+    adopt_locals(3, names)
     live()
     n = n + 1
     current = text
@@ -235,7 +235,7 @@ function M.run(sc, out, opts)
     res.notes[#res.notes + 1] = note
   end
   function ctx.say(text)
-    if opts.live then adopt_locals(3, names) end
+    adopt_locals(3, names)
     wrap("    " .. text .. "\n")
     local note = res.notes[#res.notes]
     if note then note.said[#note.said + 1] = text end

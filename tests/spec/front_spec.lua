@@ -170,6 +170,7 @@ describe("the simulated device's notice", function()
     if backend ~= "sim" then pending("a usable GPU here: no fallback to say") return end
     assert.truthy(err1:find("poolsh runs on its simulated GPU", 1, true), err1)
     assert.falsy(err1:find("cudaError", 1, true), err1)              -- the CUDA error is for help
+    assert.truthy(err1:match("^[^\n]+simulated GPU %(poolsh help says why%)\n$"), err1)   -- one line off a terminal
     assert.equal("", err2)                                            -- once
     assert.equal("", err3)                                            -- the sim was chosen
     assert.truthy(ver:find("device: sim backend, .*simulated GPU"), ver)   -- always in --version

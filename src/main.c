@@ -1275,15 +1275,7 @@ static int spawned(lua_State *L) {
  * returns 0. A name with '/' or ending in .lua is a script's: lua.c's
  * "cannot open" stays (1: go on). */
 static int check_word(lua_State *L, const char *word) {
-  static const char code[] =
-    "local word = ... "
-    "if word:find('/', 1, true) or word:match('%.lua$') then return nil end "
-    "local f = io.open(word, 'r') if f then f:close() return nil end "
-    "local names = {} "
-    "for _, c in ipairs(require('poolsh.help').commands()) do names[#names + 1] = c[1] end "
-    "local hint = require('poolsh.words').did_you_mean(word, names) "
-    "return ('cannot open %s: no such file, nor a command%s')"
-    "  :format(word, hint ~= '' and hint or ' (poolsh help lists the commands)')";
+  static const char code[] = "return require('poolsh.help').not_a_command(...)";
   int status = luaL_loadbuffer(L, code, sizeof code - 1, "=(poolsh)");
   if (status == LUA_OK) {
     lua_pushstring(L, word);

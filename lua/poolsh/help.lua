@@ -222,6 +222,21 @@ end
 
 -- ---- the map ---------------------------------------------------------------
 
+--- not_a_command(word) -> what `poolsh WORD` says when WORD is neither
+-- a file nor a command, with the closest commands; nil for a name that
+-- looks like a script's (a '/' or ending in .lua: lua.c's message stays)
+-- or names a file.
+function M.not_a_command(word)
+  if word:find("/", 1, true) or word:match("%.lua$") then return nil end
+  local f = io.open(word, "r")
+  if f then f:close(); return nil end
+  local names = {}
+  for _, c in ipairs(M.commands()) do names[#names + 1] = c[1] end
+  local hint = require("poolsh.words").did_you_mean(word, names)
+  return ("cannot open %s: no such file, nor a command%s")
+    :format(word, hint ~= "" and hint or " (poolsh help lists the commands)")
+end
+
 --- commands() -> {{name, line}, ...}: the modules under poolsh/cmd/ (each
 -- a command), sorted, with the first line of each one's leading comment.
 function M.commands()

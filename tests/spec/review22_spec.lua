@@ -1,0 +1,99 @@
+-- Review of issue 22 (review22 branch): defects found, each a failing test.
+local poolsh = require "poolsh"
+local learn = require "poolsh.learn"
+local H = require "helpers"
+
+local function free_all(G)
+  local function free(v)
+    local mt = type(v) == "userdata" and getmetatable(v)
+    if mt and mt.__name == "poolsh.Buffer" and v.live then v:free() end
+  end
+  for _, v in pairs(G) do
+    if type(v) == "table" and getmetatable(v) == nil then for _, x in pairs(v) do free(x) end
+    else free(v) end
+  end
+  poolsh.sync()
+end
+
+local function at_step(name, step)
+  local G = setmetatable({ poolsh = poolsh }, { __index = _G })
+  local out = {}
+  local s = learn.new(learn.load(name), {
+    G = G, out = function(t) out[#out + 1] = t end,
+    progress = { lessons = {} }, save = function() end,
+  })
+  s:start()
+  local function type_in(code)
+    assert(load(code, "=stdin", "t", G))()
+    s:after()
+  end
+  for n = 1, step - 1 do type_in(s.lesson.steps[n].solution) end
+  return s, G, type_in
+end
+local function passed(s, step) return s.step > step or s.finished == true end
+
+describe("review22: lesson steps that pass on a wrong answer", function()
+  it("host_memory step 1 passes on register + any op on s, no fill", function()
+    local s, G, type_in = at_step("host_memory", 1)
+    type_in("poolsh.register(pag); s:record()")
+    local ok = passed(s, 1)
+    free_all(G)
+    assert.is_false(ok, "step 1 ('register pag and fill it') passed with no fill")
+  end)
+
+  it("trim step 1 passes with one 128 MiB block and seven numbers", function()
+    local s, G, type_in = at_step("trim", 1)
+    type_in('bufs = {p:alloc("128 MiB", s), 1, 2, 3, 4, 5, 6, 7}')
+    local ok = passed(s, 1)
+    free_all(G)
+    assert.is_false(ok, "step 1 ('eight 16 MiB blocks') passed")
+  end)
+end)
+
+describe("review22: one name per thing in lessons", function()
+  it("release_threshold: step 3's text promises 'reused b's memory'; b is b#2", function()
+    local s, G, type_in = at_step("release_threshold", 3)
+    local name = G.b.name
+    free_all(G)
+    assert.matches("reused b's memory", s.lesson.steps[3].say, 1, true)
+    assert.equal("b", name)
+  end)
+
+  it("same_stream step 4: the loop's last b is shown as b#2", function()
+    local s, G, type_in = at_step("same_stream", 5)
+    local name = G.b.name
+    free_all(G)
+    assert.equal("b", name)
+  end)
+
+  it("restart(): the learner's a becomes a#2", function()
+    local s, G, type_in = at_step("same_stream", 1)
+    type_in('a = p:alloc("4 MiB", s)')
+    s:restart()
+    type_in('a = p:alloc("4 MiB", s)')
+    local name = G.a.name
+    free_all(G)
+    assert.equal("a", name)
+  end)
+end)
+
+describe("review22: lessons show what they ask to watch", function()
+  after_each(function() poolsh.watch(false); poolsh.live.width = nil end)
+  it("cross_stream step 3 asks to watch p's line; none is printed", function()
+    local s, G, type_in = at_step("cross_stream", 3)
+    poolsh.live.width, poolsh.live.color = 80, false
+    poolsh.watch(true)
+    type_in(s.lesson.steps[3].solution)
+    local text = table.concat(poolsh.live.lines(), "\n")
+    free_all(G)
+    assert.matches("Watch p's line", s.lesson.steps[3].say, 1, true)
+    assert.matches("\np  reserved", "\n" .. text, 1, true)
+  end)
+end)
+
+describe("review22: 80 columns", function()
+  it("poolsh golden --help fits 80 columns", function()
+    local out = H.sh(H.exe .. " golden --help 2>&1")
+    for l in out:gmatch("[^\n]+") do assert.is_true(utf8.len(l) <= 80, l) end
+  end)
+end)

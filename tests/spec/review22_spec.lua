@@ -97,3 +97,14 @@ describe("review22: 80 columns", function()
     for l in out:gmatch("[^\n]+") do assert.is_true(utf8.len(l) <= 80, l) end
   end)
 end)
+
+describe("review22: help", function()
+  it("help(p.alloc), as help() and docs/cli.md advertise, answers", function()
+    local help = require "poolsh.help"
+    local p = poolsh.pool {}
+    local ok, e = pcall(help.entry, p.alloc)
+    p:destroy()
+    assert.is_true(ok, e)
+    assert.equal(help.entry("Pool:alloc"), e)
+  end)
+end)

@@ -123,3 +123,25 @@ describe("review22: scenario narration and live lines name the same objects", fu
     assert.matches(" from p on s: ", out, 1, true)
   end)
 end)
+
+describe("review22: errors at the prompt in 80 columns", function()
+  local SOCK = ("poolsh-r22-%d-%d"):format(os.time(), math.random(1e6))
+  local function tmux(args) return H.sh("tmux -L " .. SOCK .. " " .. args) end
+  local function screen() return (tmux("capture-pane -p -S -200 -t r22")) end
+  after_each(function() tmux("kill-server") end)
+  it("a long error is folded at a space, not cut mid-word", function()
+    local dir = H.sh("mktemp -d"):gsub("%s+$", "")
+    tmux("new-session -d -s r22 -x 80 -y 30 " .. H.quote(("env HOME=%s POOLSH_HISTORY=%s/h %s --backend=sim")
+      :format(dir, dir, H.exe)))
+    assert.truthy(H.poll(function() return screen():find("poolsh> ", 1, true) end, 8), screen())
+    tmux("send-keys -t r22 -l " .. H.quote('p = poolsh.pool{}; x = p:alloc("a lot")'))
+    tmux("send-keys -t r22 Enter")
+    assert.truthy(H.poll(function() return screen():find("invalid size", 1, true) end, 8), screen())
+    H.rsleep(0.3)
+    local s = screen()
+    os.execute("rm -rf " .. H.quote(dir))
+    for l in s:gmatch("[^\n]+") do
+      assert.is_false(utf8.len(l) == 80 and not l:find("%s$"), "cut at the edge: " .. l .. "\n" .. s)
+    end
+  end)
+end)

@@ -145,3 +145,10 @@ describe("review22: errors at the prompt in 80 columns", function()
     end
   end)
 end)
+
+describe("review22: poolsh help COMMAND", function()
+  it("poolsh help run answers with run's help, not 'did you mean Raw'", function()
+    local out = H.sh(H.exe .. " --backend=sim help run 2>&1")
+    assert.matches("usage: poolsh", out, 1, true)
+  end)
+end)

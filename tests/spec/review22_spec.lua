@@ -77,6 +77,21 @@ describe("review22: one name per thing in lessons", function()
   end)
 end)
 
+describe("review22: restart()", function()
+  it("leaves the old setup's pool p alive beside the new p (two pools named p)", function()
+    local s, G, type_in = at_step("same_stream", 1)
+    type_in('a = p:alloc("4 MiB", s)')
+    local old_p, old_s = G.p, G.s
+    s:restart()
+    local alive = old_p.live
+    free_all(G)
+    poolsh.sync()
+    if old_p.live then old_p:destroy() end
+    if old_s.live then old_s:destroy() end
+    assert.is_false(alive, "the old p is still live after restart()")
+  end)
+end)
+
 describe("review22: lessons show what they ask to watch", function()
   after_each(function() poolsh.watch(false); poolsh.live.width = nil end)
   it("cross_stream step 3 asks to watch p's line; none is printed", function()

@@ -138,6 +138,15 @@ local function name_of_function(f)
     for k, v in pairs(poolsh.core) do
       if rawequal(v, f) then return "poolsh.core." .. k end
     end
+    -- a Pool's own alloc: each Pool's metatable holds a closure of its own
+    for _, p in ipairs((poolsh.core.objects())) do
+      local idx = rawget(debug.getmetatable(p) or {}, "__index")
+      if type(idx) == "table" then
+        for m, v in pairs(idx) do
+          if rawequal(v, f) then return "Pool:" .. m end
+        end
+      end
+    end
   end
 end
 
@@ -206,17 +215,53 @@ function M.lookup(v)
     :format(topic, words.did_you_mean(t:gsub("^poolsh%.", ""), short)), 0)
 end
 
+-- The cells of a markdown table row ("| a | b |"), backticks dropped.
+local function cells(line)
+  local list = {}
+  for c in line:gsub("^%s*|", ""):gsub("|%s*$", ""):gmatch("[^|]*") do
+    list[#list + 1] = (c:gsub("`", ""):gsub("^%s+", ""):gsub("%s+$", ""))
+  end
+  return list
+end
+
+-- Appends a markdown table's rows (header first) to out as columns
+-- fitted to the terminal's width (live.text.rows: the last column folded).
+local function put_table(out, rows)
+  local header, list = cells(rows[1]), {}
+  for i = 2, #rows do
+    if not rows[i]:match("^%s*|[%s:|-]+|%s*$") then list[#list + 1] = cells(rows[i]) end
+  end
+  for _, l in ipairs(require("poolsh.live.text").rows(header, list)) do out[#out + 1] = l end
+end
+
 --- entry(topic) -> one entry's text: its heading and the paragraphs under
--- it, as in docs/api.md, prose folded at the terminal's width.
+-- it, as in docs/api.md: prose reflowed and folded at the terminal's
+-- width, tables as columns that fit it, code as it is.
 function M.entry(v)
   local e = M.lookup(v)
-  local out, fenced = { (e.heading:gsub("`", "")) }, false
-  out[#out + 1] = ("="):rep(math.min(#out[1], 78))
-  for line in (e.body .. "\n"):gmatch("(.-)\n") do
-    if line:match("^```") then fenced = not fenced
-    elseif fenced or line:match("^|") then out[#out + 1] = "    " .. line
-    else out[#out + 1] = words.wrap(line) end
+  local heading = words.wrap((e.heading:gsub("`", "")))
+  local out, fenced, para, rows = { heading }, false, nil, nil
+  local widest = 0
+  for l in heading:gmatch("[^\n]+") do widest = math.max(widest, utf8.len(l) or #l) end
+  out[#out + 1] = ("="):rep(math.min(widest, 78))
+  local function flush()
+    if para then out[#out + 1] = words.wrap(para):gsub("\n$", ""); para = nil end
+    if rows then put_table(out, rows); rows = nil end
   end
+  for line in (e.body .. "\n"):gmatch("(.-)\n") do
+    if line:match("^```") then flush(); fenced = not fenced
+    elseif fenced then out[#out + 1] = "    " .. line
+    elseif line:match("^%s*|") then
+      if para then flush() end
+      rows = rows or {}
+      rows[#rows + 1] = line
+    elseif line:match("^%s*$") then flush(); out[#out + 1] = ""
+    elseif para and not line:match("^%s*[-*] ") and not line:match("^%s*%d+%. ") then
+      para = para .. " " .. line:gsub("^%s+", "")
+    else flush(); para = line end
+  end
+  flush()
+  while out[#out] == "" do out[#out] = nil end
   return table.concat(out, "\n") .. "\n"
 end
 
@@ -400,7 +445,13 @@ end
 -- `help` at the prompt).
 function M.help(...)
   if select("#", ...) == 0 then io.stdout:write(M.overview()); return end
-  io.stdout:write(M.entry((...)))
+  local topic = ...
+  if type(topic) == "string" then   -- a command's name: its usage
+    for _, c in ipairs(M.commands()) do
+      if c[1] == topic then require("poolsh.cmd." .. topic) { "--help" }; return end
+    end
+  end
+  io.stdout:write(M.entry(topic))
 end
 
 return M

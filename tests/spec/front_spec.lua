@@ -70,7 +70,7 @@ describe("poolsh help", function()
     for _, d in ipairs(documented()) do
       local ok, text = pcall(help.entry, d[1])
       assert.truthy(ok, d[1] .. ": " .. tostring(text))
-      assert.truthy(text:find((d[2]:gsub("`", "")), 1, true), d[1] .. " printed:\n" .. text)
+      assert.truthy(flat(text):find(flat((d[2]:gsub("`", ""))), 1, true), d[1] .. " printed:\n" .. text)
       n = n + 1
     end
     assert.truthy(n > 100, n)
@@ -90,6 +90,21 @@ describe("poolsh help", function()
     local out, err, code = sim("help pool")
     assert.equal(0, code, err)
     assert.equal(help.entry("pool"), out)
+  end)
+
+  it("fits every entry in 80 columns, tables as columns and code whole", function()
+    local wide = H.sh("COLUMNS=80 " .. H.exe .. [[ --backend=sim -e '
+      local h = require("poolsh.help")
+      for _, e in ipairs(h.entries()) do
+        if e.names[1] then
+          for l in h.entry(e.names[1]):gmatch("[^\n]+") do
+            if utf8.len(l) > 80 and not l:match("^    ") then print(e.names[1] .. ": " .. l) end
+          end
+        end
+      end']])
+    assert.equal("", wide)
+    local stats = H.sh("COLUMNS=80 " .. H.exe .. " --backend=sim help Pool:stats")
+    assert.truthy(stats:find("\n  field +type +meaning\n"), stats)   -- the table as columns
   end)
 
   it("says an unknown topic in one line with the closest names", function()

@@ -224,6 +224,19 @@ static int report(lua_State *L, int status) {
   return status;
 }
 
+/* An error at the prompt, on a terminal: its message folded at words to
+ * the terminal's width (poolsh.words), not cut at the edge. Returns
+ * status. */
+static int fold_error(lua_State *L, int status) {
+  if (status == LUA_OK || !isatty(2) || !lua_isstring(L, -1)) return status;
+  static const char code[] = "return require('poolsh.words').wrap(...)";
+  if (luaL_loadbuffer(L, code, sizeof code - 1, "=(poolsh)") != LUA_OK) { lua_pop(L, 1); return status; }
+  lua_pushvalue(L, -2);
+  if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_isstring(L, -1)) lua_replace(L, -2);
+  else lua_pop(L, 1);
+  return status;
+}
+
 /* Message handler: adds a traceback to the error. At the REPL
  * (brief_errors) the traceback goes to poolsh.repl.last_traceback instead,
  * for poolsh.repl.traceback(), and the message stays alone. */
@@ -790,7 +803,7 @@ static void doREPL(lua_State *L, int use_env) {
     if (status == LINE_DROPPED) continue;
     if (status == LUA_OK) status = docall(L, 0, LUA_MULTRET);
     if (status == LUA_OK) print_results(L);
-    else report(L, status);
+    else report(L, fold_error(L, status));
     lua_getglobal(L, "poolsh");
     if (!end_signal && lua_type(L, -1) == LUA_TTABLE &&
         lua_getfield(L, -1, "repl") == LUA_TTABLE &&

@@ -141,8 +141,7 @@ function M.load(name)
   else
     local path = name:match("^[%w_]+$") and package.searchpath("poolsh.scenarios." .. name, package.path)
     if not path or name == "init" then
-      local names = { table.unpack((require "poolsh.scenarios")) }
-      for old in pairs(M.renamed) do names[#names + 1] = old end
+      local names = require "poolsh.scenarios"   -- the current names only
       local hint = require("poolsh.words").did_you_mean(name, names)
       error(("unknown scenario '%s'%s"):format(name, hint ~= "" and hint or " (poolsh scenarios lists them)"), 0)
     end

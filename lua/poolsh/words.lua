@@ -66,9 +66,11 @@ end
 
 --- suggest(word, names) -> the names closest to word (list, best first;
 -- empty when none is close): those word is a prefix or part of, and those
--- within an edit distance of a third of their length (at least 2).
+-- within an edit distance of a third of their length (at least 2). A word
+-- longer than 64 bytes has none.
 function M.suggest(word, names)
   word = tostring(word):lower()
+  if #word > 64 then return {} end   -- no name is that long: not compared
   local scored = {}
   for _, n in ipairs(names) do
     local ln = n:lower()

@@ -11,7 +11,8 @@ local check = require "poolsh.golden.check"
 local USAGE = {
   main = [[
 usage: poolsh [--backend=cuda|sim] golden [report|record|check|list|run] ...
-  poolsh golden                    the report: each golden file replayed on the sim
+  poolsh golden                    the report: each golden file replayed on
+                                   the sim
   poolsh golden report [DIR|FILE...]   the same, as a Markdown table
   poolsh golden record [--out DIR] [NAME...]   run scenarios, write golden files
   poolsh golden check [DIR|FILE...]    replay on the sim, compare

@@ -43,7 +43,8 @@ echo "poolsh installed: $prefix/bin/poolsh"
 case ":$PATH:" in
   *":$prefix/bin:"*) ;;
   *) echo "warning: $prefix/bin is not on your PATH, so 'poolsh' is not found yet:"
-     echo "  log in again (Debian's ~/.profile adds ~/.local/bin when it exists), or"
+     [ "$prefix" = "$HOME/.local" ] &&
+       echo "  log in again (Debian's ~/.profile adds ~/.local/bin when it exists), or"
      echo "  add it: echo 'export PATH=\"$prefix/bin:\$PATH\"' >> ~/.bashrc" ;;
 esac
 

@@ -213,6 +213,7 @@ describe("scripts/setup.sh", function()
     assert.truthy(installed)
     assert.truthy(out:find("poolsh installed: " .. d .. "/p/bin/poolsh", 1, true), out)
     assert.truthy(out:find("warning: " .. d .. "/p/bin is not on your PATH", 1, true), out)
+    assert.falsy(out:find("log in again", 1, true), out)   -- that is for ~/.local only
     assert.truthy(out:find("poolsh ready on the", 1, true), out)
     assert.truthy(help_out:find("^poolsh%.pool"), help_out)
   end)

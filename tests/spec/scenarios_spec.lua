@@ -168,7 +168,7 @@ describe("the HTML exporter's meta.notes", function()
 
   it("lists the notes, escaped, above the timeline and passes them to the page", function()
     local page = html.encode({}, { notes = { { t = 1.5, text = "1. a <b> & c" } } })
-    assert.truthy(page:find('<li><a href="#t=1.5,1.501">1.5 ms</a> 1. a &lt;b&gt; &amp; c</li>', 1, true), page)
+    assert.truthy(page:find('<li><a href="#t=1.5,1.501">1.500 ms</a> 1. a &lt;b&gt; &amp; c</li>', 1, true), page)
     assert.truthy(page:find('"notes":[{"t":1.5,"text":"1. a \\u003cb> & c"}]', 1, true))   -- every < escaped (docs/export.md)
     assert.falsy(html.encode({}, {}):find('id="notes"', 1, true))
   end)

@@ -821,7 +821,7 @@ local function notes_list(n, single)
     for _, s in ipairs(note.notices or {}) do extra[#extra + 1] = '<div class="notice">notice: ' .. escape(s) .. "</div>" end
     for _, s in ipairs(note.said or {}) do extra[#extra + 1] = '<div class="said">' .. escape(s) .. "</div>" end
     items[#items + 1] = ('<li><a href="#t=%s,%s">%s ms</a> %s%s</li>\n'):format(number(note.t),
-      number(note.t + 1e-3), number(note.t), escape(note.text), table.concat(extra))
+      number(note.t + 1e-3), ("%.3f"):format(tonumber(note.t) or 0), escape(note.text), table.concat(extra))
   end
   -- (the one-trace page's list is id="notes", as it always was)
   return '<aside><h2>Steps <span class="note">(click one to zoom there)</span></h2>\n'

@@ -6,6 +6,7 @@
 # it once.
 # Usage: scripts/setup.sh [build-dir]     (root, or a user with sudo)
 #        POOLSH_PREFIX=DIR scripts/setup.sh   installs in DIR/bin instead
+#        POOLSH_PACKAGES=no scripts/setup.sh  installs no packages (the tools are there)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -18,7 +19,7 @@ missing=""
 for p in $packages; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
 done
-if [ -n "${missing// /}" ]; then
+if [ "${POOLSH_PACKAGES:-yes}" != no ] && [ -n "${missing// /}" ]; then
   sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
   export DEBIAN_FRONTEND=noninteractive
   $sudo apt-get update -qq

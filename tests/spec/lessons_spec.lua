@@ -65,7 +65,11 @@ local cases = {
   { "trim", 5, "bufs[1]:free(); p.release_threshold = 0; s:sync()", nil },
   { "host_memory", 1, "poolsh.register(pag)", "poolsh.fill(pag, 1, s)" },
   { "host_memory", 1, "pcall(poolsh.fill, pag, 1, s); poolsh.register(pag)", "poolsh.fill(pag, 1, s)" },
+  { "host_memory", 1, "poolsh.register(pag); s:record()", "poolsh.fill(pag, 1, s)" },
+  { "host_memory", 1, 'poolsh.register(pag); pin = poolsh.pinned("1 MiB"); poolsh.fill(pin, 1, s)', "poolsh.fill(pag, 7, s)" },
   { "host_memory", 3, "hp.release_threshold = 0; s:sync()", nil },
+  { "trim", 1, 'bufs = {p:alloc("128 MiB", s), 1, 2, 3, 4, 5, 6, 7}', nil },
+  { "caching_allocator", 1, 'blocks = {cache:alloc("32 MiB", s), 1, 2, 3, 4, 5, 6, 7}', nil },
   { "caching_allocator", 3, 'again = cache:alloc("1 MiB", s)', nil },
 }
 
@@ -89,6 +93,24 @@ describe("a lesson step", function()
       end
     end)
   end
+end)
+
+describe("a lesson's names", function()
+  it("release_threshold step 3: the b its text says 'reused b's memory' of is b, not b#2", function()
+    local s, G = at_step("release_threshold", 3)
+    local name = G.b.name
+    free_all(G)
+    assert.matches("reused b's memory", s.lesson.steps[3].say, 1, true)
+    assert.equal("b", name)
+  end)
+
+  it("same_stream: the loop's last b is b", function()
+    local s, G, type_in = at_step("same_stream", 4)
+    type_in(s.lesson.steps[4].solution)
+    local name = G.b.name
+    free_all(G)
+    assert.equal("b", name)
+  end)
 end)
 
 describe("each lesson step's text", function()

@@ -32,66 +32,6 @@ local function at_step(name, step)
 end
 local function passed(s, step) return s.step > step or s.finished == true end
 
-describe("review22: lesson steps that pass on a wrong answer", function()
-  it("host_memory step 1 passes on register + any op on s, no fill", function()
-    local s, G, type_in = at_step("host_memory", 1)
-    type_in("poolsh.register(pag); s:record()")
-    local ok = passed(s, 1)
-    free_all(G)
-    assert.is_false(ok, "step 1 ('register pag and fill it') passed with no fill")
-  end)
-
-  it("trim step 1 passes with one 128 MiB block and seven numbers", function()
-    local s, G, type_in = at_step("trim", 1)
-    type_in('bufs = {p:alloc("128 MiB", s), 1, 2, 3, 4, 5, 6, 7}')
-    local ok = passed(s, 1)
-    free_all(G)
-    assert.is_false(ok, "step 1 ('eight 16 MiB blocks') passed")
-  end)
-end)
-
-describe("review22: one name per thing in lessons", function()
-  it("release_threshold: step 3's text promises 'reused b's memory'; b is b#2", function()
-    local s, G, type_in = at_step("release_threshold", 3)
-    local name = G.b.name
-    free_all(G)
-    assert.matches("reused b's memory", s.lesson.steps[3].say, 1, true)
-    assert.equal("b", name)
-  end)
-
-  it("same_stream step 4: the loop's last b is shown as b#2", function()
-    local s, G, type_in = at_step("same_stream", 5)
-    local name = G.b.name
-    free_all(G)
-    assert.equal("b", name)
-  end)
-
-  it("restart(): the learner's a becomes a#2", function()
-    local s, G, type_in = at_step("same_stream", 1)
-    type_in('a = p:alloc("4 MiB", s)')
-    s:restart()
-    type_in('a = p:alloc("4 MiB", s)')
-    local name = G.a.name
-    free_all(G)
-    assert.equal("a", name)
-  end)
-end)
-
-describe("review22: restart()", function()
-  it("leaves the old setup's pool p alive beside the new p (two pools named p)", function()
-    local s, G, type_in = at_step("same_stream", 1)
-    type_in('a = p:alloc("4 MiB", s)')
-    local old_p, old_s = G.p, G.s
-    s:restart()
-    local alive = old_p.live
-    free_all(G)
-    poolsh.sync()
-    if old_p.live then old_p:destroy() end
-    if old_s.live then old_s:destroy() end
-    assert.is_false(alive, "the old p is still live after restart()")
-  end)
-end)
-
 describe("review22: lessons show what they ask to watch", function()
   after_each(function() poolsh.watch(false); poolsh.live.width = nil end)
   it("cross_stream step 3 asks to watch p's line; none is printed", function()

@@ -113,6 +113,28 @@ describe("a lesson's names", function()
   end)
 end)
 
+describe("a step that asks to watch a pool's line", function()
+  before_each(function() poolsh.live.width, poolsh.live.color = 80, false end)
+  after_each(function() poolsh.watch(false); poolsh.live.width = nil end)
+  for _, c in ipairs {
+    { "cross_stream", 3, "Watch p's line", "p  reserved 32.00 MiB  used 32.00 MiB  pending 0 B" },
+    { "same_stream", 4, "p's line", "p  reserved 32.00 MiB  used 4.00 MiB  pending 0 B" },
+  } do
+    local name, step, asks, want = c[1], c[2], c[3], c[4]
+    it(("%s step %d gets it, though its frees leave pending where it was"):format(name, step), function()
+      local s, G, type_in = at_step(name, step)
+      poolsh.watch(true)
+      type_in(s.lesson.steps[step].solution)
+      local text = table.concat(poolsh.live.lines(), "\n")
+      local ok = passed(s, step)
+      free_all(G)
+      assert.matches(asks, s.lesson.steps[step].say, 1, true)
+      assert.is_true(ok)
+      assert.matches("\n" .. want, "\n" .. text, 1, true)
+    end)
+  end
+end)
+
 describe("each lesson step's text", function()
   for _, name in ipairs(learn.names()) do
     it(name .. ": every step names what to watch in the live lines", function()

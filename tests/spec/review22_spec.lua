@@ -32,20 +32,6 @@ local function at_step(name, step)
 end
 local function passed(s, step) return s.step > step or s.finished == true end
 
-describe("review22: lessons show what they ask to watch", function()
-  after_each(function() poolsh.watch(false); poolsh.live.width = nil end)
-  it("cross_stream step 3 asks to watch p's line; none is printed", function()
-    local s, G, type_in = at_step("cross_stream", 3)
-    poolsh.live.width, poolsh.live.color = 80, false
-    poolsh.watch(true)
-    type_in(s.lesson.steps[3].solution)
-    local text = table.concat(poolsh.live.lines(), "\n")
-    free_all(G)
-    assert.matches("Watch p's line", s.lesson.steps[3].say, 1, true)
-    assert.matches("\np  reserved", "\n" .. text, 1, true)
-  end)
-end)
-
 describe("review22: 80 columns", function()
   it("poolsh golden --help fits 80 columns", function()
     local out = H.sh(H.exe .. " golden --help 2>&1")

@@ -32,7 +32,8 @@ local seen = setmetatable({}, { __mode = "k" })
 
 -- The names adopt gave, by kind ("pool", ..., "block"): name -> the
 -- object holding it (weak: a collected holder frees its name), and the
--- ids adopt named, so that naming.all()'s names given by hand stay taken.
+-- name adopt gave each id, so that naming.all()'s names given by hand
+-- (o.name = "x", later too) stay taken.
 local holders, adopted = {}, {}
 local function holders_of(kind)
   local t = holders[kind]
@@ -78,7 +79,7 @@ local function free_name(taken, kind, base, scoped)
     if not scoped and kind ~= "block" then
       local mine = adopted[kind] or {}
       for id, n in pairs(naming.all()[kind] or {}) do
-        if not mine[id] then t[n] = true end
+        if mine[id] ~= n then t[n] = true end   -- renamed by hand since: taken
       end
     end
     taken[kind] = t
@@ -101,10 +102,11 @@ end
 -- Notes that adopt gave name to o.
 local function hold(taken, kind, name, o, scoped)
   taken[kind][name] = o
-  if not scoped then holders_of(kind)[name] = o end
+  if scoped then return end   -- outside its scope, a name a scope gave stays taken
+  holders_of(kind)[name] = o
   if kind ~= "block" then
     adopted[kind] = adopted[kind] or {}
-    adopted[kind][o.id] = true
+    adopted[kind][o.id] = name
   end
 end
 

@@ -179,7 +179,30 @@ describe("objects named after their variables", function()
     env.nf_h = poolsh.stream()
     naming.adopt(env)
     assert.equal("nf_h#2", env.nf_h.name)
+    env.nf_h.name = "nf_k"                            -- renamed by hand: nf_k is taken
+    env.nf_k = poolsh.stream()
+    naming.adopt(env)
+    assert.equal("nf_k#2", env.nf_k.name)
+    env.nf_k:destroy()
     env.nf_p:destroy(); env.nf_s:destroy(); env.nf_h:destroy()
+  end)
+
+  it("in a scope (a scenario's run), free a name the same way; outside it, a scope's names stay taken", function()
+    local scope = {}
+    local one = { ns_q = poolsh.stream() }
+    naming.adopt(one, scope)
+    local two = { ns_q = poolsh.stream() }
+    naming.adopt(two, scope)
+    assert.equal("ns_q", one.ns_q.name)
+    assert.equal("ns_q#2", two.ns_q.name)           -- the first still lives
+    one.ns_q:destroy()
+    local three = { ns_q = poolsh.stream() }
+    naming.adopt(three, scope)
+    assert.equal("ns_q", three.ns_q.name)           -- the first was destroyed
+    local outside = { ns_q = poolsh.stream() }
+    naming.adopt(outside)
+    assert.equal("ns_q#3", outside.ns_q.name)       -- ns_q and ns_q#2 were given
+    two.ns_q:destroy(); three.ns_q:destroy(); outside.ns_q:destroy()
   end)
 
   it("leave user tables alone: only a registered allocator's block is a block", function()

@@ -124,7 +124,8 @@ end
 -- object in two new variables takes the name that sorts first; a name
 -- once given stays when the object moves to another variable. With
 -- scope (a table adopt keeps its names in), only the names given through
--- that scope (and still held) are taken: a scenario's `p` is `p` again in the next one.
+-- that scope (and still held) are taken: a scenario's `p` is `p` again in
+-- the next one.
 function naming.adopt(env, scope)
   local new
   for k, v in next, env do

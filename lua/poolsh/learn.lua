@@ -520,6 +520,8 @@ function Session:restart()
     if type_of(v) == "poolsh.Stream" and v.live and not v.default then pcall(v.destroy, v) end
   end
   self.made = nil
+  -- the live lines start afresh too: no line for the old pool under step 1
+  if poolsh.watch() then poolsh.watch(true) end
   for k in pairs(self.G) do if not self.before[k] then self.G[k] = nil end end
   self.finished, self.skipped, self.checked = false, false, false
   local rec = self.progress.lessons[self.lesson.name]

@@ -498,7 +498,8 @@ function Session:hint()
 end
 
 --- restart(): starts the lesson over: frees the live buffers in the
--- globals made since the lesson began, forgets those globals, runs the
+-- globals made since the lesson began, destroys the pools and streams its
+-- setup made, forgets those globals, runs the
 -- setup again and shows step 1 (progress: none of its steps done).
 function Session:restart()
   local BUFFER = "poolsh.Buffer"
@@ -510,6 +511,17 @@ function Session:restart()
       end
     end
   end
+  -- what the setup made goes too: one p and one s after the restart
+  pcall(poolsh.sync)
+  for _, v in pairs(self.made or {}) do
+    if type_of(v) == "poolsh.Pool" and v.live then pcall(v.destroy, v) end
+  end
+  for _, v in pairs(self.made or {}) do
+    if type_of(v) == "poolsh.Stream" and v.live and not v.default then pcall(v.destroy, v) end
+  end
+  self.made = nil
+  -- the live lines start afresh too: no line for the old pool under step 1
+  if poolsh.watch() then poolsh.watch(true) end
   for k in pairs(self.G) do if not self.before[k] then self.G[k] = nil end end
   self.finished, self.skipped, self.checked = false, false, false
   local rec = self.progress.lessons[self.lesson.name]

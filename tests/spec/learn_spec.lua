@@ -184,6 +184,34 @@ describe("a lesson session", function()
     free_all(G)
   end)
 
+  it("restart() destroys the setup's pool and stream: one p and one s after it", function()
+    local s, G, output = session("same_stream")
+    s:start()
+    type_in(s, G, 'a = p:alloc("4 MiB", s)')
+    local old_p, old_s = G.p, G.s
+    poolsh.live.width, poolsh.live.color = 80, false
+    poolsh.watch(true)
+    s:restart()
+    local lines = table.concat(poolsh.live.lines(), "\n")
+    poolsh.watch(false); poolsh.live.width = nil
+    output()
+    local alive_p, alive_s = old_p.live, old_s.live
+    local shown = table.concat(require("poolsh.live.show").show_lines(), "\n")
+    type_in(s, G, 'a = p:alloc("4 MiB", s)')     -- the learner's a is a again, not a#2
+    local name = G.a.name
+    free_all(G)
+    if old_p.live then old_p:destroy() end
+    if old_s.live then old_s:destroy() end
+    assert.is_false(alive_p, "the old p is still live after restart()")
+    assert.is_false(alive_s, "the old s is still live after restart()")
+    assert.equal("", lines)                         -- no line for the old p (nor "p  destroyed")
+    local _, ps = ("\n" .. shown):gsub("\n%s*p%s", "")
+    local _, ss = ("\n" .. shown):gsub("\n%s*s%s", "")
+    assert.equal(1, ps, shown)
+    assert.equal(1, ss, shown)
+    assert.equal("a", name)
+  end)
+
   it("waits without a hint while the step is half done", function()
     local s, G, output = session("release_threshold")
     s:start()

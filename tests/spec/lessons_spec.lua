@@ -65,7 +65,11 @@ local cases = {
   { "trim", 5, "bufs[1]:free(); p.release_threshold = 0; s:sync()", nil },
   { "host_memory", 1, "poolsh.register(pag)", "poolsh.fill(pag, 1, s)" },
   { "host_memory", 1, "pcall(poolsh.fill, pag, 1, s); poolsh.register(pag)", "poolsh.fill(pag, 1, s)" },
+  { "host_memory", 1, "poolsh.register(pag); s:record()", "poolsh.fill(pag, 1, s)" },
+  { "host_memory", 1, 'poolsh.register(pag); pin = poolsh.pinned("1 MiB"); poolsh.fill(pin, 1, s)', "poolsh.fill(pag, 7, s)" },
   { "host_memory", 3, "hp.release_threshold = 0; s:sync()", nil },
+  { "trim", 1, 'bufs = {p:alloc("128 MiB", s), 1, 2, 3, 4, 5, 6, 7}', nil },
+  { "caching_allocator", 1, 'blocks = {cache:alloc("32 MiB", s), 1, 2, 3, 4, 5, 6, 7}', nil },
   { "caching_allocator", 3, 'again = cache:alloc("1 MiB", s)', nil },
 }
 
@@ -87,6 +91,46 @@ describe("a lesson step", function()
         assert.is_true(passed(s2, step), output2())
         free_all(G2)
       end
+    end)
+  end
+end)
+
+describe("a lesson's names", function()
+  it("release_threshold step 3: the b its text says 'reused b's memory' of is b, not b#2", function()
+    local s, G = at_step("release_threshold", 3)
+    local name = G.b.name
+    free_all(G)
+    assert.matches("reused b's memory", s.lesson.steps[3].say, 1, true)
+    assert.equal("b", name)
+  end)
+
+  it("same_stream: the loop's last b is b", function()
+    local s, G, type_in = at_step("same_stream", 4)
+    type_in(s.lesson.steps[4].solution)
+    local name = G.b.name
+    free_all(G)
+    assert.equal("b", name)
+  end)
+end)
+
+describe("a step that asks to watch a pool's line", function()
+  before_each(function() poolsh.live.width, poolsh.live.color = 80, false end)
+  after_each(function() poolsh.watch(false); poolsh.live.width = nil end)
+  for _, c in ipairs {
+    { "cross_stream", 3, "Watch p's line", "p  reserved 32.00 MiB  used 32.00 MiB  pending 0 B" },
+    { "same_stream", 4, "p's line", "p  reserved 32.00 MiB  used 4.00 MiB  pending 0 B" },
+  } do
+    local name, step, asks, want = c[1], c[2], c[3], c[4]
+    it(("%s step %d gets it, though its frees leave pending where it was"):format(name, step), function()
+      local s, G, type_in = at_step(name, step)
+      poolsh.watch(true)
+      type_in(s.lesson.steps[step].solution)
+      local text = table.concat(poolsh.live.lines(), "\n")
+      local ok = passed(s, step)
+      free_all(G)
+      assert.matches(asks, s.lesson.steps[step].say, 1, true)
+      assert.is_true(ok)
+      assert.matches("\n" .. want, "\n" .. text, 1, true)
     end)
   end
 end)

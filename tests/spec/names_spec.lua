@@ -103,7 +103,7 @@ describe("objects named after their variables", function()
     naming.adopt(env)
     local text = joined(live.lines())
     assert.matches("  nv_u 4.00 MiB from nv_torch: reused nv_t's memory (cached block)", text, 1, true)
-    assert.matches("  nv_t#2 1.00 MiB from nv_torch:", text, 1, true)
+    assert.matches("  nv_t 1.00 MiB from nv_torch:", text, 1, true)   -- the old nv_t was freed
     env.nv_torch:free(env.nv_u); env.nv_torch:free(env.nv_t)
     env.nv_torch:empty_cache()
     env.nv_s:destroy()
@@ -122,9 +122,16 @@ describe("objects named after their variables", function()
     assert.equal("nd_b#2", env.nd_b.name)
     first:free()
     local second = env.nd_b
-    env.nd_b = p:alloc(64)               -- names outlive objects: the next is #3
+    env.nd_b = p:alloc(64)               -- the first nd_b was freed: its name is free
     naming.adopt(env)
-    assert.equal("nd_b#3", env.nd_b.name)
+    assert.equal("nd_b", env.nd_b.name)
+    env.nd_v = p:alloc(64)
+    naming.adopt(env)
+    local third = env.nd_b
+    env.nd_b = env.nd_v                  -- a live object keeps its name: nd_v stays nd_v
+    naming.adopt(env)
+    assert.equal("nd_v", env.nd_b.name)
+    env.nd_b = third
     env.nd_s = poolsh.stream()           -- another kind: its own names
     env.nd_named = poolsh.stream { name = "copies_nd" }   -- a given name stays
     env.nd_t = poolsh.stream { name = "nd_u" }
@@ -139,8 +146,72 @@ describe("objects named after their variables", function()
     assert.equal("nd_u#2", env.nd_u.name)
     assert.equal(("b%d"):format(env[long].id), env[long].name)
     assert.equal(("b%d"):format(env.nd_tab[1].id), env.nd_tab[1].name)
-    for _, b in ipairs { env.nd_c, second, env.nd_b, env[long], env.nd_tab[1] } do if b.live then b:free() end end
+    for _, b in ipairs { env.nd_c, second, env.nd_b, env.nd_v, env[long], env.nd_tab[1] } do if b.live then b:free() end end
     for _, k in ipairs { "nd_s", "nd_named", "nd_t", "nd_u" } do env[k]:destroy() end
+  end)
+
+  it("free a name adopt gave once its object is freed or destroyed; names given by hand stay taken", function()
+    local env = {}
+    env.nf_s = poolsh.stream()
+    env.nf_p = poolsh.pool { release_threshold = "max" }
+    naming.adopt(env)
+    poolsh.watch(true)
+    env.nf_b = env.nf_p:alloc("4 MiB", env.nf_s)
+    naming.adopt(env)
+    live.lines()
+    env.nf_b:free()
+    env.nf_b = env.nf_p:alloc("4 MiB", env.nf_s)     -- the lessons' pattern: b again
+    naming.adopt(env)
+    assert.equal("nf_b", env.nf_b.name)
+    assert.matches("  nf_b 4.00 MiB from nf_p on nf_s: reused nf_b's memory (stream order)",
+                   joined(live.lines()), 1, true)
+    env.nf_c = env.nf_b                               -- still live: a new nf_b is nf_b#2
+    env.nf_b = env.nf_p:alloc("4 MiB", env.nf_s)
+    naming.adopt(env)
+    assert.equal("nf_b#2", env.nf_b.name)
+    env.nf_b:free(); env.nf_c:free(); env.nf_s:sync()
+    env.nf_s:destroy()                                -- a destroyed stream frees its name
+    env.nf_s = poolsh.stream()
+    naming.adopt(env)
+    assert.equal("nf_s", env.nf_s.name)
+    local hand = poolsh.stream { name = "nf_h" }      -- given by hand: taken while it lives and after
+    hand:destroy()
+    env.nf_h = poolsh.stream()
+    naming.adopt(env)
+    assert.equal("nf_h#2", env.nf_h.name)
+    env.nf_h.name = "nf_k"                            -- renamed by hand: nf_k is taken
+    env.nf_k = poolsh.stream()
+    naming.adopt(env)
+    assert.equal("nf_k#2", env.nf_k.name)
+    env.nf_k:destroy()
+    env.nf_p:destroy(); env.nf_s:destroy(); env.nf_h:destroy()
+  end)
+
+  it("in a scope (a scenario's run), free a name the same way; outside it, a scope's names stay taken", function()
+    local scope = {}
+    local one = { ns_q = poolsh.stream() }
+    naming.adopt(one, scope)
+    local two = { ns_q = poolsh.stream() }
+    naming.adopt(two, scope)
+    assert.equal("ns_q", one.ns_q.name)
+    assert.equal("ns_q#2", two.ns_q.name)           -- the first still lives
+    one.ns_q:destroy()
+    local three = { ns_q = poolsh.stream() }
+    naming.adopt(three, scope)
+    assert.equal("ns_q", three.ns_q.name)           -- the first was destroyed
+    local outside = { ns_q = poolsh.stream() }
+    naming.adopt(outside)
+    assert.equal("ns_q#3", outside.ns_q.name)       -- ns_q and ns_q#2 were given
+    two.ns_q:destroy(); three.ns_q:destroy(); outside.ns_q:destroy()
+  end)
+
+  it("leave user tables alone: only a registered allocator's block is a block", function()
+    local env = {}
+    env.nu_t = { live_name = "x.3" }                  -- looks like a label, is no block
+    env.nu_o = { live_name = "y.4", owner = {} }      -- its owner is no registered allocator
+    naming.adopt(env)
+    assert.equal("x.3", env.nu_t.live_name)
+    assert.equal("y.4", env.nu_o.live_name)
   end)
 
   it("are named in errors, sync's release notes and a trace's JSON export", function()

@@ -25,7 +25,16 @@ return {
       hint = "blocks must be a global table of 8 blocks from cache:alloc",
       solution = 'blocks = {}; for i = 1, 8 do blocks[i] = cache:alloc("4 MiB", s) end',
       check = function(env, expect)
-        env.need(#env.get("blocks", "table") >= 8, "eight blocks in blocks")
+        local blocks = env.get("blocks", "table")
+        env.need(#blocks >= 8, "eight blocks in blocks")
+        expect.equal(#blocks, 8, "#blocks")
+        for i = 1, 8 do
+          local b, what = blocks[i], ("blocks[%d]"):format(i)
+          expect.truthy(type(b) == "table" and rawget(b, "owner") == env.G.cache,
+            what .. " a block from cache:alloc")
+          expect.truthy(b.allocated and not b.freed, what .. " not freed")
+          expect.equal(b.requested, 4 * MiB, what .. "'s size")
+        end
         expect.equal(env.G.cache:stats().allocated, 32 * MiB, "cache's allocated")
       end,
       done = "4 MiB blocks are split from 20 MiB segments: reserved is more than allocated",

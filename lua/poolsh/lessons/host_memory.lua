@@ -3,6 +3,7 @@
 local poolsh = require "poolsh"
 
 local MiB64 = 64 * 1024 * 1024
+local UNFILLED = "\xA5\x5A"   -- pag's first bytes before step 1's fill
 
 -- The operations queued on the streams a fill of pag may use: s and the
 -- legacy default stream (poolsh.fill's default for host memory).
@@ -31,12 +32,21 @@ return {
         .. "name what was wrong, then the fill pass.",
       hint = "poolsh.register(pag); poolsh.fill(pag, 1, s)",
       solution = "poolsh.register(pag); poolsh.fill(pag, 1, s)",
-      start = function(env) env.mark.ops = ops(env) end,
+      start = function(env)
+        env.mark.ops = ops(env)
+        -- two unequal bytes a fill of pag (any value, all its bytes) makes equal
+        env.G.pag:write(0, UNFILLED)
+      end,
       check = function(env, expect)
         local pag = env.get("pag", "poolsh.Buffer")
         env.need(pag.registered, "poolsh.register(pag)")
         -- a fill of unregistered memory raises before it queues anything
         env.need(ops(env) > env.mark.ops, "poolsh.fill(pag, 1, s) after registering")
+        if pag:read(0, 2) == UNFILLED then
+          -- the work queued may be a fill of pag not yet run: wait for it
+          env.G.s:sync(); poolsh.default_stream():sync()
+        end
+        env.need(pag:read(0, 2) ~= UNFILLED, "a fill of pag itself: poolsh.fill(pag, 1, s)")
       end,
       done = "registered (cudaHostRegister): page-locked, so kernels and fast copies reach it",
     },

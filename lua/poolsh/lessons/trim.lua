@@ -25,6 +25,14 @@ return {
         local bufs = env.get("bufs", "table")
         env.need(#bufs >= 8, "eight buffers in bufs")
         expect.equal(#bufs, 8, "#bufs")
+        for i = 1, 8 do
+          local b, what = bufs[i], ("bufs[%d]"):format(i)
+          local mt = type(b) == "userdata" and getmetatable(b)
+          expect.equal(mt and mt.__name or type(b), "poolsh.Buffer", what)
+          expect.truthy(b.live, what .. " live")
+          expect.equal(b.pool, env.G.p, what .. "'s pool")
+          expect.equal(b.size, MiB16, what .. "'s size")
+        end
         expect.stats(env.G.p, { used = 8 * MiB16 })
       end,
       done = "128 MiB used; reserved is whole chunks around them",

@@ -93,6 +93,10 @@ function M.label(a)
   return ("%s.%d"):format(r.name, r.labels)
 end
 
+--- is_allocator(a) -> whether a is an allocator registered with the live
+-- view (poolsh.naming takes only its blocks for blocks).
+function M.is_allocator(a) return a ~= nil and registry[a] ~= nil end
+
 --- registered() -> the registered allocators' names, in order.
 function M.registered()
   local list = {}

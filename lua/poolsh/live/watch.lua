@@ -284,7 +284,8 @@ local function peak_words(peak, was, now)
 end
 
 --- lines() -> the lines the live view prints for what changed since the
--- last call: pools whose counters moved (and what released memory), then
+-- last call: pools whose counters moved or that handed out memory (and
+-- what released memory), then
 -- the new allocations, one line each or summarised when many.
 function M.lines()
   local width = text.columns()
@@ -292,13 +293,18 @@ function M.lines()
   local now = snapshot()
   local released, missed, before = release_parts()
   local used_peak = close_scope()
+  local allocs, n = core.recent(last_alloc)
+  -- pools that handed out memory this statement: their line shows even
+  -- when the statement's frees brought used and pending back where they were
+  local gave = {}
+  for _, a in ipairs(allocs) do if a.pool then gave[a.pool] = true end end
   for id, s in pairs(now) do
     local was = last[id] or { reserved = 0, used = 0, pending = 0 }
     local access = access_parts(last[id], s)
     local rpeak = peak_words(before[id], was.reserved, s.reserved)
     local upeak = peak_words(used_peak[id], was.used, s.used)
     if s.reserved ~= was.reserved or s.used ~= was.used or s.pending ~= was.pending
-       or released[id] or #access > 0 or upeak ~= "" then
+       or released[id] or #access > 0 or upeak ~= "" or gave[id] then
       local parts = { paint("bold", s.name),
         "reserved " .. fmt(s.reserved) .. delta(s.reserved - was.reserved) .. rpeak,
         "used " .. fmt(s.used) .. delta(s.used - was.used) .. upeak,
@@ -324,7 +330,6 @@ function M.lines()
                                  :format(missed))
   end
   for _, l in ipairs(collected_note(width) or {}) do out[#out + 1] = l end
-  local allocs, n = core.recent(last_alloc)
   -- a Lua allocator's own buffers (its segments): its lines say what they are
   local mine = 0
   for i = #allocs, 1, -1 do

@@ -89,7 +89,7 @@ local function free_name(taken, kind, base, scoped)
     local h = t[name]
     if h == true or (h and alive(kind, h)) then return true end
     h = global and global[name]
-    return h ~= nil and alive(kind, h)
+    return h and alive(kind, h) or false
   end
   local name, i = base, 1
   while used(name) do

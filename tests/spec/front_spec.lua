@@ -202,11 +202,18 @@ describe("scripts/setup.sh", function()
       pending("POOLSH_BUILD is not this source tree's build directory")
       return
     end
+    local cmake = H.sh("command -v cmake"):gsub("\n$", "")
+    if cache:match("CMAKE_COMMAND:INTERNAL=([^\n]*)") ~= cmake then   -- a build brought from elsewhere
+      pending("the build was configured by another cmake than " .. cmake)
+      return
+    end
     local d = tmpdir()
     local cuda = cache:match("POOLSH_CUDA:STRING=(%w+)") or "AUTO"   -- as configured: nothing rebuilds
-    -- no packages: the test checks the install, on machines without Debian's archive too
-    local out, err, code = H.sh(("env HOME=%s POOLSH_PREFIX=%s POOLSH_CUDA=%s POOLSH_PACKAGES=no PATH=/usr/bin:/bin bash scripts/setup.sh %s")
-      :format(q(d), q(d .. "/p"), cuda, q(build)))
+    -- no packages: the test checks the install, on machines without Debian's archive too;
+    -- PATH: the system's and cmake's directory, not the prefix's bin
+    local cmake_dir = cmake:gsub("/[^/]*$", "")
+    local out, err, code = H.sh(("env HOME=%s POOLSH_PREFIX=%s POOLSH_CUDA=%s POOLSH_PACKAGES=no PATH=/usr/bin:/bin:%s bash scripts/setup.sh %s")
+      :format(q(d), q(d .. "/p"), cuda, q(cmake_dir), q(build)))
     local installed = io.open(d .. "/p/bin/poolsh") ~= nil
     local help_out = H.sh(q(d .. "/p/bin/poolsh") .. " --backend=sim help pool")
     rmdir(d)

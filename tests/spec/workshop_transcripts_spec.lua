@@ -7,6 +7,7 @@
 local poolsh = require "poolsh"
 local learn = require "poolsh.learn"
 local naming = require "poolsh.naming"
+local H = require "helpers"
 
 -- Frees what a lesson left in G: buffers in globals and tables of them,
 -- and the caching allocator's blocks and cache.
@@ -72,6 +73,9 @@ describe("the workshop pages' lesson transcripts", function()
     for k, t in ipairs(transcripts(path)) do
       it(("%s, transcript %d (lesson %s) is what poolsh prints"):format(path, k, tostring(t.lesson)), function()
         assert.truthy(t.lesson, "no `poolsh learn NAME` before the transcript")
+        -- the pages show the sim's run: on a GPU, which cached block a hit
+        -- takes follows cudaMalloc's addresses
+        if not H.is_sim() then pending("the pages show what the sim prints") return end
         local G = setmetatable({ poolsh = poolsh }, { __index = _G })
         local out = {}
         local s = learn.new(learn.load(t.lesson), {

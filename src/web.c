@@ -8,6 +8,8 @@
  * Built with emscripten's Asyncify: while a statement runs, a count hook
  * gives the browser its turn every 50 ms, so Ctrl-C
  * (poolsh_web_interrupt) can stop a loop without losing the page. */
+#include <dirent.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,8 +123,45 @@ static void set_statement(int idx) {
   lua_settop(L, top);
 }
 
+/* The next name of a directory read by web_dir (upvalues: the names,
+ * the index of the last one given), nil at the end. */
+static int dir_next(lua_State *L) {
+  lua_Integer i = lua_tointeger(L, lua_upvalueindex(2)) + 1;
+  lua_pushinteger(L, i);
+  lua_replace(L, lua_upvalueindex(2));
+  lua_rawgeti(L, lua_upvalueindex(1), i);
+  return 1;
+}
+
+/* lfs.dir(path): an iterator over the names in path (read at once), the
+ * one LuaFileSystem function poolsh's Lua uses (help lists the commands
+ * with it) and which Lua alone cannot do; io.popen("ls") is refused here. */
+static int web_dir(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  DIR *d = opendir(path);
+  if (!d) return luaL_error(L, "cannot open %s: %s", path, strerror(errno));
+  lua_newtable(L);
+  lua_Integer n = 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    lua_pushstring(L, e->d_name);
+    lua_rawseti(L, -2, ++n);
+  }
+  closedir(d);
+  lua_pushinteger(L, 0);
+  lua_pushcclosure(L, dir_next, 2);
+  return 1;
+}
+
+/* The page's "lfs": dir only. */
+static int open_lfs(lua_State *L) {
+  lua_newtable(L);
+  lua_pushcfunction(L, web_dir);
+  lua_setfield(L, -2, "dir");
+  return 1;
+}
+
 /* The page's Lua state: the standard libraries, poolsh on the sim with
- * its Lua library from the module's files (/lua), cjson, the REPL's
+ * its Lua library from the module's files (/lua), cjson, lfs.dir, the REPL's
  * settings (colour, watch, help) and the page's refusals (poolsh.web).
  * cols: the terminal's width. 0 when all of it loaded. */
 EMSCRIPTEN_KEEPALIVE int poolsh_web_init(int cols) {
@@ -136,6 +175,8 @@ EMSCRIPTEN_KEEPALIVE int poolsh_web_init(int cols) {
   lua_setfield(L, -2, "poolsh.core");
   lua_pushcfunction(L, luaopen_cjson);
   lua_setfield(L, -2, "cjson");
+  lua_pushcfunction(L, open_lfs);
+  lua_setfield(L, -2, "lfs");
   lua_pop(L, 1);
   lua_pushinteger(L, cols);
   lua_setglobal(L, "_POOLSH_COLUMNS");

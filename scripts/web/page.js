@@ -10,7 +10,7 @@ const HISTORY_MAX = 500;
 
 const term = new Terminal({ convertEol: true, cursorBlink: true, scrollback: 5000,
                             fontFamily: 'monospace', fontSize: 14 });
-const page = { ready: false, busy: false, term, module: null };
+const page = { ready: false, busy: false, pumping: false, term, module: null };
 window.poolshPage = page;   // what the tests wait on and read
 
 let line = '';              // the line being edited
@@ -18,8 +18,7 @@ let cursor = 0;             // its cursor, in characters
 let prompt = 'poolsh> ';
 let history = loadHistory();
 let browsing = history.length;
-const input = [];           // keys typed, handled in order
-let pumping = false;
+const input = [];           // keys typed, handled in order (page.pumping)
 
 // The history kept in this browser's storage, or none.
 function loadHistory() {
@@ -166,10 +165,10 @@ async function handle(key) {
 
 // Handles the keys typed, in order, one statement at a time.
 async function pump() {
-  if (pumping) return;
-  pumping = true;
+  if (page.pumping) return;
+  page.pumping = true;
   while (input.length && !page.busy) await handle(input.shift());
-  pumping = false;
+  page.pumping = false;
 }
 
 // xterm's data: a key, an escape sequence or pasted text (split into
@@ -185,6 +184,16 @@ term.onData(data => {
   else for (const ch of data) input.push(ch === '\n' ? '\r' : ch);
   pump();
 });
+
+// ?e=STATEMENT (a link's) is typed at the first prompt and run; its
+// lines run one by one.
+function runFromLink() {
+  const e = new URLSearchParams(location.search).get('e');
+  if (!e) return;
+  for (const ch of e.replace(/\n+$/, '')) input.push(ch === '\n' ? '\r' : ch);
+  input.push('\r');
+  pump();
+}
 
 async function start() {
   term.open(document.getElementById('terminal'));
@@ -206,6 +215,7 @@ async function start() {
   redraw();
   page.ready = true;
   term.focus();
+  runFromLink();
 }
 
 start().catch(e => term.write('\r\n\x1b[31mpoolsh could not start in this page: ' + e + '\x1b[0m\r\n'));

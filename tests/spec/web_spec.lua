@@ -138,6 +138,11 @@ describe("the playground page", function()
         assert.matches('print(print("n counted", n > 0))', r.history, 1, true)
       end)
 
+      it("runs the statements of a ?e= link at the first prompt", function()
+        assert.matches("poolsh> s = poolsh.stream()\npoolsh> q = poolsh.pool{}", r.link, 1, true)
+        assert.matches("x 2.00 MiB from q on s: fresh memory", r.link, 1, true)
+      end)
+
       it("clears the screen with Ctrl-L", function()
         assert.matches('^poolsh> b = p:alloc%("1 MiB", s%)\n', r.cleared)
         assert.matches("b 1.00 MiB from p on s", r.cleared, 1, true)

@@ -25,10 +25,10 @@ function screen(page) {
 
 // Waits until the page is at its prompt, nothing running or queued.
 async function idle(page) {
-  await page.waitForFunction(() => window.poolshPage && window.poolshPage.ready &&
-                                    !window.poolshPage.busy, WAIT);
+  const still = () => { const p = window.poolshPage; return p && p.ready && !p.busy && !p.pumping; };
+  await page.waitForFunction(still, WAIT);
   await new Promise(r => setTimeout(r, 50));
-  await page.waitForFunction(() => !window.poolshPage.busy, WAIT);
+  await page.waitForFunction(still, WAIT);
 }
 
 // Types a statement and Enter, and waits for the prompt.
@@ -141,6 +141,13 @@ async function main() {
     await type(page, 'b = p:alloc("1 MiB", s)');
     out.cleared = await screen(page);
     out.page_errors = errors;
+    const link = await browser.newPage();
+    await link.goto(url + (url.includes('?') ? '&' : '?') + 'e=' +
+                    encodeURIComponent('s = poolsh.stream()\nq = poolsh.pool{} x = q:alloc("2 MiB", s)'));
+    await idle(link);
+    await link.waitForFunction(() => window.poolshPage.term.buffer.active.length > 0, WAIT);
+    out.link = await screen(link);
+    await link.close();
     const png = await page.screenshot({ path: shot });
     out.screenshot = await pixels(page, png);
     await type(page, 'a:free(s) b:free(s) s:sync()');

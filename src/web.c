@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <emscripten.h>
 
@@ -160,8 +161,61 @@ static int open_lfs(lua_State *L) {
   return 1;
 }
 
+/* The value of key in the browser's localStorage as a malloc'd string,
+ * or NULL (none, or storage refused). */
+EM_JS(char *, storage_get, (const char *key), {
+  try {
+    const v = localStorage.getItem(UTF8ToString(key));
+    if (v === null) return 0;
+    const n = lengthBytesUTF8(v) + 1, p = _malloc(n);
+    if (p) stringToUTF8(v, p, n);
+    return p;
+  } catch (e) {
+    return 0;
+  }
+});
+
+/* Sets key to value in localStorage (value NULL: removes it); 1 when
+ * stored, 0 when the browser refused (full, or storage off). */
+EM_JS(int, storage_set, (const char *key, const char *value), {
+  try {
+    if (value) localStorage.setItem(UTF8ToString(key), UTF8ToString(value));
+    else localStorage.removeItem(UTF8ToString(key));
+    return 1;
+  } catch (e) {
+    return 0;
+  }
+});
+
+/* storage.get(key) -> the string kept under key in this browser, or nil. */
+static int web_storage_get(lua_State *L) {
+  char *v = storage_get(luaL_checkstring(L, 1));
+  if (!v) return 0;
+  lua_pushstring(L, v);
+  free(v);
+  return 1;
+}
+
+/* storage.set(key, value or nil) -> true, or false when the browser
+ * refused. */
+static int web_storage_set(lua_State *L) {
+  const char *key = luaL_checkstring(L, 1);
+  const char *value = luaL_optstring(L, 2, NULL);
+  lua_pushboolean(L, storage_set(key, value));
+  return 1;
+}
+
+/* "poolsh.web.storage": the browser's localStorage for the page's Lua
+ * (learn's progress). */
+static int open_storage(lua_State *L) {
+  static const luaL_Reg funcs[] = {{"get", web_storage_get}, {"set", web_storage_set}, {NULL, NULL}};
+  luaL_newlib(L, funcs);
+  return 1;
+}
+
 /* The page's Lua state: the standard libraries, poolsh on the sim with
- * its Lua library from the module's files (/lua), cjson, lfs.dir, the REPL's
+ * its Lua library from the module's files (/lua), cjson, lfs.dir, the
+ * browser's storage (poolsh.web.storage), the REPL's
  * settings (colour, watch, help) and the page's refusals (poolsh.web).
  * cols: the terminal's width. 0 when all of it loaded. */
 EMSCRIPTEN_KEEPALIVE int poolsh_web_init(int cols) {
@@ -177,7 +231,10 @@ EMSCRIPTEN_KEEPALIVE int poolsh_web_init(int cols) {
   lua_setfield(L, -2, "cjson");
   lua_pushcfunction(L, open_lfs);
   lua_setfield(L, -2, "lfs");
+  lua_pushcfunction(L, open_storage);
+  lua_setfield(L, -2, "poolsh.web.storage");
   lua_pop(L, 1);
+  mkdir("/storage", 0700);   /* files mirrored in localStorage (poolsh.web) */
   lua_pushinteger(L, cols);
   lua_setglobal(L, "_POOLSH_COLUMNS");
   int status = dostring(

@@ -148,6 +148,16 @@ async function main() {
     await link.waitForFunction(() => window.poolshPage.term.buffer.active.length > 0, WAIT);
     out.link = await screen(link);
     await link.close();
+    const lesson = await browser.newPage();
+    await lesson.goto(url);
+    await idle(lesson);
+    out.lessons = await after(lesson, () => type(lesson, 'learn()'));
+    out.lesson_start = await after(lesson, () => type(lesson, 'learn("same_stream")'));
+    out.lesson_step = await after(lesson, () => type(lesson, 'a = p:alloc("4 MiB", s)'));
+    await lesson.reload();
+    await idle(lesson);
+    out.lessons_kept = await after(lesson, () => type(lesson, 'learn()'));
+    await lesson.close();
     const png = await page.screenshot({ path: shot });
     out.screenshot = await pixels(page, png);
     await type(page, 'a:free(s) b:free(s) s:sync()');

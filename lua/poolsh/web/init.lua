@@ -57,6 +57,51 @@ local function sim_only(configure)
   end
 end
 
+M.LEARN_KEY = "poolsh/v1/learn"        -- file:// pages share one storage: namespaced
+M.LEARN_FILE = "/storage/learn.json"   -- in the page's memory, mirrored under LEARN_KEY
+
+-- learn's progress kept in this browser's storage: learn reads its file
+-- as ever (LEARN_FILE, in the page's memory), filled from the storage
+-- first; a save goes to the storage, in the file's format.
+local function learn_in_storage()
+  local learn, storage = require "poolsh.learn", require "poolsh.web.storage"
+  local load = learn.load_progress
+  learn.path = M.LEARN_FILE
+  function learn.load_progress()
+    local text = storage.get(M.LEARN_KEY)
+    local f = text and io.open(M.LEARN_FILE, "wb")
+    if f then f:write(text) f:close() end
+    if not text then os.remove(M.LEARN_FILE) end
+    return load()
+  end
+  function learn.save_progress(prog)
+    local lessons = {}
+    for name, l in pairs(prog.lessons) do lessons[name] = { done = l.done, finished = l.finished } end
+    local text = require("cjson").encode { version = 1, lessons = lessons } .. "\n"
+    if storage.set(M.LEARN_KEY, text) then return true end
+    io.stderr:write("poolsh learn: this browser refused to keep the progress (storage full or off)\n")
+    return false
+  end
+  function learn.reset()
+    os.remove(M.LEARN_FILE)
+    storage.set(M.LEARN_KEY, nil)
+    return "this browser's storage, " .. M.LEARN_KEY
+  end
+end
+
+--- learn([LESSON or "--reset"]): poolsh learn in the page. Without an
+-- argument, the lessons and the progress kept in this browser; with a
+-- lesson's name or number, the lesson started in this REPL (hint(),
+-- skip(), lesson(), check(), restart() as at the terminal).
+function M.learn(which)
+  if which == nil or which == "--reset" or which == "--help" then
+    require("poolsh.cmd.learn")({ which })
+    return
+  end
+  local ok, e = pcall(require("poolsh.learn").start, which)
+  if not ok then error("poolsh learn: " .. tostring(e), 0) end
+end
+
 --- start(columns): poolsh on the sim, the REPL's settings (live lines in
 -- colour at the terminal's width, help()), the refusals, and the banner.
 function M.start(columns)
@@ -73,8 +118,10 @@ function M.start(columns)
   poolsh.live.color = true
   poolsh.watch(true)
   if _G.help == nil then _G.help = require("poolsh.help").help end
+  learn_in_storage()
+  _G.learn = M.learn
   io.stdout:write(poolsh.version or "poolsh", " (", _VERSION, ") in the browser, on the sim\n",
-    "help() shows what poolsh can do.\n")
+    "help() shows what poolsh can do; learn() lists the lessons.\n")
 end
 
 --- resize(columns): the live lines' width, at least 40.

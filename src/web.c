@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <emscripten.h>
 
@@ -234,6 +235,7 @@ EMSCRIPTEN_KEEPALIVE int poolsh_web_init(int cols) {
   lua_pushcfunction(L, open_storage);
   lua_setfield(L, -2, "poolsh.web.storage");
   lua_pop(L, 1);
+  umask(022);                /* emscripten starts at 0777: saved files would be unreadable */
   mkdir("/storage", 0700);   /* files mirrored in localStorage (poolsh.web) */
   lua_pushinteger(L, cols);
   lua_setglobal(L, "_POOLSH_COLUMNS");

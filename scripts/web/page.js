@@ -36,12 +36,29 @@ function saveHistory() {
   } catch (e) { /* storage full or refused: the history lives for this page only */ }
 }
 
-// Rewrites the prompt and the line, the cursor in its place.
+// Rewrites the prompt and the line (over as many rows as they take), the
+// cursor in its place. shown: the cursor's offset from the prompt's start
+// as last drawn, so that the rewrite starts at the prompt's row.
+let shown = 0;
 function redraw() {
-  let s = '\r\x1b[K' + prompt + line;
-  const back = line.length - cursor;
-  if (back > 0) s += '\x1b[' + back + 'D';
+  const cols = term.cols, up = Math.floor(shown / cols);
+  const end = prompt.length + line.length, at = prompt.length + cursor;
+  let s = (up > 0 ? '\x1b[' + up + 'A' : '') + '\r\x1b[J' + prompt + line;
+  if (at !== end) {
+    const back = Math.floor((end - 1) / cols) - Math.floor(at / cols);   // the last row: no wrap yet
+    if (back > 0) s += '\x1b[' + back + 'A';
+    s += '\x1b[' + (at % cols + 1) + 'G';
+  } else if (end % cols === 0) {
+    s += '\r\n';   // a full last row: the cursor to the next one
+  }
+  shown = at;
   term.write(s);
+}
+
+// A new prompt on a new row: nothing of the line drawn yet.
+function newPrompt() {
+  shown = 0;
+  redraw();
 }
 
 function setLine(text) {
@@ -64,7 +81,9 @@ function fit() {
 // Runs the line typed: the statement so far, or a part of it.
 async function submit() {
   const text = line;
-  term.write('\r\n');
+  cursor = line.length;
+  redraw();
+  if ((prompt.length + line.length) % term.cols !== 0) term.write('\r\n');
   if (text.trim() && history[history.length - 1] !== text) {
     history.push(text);
     saveHistory();
@@ -82,7 +101,7 @@ async function submit() {
   page.busy = false;
   prompt = more === 1 ? PROMPT2 : page.module.ccall('poolsh_web_prompt', 'string', [], []);
   fit();
-  redraw();
+  newPrompt();
 }
 
 // Tab: the REPL's own completion of the word before the cursor; one
@@ -99,8 +118,10 @@ function complete() {
     cursor += common.length - word.length;
     redraw();
   } else if (all.length > 1) {
-    term.write('\r\n' + all.join('  ') + '\r\n');
+    cursor = line.length;
     redraw();
+    term.write('\r\n' + all.join('  ') + '\r\n');
+    newPrompt();
   }
 }
 
@@ -120,7 +141,7 @@ function dropLine() {
   cursor = 0;
   prompt = page.module.ccall('poolsh_web_prompt', 'string', [], []);
   browsing = history.length;
-  redraw();
+  newPrompt();
 }
 
 const KEYS = {
@@ -130,8 +151,8 @@ const KEYS = {
   '\x0c': () => { term.clear(); redraw(); },
   '\x1b[A': () => browse(-1),
   '\x1b[B': () => browse(1),
-  '\x1b[D': () => { if (cursor > 0) { cursor--; term.write('\x1b[D'); } },
-  '\x1b[C': () => { if (cursor < line.length) { cursor++; term.write('\x1b[C'); } },
+  '\x1b[D': () => { if (cursor > 0) { cursor--; redraw(); } },
+  '\x1b[C': () => { if (cursor < line.length) { cursor++; redraw(); } },
   '\x1b[H': () => { cursor = 0; redraw(); },
   '\x1bOH': () => { cursor = 0; redraw(); },
   '\x01': () => { cursor = 0; redraw(); },
@@ -159,8 +180,12 @@ async function handle(key) {
   if (key < ' ' || key.startsWith('\x1b')) return;   // other controls: nothing
   line = line.slice(0, cursor) + key + line.slice(cursor);
   cursor += key.length;
-  if (cursor === line.length) term.write(key);
-  else redraw();
+  if (cursor === line.length && (prompt.length + cursor) % term.cols !== 0) {
+    term.write(key);   // typed at the end: no rewrite
+    shown += key.length;
+  } else {
+    redraw();
+  }
 }
 
 // Handles the keys typed, in order, one statement at a time.
@@ -212,7 +237,7 @@ async function start() {
     return;
   }
   prompt = module.ccall('poolsh_web_prompt', 'string', [], []);
-  redraw();
+  newPrompt();
   page.ready = true;
   term.focus();
   runFromLink();

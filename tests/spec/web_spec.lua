@@ -130,6 +130,10 @@ describe("the playground page", function()
         end
       end)
 
+      it("reads back a file poolsh saved (open_atomic) in the page's memory", function()
+        assert.matches("read back:%s+kept", r.saved)
+      end)
+
       it("answers help()", function()
         assert.matches("a Lua shell over CUDA's stream-ordered memory pools", r.help, 1, true)
       end)
@@ -150,6 +154,10 @@ describe("the playground page", function()
         assert.matches("learn 2/4> ", r.lesson_step, 1, true)
         assert.matches("same_stream%s+Same%-stream reuse%s+1/4 steps, next", r.lessons_kept)
         assert.not_matches("cannot write", r.lesson_step, 1, true)
+      end)
+
+      it("edits a line longer than the terminal is wide", function()
+        assert.equals('poolsh> =#"' .. ("x"):rep(150) .. '"\n150\npoolsh> ', r.long_line)
       end)
 
       it("clears the screen with Ctrl-L", function()

@@ -119,6 +119,9 @@ async function main() {
     });
     out.after_interrupt = await after(page, () => type(page, 'print("n counted", n > 0)'));
     out.spawn = await after(page, () => type(page, 'poolsh.spawn()'));
+    out.saved = await after(page, () => type(page,
+      'f = poolsh.core.open_atomic("/tmp/saved.txt") f:write("kept") f:commit() ' +
+      'print("read back:", io.open("/tmp/saved.txt"):read("a"))'));
     out.help = await after(page, () => type(page, 'help()'));
     out.refusals = await after(page, async () => {
       for (const line of ['poolsh.pool{ipc = true}', 'p:export()', 'poolsh.import_pool("x")',
@@ -127,7 +130,7 @@ async function main() {
         await type(page, line);
     });
     out.history = await after(page, async () => {
-      for (let i = 0; i < 11; i++) await page.keyboard.press('ArrowUp');
+      for (let i = 0; i < 12; i++) await page.keyboard.press('ArrowUp');
       await page.keyboard.press('Home');
       await page.keyboard.type('print(');
       await page.keyboard.press('End');
@@ -160,6 +163,14 @@ async function main() {
     await lesson.close();
     const png = await page.screenshot({ path: shot });
     out.screenshot = await pixels(page, png);
+    out.long_line = await after(page, async () => {
+      await page.keyboard.type('#"' + 'x'.repeat(150) + '"');
+      await page.keyboard.press('Home');
+      await page.keyboard.type('=');
+      await page.keyboard.press('End');
+      await page.keyboard.press('Enter');
+      await idle(page);
+    });
     await type(page, 'a:free(s) b:free(s) s:sync()');
   } finally {
     await browser.close();

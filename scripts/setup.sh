@@ -7,6 +7,7 @@
 # Usage: scripts/setup.sh [build-dir]     (root, or a user with sudo)
 #        POOLSH_PREFIX=DIR scripts/setup.sh   installs in DIR/bin instead
 #        POOLSH_PACKAGES=no scripts/setup.sh  installs no packages (the tools are there)
+#        POOLSH_WEB=1 scripts/setup.sh   also makes the web build (docs/web.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -15,6 +16,12 @@ build=${1:-build}
 # chromium renders the HTML export, as their specs check.
 packages="build-essential cmake pkg-config liblua5.4-dev lua5.4 lua-busted lua-cjson
           libedit-dev tmux python3 chromium lua-zlib"
+# The web build: emscripten and node (any node >= 18 already installed
+# will do), and dpkg-dev to unpack Lua's source package.
+if [ "${POOLSH_WEB:-0}" = 1 ]; then
+  packages="$packages emscripten dpkg-dev"
+  command -v npm >/dev/null || packages="$packages nodejs npm"
+fi
 missing=""
 for p in $packages; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
@@ -31,6 +38,11 @@ fi
 [ -d /usr/local/cuda/bin ] && export PATH="$PATH:/usr/local/cuda/bin"
 cmake -S . -B "$build" -DPOOLSH_CUDA="${POOLSH_CUDA:-AUTO}" >/dev/null
 cmake --build "$build" -j"$(nproc)"
+if [ "${POOLSH_WEB:-0}" = 1 ]; then
+  scripts/web/fetch-sources.sh "$build/web-src"
+  cmake --build "$build" --target web
+  echo "poolsh's page: $build/web/index.html (docs/web.md)"
+fi
 
 # Installed where a Debian user looks for their own commands: /usr/local
 # for root, ~/.local for a user (Debian's ~/.profile puts ~/.local/bin on

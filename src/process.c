@@ -58,6 +58,10 @@ extern char **environ;
 #define PARTIAL_MS 10000        /* --serve: a message begun must be whole within this */
 #define SEND_MS 10000           /* --serve: a client must take its reply within this */
 #define IDLE_MS 60000           /* --serve, full: a client idle this long makes room */
+#ifdef __EMSCRIPTEN__   /* a page: no second process (web_refuse below) */
+#define prctl(op, arg) ((void)(op), (void)(arg), -1)
+#define syscall(...) (errno = ENOSYS, -1L)
+#endif
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
@@ -1431,6 +1435,25 @@ static const luaL_Reg process_meta[] = {
   {"__tostring", process_tostring}, {NULL, NULL}
 };
 
+#ifdef __EMSCRIPTEN__
+/* In a page there is no second process to start or reach: raises
+ * "poolsh.NAME: not in the browser" (NAME: the upvalue). */
+static int web_refuse(lua_State *L) {
+  return luaL_error(L, "poolsh.%s: not in the browser (a second process needs the native poolsh)",
+                    lua_tostring(L, lua_upvalueindex(1)));
+}
+
+/* Puts web_refuse in place of spawn, connect and serve in table t. */
+static void web_refuse_all(lua_State *L, int t) {
+  static const char *const gone[] = {"spawn", "connect", "serve", NULL};
+  for (int i = 0; gone[i]; i++) {
+    lua_pushstring(L, gone[i]);
+    lua_pushcclosure(L, web_refuse, 1);
+    lua_setfield(L, t, gone[i]);
+  }
+}
+#endif
+
 static const luaL_Reg process_funcs[] = {
   {"spawn", process_spawn}, {"connect", process_connect}, {"serve", process_serve},
   {"children", process_children}, {NULL, NULL}
@@ -1460,6 +1483,9 @@ int poolsh_open_process(lua_State *L) {
   ps_newclass(L, PS_UV_PROCESS, PS_PROCESS, process_methods, process_meta, process_fields);
   lua_settop(L, 1);
   ps_setfuncs(L, process_funcs);
+#ifdef __EMSCRIPTEN__
+  web_refuse_all(L, 1);
+#endif
   if (lua_getfield(L, LUA_REGISTRYINDEX, "poolsh.parent") != LUA_TUSERDATA) {
     lua_pop(L, 1);
     lua_getfield(L, LUA_REGISTRYINDEX, PS_CONTEXT);   /* the upvalue ps_newobject reads */

@@ -34,6 +34,10 @@
 #include <unistd.h>
 
 #include "sim_model.h"
+#ifdef __EMSCRIPTEN__   /* a page has no shared memory; its random bytes come from getentropy */
+#define memfd_create(name, flags) ((void)(name), (void)(flags), errno = ENOSYS, -1)
+#define getrandom(buf, n, flags) ((void)(flags), getentropy(buf, n) == 0 ? (ssize_t)(n) : -1)
+#endif
 
 #define SEG_MAGIC 0x4c4f4f50u       /* "POOL" */
 #define PTR_MAGIC 0x52545050u       /* "PPTR" */

@@ -1,0 +1,181 @@
+// Drives the playground page (build/web/index.html) in headless Chromium
+// through puppeteer-core and prints what it saw as one JSON object, for
+// tests/spec/web_spec.lua to check.
+// Usage: node playground.js URL SCREENSHOT.png     (NODE_PATH: puppeteer-core)
+'use strict';
+const puppeteer = require('puppeteer-core');
+
+const [url, shot] = process.argv.slice(2);
+const CHROMIUM = process.env.POOLSH_CHROMIUM || '/usr/bin/chromium';
+const WAIT = { timeout: 60000 };
+
+// The terminal's buffer, its lines trimmed (a line the terminal wrapped
+// joined again), the empty ones left out.
+function screen(page) {
+  return page.evaluate(() => {
+    const b = window.poolshPage.term.buffer.active, out = [];
+    for (let i = 0; i < b.length; i++) {
+      const line = b.getLine(i), l = line.translateToString(true);
+      if (line.isWrapped && out.length) out[out.length - 1] += l;
+      else if (l) out.push(l);
+    }
+    return out.join('\n');
+  });
+}
+
+// Waits until the page is at its prompt, nothing running or queued.
+async function idle(page) {
+  const still = () => { const p = window.poolshPage; return p && p.ready && !p.busy && !p.pumping; };
+  await page.waitForFunction(still, WAIT);
+  await new Promise(r => setTimeout(r, 50));
+  await page.waitForFunction(still, WAIT);
+}
+
+// Types a statement and Enter, and waits for the prompt.
+async function type(page, text) {
+  await page.keyboard.type(text);
+  await page.keyboard.press('Enter');
+  await idle(page);
+}
+
+// What the new lines of the screen say after f() ran.
+async function after(page, f) {
+  const before = (await screen(page)).split('\n').length;
+  await f();
+  return (await screen(page)).split('\n').slice(before - 1).join('\n');
+}
+
+// The screenshot's pixels: how many differ from the background, and how
+// many are green (the live lines' "+4.00 MiB").
+function pixels(page, png) {
+  return page.evaluate(async b64 => {
+    const img = new Image();
+    img.src = 'data:image/png;base64,' + b64;
+    await img.decode();
+    const c = document.createElement('canvas');
+    c.width = img.width, c.height = img.height;
+    const g = c.getContext('2d');
+    g.drawImage(img, 0, 0);
+    const d = g.getImageData(0, 0, c.width, c.height).data;
+    let ink = 0, green = 0;
+    for (let i = 0; i < d.length; i += 4) {
+      if (d[i] + d[i + 1] + d[i + 2] > 60) ink++;
+      if (d[i + 1] > 120 && d[i] < 100 && d[i + 2] < 160) green++;
+    }
+    return { width: c.width, height: c.height, ink, green };
+  }, png.toString('base64'));
+}
+
+async function main() {
+  const browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--allow-file-access-from-files'] });
+  const out = {};
+  try {
+    const page = await browser.newPage();
+    await page.setViewport({ width: 1000, height: 700 });
+    const errors = [];
+    page.on('pageerror', e => errors.push(String(e)));
+    const t0 = Date.now();
+    await page.goto(url);
+    await idle(page);
+    out.first_prompt_ms = Date.now() - t0;
+    out.banner = await screen(page);
+    await type(page, 's = poolsh.stream()');
+    await type(page, 'p = poolsh.pool{}');
+    out.alloc = await after(page, () => type(page, 'a = p:alloc("4 MiB", s)'));
+    out.expression = await after(page, () => type(page, '=a.size'));
+    out.multiline = await after(page, async () => {
+      await type(page, 'for i = 1, 2 do');
+      await type(page, 'print("line", i) end');
+    });
+    out.completion = await after(page, async () => {
+      await page.keyboard.type('poolsh.str');
+      await page.keyboard.press('Tab');
+      await page.waitForFunction(() => true);
+      await page.keyboard.type('():sync()');
+      await page.keyboard.press('Enter');
+      await idle(page);
+    });
+    out.candidates = await after(page, async () => {
+      await page.keyboard.type('poolsh.de');
+      await page.keyboard.press('Tab');
+      await new Promise(r => setTimeout(r, 200));
+      await page.keyboard.down('Control');
+      await page.keyboard.press('KeyC');
+      await page.keyboard.up('Control');
+      await idle(page);
+    });
+    out.interrupt = await after(page, async () => {
+      await page.keyboard.type('n = 0 while true do n = n + 1 end');
+      await page.keyboard.press('Enter');
+      await new Promise(r => setTimeout(r, 1500));
+      out.busy_in_loop = await page.evaluate(() => window.poolshPage.busy);
+      const t = Date.now();
+      await page.keyboard.down('Control');
+      await page.keyboard.press('KeyC');
+      await page.keyboard.up('Control');
+      await idle(page);
+      out.interrupt_ms = Date.now() - t;
+    });
+    out.after_interrupt = await after(page, () => type(page, 'print("n counted", n > 0)'));
+    out.spawn = await after(page, () => type(page, 'poolsh.spawn()'));
+    out.saved = await after(page, () => type(page,
+      'f = poolsh.core.open_atomic("/tmp/saved.txt") f:write("kept") f:commit() ' +
+      'print("read back:", io.open("/tmp/saved.txt"):read("a"))'));
+    out.help = await after(page, () => type(page, 'help()'));
+    out.refusals = await after(page, async () => {
+      for (const line of ['poolsh.pool{ipc = true}', 'p:export()', 'poolsh.import_pool("x")',
+                          'poolsh.configure{backend = "cuda"}', 'os.execute("ls")',
+                          'io.popen("ls")', 'os.exit()', 'poolsh.connect("x")'])
+        await type(page, line);
+    });
+    out.history = await after(page, async () => {
+      for (let i = 0; i < 12; i++) await page.keyboard.press('ArrowUp');
+      await page.keyboard.press('Home');
+      await page.keyboard.type('print(');
+      await page.keyboard.press('End');
+      await page.keyboard.type(')');
+      await page.keyboard.press('Enter');
+      await idle(page);
+    });
+    await page.keyboard.down('Control');
+    await page.keyboard.press('KeyL');
+    await page.keyboard.up('Control');
+    await type(page, 'b = p:alloc("1 MiB", s)');
+    out.cleared = await screen(page);
+    out.page_errors = errors;
+    const link = await browser.newPage();
+    await link.goto(url + (url.includes('?') ? '&' : '?') + 'e=' +
+                    encodeURIComponent('s = poolsh.stream()\nq = poolsh.pool{} x = q:alloc("2 MiB", s)'));
+    await idle(link);
+    await link.waitForFunction(() => window.poolshPage.term.buffer.active.length > 0, WAIT);
+    out.link = await screen(link);
+    await link.close();
+    const lesson = await browser.newPage();
+    await lesson.goto(url);
+    await idle(lesson);
+    out.lessons = await after(lesson, () => type(lesson, 'learn()'));
+    out.lesson_start = await after(lesson, () => type(lesson, 'learn("same_stream")'));
+    out.lesson_step = await after(lesson, () => type(lesson, 'a = p:alloc("4 MiB", s)'));
+    await lesson.reload();
+    await idle(lesson);
+    out.lessons_kept = await after(lesson, () => type(lesson, 'learn()'));
+    await lesson.close();
+    const png = await page.screenshot({ path: shot });
+    out.screenshot = await pixels(page, png);
+    out.long_line = await after(page, async () => {
+      await page.keyboard.type('#"' + 'x'.repeat(150) + '"');
+      await page.keyboard.press('Home');
+      await page.keyboard.type('=');
+      await page.keyboard.press('End');
+      await page.keyboard.press('Enter');
+      await idle(page);
+    });
+    await type(page, 'a:free(s) b:free(s) s:sync()');
+  } finally {
+    await browser.close();
+  }
+  process.stdout.write(JSON.stringify(out) + '\n');
+}
+
+main().catch(e => { process.stderr.write('playground.js: ' + (e && e.stack || e) + '\n'); process.exit(1); });

@@ -99,4 +99,24 @@ function H.poolsh_cmd(args, env, stdin)
   return H.sh((env or "") .. " " .. H.exe .. " " .. args, stdin)
 end
 
+--- Frees what a lesson left in its globals G: the live buffers in
+-- globals and in plain tables of them, and the caching allocator's blocks
+-- and cache (lessons' `cache`, `blocks`, `again`); then syncs.
+function H.free_lesson(G)
+  if rawget(G, "cache") then
+    for _, b in ipairs(rawget(G, "blocks") or {}) do pcall(G.cache.free, G.cache, b) end
+    if rawget(G, "again") then pcall(G.cache.free, G.cache, G.again) end
+    G.cache:empty_cache()
+  end
+  local function free(v)
+    local mt = type(v) == "userdata" and getmetatable(v)
+    if mt and mt.__name == "poolsh.Buffer" and v.live then v:free() end
+  end
+  for _, v in pairs(G) do
+    if type(v) == "table" and getmetatable(v) == nil then for _, x in pairs(v) do free(x) end
+    else free(v) end
+  end
+  poolsh.sync()
+end
+
 return H

@@ -25,18 +25,7 @@ local function read(path)
   return s
 end
 
--- Frees the live buffers a lesson left in G (globals and tables of them).
-local function free_all(G)
-  local function free(v)
-    local mt = type(v) == "userdata" and getmetatable(v)
-    if mt and mt.__name == "poolsh.Buffer" and v.live then v:free() end
-  end
-  for _, v in pairs(G) do
-    if type(v) == "table" and getmetatable(v) == nil then for _, x in pairs(v) do free(x) end
-    else free(v) end
-  end
-  poolsh.sync()
-end
+local free_all = H.free_lesson
 
 -- A session of lesson `name` in a sandbox: its output collected, progress
 -- in memory.

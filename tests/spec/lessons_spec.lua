@@ -3,25 +3,9 @@
 -- leaves the step where it is, and the rest of the answer then passes it.
 local poolsh = require "poolsh"
 local learn = require "poolsh.learn"
+local H = require "helpers"
 
--- Frees the live buffers a lesson left in G (globals and tables of them),
--- and what the caching allocator's blocks and cache hold.
-local function free_all(G)
-  if G.cache then
-    for _, b in ipairs(rawget(G, "blocks") or {}) do pcall(G.cache.free, G.cache, b) end
-    if rawget(G, "again") then pcall(G.cache.free, G.cache, G.again) end
-    G.cache:empty_cache()
-  end
-  local function free(v)
-    local mt = type(v) == "userdata" and getmetatable(v)
-    if mt and mt.__name == "poolsh.Buffer" and v.live then v:free() end
-  end
-  for _, v in pairs(G) do
-    if type(v) == "table" and getmetatable(v) == nil then for _, x in pairs(v) do free(x) end
-    else free(v) end
-  end
-  poolsh.sync()
-end
+local free_all = H.free_lesson
 
 -- A session of lesson `name` at step `step`, the earlier steps answered
 -- with their solutions; its output collected, progress in memory.
@@ -147,7 +131,6 @@ end)
 
 -- ---- through a pseudo-terminal, 80 columns -------------------------------------
 
-local H = require "helpers"
 local SOCK = ("poolsh-lessons-%d-%d"):format(os.time(), math.random(1e6))
 local function tmux(args) return H.sh("tmux -L " .. SOCK .. " " .. args) end
 local function screen() return (tmux("capture-pane -p -S -200 -t learn")) end

@@ -9,24 +9,7 @@ local learn = require "poolsh.learn"
 local naming = require "poolsh.naming"
 local H = require "helpers"
 
--- Frees what a lesson left in G: buffers in globals and tables of them,
--- and the caching allocator's blocks and cache.
-local function free_all(G)
-  if rawget(G, "cache") then
-    for _, b in ipairs(rawget(G, "blocks") or {}) do pcall(G.cache.free, G.cache, b) end
-    if rawget(G, "again") then pcall(G.cache.free, G.cache, G.again) end
-    G.cache:empty_cache()
-  end
-  local function free(v)
-    local mt = type(v) == "userdata" and getmetatable(v)
-    if mt and mt.__name == "poolsh.Buffer" and v.live then v:free() end
-  end
-  for _, v in pairs(G) do
-    if type(v) == "table" and getmetatable(v) == nil then for _, x in pairs(v) do free(x) end
-    else free(v) end
-  end
-  poolsh.sync()
-end
+local free_all = H.free_lesson
 
 -- The transcripts of one page: {lesson, {step, code, shown = {lines}}...}.
 local function transcripts(path)

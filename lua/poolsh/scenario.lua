@@ -156,6 +156,11 @@ function M.load(name)
   return sc
 end
 
+--- Whether a second process can run here (poolsh.spawn). The page
+-- (poolsh.web) sets it false: a scenario with processes = 2 is skipped
+-- there, saying why.
+M.second_process = true
+
 --- Whether sc can run here: it asks for sc.devices devices (default 1).
 -- The sim is given them: poolsh resets and sets its `devices` option
 -- (M.run resets again after, back to --sim-devices). Returns true, or
@@ -205,7 +210,12 @@ function M.run(sc, out, opts)
   local words = require "poolsh.words"
   local wrap = opts.wrap and function(s) out(words.wrap(s)) end or out
   local res = { name = sc.name, ok = true, notes = {} }
-  local ready, why = M.devices_ready(sc)
+  local ready, why
+  if (sc.processes or 1) > 1 and not M.second_process then
+    why = "needs a second process: the native poolsh runs it"
+  else
+    ready, why = M.devices_ready(sc)
+  end
   if not ready then
     res.skipped = why
     wrap(("== %s: %s\nSKIPPED: %s\n"):format(sc.name, sc.summary or "", why))

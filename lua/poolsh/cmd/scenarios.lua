@@ -16,7 +16,9 @@ return function(args)
   if args[1] then error("poolsh scenarios: unexpected argument '" .. args[1] .. "' (takes none)", 0) end
   local rows = {}
   for _, name in ipairs(require "poolsh.scenarios") do
-    rows[#rows + 1] = { name, scenario.load(name).summary or "" }
+    local sc = scenario.load(name)
+    local only = (sc.processes or 1) > 1 and not scenario.second_process and "(native poolsh only) " or ""
+    rows[#rows + 1] = { name, only .. (sc.summary or "") }
   end
   local lines = text.rows({ "", "" }, rows, text.columns() + 2)   -- less the lead cut below
   table.remove(lines, 1)   -- no header row

@@ -13,6 +13,7 @@ local SIZE, SPIN, LATE, NEW = "4 MiB", "50 ms", 0x11, 0x22
 return {
   name = "ipc_after_free",
   summary = "an importer's work queued before its free lands in the exporter's reused block unless an IPC event orders them",
+  processes = 2,
   run = function(ctx)
     local step, expect = ctx.step, ctx.expect
     local path = socket_path()

@@ -12,6 +12,7 @@ local SIZE, MINE, THEIRS = "8 MiB", 0xAB, 0xCD
 return {
   name = "ipc_share",
   summary = "an IPC pool shared with a second poolsh: IPC events order each side's access, the importer frees first",
+  processes = 2,
   run = function(ctx)
     local step, expect = ctx.step, ctx.expect
     local path = socket_path()

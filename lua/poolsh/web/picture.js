@@ -280,7 +280,9 @@ var PoolshPicture = (function () {
     var R = snap.rows || [], n = R.length, C = snap.colours;
     var head = div("pp-head", undefined, element);
     if (snap.status) div("pp-status", snap.status, head);
-    var mdl = model(R), W = Math.max(280, Math.floor(element.clientWidth) - 4);
+    var cs = window.getComputedStyle(element), inner = element.clientWidth - (parseFloat(cs.paddingLeft) || 0) -
+        (parseFloat(cs.paddingRight) || 0);
+    var mdl = model(R), W = Math.max(280, Math.floor(inner) - 4);
     var streams = snap.streams || {}, pools = snap.pools_named || {};
     var laneIds = Object.keys(streams).sort(function (a, b) { return a - b; });
     function streamName(id) { return id === null || id === undefined ? "no stream" : (streams[String(id)] || "s" + id); }
@@ -293,13 +295,15 @@ var PoolshPicture = (function () {
       return;
     }
     legend(snap, element);
-    var total = Math.max(1, n), mv = { a: 0, b: total };
+    // one column past the last event: now (what is still live or pending reaches it)
+    var total = n + 1, mv = { a: 0, b: total };
     var PAD = 70, RIGHT = 8, MTOP = 30, MBOT = 18, GAP = 4;
     var MH = Math.max(120, Math.min(320, Math.floor(((element.clientHeight || 600) - 90) / mdl.order.length) - MTOP - MBOT - 40));
     function xval(j, last) { return j === null ? total : j + (last ? 1 : 0); }
     function mx(v) { return PAD + (v - mv.a) / (mv.b - mv.a) * (W - PAD - RIGHT); }
     function clip(v) { return Math.max(PAD, Math.min(W - RIGHT, v)); }
     function after(svg, h) {
+      svg.setAttribute("data-now-x", mx(total));
       el("line", { x1: PAD, x2: W - RIGHT, y1: h - MBOT, y2: h - MBOT, stroke: "#999" }, svg);
       var first = n ? R[0][SEQ] : 0, last = n ? R[n - 1][SEQ] : 0;
       el("text", { x: PAD, y: h - 4 }, svg).textContent = n ? "event " + first : "";

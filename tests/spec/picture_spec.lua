@@ -199,8 +199,83 @@ describe("poolsh.web.picture", function()
     assert.matches("poolsh-picture", files["picture.css"], 1, true)
     -- view.html asks for nothing but its two files and state.json
     for url in files["view.html"]:gmatch('[sh][rr][ce][f]?="([^"]+)"') do
-      assert.is_truthy(({ ["picture.js"] = true, ["picture.css"] = true })[url], url)
+      assert.is_truthy(({ ["picture.js"] = true, ["picture.css"] = true, ["data:,"] = true })[url], url)
     end
     assert.matches("a file name expected", H.err(picture.read, "../x.js"), 1, true)
+  end)
+
+  -- view.html, as `poolsh --view` serves it, in headless Chromium against
+  -- a stand-in server (tests/web/view_server.py); skipped, saying why,
+  -- without node, chromium or puppeteer-core (as tests/spec/web_spec.lua).
+  describe("view.html", function()
+    local web_src = os.getenv("POOLSH_WEB_SRC") or ((os.getenv("POOLSH_BUILD") or "build") .. "/web-src")
+    local why
+    if not H.sh("command -v node >/dev/null && command -v chromium >/dev/null && echo yes"):match("yes") then
+      why = "node or chromium is not installed"
+    elseif not io.open(web_src .. "/node_modules/puppeteer-core/package.json") then
+      why = "puppeteer-core is not in " .. web_src .. " (scripts/web/fetch-sources.sh)"
+    end
+    if why and os.getenv("POOLSH_WEB") ~= "1" then
+      pending(why .. ": view.html's test is skipped")
+      return
+    end
+
+    it("draws state.json, polls with ?v=, redraws a new version and says when poolsh does not answer", function()
+      assert(not why, why)
+      local dir = H.sh("mktemp -d"):gsub("%s+$", "")
+      for name, text in pairs(picture.page_files()) do
+        local f = assert(io.open(dir .. "/" .. name, "wb")); f:write(text); f:close()
+      end
+      local s, p = H.fresh()
+      local a = p:alloc(4 * H.MiB, s)
+      local f = assert(io.open(dir .. "/state.json", "wb")); f:write(picture.snapshot()); f:close()
+      a:free()
+      f = assert(io.open(dir .. "/next.json", "wb")); f:write(picture.snapshot()); f:close()
+      s:sync()
+      local token = "0123456789abcdef0123456789abcdef"
+      local pid = H.sh("python3 -u tests/web/view_server.py " .. H.quote(dir) .. " " .. token .. " > "
+        .. H.quote(dir .. "/port") .. " 2>&1 & echo $!"):gsub("%s+$", "")
+      local port
+      for _ = 1, 100 do
+        port = (H.slurp_or(dir .. "/port") or ""):match("^(%d+)\n")
+        if port then break end
+        H.sh("sleep 0.1")
+      end
+      assert(port, "the stand-in server did not start: " .. tostring(H.slurp_or(dir .. "/port")))
+      local out = H.sh("NODE_PATH=" .. H.quote(web_src .. "/node_modules") .. " timeout 120 node tests/web/view_page.js "
+        .. H.quote("http://127.0.0.1:" .. port .. "/" .. token .. "/") .. " " .. H.quote(dir) .. " "
+        .. H.quote(dir .. "/next.json") .. " " .. pid .. " 2>" .. H.quote(dir .. "/node.err"))
+      H.sh("kill " .. pid .. " 2>/dev/null")
+      assert(out:match("^{"), "view_page.js failed: " .. tostring(H.slurp_or(dir .. "/node.err")))
+      local r = cjson.decode(out)
+      assert.same({}, r.errors)
+      local pname = poolsh.core.object_name("pool", p.id)
+      assert.same({ pname }, r.first.pools)
+      assert.equal(1, r.first.live)
+      assert.equal(0, r.first.pending)
+      assert.equal("", r.first.wait)
+      assert.equal(1, r.next.pending)
+      assert.matches("waiting for poolsh", r.down.wait, 1, true)
+      assert.same({ pname }, r.down.pools, "the last picture stays while poolsh does not answer")
+      assert.equal("", r.back.wait)
+      assert.matches("waiting for poolsh (no answer", r.gone.wait, 1, true)
+      -- the page asked for its files and state.json?v=N, nothing else
+      local base = "http://127.0.0.1:" .. port .. "/" .. token .. "/"
+      local polls, saw_version = 0, false
+      for _, u in ipairs(r.requests) do
+        local rest = u:sub(#base + 1)
+        assert.equal(base, u:sub(1, #base), u)
+        assert.is_truthy(rest == "" or rest == "picture.js" or rest == "picture.css" or rest:match("^state%.json%?v=%-?%d+$"), u)
+        if rest:match("^state%.json") then polls = polls + 1 end
+        if rest:match("^state%.json%?v=%d+$") then saw_version = true end
+      end
+      assert.is_true(polls >= 5, polls .. " polls")
+      assert.is_true(saw_version, "a poll named the version it had")
+      -- unchanged pictures were answered 204 and not fetched again
+      local log = H.slurp(dir .. "/requests.log")
+      assert.matches("state.json%?v=%-1", log)
+      H.sh("rm -rf " .. H.quote(dir))
+      p:destroy(); s:destroy()
+    end)
   end)
 end)

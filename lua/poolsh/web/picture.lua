@@ -65,6 +65,14 @@ local function refresh()
   want()
   local total, n = totals()
   local recording = core.trace_recording()
+  if state.ours and not recording then
+    state.ours = false            -- stopped: a recording started after this is the user's
+  elseif state.ours and n > picture.max_events then
+    -- poolsh.reset() records on without a bound (as would trace.start()
+    -- without stopping first): the ring the picture started stays bounded
+    require("poolsh.trace").start { max_events = picture.max_events }
+    total, n = totals()
+  end
   local key = { total, n, recording and 1 or 0, names_key() }
   local pools = core.objects()
   for i, p in ipairs(pools) do       -- what no event says: a free not recorded
@@ -94,7 +102,7 @@ local function status(recording)
     return "the recording the picture draws from is stopped (poolsh.trace.stop()): the map shows what was "
       .. "recorded until then; poolsh.trace.start{max_events = " .. picture.max_events .. "} draws again"
   elseif state.cleared then
-    return "the recording was cleared (poolsh.trace.clear()): the map's history starts there"
+    return "the recording was cleared (poolsh.trace.clear() or poolsh.reset()): the map's history starts there"
   end
   return nil
 end
@@ -189,6 +197,7 @@ function picture.snapshot()
       for _, i in ipairs { 1, 4, 5, 10 } do r[i] = math.tointeger(r[i]) or r[i] end
     end
   end
+  if from > 1 or gone > 0 then state.cleared = false end   -- the window no longer reaches back to the clear
   local first_seq, first_t = rows[1] and rows[1][1] or total, rows[1] and rows[1][2] or 0
   local pools = live_pools()
   local early, left = before_rows(rows, pools, first_seq, first_t)

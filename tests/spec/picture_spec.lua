@@ -138,6 +138,18 @@ describe("poolsh.web.picture", function()
     assert.is_true(#picture.snapshot() < 400 * 1024, "snapshot of " .. #picture.snapshot() .. " bytes")
     -- the blocks still live are there even when their alloc left the window
     assert.same(truth(p), lines_of(pool_of(sn, p)))
+    -- many pools, many blocks each: still bounded
+    local pools, bufs = {}, {}
+    for i = 1, picture.max_pools + 4 do
+      pools[i] = poolsh.pool {}
+      for j = 1, 40 do bufs[#bufs + 1] = pools[i]:alloc(4096, s) end
+    end
+    local many = snap()
+    assert.equal(picture.max_pools, #many.pools)
+    assert.is_true(many.pools_left_out >= 4)
+    assert.is_true(#picture.snapshot() < 600 * 1024, "snapshot of " .. #picture.snapshot() .. " bytes")
+    for _, b in ipairs(bufs) do b:free() end
+    for _, q in ipairs(pools) do q:destroy() end
     local st = row_states(sn, p)
     assert.equal(5, count(st, "live"))
     for i = 1, 5 do big[i]:free() end

@@ -371,7 +371,7 @@ var PoolshPicture = (function () {
     window.addEventListener("resize", function () { if (snap) draw(element, snap); });
     poll();
   }
-  // picture.js loaded by view.html (<script data-view="state.json">) starts the page's polling.
+  // picture.js loaded by view.html with a data-view attribute (state.json) starts the page's polling.
   if (typeof document !== "undefined" && document.currentScript && document.currentScript.getAttribute("data-view")) {
     var url = document.currentScript.getAttribute("data-view");
     var start = function () { view(document.getElementById("picture"), document.getElementById("wait"), url); };

@@ -80,6 +80,7 @@ local function refresh()
   end
   local key = { total, n, recording and 1 or 0, names_key() }
   local pools = core.objects()
+  table.sort(pools, function(a, b) return a.id < b.id end)   -- (a stable key)
   for i, p in ipairs(pools) do       -- what no event says: a free not recorded
     if i > 64 then break end
     local st = p:stats { estimates = false }

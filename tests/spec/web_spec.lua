@@ -167,6 +167,20 @@ describe("the playground page", function()
         assert.not_matches("cannot write", r.lesson_step, 1, true)
       end)
 
+      it("runs the scenarios with run() and lists them with scenarios()", function()
+        local function flat(text) return (text:gsub("%s+", " ")) end   -- folded at the terminal's width
+        assert.matches("ipc_share%s+%(native poolsh only%)", r.scenarios)
+        assert.matches("same_stream%s+a block freed on a stream", r.scenarios)
+        assert.matches("== same_stream:", r.run_one, 1, true)
+        assert.matches("\n 1%. ", r.run_one)
+        assert.matches("PASS same_stream", r.run_one, 1, true)
+        assert.matches("SKIP ipc_share: needs a second process: the native poolsh runs it", flat(r.run_ipc), 1, true)
+        assert.matches("run: --step is not in the browser", flat(r.run_refused), 1, true)
+        assert.matches("peer_access needs 2 devices: the sim restarts", flat(r.run_all), 1, true)
+        local n = #require("poolsh.scenarios") - 2
+        assert.matches(("%d/%d scenarios pass, 2 skipped"):format(n, n), r.run_all, 1, true)
+      end)
+
       it("edits a line longer than the terminal is wide", function()
         assert.equals('poolsh> =#"' .. ("x"):rep(150) .. '"\n150\npoolsh> ', r.long_line)
       end)

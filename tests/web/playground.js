@@ -206,6 +206,17 @@ async function main() {
     await idle(lesson);
     out.lessons_kept = await after(lesson, () => type(lesson, 'learn()'));
     await lesson.close();
+    // run() and scenarios(): poolsh run and poolsh scenarios in the page
+    const sc = await browser.newPage();
+    await sc.goto(url);
+    await idle(sc);
+    await type(sc, 'keep = poolsh.pool{}');
+    out.scenarios = await after(sc, () => type(sc, 'scenarios()'));
+    out.run_one = await after(sc, () => type(sc, 'run "same_stream"'));
+    out.run_ipc = await after(sc, () => type(sc, 'run "ipc_share"'));
+    out.run_refused = await after(sc, () => type(sc, 'run("trim", "--step")'));
+    out.run_all = await after(sc, () => type(sc, 'run("--all", "--quiet")'));
+    await sc.close();
     // The map beside the terminal: its rectangles against poolsh.core.blocks.
     const mp = await browser.newPage();
     await mp.setViewport({ width: 1280, height: 800 });

@@ -1,7 +1,8 @@
 -- poolsh.web: the Lua side of poolsh in a browser page (src/web.c,
 -- docs/web.md). start() sets the page's REPL up as main.c sets the
 -- terminal's, and puts a clear "not in the browser" error in place of
--- what a page cannot do: second processes (refused in src/process.c),
+-- what a page cannot do: second processes (refused in src/process.c;
+-- the scenarios that need one are skipped: poolsh.web.scenarios),
 -- memory shared between processes (IPC pools, events and exports), the
 -- cuda backend, running programs (os.execute, io.popen) and os.exit.
 local M = {}
@@ -120,8 +121,12 @@ function M.start(columns)
   if _G.help == nil then _G.help = require("poolsh.help").help end
   learn_in_storage()
   _G.learn = M.learn
+  local scenarios = require "poolsh.web.scenarios"
+  require("poolsh.scenario").second_process = false
+  _G.run, _G.scenarios = scenarios.run, scenarios.scenarios
   io.stdout:write(poolsh.version or "poolsh", " (", _VERSION, ") in the browser, on the sim\n",
-    "help() shows what poolsh can do; learn() lists the lessons.\n")
+    "help() shows what poolsh can do; learn() lists the lessons;\n",
+    "scenarios() lists the scenarios, and run \"NAME\" runs one.\n")
 end
 
 --- resize(columns): the live lines' width, at least 40.

@@ -35,6 +35,27 @@ volatile sig_atomic_t *poolsh_interrupt_flag(lua_State *L) {
   lua_pop(L, 1);
   return c ? &c->interrupt : NULL;
 }
+
+/* The hosts' message handler (lua.c's msghandler): the message with a
+ * traceback; brief (at a REPL): the message alone, its traceback kept in
+ * poolsh.repl.last_traceback for poolsh.repl.traceback(). */
+int poolsh_msghandler(lua_State *L, int brief) {
+  const char *msg = lua_tostring(L, 1);
+  if (msg == NULL) {
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
+    msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+  }
+  luaL_traceback(L, L, msg, 1);
+  if (!brief) return 1;
+  if (lua_getfield(L, LUA_REGISTRYINDEX, "poolsh.repl") == LUA_TTABLE) {   /* [msg, tb, repl] */
+    lua_pushliteral(L, "last_traceback");
+    lua_pushvalue(L, -3);
+    lua_rawset(L, -3);
+  }
+  lua_pushstring(L, msg);
+  return 1;
+}
+
 /* ---- the module --------------------------------------------------------- */
 
 /* The sim's most devices: SIM_MAX_DEVICES in src/sim/sim_model.h. */

@@ -237,25 +237,9 @@ static int fold_error(lua_State *L, int status) {
   return status;
 }
 
-/* Message handler: adds a traceback to the error. At the REPL
- * (brief_errors) the traceback goes to poolsh.repl.last_traceback instead,
- * for poolsh.repl.traceback(), and the message stays alone. */
-static int msghandler(lua_State *L) {
-  const char *msg = lua_tostring(L, 1);
-  if (msg == NULL) {
-    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
-    msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
-  }
-  luaL_traceback(L, L, msg, 1);
-  if (!brief_errors) return 1;
-  if (lua_getfield(L, LUA_REGISTRYINDEX, "poolsh.repl") == LUA_TTABLE) {   /* [msg, tb, repl] */
-    lua_pushliteral(L, "last_traceback");
-    lua_pushvalue(L, -3);
-    lua_rawset(L, -3);
-  }
-  lua_pushstring(L, msg);
-  return 1;
-}
+/* Message handler: adds a traceback to the error; at the REPL
+ * (brief_errors) keeps it for poolsh.repl.traceback() instead. */
+static int msghandler(lua_State *L) { return poolsh_msghandler(L, brief_errors); }
 
 /* ---- Ctrl-C --------------------------------------------------------------- */
 

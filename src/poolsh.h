@@ -1,6 +1,7 @@
 /*
- * poolsh.h: what the hosts (main.c, module.c) need of the core: the
- * module's open function and the flag Ctrl-C sets. The rest is layered
+ * poolsh.h: what the hosts (main.c, module.c, web.c) need of the core:
+ * the module's open function, the flag Ctrl-C sets and the message
+ * handler of their REPLs. The rest is layered
  * below (docs/architecture.md): auxlib.h, context.h, observe.h,
  * object.h, bindings.h.
  */
@@ -13,5 +14,8 @@
 /* The flag the host's SIGINT handler sets to stop a wait (Ctrl-C). */
 volatile sig_atomic_t *poolsh_interrupt_flag(lua_State *L);
 int luaopen_poolsh_core(lua_State *L);
+/* The message handler's body: a traceback added, or with brief (a
+ * REPL) kept in poolsh.repl.last_traceback and the message alone. */
+int poolsh_msghandler(lua_State *L, int brief);
 
 #endif

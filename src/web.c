@@ -69,23 +69,9 @@ static void picture_from_hook(lua_State *L) {
   lua_pop(L, 1);
 }
 
-/* Message handler: the message alone; its traceback goes to
- * poolsh.repl.last_traceback, as main.c's at the REPL. */
-static int msghandler(lua_State *L) {
-  const char *msg = lua_tostring(L, 1);
-  if (msg == NULL) {
-    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
-    msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
-  }
-  luaL_traceback(L, L, msg, 1);
-  if (lua_getfield(L, LUA_REGISTRYINDEX, "poolsh.repl") == LUA_TTABLE) {
-    lua_pushliteral(L, "last_traceback");
-    lua_pushvalue(L, -3);
-    lua_rawset(L, -3);
-  }
-  lua_pushstring(L, msg);
-  return 1;
-}
+/* Message handler: the message alone, its traceback kept for
+ * poolsh.repl.traceback(), as main.c's at the REPL. */
+static int msghandler(lua_State *L) { return poolsh_msghandler(L, 1); }
 
 /* The count hook: every YIELD_MS lets the browser run (key events,
  * painting); raises "interrupted!" once Ctrl-C set the flag, unless a

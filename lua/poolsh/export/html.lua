@@ -177,31 +177,10 @@ nav.toc .verdict { white-space: nowrap; }
 local SCRIPT = [==[
 (function () {
   "use strict";
-  var NS = "http://www.w3.org/2000/svg";
-  var tip = document.getElementById("poolsh-tip");
-  var SEQ = 0, T = 1, OP = 2, ST = 3, PO = 4, START = 5, DUR = 6, LABEL = 7, SRC = 8,
-      BUF = 9, ADDR = 10, SIZE = 11, RES = 12, USED = 13, PEND = 14, DET = 15;
-
-  function bytes(n) {
-    var u = ["B", "KiB", "MiB", "GiB", "TiB"], i = 0;
-    while (Math.abs(n) >= 1024 && i < u.length - 1) { n /= 1024; i++; }
-    return (i ? n.toFixed(1) : String(n)) + " " + u[i];
-  }
-  // "rule=stream order kind=pool" -> {rule: "stream order", kind: "pool"}
-  function parseDet(s) {
-    var o = {}, re = /(?:^| )([a-z_]+)=/g, m, keys = [];
-    if (!s) return o;
-    while ((m = re.exec(s))) keys.push([m[1], m.index + m[0].length, m.index]);
-    for (var j = 0; j < keys.length; j++) o[keys[j][0]] = s.slice(keys[j][1], j + 1 < keys.length ? keys[j + 1][2] : s.length);
-    return o;
-  }
-  function el(name, attrs, parent) {
-    var e = document.createElementNS(NS, name);
-    for (var k in attrs) e.setAttribute(k, attrs[k]);
-    if (parent) parent.appendChild(e);
-    return e;
-  }
-  function hexnum(h) { return h ? parseInt(h, 16) : null; }
+  var P = PoolshPicture, bytes = P.bytes, el = P.el, tip = document.getElementById("poolsh-tip");
+  var F = P.rows, SEQ = F.SEQ, T = F.T, OP = F.OP, ST = F.ST, PO = F.PO, START = F.START, DUR = F.DUR,
+      LABEL = F.LABEL, SRC = F.SRC, BUF = F.BUF, ADDR = F.ADDR, SIZE = F.SIZE, RES = F.RES, USED = F.USED,
+      PEND = F.PEND, DET = F.DET;
 
   function init(root) {
     function q(c) { return root.querySelector("." + c); }
@@ -253,79 +232,8 @@ local SCRIPT = [==[
       return D.stream_colours[(j < 0 ? 0 : j) % D.stream_colours.length];
     }
 
-    // ---- The memory map's model: blocks, reservations and releases per pool.
-    var maps = {}, mapOrder = [], bufs = {}, others = [], ranges = {};
-    function M(k) {
-      var m = maps[k];
-      if (!m) { m = maps[k] = { k: k, blocks: [], chunks: [], releases: [], active: {} }; mapOrder.push(k); }
-      return m;
-    }
-    function done(b, j) { if (b.i2 === null) { b.i2 = j; if (b.i1 === null) b.i1 = j; } if (b.m) delete b.m.active[b.id]; }
-    for (i = 0; i < n; i++) {
-      r = R[i];
-      var op = r[OP], det;
-      if (op === "alloc") {
-        det = parseDet(r[DET]);
-        var b = { id: i, i0: i, i1: null, i2: null, buf: r[BUF], addr: hexnum(r[ADDR]), size: r[SIZE] || 0,
-          st: r[ST], pst: r[ST], src: r[SRC], name: r[LABEL].replace(/^alloc /, ""), kind: det.kind || "pool",
-          rule: det.rule, from: det.reused_from !== undefined ? +det.reused_from : null };
-        var old = b.from !== null ? bufs[b.from] : null;
-        if (r[BUF] !== null) bufs[r[BUF]] = b;
-        if (r[PO] !== null && b.kind === "pool" && b.addr !== null) {
-          b.m = M(String(r[PO]));
-          b.m.blocks.push(b); b.m.active[b.id] = b;
-          if (old) { b.old = old; done(old, i); }
-        } else others.push(b);
-      } else if ((op === "free" || op === "free_completed") && r[BUF] !== null && bufs[r[BUF]]) {
-        var fb = bufs[r[BUF]];
-        if (op === "free" && fb.i1 === null) {
-          fb.i1 = i; fb.pst = r[ST];
-          if (r[PEND] === 0 || !fb.m) done(fb, i);
-        } else if (op === "free_completed") done(fb, i);
-      } else if (op === "reserve" && r[PO] !== null) {
-        // the alloc that made the pool reserve is recorded just before its reserve
-        var i0 = i > 0 && R[i - 1][OP] === "alloc" && R[i - 1][PO] === r[PO] ? i - 1 : i;
-        M(String(r[PO])).chunks.push({ addr: hexnum(r[ADDR]), size: r[SIZE] || 0, i0: i0, i1: null });
-      } else if (op === "release" && r[PO] !== null) {
-        var m = M(String(r[PO])), cause = parseDet(r[DET]).cause || "";
-        m.releases.push({ i: i, size: r[SIZE] || 0, cause: cause });
-        // the reservations let go: those no live or pending block holds, newest first
-        var left = r[SIZE] || 0, act = Object.keys(m.active).slice(0, 20000).map(function (id) { return m.active[id]; });
-        // (then those whose blocks are all freed: their frees completed by now)
-        for (var pass = 0; pass < 2; pass++) {
-          for (var c = m.chunks.length - 1; c >= 0 && left > 0; c--) {
-            var ch = m.chunks[c];
-            if (ch.i1 !== null || ch.addr === null || ch.size > left) continue;
-            var inside = act.filter(function (ab) { return ab.addr < ch.addr + ch.size && ab.addr + ab.size > ch.addr; });
-            if (inside.length && (pass === 0 || inside.some(function (ab) { return ab.i1 === null; }))) continue;
-            inside.forEach(function (ab) { done(ab, i); });
-            ch.i1 = i; ch.cause = cause; left -= ch.size;
-          }
-        }
-      } else if ((op === "vmm_reserve" || op === "vmm_free") && r[LABEL]) {
-        var rid = r[LABEL].split(" ")[1];
-        if (op === "vmm_reserve") {
-          ranges[rid] = { id: i, i0: i, i1: null, i2: null, size: r[SIZE] || 0, name: rid, kind: "vmm range",
-            src: r[SRC], st: null };
-          others.push(ranges[rid]);
-        } else if (ranges[rid]) { ranges[rid].i1 = ranges[rid].i2 = i; }
-      }
-    }
-    // address -> offset: reservations and blocks in address order, gaps squeezed
-    mapOrder.forEach(function (k) {
-      var m = maps[k], iv = [];
-      m.chunks.forEach(function (c) { if (c.addr !== null) iv.push([c.addr, c.addr + c.size]); });
-      m.blocks.forEach(function (b) { iv.push([b.addr, b.addr + Math.max(1, b.size)]); });
-      iv.sort(function (a, b) { return a[0] - b[0]; });
-      var segs = [], total = 0;
-      iv.forEach(function (v) {
-        var s = segs[segs.length - 1];
-        if (s && v[0] <= s.b) { if (v[1] > s.b) s.b = v[1]; }
-        else segs.push({ a: v[0], b: v[1] });
-      });
-      segs.forEach(function (s) { s.off = total; total += s.b - s.a; });
-      m.segs = segs; m.total = Math.max(1, total);
-    });
+    // ---- The memory map's model (lua/poolsh/web/picture.js): blocks, reservations and releases per pool.
+    var mdl = P.model(R), maps = mdl.maps, mapOrder = mdl.order, others = mdl.others;
 
     // ---- Where things go on the map: x in ms or in events, y in bytes.
     var mode = D.mode === "order" ? "order" : "time", mv = null;
@@ -343,39 +251,10 @@ local SCRIPT = [==[
     mv = whole();
     var MH = 220, MTOP = 38, MBOT = 22, GAP = 4;
 
-    function offsetOf(m, addr) {
-      var lo = 0, hi = m.segs.length - 1;
-      while (lo < hi) { var mid = (lo + hi + 1) >> 1; if (m.segs[mid].a <= addr) lo = mid; else hi = mid - 1; }
-      var s = m.segs[lo];
-      return s ? [s.off + Math.max(0, addr - s.a), lo] : [0, 0];
-    }
-    function describe(b) {
-      var lines = [b.name + "  " + bytes(b.size) + " (" + b.kind + ")" + (b.st !== null ? " on " + streamName(b.st) : "")];
-      lines.push("alloc at " + R[b.i0][T].toFixed(4) + " ms (event " + R[b.i0][SEQ] + ")" +
-        (b.i1 !== null ? ", freed at " + tOf(b.i1).toFixed(4) + " ms" : ", never freed in the trace") +
-        (b.i2 !== null && b.i2 !== b.i1 ? ", memory free again at " + tOf(b.i2).toFixed(4) + " ms" : ""));
-      if (b.i1 !== null && b.i2 !== b.i1) lines.push("pending on " + streamName(b.pst) + " until " + (b.i2 !== null ? "its free completed or the memory was taken" : "the end of the trace"));
-      if (b.src) lines.push("site: " + b.src);
-      if (b.old) lines.push("reused " + b.old.name + "'s memory by " + (b.rule || "?"));
-      else if (b.kind === "pool") lines.push("fresh memory");
-      return lines.join("\n");
-    }
-    function showTip(ev, text) {
-      tip.textContent = text; tip.style.display = "block";
-      var x = ev.clientX + 12, y = ev.clientY + 12;
-      tip.style.left = Math.min(x, window.innerWidth - tip.offsetWidth - 4) + "px";
-      tip.style.top = Math.min(y, window.innerHeight - tip.offsetHeight - 4) + "px";
-    }
-    function hover(svg, list) {
-      function on(ev) {
-        var k = ev.target.getAttribute && ev.target.getAttribute("data-b");
-        if (k === null || k === undefined) { tip.style.display = "none"; return; }
-        showTip(ev, describe(list[+k]));
-      }
-      svg.addEventListener("mousemove", on);
-      svg.addEventListener("mouseover", on);
-      svg.addEventListener("mouseleave", function () { tip.style.display = "none"; });
-    }
+    // (describe and hover: picture.js's, with this page's rows and names)
+    var gtip = { R: R, streamName: streamName };
+    function describe(b) { return P.describe(b, gtip); }
+    function hover(svg, list) { P.hover(tip, svg, list, describe); }
 
     function mapAxis(svg, h) {
       var span = mv.b - mv.a, step = Math.pow(10, Math.floor(Math.log10(span / 6)));
@@ -404,86 +283,11 @@ local SCRIPT = [==[
 
     function drawMap(m) {
       var box = m.box; box.textContent = "";
-      var h = MTOP + MH + MBOT, svg = el("svg", { width: W, height: h, "class": "map", "data-pool": D.pools[m.k] || "p" + m.k });
-      var defs = el("defs", {}, svg), mk = el("marker", { id: "arrow-" + root.id + "-" + m.k, viewBox: "0 0 10 10", refX: 9, refY: 5,
-        markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" }, defs);
-      el("path", { d: "M0 0L10 5L0 10z", fill: "#333" }, mk);
-      var gapTotal = Math.max(0, m.segs.length - 1) * GAP, scale = (MH - gapTotal) / m.total;
-      function y(addr) { var o = offsetOf(m, addr); return MTOP + o[0] * scale + o[1] * GAP; }
-      function hgt(size) { return Math.max(1, size * scale); }
-      function x0(j) { return clip(mx(xval(j, false))); }
-      function x1(j) { return clip(mx(xval(j, j !== null))); }
-      function visible(j0, j1) { return xval(j1, j1 !== null) >= mv.a && xval(j0, false) <= mv.b; }
-      // the address scale, per segment: its offset at its top
-      el("text", { x: 4, y: MTOP + 9 }, svg).textContent = "0 B";
-      el("text", { x: 4, y: MTOP + MH }, svg).textContent = bytes(m.total);
-      m.segs.forEach(function (s, j) {
-        if (j === 0) return;
-        var sy = MTOP + s.off * scale + j * GAP - GAP / 2;
-        el("line", { x1: PAD, x2: W - RIGHT, y1: sy, y2: sy, stroke: "#bbb", "stroke-dasharray": "2 4", "class": "gap" }, svg);
-      });
-      m.chunks.forEach(function (c) {
-        if (c.addr === null || !visible(c.i0, c.i1)) return;
-        var r1 = el("rect", { x: x0(c.i0), y: y(c.addr), width: Math.max(1, x1(c.i1) - x0(c.i0)), height: hgt(c.size),
-          fill: C.chunk, "class": "chunk" }, svg);
-        el("title", {}, r1).textContent = "reserved " + bytes(c.size) + " (free when no block covers it)";
-        if (c.i1 !== null && xval(c.i1, false) <= mv.b) {
-          var rr = el("rect", { x: x0(c.i1), y: y(c.addr), width: Math.max(1, clip(mx(mv.b)) - x0(c.i1)), height: hgt(c.size),
-            fill: C.released, "class": "released" }, svg);
-          el("title", {}, rr).textContent = "released to the driver by " + (c.cause || "?");
-        }
-      });
-      // blocks in the range shown, the largest size x duration first when too many
-      var vis = m.blocks.filter(function (b) { return visible(b.i0, b.i2 !== null ? b.i2 : b.i1); });
-      var shown = vis;
-      if (vis.length > D.max_blocks) {
-        shown = vis.map(function (b) {
-          return [b, b.size * (Math.min(xval(b.i2 !== null ? b.i2 : b.i1, true), mv.b) - Math.max(xval(b.i0, false), mv.a))];
-        }).sort(function (a, c) { return c[1] - a[1]; }).slice(0, D.max_blocks).map(function (v) { return v[0]; });
-      }
-      var drawn = {};
-      shown.forEach(function (b) {
-        drawn[b.id] = true;
-        var by = y(b.addr), bh = hgt(b.size), xa = x0(b.i0), xb = x1(b.i1);
-        el("rect", { x: xa, y: by, width: Math.max(1, xb - xa), height: bh, fill: C.live, stroke: "#fff",
-          "stroke-width": bh > 3 ? 0.5 : 0, "class": "live", "data-b": b.k }, svg);
-        if (b.i1 !== null && b.i2 !== b.i1) {   // until the free completed, or up to the alloc that took it
-          var xc = b.i2 !== null && R[b.i2][OP] === "alloc" ? x0(b.i2) : x1(b.i2);
-          el("rect", { x: xb, y: by, width: Math.max(1, xc - xb), height: bh, fill: streamColour(b.pst),
-            "class": "pending", "data-b": b.k, "data-stream": streamName(b.pst) }, svg);
-        }
-      });
-      // reuse: an arrow from the new block's start back to where the old one's memory came free
-      var arrows = 0;
-      shown.forEach(function (b) {
-        if (!b.old || !drawn[b.old.id]) return;
-        var xa = x0(b.i0), ya = y(b.addr) + hgt(b.size) / 2, o = b.old;
-        var xo = x1(o.i2 !== null ? o.i2 : o.i1), yo = y(o.addr) + hgt(o.size) / 2;
-        var lift = Math.min(MTOP - 4, 10 + Math.abs(xa - xo) / 4);
-        el("path", { d: "M" + xa + " " + ya + "C" + xa + " " + (ya - lift) + " " + xo + " " + (yo - lift) + " " + xo + " " + yo,
-          fill: "none", stroke: "#333", "stroke-width": 1, "marker-end": "url(#arrow-" + root.id + "-" + m.k + ")",
-          "class": "reuse", "data-b": b.k }, svg);
-        arrows++;
-      });
-      var rowEnd = [0, 0];
-      m.releases.forEach(function (rl) {
-        var v = xval(rl.i, false);
-        if (v < mv.a || v > mv.b) return;
-        var px = mx(v);
-        el("line", { x1: px, x2: px, y1: MTOP - 4, y2: MTOP + MH, stroke: C.used, "stroke-width": 2, "class": "release" }, svg);
-        var label = (rl.cause || "?") + " released " + bytes(rl.size), lw = label.length * 6.2 + 6;
-        var lx = Math.max(PAD, Math.min(px + 3, W - RIGHT - lw));
-        // the first of two rows above the map where the label fits, else the upper one
-        var row = lx >= rowEnd[1] ? 1 : lx >= rowEnd[0] ? 0 : (rowEnd[0] <= rowEnd[1] ? 0 : 1);
-        rowEnd[row] = lx + lw;
-        var tx = el("text", { x: lx, y: row === 1 ? MTOP - 6 : MTOP - 18, fill: C.used, "class": "release-label" }, svg);
-        tx.textContent = label;
-      });
-      steps(svg, h);
-      mapAxis(svg, h);
-      svg.setAttribute("data-blocks", shown.length);
-      svg.setAttribute("data-total", m.blocks.length);
-      svg.setAttribute("data-arrows", arrows);
+      var res = P.drawMap(m, { R: R, C: C, W: W, PAD: PAD, RIGHT: RIGHT, MTOP: MTOP, MH: MH, MBOT: MBOT, GAP: GAP,
+        max_blocks: D.max_blocks, mv: mv, xval: xval, mx: mx, clip: clip, streamName: streamName,
+        streamColour: streamColour, id: root.id, pool: D.pools[m.k] || "p" + m.k, now: null,
+        after: function (svg, h) { steps(svg, h); mapAxis(svg, h); } });
+      var svg = res.svg, shown = { length: res.shown }, vis = { length: res.visible };
       hover(svg, m.blocks);
       box.appendChild(svg);
       m.note.textContent = m.blocks.length + " blocks" + (vis.length > shown.length
@@ -529,7 +333,6 @@ local SCRIPT = [==[
     if (!mapOrder.length) mapBox.textContent = "No pool blocks in this trace.";
     mapOrder.forEach(function (k) {
       var m = maps[k];
-      m.blocks.forEach(function (b, j) { b.k = j; });
       var h3 = document.createElement("h3");
       h3.textContent = (D.pools[k] || "p" + k) + ": memory map";
       mapBox.appendChild(h3);
@@ -908,7 +711,12 @@ local function head(t)
   }
 end
 
-local TAIL = '<div id="poolsh-tip"></div>\n<script>' .. SCRIPT .. "</script>\n</body>\n</html>\n"
+-- The page's end: the tooltip, the map's renderer (lua/poolsh/web/picture.js,
+-- the one the playground and `poolsh --view` draw with) and this page's script.
+local function tail()
+  local js = require("poolsh.web.picture").read("picture.js")
+  return '<div id="poolsh-tip"></div>\n<script>' .. js:gsub("</", "<\\/") .. SCRIPT .. "</script>\n</body>\n</html>\n"
+end
 
 --- Writes the page with out(string), the events one row at a time. From
 -- poolsh's own record (export.save's record), the rows src/trace.c
@@ -920,7 +728,7 @@ function M.write(out, each, meta, record)
   meta = meta or {}
   out(head(title(meta)))
   section(out, each, meta, record, "trace", true)
-  out(TAIL)
+  out(tail())
 end
 
 --- save_scenarios(path, runs): one page with a section per scenario and a
@@ -967,7 +775,7 @@ function M.save_scenarios(path, runs)
     end
     section(out, each, run.meta or {}, nil, "scenario-" .. k, false)
   end
-  out(TAIL)
+  out(tail())
   out()
   export.commit(f, "poolsh.export.html.save_scenarios")
   return path

@@ -1,0 +1,206 @@
+-- poolsh.web.picture: the live memory-map picture's data (docs/web.md,
+-- "The picture"), checked against poolsh.core.blocks, the ledger's truth.
+local poolsh = require "poolsh"
+local cjson = require "cjson"
+local H = require "helpers"
+local picture = require "poolsh.web.picture"
+local F = { SEQ = 1, OP = 3, ST = 4, PO = 5, LABEL = 8, BUF = 10, ADDR = 11, SIZE = 12, PEND = 15, DET = 16 }
+
+local function snap() return cjson.decode(picture.snapshot()) end
+
+local function pool_of(s, p)
+  for _, q in ipairs(s.pools) do if q.id == p.id then return q end end
+end
+
+-- The pool's blocks in the snapshot as "addr size state" lines, and the
+-- same from poolsh.core.blocks.
+local function lines_of(q)
+  local out = {}
+  for _, b in ipairs(q.blocks) do out[#out + 1] = ("%s %d %s"):format(b.addr, b.size, b.state) end
+  return out
+end
+local function truth(p)
+  local out = {}
+  for _, b in ipairs((poolsh.core.blocks(p))) do
+    out[#out + 1] = ("0x%x %d %s"):format(b.addr, b.size, b.pending and "pending" or "live")
+  end
+  return out
+end
+
+-- The rows' blocks of pool p as the renderer's model makes them (picture.js's
+-- model, done again here on the rows): buffer -> "live" | "pending" | "done".
+local function row_states(s, p)
+  local st = {}
+  for _, r in ipairs(s.rows) do
+    local buf, op = r[F.BUF], r[F.OP]
+    if r[F.PO] == p.id and buf ~= cjson.null then
+      if op == "alloc" then
+        st[buf] = "live"
+        local from = (r[F.DET] ~= cjson.null and r[F.DET] or ""):match("reused_from=(%d+)")
+        if from and st[tonumber(from)] then st[tonumber(from)] = "done" end
+      elseif op == "free" then st[buf] = r[F.PEND] == 0 and "done" or "pending"
+      elseif op == "free_completed" then st[buf] = "done" end
+    end
+  end
+  return st
+end
+
+local function count(t, what)
+  local n = 0
+  for _, v in pairs(t) do if v == what then n = n + 1 end end
+  return n
+end
+
+describe("poolsh.web.picture", function()
+  before_each(function()
+    poolsh.trace.stop(); poolsh.trace.clear()
+    picture.forget()
+  end)
+  after_each(function()
+    poolsh.trace.stop(); poolsh.trace.clear()
+    picture.forget()
+  end)
+
+  it("starts a ring recording when first wanted, and draws alloc, free, reuse and trim as the ledger has them", function()
+    assert.is_false(poolsh.trace.recording())
+    local s, p = H.fresh()
+    picture.version()
+    assert.is_true(poolsh.trace.recording())
+    local a = p:alloc(4 * H.MiB, s)
+    local b = p:alloc(2 * H.MiB, s)
+    local sn = snap()
+    assert.is_true(sn.started_by_picture)
+    assert.same(truth(p), lines_of(pool_of(sn, p)))
+    assert.same({ "live", "live" }, { lines_of(pool_of(sn, p))[1]:match("(%a+)$"), lines_of(pool_of(sn, p))[2]:match("(%a+)$") })
+    assert.equal(2, count(row_states(sn, p), "live"))
+    assert.equal(p.reserved or pool_of(sn, p).reserved, pool_of(sn, p).reserved)
+
+    a:free()                                   -- pending on s until s is synchronized or reused
+    sn = snap()
+    assert.same(truth(p), lines_of(pool_of(sn, p)))
+    assert.equal(1, count(row_states(sn, p), "pending"))
+    assert.equal("pending", lines_of(pool_of(sn, p))[1]:match("(%a+)$"))
+
+    local c = p:alloc(4 * H.MiB, s)            -- takes a's memory: reuse in stream order
+    sn = snap()
+    assert.same(truth(p), lines_of(pool_of(sn, p)))
+    local reuse
+    for _, r in ipairs(sn.rows) do
+      if r[F.OP] == "alloc" and r[F.DET] ~= cjson.null and r[F.DET]:match("reused_from=") then reuse = r end
+    end
+    assert.is_truthy(reuse, "a reuse row")
+    assert.equal(c.addr, tonumber(reuse[F.ADDR]:sub(3), 16))
+    -- the last statement's events are marked: the reuse is among them
+    assert.is_true(sn.now ~= cjson.null)
+    local now_ops = {}
+    for i = sn.now + 1, #sn.rows do now_ops[#now_ops + 1] = sn.rows[i][F.OP] end
+    assert.same({ "alloc" }, now_ops)
+
+    b:free(); c:free(); s:sync(); p:trim(0)
+    sn = snap()
+    assert.same({}, truth(p))
+    assert.same({}, lines_of(pool_of(sn, p)))
+    assert.equal(0, pool_of(sn, p).reserved)
+    local released = false
+    for _, r in ipairs(sn.rows) do if r[F.OP] == "release" and r[F.PO] == p.id then released = true end end
+    assert.is_true(released, "the trim's release is in the rows")
+    p:destroy(); s:destroy()
+  end)
+
+  it("moves its version only when the picture changed", function()
+    local s, p = H.fresh()
+    local v0 = picture.version()
+    assert.equal(v0, picture.version())
+    local sn = snap()
+    assert.equal(v0, sn.version)
+    local b <close> = p:alloc(H.MiB, s)
+    local v1 = picture.version()
+    assert.is_true(v1 > v0)
+    assert.equal(v1, picture.version())
+    assert.equal(v1, snap().version)
+    s.name = "copies"                           -- a name given changes the picture too
+    local v2 = picture.version()
+    assert.is_true(v2 > v1)
+    assert.equal("copies", snap().streams[tostring(s.id)])
+  end)
+
+  it("is bounded by its window, and says how many events it left out", function()
+    local s, p = H.fresh()
+    picture.version()
+    local keep = {}
+    for i = 1, 300 do keep[i] = p:alloc(64 * 1024, s) end
+    for i = 1, 300 do keep[i]:free() end
+    local big = {}
+    for i = 1, 5 do big[i] = p:alloc(H.MiB, s) end
+    local sn = snap()
+    assert.is_true(#sn.rows <= picture.window + picture.max_before, #sn.rows .. " rows")
+    assert.is_true(sn.left_out > 0)
+    assert.is_true(#picture.snapshot() < 400 * 1024, "snapshot of " .. #picture.snapshot() .. " bytes")
+    -- the blocks still live are there even when their alloc left the window
+    assert.same(truth(p), lines_of(pool_of(sn, p)))
+    local st = row_states(sn, p)
+    assert.equal(5, count(st, "live"))
+    for i = 1, 5 do big[i]:free() end
+    s:sync()
+  end)
+
+  it("keeps blocks allocated before the window in the rows, marked as such", function()
+    local s, p = H.fresh()
+    local old = p:alloc(8 * H.MiB, s)          -- before the picture was wanted: not recorded
+    picture.version()
+    local b <close> = p:alloc(H.MiB, s)
+    local sn = snap()
+    local found
+    for _, r in ipairs(sn.rows) do
+      if r[F.BUF] == old.id then found = r end
+    end
+    assert.is_truthy(found, "a row for the block allocated before")
+    assert.matches("before=true", found[F.DET])
+    assert.equal(old.addr, tonumber(found[F.ADDR]:sub(3), 16))
+    assert.equal("live", row_states(sn, p)[old.id])
+    old:free()
+  end)
+
+  it("says so when the user stops or clears the recording, instead of drawing on as if it recorded", function()
+    local s, p = H.fresh()
+    picture.version()
+    local b = p:alloc(H.MiB, s)
+    assert.equal(cjson.null, snap().status)
+    poolsh.trace.stop()
+    local v = picture.version()
+    local sn = snap()
+    assert.matches("recording the picture draws from is stopped", sn.status, 1, true)
+    assert.is_false(sn.recording)
+    b:free()                                   -- not recorded: the picture must not claim it
+    assert.is_true(picture.version() > v)
+    assert.same(truth(p), lines_of(pool_of(snap(), p)))
+    poolsh.trace.start { max_events = 100 }
+    poolsh.trace.clear()
+    sn = snap()
+    assert.matches("was cleared", sn.status, 1, true)
+    s:sync()
+  end)
+
+  it("leaves a recording the user started alone", function()
+    poolsh.trace.start()
+    local s, p = H.fresh()
+    local b <close> = p:alloc(H.MiB, s)
+    local sn = snap()
+    assert.is_false(sn.started_by_picture)
+    assert.equal(cjson.null, sn.status)
+    assert.equal(1, count(row_states(sn, p), "live"))
+  end)
+
+  it("reads its page's files from the library's own directory", function()
+    local files = picture.page_files()
+    assert.matches("PoolshPicture", files["picture.js"], 1, true)
+    assert.matches("state.json", files["view.html"], 1, true)
+    assert.matches('src="picture.js"', files["view.html"], 1, true)
+    assert.matches("poolsh-picture", files["picture.css"], 1, true)
+    -- view.html asks for nothing but its two files and state.json
+    for url in files["view.html"]:gmatch('[sh][rr][ce][f]?="([^"]+)"') do
+      assert.is_truthy(({ ["picture.js"] = true, ["picture.css"] = true })[url], url)
+    end
+    assert.matches("a file name expected", H.err(picture.read, "../x.js"), 1, true)
+  end)
+end)

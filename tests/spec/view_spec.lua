@@ -357,9 +357,12 @@ describe("the token", function()
     local home = (H.sh("mktemp -d")):match("^(%S+)")
     local u = start_repl(home)
     local port, token = split(u)
-    send("c = poolsh.spawn(); print('child ' .. c.pid)")
+    send("c = poolsh.spawn(); print('child ' .. c.pid); os.execute('sleep 30 & echo other $!')")
     local child = tonumber(H.poll(function() return screen():match("child (%d+)") end, 10))
     assert.truthy(child, screen())
+    local other = tonumber(H.poll(function() return screen():match("other (%d+)") end, 5))
+    assert.truthy(other, screen())
+    finally(function() os.execute("kill " .. other .. " 2>/dev/null") end)
     local listeners = H.sh("ss -ltnpH")
     local holders = {}
     for line in listeners:gmatch("[^\n]+") do
@@ -369,7 +372,8 @@ describe("the token", function()
     end
     assert.equal(1, #holders, listeners)
     assert.are_not.equal(child, holders[1])
-    for _, pid in ipairs { child, holders[1] } do
+    assert.are_not.equal(other, holders[1])
+    for _, pid in ipairs { child, other, holders[1] } do
       for _, what in ipairs { "cmdline", "environ" } do
         local text = H.slurp_or("/proc/" .. pid .. "/" .. what)
         assert.truthy(#text > 0, what)

@@ -387,6 +387,28 @@ describe("the token", function()
   end)
 end)
 
+describe("poolsh --view run SCENARIO --step", function()
+  after_each(function() tmux("kill-server") end)
+
+  it("publishes the end of each step before it pauses", function()
+    tmux("kill-server")
+    local errf = dir .. "/step.err"
+    tmux("new-session -d -s repl -x 200 -y 50 " .. q(("%s --backend=sim --view run same_stream --step 2>%s")
+      :format(H.exe, q(errf))))
+    local u = H.poll(function() return H.slurp_or(errf):match("view: (%S+)") end, 5)
+    assert.truthy(u, H.slurp_or(errf))
+    local port, token = split(u)
+    assert.truthy(H.poll(function() return screen():find("press Enter for step 1", 1, true) end, 5), screen())
+    tmux("send-keys -t repl Enter")
+    assert.truthy(H.poll(function() return screen():find("press Enter for step 2", 1, true) end, 5), screen())
+    local code, _, body = get(port, "/" .. token .. "/state.json")
+    assert.equal(200, code)
+    local pool = cjson.decode(body).pools[1]
+    assert.truthy(pool, body)
+    assert.equal(4 * 2 ^ 20, pool.pending, body)    -- step 1 freed a behind 100 ms of work
+  end)
+end)
+
 -- Why the page cannot be driven here, or nil.
 local web_src = os.getenv("POOLSH_WEB_NODE_MODULES") and os.getenv("POOLSH_WEB_NODE_MODULES"):gsub("/node_modules/?$", "")
   or (H.build .. "/web-src")

@@ -280,6 +280,8 @@ static void *serve(void *ud) {
     }
     if (lslot >= 0 && (pf[lslot].revents & POLLIN)) {
       int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd < 0 && errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+        poll(NULL, 0, 100);             /* out of fds or memory: no busy loop */
       if (fd >= 0) {
         for (int i = 0; i < PS_VSERVE_CLIENTS; i++)
           if (s->c[i].fd < 0) {

@@ -221,6 +221,36 @@ describe("the view server", function()
     assert.is_true(tonumber(served) < 6, out)
   end)
 
+  it("does not spin when it runs out of file descriptors", function()
+    local outf = dir .. "/emfile.out"
+    local code = "local u = poolsh.view() io.stdout:write(u:match(':(%d+)/'), '\\n') io.stdout:flush() "
+      .. "for _ = 1, 40 do os.execute('sleep 0.2') end"
+    local f = assert(io.popen(("ulimit -n 14; %s --backend=sim -e %s >%s 2>/dev/null & echo $!")
+      :format(H.exe, q(code), q(outf))))
+    local pid = f:read("l")
+    f:close()
+    finally(function() os.execute("kill " .. pid .. " 2>/dev/null") end)
+    local p = tonumber(H.poll(function() return H.slurp_or(outf):match("^(%d+)\n") end, 5))
+    assert.truthy(p, "no port")
+    os.execute(("%s -c 'import socket,time\nss=[socket.create_connection((\"127.0.0.1\",%d)) "
+      .. "for _ in range(30)]\ntime.sleep(4)' & sleep 1"):format(PY, p))
+    -- the CPU time of the server's thread (every thread but the main one), in ticks
+    local function ticks()
+      local n = 0
+      for task in io.popen("ls /proc/" .. pid .. "/task"):lines() do
+        if task ~= pid then
+          local u, sy = H.slurp_or("/proc/" .. pid .. "/task/" .. task .. "/stat")
+            :match("^%d+ %b() %S+" .. (" %S+"):rep(10) .. " (%d+) (%d+)")
+          n = n + (tonumber(u) or 0) + (tonumber(sy) or 0)
+        end
+      end
+      return n
+    end
+    local t0 = ticks()
+    H.rsleep(2)
+    assert.is_true(ticks() - t0 < 40, "the server's thread took " .. (ticks() - t0) .. " ticks in 2 s")
+  end)
+
   it("listens on no address but 127.0.0.1", function()
     local out = H.sh("ss -ltnH")
     local here = {}

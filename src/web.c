@@ -29,10 +29,45 @@ int luaopen_cjson(lua_State *L);
 #define YIELD_MS 50.0       /* the most the page waits for its turn */
 #define HOOK_COUNT 10000    /* instructions between two looks at the clock */
 
+#define PICTURE_MS 400.0    /* the picture's refresh during a long statement */
+
 static lua_State *L;
 static volatile sig_atomic_t *interrupt_flag;   /* the core's: its waits poll it */
 static char *pending;       /* the lines of an incomplete statement */
 static double last_yield;
+static double last_picture; /* when the hook last refreshed the picture */
+static lua_Integer picture_version = -1;   /* the version the page drew last */
+
+/* Pushes poolsh.web.picture's snapshot when its version differs from
+ * since (and sets picture_version), else nothing; 1 when pushed. Never
+ * raises: a failure pushes nothing. Uses no hook, so never yields. */
+static int push_picture(lua_State *L, lua_Integer since) {
+  int top = lua_gettop(L);
+  if (lua_getglobal(L, "require") != LUA_TFUNCTION) goto none;
+  lua_pushliteral(L, "poolsh.web.picture");
+  if (lua_pcall(L, 1, 1, 0) != LUA_OK || !lua_istable(L, -1)) goto none;
+  lua_getfield(L, -1, "version");
+  if (lua_pcall(L, 0, 1, 0) != LUA_OK || !lua_isinteger(L, -1)) goto none;
+  lua_Integer v = lua_tointeger(L, -1);
+  if (v == since) goto none;
+  lua_pop(L, 1);
+  lua_getfield(L, -1, "snapshot");
+  if (lua_pcall(L, 0, 1, 0) != LUA_OK || lua_type(L, -1) != LUA_TSTRING) goto none;
+  lua_remove(L, -2);
+  picture_version = v;
+  return 1;
+none:
+  lua_settop(L, top);
+  return 0;
+}
+
+/* During a long statement: hands the page the picture when it changed,
+ * from the hook, before the browser's turn (Module.onPicture). */
+static void picture_from_hook(lua_State *L) {
+  if (!push_picture(L, picture_version)) return;
+  EM_ASM({ if (Module.onPicture) Module.onPicture(UTF8ToString($0)); }, lua_tostring(L, -1));
+  lua_pop(L, 1);
+}
 
 /* Message handler: the message alone; its traceback goes to
  * poolsh.repl.last_traceback, as main.c's at the REPL. */
@@ -59,6 +94,11 @@ static void yield_hook(lua_State *L, lua_Debug *ar) {
   (void)ar;
   double now = emscripten_get_now();
   if (now - last_yield >= YIELD_MS) {
+    if (now - last_picture >= PICTURE_MS) {
+      picture_from_hook(L);
+      last_picture = emscripten_get_now();
+    }
+    fflush(stdout);          /* what was written shows while the loop runs */
     emscripten_sleep(0);
     last_yield = emscripten_get_now();
   }
@@ -71,7 +111,7 @@ static int docall(int narg, int nres) {
   lua_pushcfunction(L, msghandler);
   lua_insert(L, base);
   if (interrupt_flag) *interrupt_flag = 0;
-  last_yield = emscripten_get_now();
+  last_yield = last_picture = emscripten_get_now();
   lua_sethook(L, yield_hook, LUA_MASKCOUNT, HOOK_COUNT);
   int status = lua_pcall(L, narg, nres, base);
   lua_sethook(L, NULL, 0, 0);
@@ -390,4 +430,19 @@ EMSCRIPTEN_KEEPALIVE void poolsh_web_resize(int cols) {
     lua_setfield(L, -2, "width");
   }
   lua_settop(L, top);
+}
+
+/* The picture's snapshot (poolsh.web.picture.snapshot(), JSON) when its
+ * version is not since, else "" (unchanged, or it could not be made).
+ * Called only at the prompt, never while a statement is suspended.
+ * Valid until the next call. */
+EMSCRIPTEN_KEEPALIVE const char *poolsh_web_picture(int since) {
+  static char *out;
+  free(out);
+  out = NULL;
+  if (!L) return "";
+  int top = lua_gettop(L);
+  if (push_picture(L, since)) out = strdup(lua_tostring(L, -1));
+  lua_settop(L, top);
+  return out ? out : "";
 }

@@ -101,7 +101,34 @@ async function submit() {
   page.busy = false;
   prompt = more === 1 ? PROMPT2 : page.module.ccall('poolsh_web_prompt', 'string', [], []);
   fit();
+  if (more !== 1) picture();
+  flushOutput();
+  if (!atLineStart) term.write('\r\n');   // output without a newline keeps its row
+  atLineStart = true;
   newPrompt();
+}
+
+// The memory-map pane (#picture): poolsh.web.picture's snapshot, drawn by
+// picture.js (PoolshPicture.draw) after every statement when it changed.
+// Asked only at the prompt; during a long statement the hook hands it
+// over (Module.onPicture).
+const pane = document.getElementById('picture');
+page.picture = { version: -1, snap: null, draws: 0 };
+function drawPicture(json) {
+  try {
+    const snap = JSON.parse(json);
+    page.picture.snap = snap;
+    page.picture.version = snap.version;
+    PoolshPicture.draw(pane, snap);
+    page.picture.draws++;
+  } catch (e) {
+    pane.textContent = 'the picture failed: ' + e;
+  }
+}
+function picture() {
+  if (!page.module || page.busy) return;
+  const json = page.module.ccall('poolsh_web_picture', 'string', ['number'], [page.picture.version]);
+  if (json) drawPicture(json);
 }
 
 // Tab: the REPL's own completion of the word before the cursor; one
@@ -210,6 +237,43 @@ term.onData(data => {
   pump();
 });
 
+// poolsh's stdout and stderr, a byte at a time (no line buffering: what
+// is written without a newline shows too), handed to the terminal in
+// order once the running code gives the browser its turn; stderr in red.
+const outq = [];
+let atLineStart = true;     // the last byte written ended a line
+function output(err, byte) {
+  if (byte === null || byte === undefined) return;
+  atLineStart = byte === 10;
+  const last = outq[outq.length - 1];
+  if (last && last.err === err) last.bytes.push(byte);
+  else outq.push({ err, bytes: [byte] });
+  if (outq.length === 1 && outq[0].bytes.length === 1) queueMicrotask(flushOutput);
+}
+function flushOutput() {
+  for (const c of outq.splice(0)) {
+    if (c.err) term.write('\x1b[31m');
+    term.write(new Uint8Array(c.bytes));
+    if (c.err) term.write('\x1b[0m');
+  }
+}
+
+// ?lesson=NAME (a link's) opens that lesson, as learn("NAME") typed at
+// the first prompt does; an unknown name is said by learn itself.
+function lessonFromLink() {
+  const name = new URLSearchParams(location.search).get('lesson');
+  if (name === null) return;
+  if (!/^[\w.-]{1,64}$/.test(name)) {
+    term.write('\x1b[31m?lesson=' + name.slice(0, 64).replace(/[\x00-\x1f]/g, '?') +
+               ': not a lesson\'s name (learn() lists them)\x1b[0m\r\n');
+    newPrompt();
+    return;
+  }
+  for (const ch of 'learn("' + name + '")') input.push(ch);
+  input.push('\r');
+  pump();
+}
+
 // ?e=STATEMENT (a link's) is typed at the first prompt and run; its
 // lines run one by one.
 function runFromLink() {
@@ -220,14 +284,33 @@ function runFromLink() {
   pump();
 }
 
+// poolsh's module script: the single file from disk (a file:// page can
+// fetch nothing), the split build over HTTP (streaming compile).
+function loadPoolsh() {
+  page.build = location.protocol === 'file:' ? 'poolsh-file.js' : 'poolsh.js';
+  return new Promise((resolve, reject) => {
+    const s = document.createElement('script');
+    s.src = page.build;
+    s.onload = resolve;
+    s.onerror = () => reject(new Error('cannot load ' + page.build));
+    document.body.appendChild(s);
+  });
+}
+
 async function start() {
+  page.t0 = performance.now();
+  const loading = loadPoolsh();
   term.open(document.getElementById('terminal'));
   fit();
   window.addEventListener('resize', fit);
   term.write('loading poolsh...');
+  pane.hidden = false;
+  fit();
+  await loading;
   const module = await createPoolsh({
-    print: s => term.write(s + '\n'),
-    printErr: s => term.write('\x1b[31m' + s + '\x1b[0m\n'),
+    onPicture: drawPicture,
+    stdout: byte => output(false, byte),
+    stderr: byte => output(true, byte),
   });
   term.write('\r\x1b[K');
   page.module = module;
@@ -237,9 +320,13 @@ async function start() {
     return;
   }
   prompt = module.ccall('poolsh_web_prompt', 'string', [], []);
+  picture();
+  window.addEventListener('resize', () => { if (page.picture.snap) PoolshPicture.draw(pane, page.picture.snap); });
   newPrompt();
   page.ready = true;
+  page.startup_ms = performance.now() - page.t0;
   term.focus();
+  lessonFromLink();
   runFromLink();
 }
 

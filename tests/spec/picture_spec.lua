@@ -57,6 +57,8 @@ describe("poolsh.web.picture", function()
     picture.forget()
   end)
   after_each(function()
+    -- (the ring's bound outlives a stop: back to none, as the other specs expect)
+    poolsh.trace.start { max_events = 0 }
     poolsh.trace.stop(); poolsh.trace.clear()
     picture.forget()
   end)
@@ -138,6 +140,18 @@ describe("poolsh.web.picture", function()
     assert.is_true(#picture.snapshot() < 400 * 1024, "snapshot of " .. #picture.snapshot() .. " bytes")
     -- the blocks still live are there even when their alloc left the window
     assert.same(truth(p), lines_of(pool_of(sn, p)))
+    -- many pools, many blocks each: still bounded
+    local pools, bufs = {}, {}
+    for i = 1, picture.max_pools + 4 do
+      pools[i] = poolsh.pool {}
+      for j = 1, 40 do bufs[#bufs + 1] = pools[i]:alloc(4096, s) end
+    end
+    local many = snap()
+    assert.equal(picture.max_pools, #many.pools)
+    assert.is_true(many.pools_left_out >= 4)
+    assert.is_true(#picture.snapshot() < 600 * 1024, "snapshot of " .. #picture.snapshot() .. " bytes")
+    for _, b in ipairs(bufs) do b:free() end
+    for _, q in ipairs(pools) do q:destroy() end
     local st = row_states(sn, p)
     assert.equal(5, count(st, "live"))
     for i = 1, 5 do big[i]:free() end
@@ -181,6 +195,32 @@ describe("poolsh.web.picture", function()
     s:sync()
   end)
 
+  it("keeps the ring it started bounded after poolsh.reset() (which records on without a bound)", function()
+    picture.version()
+    poolsh.reset()
+    assert.is_true(poolsh.trace.recording())
+    picture.version()
+    local s, p = H.fresh()
+    for _ = 1, picture.max_events do p:alloc(4096, s):free() end
+    picture.version()
+    assert.is_true(poolsh.trace.count() <= picture.max_events, poolsh.trace.count() .. " events kept")
+    s:sync()
+  end)
+
+  it("takes a recording started after the user stopped the picture's as the user's", function()
+    picture.version()
+    poolsh.trace.stop()
+    picture.version()
+    poolsh.trace.start()
+    local s, p = H.fresh()
+    for _ = 1, picture.max_events do p:alloc(4096, s):free() end
+    local sn = snap()
+    assert.is_true(poolsh.trace.count() > picture.max_events, poolsh.trace.count() .. " events kept")
+    assert.is_false(sn.started_by_picture)
+    assert.equal(cjson.null, sn.status)
+    s:sync()
+  end)
+
   it("leaves a recording the user started alone", function()
     poolsh.trace.start()
     local s, p = H.fresh()
@@ -197,10 +237,90 @@ describe("poolsh.web.picture", function()
     assert.matches("state.json", files["view.html"], 1, true)
     assert.matches('src="picture.js"', files["view.html"], 1, true)
     assert.matches("poolsh-picture", files["picture.css"], 1, true)
+    -- the HTML export inlines picture.js in a <script>: nothing in it may
+    -- open or close a script or a comment there
+    assert.is_nil(files["picture.js"]:find("<!--", 1, true))
+    assert.is_nil(files["picture.js"]:lower():find("<script", 1, true))
+    assert.is_nil(files["picture.js"]:lower():find("</script", 1, true))
     -- view.html asks for nothing but its two files and state.json
     for url in files["view.html"]:gmatch('[sh][rr][ce][f]?="([^"]+)"') do
-      assert.is_truthy(({ ["picture.js"] = true, ["picture.css"] = true })[url], url)
+      assert.is_truthy(({ ["picture.js"] = true, ["picture.css"] = true, ["data:,"] = true })[url], url)
     end
     assert.matches("a file name expected", H.err(picture.read, "../x.js"), 1, true)
+  end)
+
+  -- view.html, as `poolsh --view` serves it, in headless Chromium against
+  -- a stand-in server (tests/web/view_server.py); skipped, saying why,
+  -- without node, chromium or puppeteer-core (as tests/spec/web_spec.lua).
+  describe("view.html", function()
+    local web_src = os.getenv("POOLSH_WEB_SRC") or ((os.getenv("POOLSH_BUILD") or "build") .. "/web-src")
+    local why
+    if not H.sh("command -v node >/dev/null && command -v chromium >/dev/null && echo yes"):match("yes") then
+      why = "node or chromium is not installed"
+    elseif not io.open(web_src .. "/node_modules/puppeteer-core/package.json") then
+      why = "puppeteer-core is not in " .. web_src .. " (scripts/web/fetch-sources.sh)"
+    end
+    if why and os.getenv("POOLSH_WEB") ~= "1" then
+      pending(why .. ": view.html's test is skipped")
+      return
+    end
+
+    it("draws state.json, polls with ?v=, redraws a new version and says when poolsh does not answer", function()
+      assert(not why, why)
+      local dir = H.sh("mktemp -d"):gsub("%s+$", "")
+      for name, text in pairs(picture.page_files()) do
+        local f = assert(io.open(dir .. "/" .. name, "wb")); f:write(text); f:close()
+      end
+      local s, p = H.fresh()
+      local a = p:alloc(4 * H.MiB, s)
+      local f = assert(io.open(dir .. "/state.json", "wb")); f:write(picture.snapshot()); f:close()
+      a:free()
+      f = assert(io.open(dir .. "/next.json", "wb")); f:write(picture.snapshot()); f:close()
+      s:sync()
+      local token = "0123456789abcdef0123456789abcdef"
+      local pid = H.sh("python3 -u tests/web/view_server.py " .. H.quote(dir) .. " " .. token .. " > "
+        .. H.quote(dir .. "/port") .. " 2>&1 & echo $!"):gsub("%s+$", "")
+      local port
+      for _ = 1, 100 do
+        port = (H.slurp_or(dir .. "/port") or ""):match("^(%d+)\n")
+        if port then break end
+        H.sh("sleep 0.1")
+      end
+      assert(port, "the stand-in server did not start: " .. tostring(H.slurp_or(dir .. "/port")))
+      local out = H.sh("NODE_PATH=" .. H.quote(web_src .. "/node_modules") .. " timeout 120 node tests/web/view_page.js "
+        .. H.quote("http://127.0.0.1:" .. port .. "/" .. token .. "/") .. " " .. H.quote(dir) .. " "
+        .. H.quote(dir .. "/next.json") .. " " .. pid .. " 2>" .. H.quote(dir .. "/node.err"))
+      H.sh("kill " .. pid .. " 2>/dev/null")
+      assert(out:match("^{"), "view_page.js failed: " .. tostring(H.slurp_or(dir .. "/node.err")))
+      local r = cjson.decode(out)
+      assert.same({}, r.errors)
+      local pname = poolsh.core.object_name("pool", p.id)
+      assert.same({ pname }, r.first.pools)
+      assert.equal(1, r.first.live)
+      assert.equal(0, r.first.pending)
+      assert.equal("", r.first.wait)
+      assert.equal(1, r.next.pending)
+      assert.matches("waiting for poolsh", r.down.wait, 1, true)
+      assert.same({ pname }, r.down.pools, "the last picture stays while poolsh does not answer")
+      assert.equal("", r.back.wait)
+      assert.matches("waiting for poolsh (no answer", r.gone.wait, 1, true)
+      -- the page asked for its files and state.json?v=N, nothing else
+      local base = "http://127.0.0.1:" .. port .. "/" .. token .. "/"
+      local polls, saw_version = 0, false
+      for _, u in ipairs(r.requests) do
+        local rest = u:sub(#base + 1)
+        assert.equal(base, u:sub(1, #base), u)
+        assert.is_truthy(rest == "" or rest == "picture.js" or rest == "picture.css" or rest:match("^state%.json%?v=%-?%d+$"), u)
+        if rest:match("^state%.json") then polls = polls + 1 end
+        if rest:match("^state%.json%?v=%d+$") then saw_version = true end
+      end
+      assert.is_true(polls >= 5, polls .. " polls")
+      assert.is_true(saw_version, "a poll named the version it had")
+      -- unchanged pictures were answered 204 and not fetched again
+      local log = H.slurp(dir .. "/requests.log")
+      assert.matches("state.json%?v=%-1", log)
+      H.sh("rm -rf " .. H.quote(dir))
+      p:destroy(); s:destroy()
+    end)
   end)
 end)

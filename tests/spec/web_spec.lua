@@ -24,7 +24,8 @@ end
 
 -- Why the page cannot be tested here, or nil.
 local function missing()
-  if not exists(build .. "/web/index.html") or not exists(build .. "/web/poolsh.js") then
+  if not exists(build .. "/web/index.html") or not exists(build .. "/web/poolsh.js")
+    or not exists(build .. "/web/poolsh-file.js") then
     return "no web build in " .. build .. "/web (cmake --build " .. build .. " --target web)"
   end
   if not select(2, sh("command -v node >/dev/null")) then return "node is not installed" end
@@ -69,7 +70,13 @@ end
 
 describe("the playground page", function()
   local why = missing()
-  if why then
+  if why and os.getenv("POOLSH_WEB") == "1" then
+    -- CI builds the web target (POOLSH_WEB=1): there a missing page is a failure
+    it("is built and can be driven (POOLSH_WEB=1)", function()
+      error("POOLSH_WEB=1 but " .. why, 0)
+    end)
+    return
+  elseif why then
     pending(why .. ": the page's tests are skipped")
     print("web_spec: skipped: " .. why)
     return
@@ -109,6 +116,10 @@ describe("the playground page", function()
         assert.is_true(r.busy_in_loop)
         assert.matches("interrupted!", r.interrupt, 1, true)
         assert.matches("n counted%s+true", r.after_interrupt)
+      end)
+
+      it("shows output written without a newline when the statement ends, on its own row", function()
+        assert.equals('poolsh> do io.write("no newline yet") end\nno newline yet\npoolsh> ', r.no_newline)
       end)
 
       it("refuses poolsh.spawn with a clear error", function()
@@ -165,6 +176,58 @@ describe("the playground page", function()
         assert.matches("b 1.00 MiB from p on s", r.cleared, 1, true)
       end)
 
+      it("draws the memory map beside the terminal, as poolsh.core.blocks has it, after every statement", function()
+        assert.is_false(r.map_empty.drawn)
+        assert.matches("appears here", r.map_empty.pane, 1, true)
+        -- an alloc: one live block now, in the live colour
+        assert.same({ "live" }, r.blocks_alloc)
+        assert.equal(1, r.map_alloc.live_now)
+        assert.equal(0, r.map_alloc.pending_now)
+        assert.same({ r.map_alloc.colours.live }, r.map_alloc.fills.live)
+        assert.is_true(r.map_alloc.now >= 1, "the new block drawn as the last statement's")
+        -- a free: pending on s now, in the stream's colour
+        assert.same({ "pending" }, r.blocks_free)
+        assert.equal(0, r.map_free.live_now)
+        assert.equal(1, r.map_free.pending_now)
+        assert.is_truthy(r.map_free.fills.pending)
+        for _, fill in ipairs(r.map_free.fills.pending) do
+          local known = false
+          for _, c in ipairs(r.map_free.stream_colours) do known = known or c == fill end
+          assert.is_true(known, fill .. " is a stream's colour")
+        end
+        assert.is_true(r.map_free.version > r.map_alloc.version)
+        -- a reuse: the new block live, an arrow back to a's, drawn as the last statement's
+        assert.same({ "live" }, r.blocks_reuse)
+        assert.equal(1, r.map_reuse.live_now)
+        assert.equal(0, r.map_reuse.pending_now)
+        assert.equal(1, r.map_reuse.arrows)
+        assert.is_true(r.map_reuse.now >= 2, "the new block and its arrow highlighted")
+        -- a free and a sync: nothing live or pending now
+        assert.same({}, r.blocks_sync)
+        assert.equal(0, r.map_sync.live_now)
+        assert.equal(0, r.map_sync.pending_now)
+        assert.equal(2, r.map_sync.live)
+      end)
+
+      it("shows the map in a screenshot: the live colour inside the pane", function()
+        assert.is_true(r.map_shot.inside > 500, "live-colour pixels in the pane: " .. r.map_shot.inside)
+        assert.is_true(r.map_shot.ink > 2000, "ink " .. r.map_shot.ink)
+      end)
+
+      it("redraws the map while a long loop runs", function()
+        assert.is_true(r.map_loop_busy[1], "the loop still ran")
+        assert.is_true(r.map_loop_busy[2] > r.map_loop, "drawn " .. r.map_loop .. " then " .. r.map_loop_busy[2])
+      end)
+
+      it("opens a lesson from a ?lesson= link, refuses a wrong answer and takes a right one", function()
+        assert.matches("learn 1/4> ", r.lesson_link, 1, true)
+        assert.matches("✗ a's size: expected 4194304", r.lesson_wrong, 1, true)
+        assert.not_matches("✓ step 1 done", r.lesson_wrong, 1, true)
+        assert.matches("✓ step 1 done", r.lesson_right, 1, true)
+        assert.matches("unknown lesson 'nosuch'", r.lesson_nosuch, 1, true)
+        assert.matches("did you mean 'same_stream'", r.lesson_same_stram, 1, true)
+      end)
+
       it("shows the terminal, in colour, in a screenshot", function()
         assert.is_true(r.screenshot.ink > 2000, "ink " .. r.screenshot.ink)
         assert.is_true(r.screenshot.green > 20, "green " .. r.screenshot.green)
@@ -172,8 +235,10 @@ describe("the playground page", function()
     end)
   end
 
+  local from_disk, served
   checks("opened from disk", function()
-    return drive("file://" .. page_dir .. "/index.html", tmpdir .. "/file.png")
+    from_disk = drive("file://" .. page_dir .. "/index.html", tmpdir .. "/file.png")
+    return from_disk
   end)
 
   checks("served by python3 -m http.server", function()
@@ -181,6 +246,19 @@ describe("the playground page", function()
     local ok, r = pcall(drive, url, tmpdir .. "/http.png")
     stop()
     assert(ok, r)
+    served = r
     return r
+  end)
+
+  describe("start-up", function()
+    it("loads the single file from disk and the split build over HTTP", function()
+      assert.equal("poolsh-file.js", from_disk.build)
+      assert.equal("poolsh.js", served.build)
+      print(("web_spec: first prompt %.0f ms from disk, %.0f ms over HTTP (page: %.0f, %.0f ms)"):format(
+        from_disk.first_prompt_ms, served.first_prompt_ms, from_disk.startup_ms, served.startup_ms))
+      -- (the 2 s target is measured on an idle machine: docs/performance.md;
+      -- here only a bound that a shared CI machine keeps)
+      assert.is_true(served.startup_ms < 15000, served.startup_ms .. " ms")
+    end)
   end)
 end)

@@ -45,10 +45,47 @@ async function after(page, f) {
   return (await screen(page)).split('\n').slice(before - 1).join('\n');
 }
 
+// The memory map in the #picture pane for pool `pool`: its rectangles
+// by class and fill, and those that reach its right edge (the state now).
+function map(page, pool) {
+  return page.evaluate(pool => {
+    const pane = document.getElementById('picture');
+    const svg = pane.querySelector('svg.map[data-pool="' + pool + '"]');
+    const out = { pane: pane.textContent.slice(0, 300), drawn: !!svg, live: 0, pending: 0, live_now: 0,
+                  pending_now: 0, arrows: 0, now: 0, fills: {}, version: window.poolshPage.picture.version };
+    if (!svg) return out;
+    const rects = Array.from(svg.querySelectorAll('rect.live, rect.pending'));
+    const edge = +svg.getAttribute('data-now-x');   // the column of now, past the last event
+    for (const r of rects) {
+      const kind = r.classList.contains('live') ? 'live' : 'pending';
+      out[kind]++;
+      if (+r.getAttribute('x') + +r.getAttribute('width') >= edge - 0.5) out[kind + '_now']++;
+      (out.fills[kind] = out.fills[kind] || []).includes(r.getAttribute('fill')) ||
+        out.fills[kind].push(r.getAttribute('fill'));
+    }
+    out.arrows = svg.querySelectorAll('path.reuse').length;
+    out.now = svg.querySelectorAll('.now').length;
+    out.colours = window.poolshPage.picture.snap.colours;
+    out.stream_colours = window.poolshPage.picture.snap.stream_colours;
+    return out;
+  }, pool);
+}
+
+// What poolsh.core.blocks(p) says in the page: "live" and "pending", one
+// a block, in address order.
+const BLOCKS = 'print("blocks:" .. (function() local t = {} for _, b in ipairs(poolsh.core.blocks(p)) do ' +
+  't[#t + 1] = b.pending and "pending" or "live" end return table.concat(t, ",") end)())';
+async function blocks(page) {
+  const said = await after(page, () => type(page, BLOCKS));
+  const m = said.match(/\nblocks:([a-z,]*)/);
+  return m ? m[1].split(',').filter(x => x) : null;
+}
+
 // The screenshot's pixels: how many differ from the background, and how
-// many are green (the live lines' "+4.00 MiB").
-function pixels(page, png) {
-  return page.evaluate(async b64 => {
+// many are green (the live lines' "+4.00 MiB"); with box ({x, y, width,
+// height}) and rgb, how many of that colour lie inside the box.
+function pixels(page, png, box, rgb) {
+  return page.evaluate(async (b64, box, rgb) => {
     const img = new Image();
     img.src = 'data:image/png;base64,' + b64;
     await img.decode();
@@ -57,14 +94,21 @@ function pixels(page, png) {
     const g = c.getContext('2d');
     g.drawImage(img, 0, 0);
     const d = g.getImageData(0, 0, c.width, c.height).data;
-    let ink = 0, green = 0;
+    let ink = 0, green = 0, inside = 0;
     for (let i = 0; i < d.length; i += 4) {
       if (d[i] + d[i + 1] + d[i + 2] > 60) ink++;
       if (d[i + 1] > 120 && d[i] < 100 && d[i + 2] < 160) green++;
+      if (box) {
+        const x = (i / 4) % c.width, y = Math.floor(i / 4 / c.width);
+        if (x >= box.x && x < box.x + box.width && y >= box.y && y < box.y + box.height &&
+            Math.abs(d[i] - rgb[0]) < 8 && Math.abs(d[i + 1] - rgb[1]) < 8 && Math.abs(d[i + 2] - rgb[2]) < 8) inside++;
+      }
     }
-    return { width: c.width, height: c.height, ink, green };
-  }, png.toString('base64'));
+    return { width: c.width, height: c.height, ink, green, inside };
+  }, png.toString('base64'), box || null, rgb || null);
 }
+
+function rgb(hex) { return [1, 3, 5].map(i => parseInt(hex.slice(i, i + 2), 16)); }
 
 async function main() {
   const browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true,
@@ -138,6 +182,7 @@ async function main() {
       await page.keyboard.press('Enter');
       await idle(page);
     });
+    out.no_newline = await after(page, () => type(page, 'do io.write("no newline yet") end'));
     await page.keyboard.down('Control');
     await page.keyboard.press('KeyL');
     await page.keyboard.up('Control');
@@ -161,6 +206,67 @@ async function main() {
     await idle(lesson);
     out.lessons_kept = await after(lesson, () => type(lesson, 'learn()'));
     await lesson.close();
+    // The map beside the terminal: its rectangles against poolsh.core.blocks.
+    const mp = await browser.newPage();
+    await mp.setViewport({ width: 1280, height: 800 });
+    mp.on('pageerror', e => errors.push(String(e)));
+    await mp.goto(url);
+    await idle(mp);
+    out.map_empty = await map(mp, 'p');
+    out.build = await mp.evaluate(() => window.poolshPage.build);
+    out.startup_ms = await mp.evaluate(() => window.poolshPage.startup_ms);
+    await type(mp, 's = poolsh.stream()');
+    await type(mp, 'p = poolsh.pool{}');
+    await type(mp, 'a = p:alloc("4 MiB", s)');
+    out.map_alloc = await map(mp, 'p');
+    out.blocks_alloc = await blocks(mp);
+    await type(mp, 'a:free()');
+    out.map_free = await map(mp, 'p');
+    out.blocks_free = await blocks(mp);
+    await type(mp, 'c = p:alloc("4 MiB", s)');
+    out.map_reuse = await map(mp, 'p');
+    out.blocks_reuse = await blocks(mp);
+    await type(mp, 'c:free() s:sync()');
+    out.map_sync = await map(mp, 'p');
+    out.blocks_sync = await blocks(mp);
+    await type(mp, 'd = p:alloc("8 MiB", s)');
+    const paneBox = await mp.evaluate(() => {
+      const r = document.getElementById('picture').getBoundingClientRect();
+      return { x: Math.ceil(r.x), y: Math.ceil(r.y), width: Math.floor(r.width), height: Math.floor(r.height) };
+    });
+    out.map_shot = await pixels(mp, await mp.screenshot({ path: shot.replace(/\.png$/, '-map.png') }), paneBox,
+                                rgb(out.map_alloc.colours ? out.map_alloc.colours.live : '#4e79a7'));
+    // the map moves while a long loop runs (the count hook hands it over)
+    out.map_loop = await mp.evaluate(() => window.poolshPage.picture.draws);
+    await mp.keyboard.type('t0 = os.clock() while os.clock() - t0 < 1.5 do e = p:alloc("1 MiB", s) e:free() end');
+    await mp.keyboard.press('Enter');
+    await new Promise(r => setTimeout(r, 1000));
+    out.map_loop_busy = await mp.evaluate(() => [window.poolshPage.busy, window.poolshPage.picture.draws]);
+    await idle(mp);
+    await type(mp, 'd:free() s:sync()');
+    await mp.close();
+
+    // ?lesson=NAME: the lesson at load; a wrong answer, then a right one
+    const fresh = await browser.createBrowserContext();   // its own storage: no progress yet
+    const ls = await fresh.newPage();
+    await ls.goto(url + (url.includes('?') ? '&' : '?') + 'lesson=same_stream');
+    await idle(ls);
+    out.lesson_link = await screen(ls);
+    out.lesson_wrong = await after(ls, () => type(ls, 'a = p:alloc("2 MiB", s)'));
+    out.lesson_right = await after(ls, async () => {
+      await type(ls, 'restart()');
+      await type(ls, 'a = p:alloc("4 MiB", s)');
+    });
+    await ls.close();
+    for (const name of ['nosuch', 'same_stram']) {
+      const bad = await fresh.newPage();
+      await bad.goto(url + (url.includes('?') ? '&' : '?') + 'lesson=' + name);
+      await idle(bad);
+      out['lesson_' + name] = await screen(bad);
+      await bad.close();
+    }
+    out.page_errors = errors;
+
     const png = await page.screenshot({ path: shot });
     out.screenshot = await pixels(page, png);
     out.long_line = await after(page, async () => {

@@ -173,7 +173,9 @@ nav.toc .verdict { white-space: nowrap; }
 ]]
 
 -- Draws every section from its embedded data; plain DOM, SVG and canvas,
--- no library.
+-- no library. The memory map's model and drawing are picture.js's
+-- (lua/poolsh/web/picture.js, inlined before this script by tail()): the
+-- one renderer the playground's pane and `poolsh --view` draw with too.
 local SCRIPT = [==[
 (function () {
   "use strict";
@@ -238,7 +240,6 @@ local SCRIPT = [==[
     // ---- Where things go on the map: x in ms or in events, y in bytes.
     var mode = D.mode === "order" ? "order" : "time", mv = null;
     function whole() { return mode === "time" ? { a: t0, b: t1 } : { a: 0, b: Math.max(1, n) }; }
-    function tOf(j) { return j === null ? null : R[j][T]; }
     function xval(j, last) {   // a row index as a position on the map's axis
       if (j === null) return mode === "time" ? t1 : n;
       return mode === "time" ? R[j][T] : j + (last ? 1 : 0);

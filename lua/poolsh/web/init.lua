@@ -99,7 +99,7 @@ function M.learn(which)
     return
   end
   local ok, e = pcall(require("poolsh.learn").start, which)
-  if not ok then error("poolsh learn: " .. tostring(e), 0) end
+  if not ok then error("poolsh learn: " .. tostring(e):gsub("poolsh learn lists them", "learn() lists them"), 0) end
 end
 
 --- start(columns): poolsh on the sim, the REPL's settings (live lines in

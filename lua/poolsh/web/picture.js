@@ -206,6 +206,10 @@ var PoolshPicture = (function () {
       var by = y(b.addr), bh = hgt(b.size), xa = x0(b.i0), xb = x1(b.i1), hot = isNow(b.i0) || isNow(b.i1);
       el("rect", { x: xa, y: by, width: Math.max(1, xb - xa), height: bh, fill: C.live, stroke: hot ? C.now : "#fff",
         "stroke-width": hot ? 2 : bh > 3 ? 0.5 : 0, "class": hot ? "live now" : "live", "data-b": b.k }, svg);
+      if (g.labels && bh >= 15 && xb - xa >= 7.5 * b.name.length + 8) {   // the live picture names its blocks
+        el("text", { x: xa + 4, y: by + Math.min(bh, 30) / 2 + 5, fill: "#fff", "class": "block-name",
+          "pointer-events": "none" }, svg).textContent = b.name;
+      }
       if (b.i1 !== null && b.i2 !== b.i1) {   // until the free completed, or up to the alloc that took it
         var xc = b.i2 !== null && R[b.i2][OP] === "alloc" ? x0(b.i2) : x1(b.i2);
         var attrs = { x: xb, y: by, width: Math.max(1, xc - xb), height: bh, fill: g.streamColour(b.pst),
@@ -256,11 +260,16 @@ var PoolshPicture = (function () {
     if (parent) parent.appendChild(d);
     return d;
   }
-  function legend(snap, parent) {
+  // The legend: the states, a pending colour for each stream in streams
+  // (ids, with streamName and streamColour), the outline of now.
+  function legend(snap, parent, streams, streamName, streamColour) {
     var C = snap.colours, box = div("pp-legend", undefined, parent);
-    [["live", C.live, "live"], ["pending", snap.stream_colours[0], "freed, pending on its stream"],
-     ["chunk", C.chunk, "reserved, free"], ["released", C.released, "released"], ["now", C.now, "the last statement"]]
-      .forEach(function (v) {
+    var items = [["live", C.live, "live"]];
+    (streams || []).slice(0, 8).forEach(function (id) {
+      items.push(["pending", streamColour(id), "pending on " + streamName(id)]);
+    });
+    items.push(["chunk", C.chunk, "reserved, free"], ["released", C.released, "released"], ["now", C.now, "the last statement"]);
+    items.forEach(function (v) {
         var s = document.createElement("span"), i = document.createElement("i");
         i.style.background = v[0] === "now" ? "transparent" : v[1];
         if (v[0] === "now") i.style.border = "2px solid " + v[1];
@@ -280,7 +289,9 @@ var PoolshPicture = (function () {
     var R = snap.rows || [], n = R.length, C = snap.colours;
     var head = div("pp-head", undefined, element);
     if (snap.status) div("pp-status", snap.status, head);
-    var mdl = model(R), W = Math.max(280, Math.floor(element.clientWidth) - 4);
+    var cs = window.getComputedStyle(element), inner = element.clientWidth - (parseFloat(cs.paddingLeft) || 0) -
+        (parseFloat(cs.paddingRight) || 0);
+    var mdl = model(R), W = Math.max(280, Math.floor(inner) - 4);
     var streams = snap.streams || {}, pools = snap.pools_named || {};
     var laneIds = Object.keys(streams).sort(function (a, b) { return a - b; });
     function streamName(id) { return id === null || id === undefined ? "no stream" : (streams[String(id)] || "s" + id); }
@@ -289,17 +300,26 @@ var PoolshPicture = (function () {
       return snap.stream_colours[(j < 0 ? 0 : j) % snap.stream_colours.length];
     }
     if (!mdl.order.length) {
-      div("pp-empty", snap.empty || "No pool blocks yet: allocate one (b = p:alloc(\"4 MiB\", s)) and its memory map appears here.", element);
+      div("pp-empty", snap.empty || "Your pools' memory map appears here: allocate a block (b = p:alloc(\"4 MiB\", s)).", element);
       return;
     }
-    legend(snap, element);
-    var total = Math.max(1, n), mv = { a: 0, b: total };
+    var pendingStreams = [];
+    mdl.order.forEach(function (k) {
+      mdl.maps[k].blocks.forEach(function (b) {
+        if (b.i1 !== null && b.i2 !== b.i1 && pendingStreams.indexOf(String(b.pst)) < 0) pendingStreams.push(String(b.pst));
+      });
+    });
+    if (!pendingStreams.length) pendingStreams = laneIds.slice(0, 1);
+    legend(snap, element, pendingStreams.sort(function (a, b) { return a - b; }), streamName, streamColour);
+    // one column past the last event: now (what is still live or pending reaches it)
+    var total = n + 1, mv = { a: 0, b: total };
     var PAD = 70, RIGHT = 8, MTOP = 30, MBOT = 18, GAP = 4;
     var MH = Math.max(120, Math.min(320, Math.floor(((element.clientHeight || 600) - 90) / mdl.order.length) - MTOP - MBOT - 40));
     function xval(j, last) { return j === null ? total : j + (last ? 1 : 0); }
     function mx(v) { return PAD + (v - mv.a) / (mv.b - mv.a) * (W - PAD - RIGHT); }
     function clip(v) { return Math.max(PAD, Math.min(W - RIGHT, v)); }
     function after(svg, h) {
+      svg.setAttribute("data-now-x", mx(total));
       el("line", { x1: PAD, x2: W - RIGHT, y1: h - MBOT, y2: h - MBOT, stroke: "#999" }, svg);
       var first = n ? R[0][SEQ] : 0, last = n ? R[n - 1][SEQ] : 0;
       el("text", { x: PAD, y: h - 4 }, svg).textContent = n ? "event " + first : "";
@@ -316,7 +336,7 @@ var PoolshPicture = (function () {
       h3.setAttribute("data-pool", name);
       var g = { R: R, C: C, W: W, PAD: PAD, RIGHT: RIGHT, MTOP: MTOP, MH: MH, MBOT: MBOT, GAP: GAP, mv: mv,
         max_blocks: snap.max_blocks, xval: xval, mx: mx, clip: clip, streamName: streamName, streamColour: streamColour,
-        id: "live", pool: name, after: after, now: snap.now };
+        id: "live", pool: name, after: after, now: snap.now, labels: true };
       var res = drawMap(m, g);
       hover(tip, res.svg, m.blocks, function (b) { return describe(b, g); });
       element.appendChild(res.svg);
@@ -351,7 +371,7 @@ var PoolshPicture = (function () {
     window.addEventListener("resize", function () { if (snap) draw(element, snap); });
     poll();
   }
-  // picture.js loaded by view.html (<script data-view="state.json">) starts the page's polling.
+  // picture.js loaded by view.html with a data-view attribute (state.json) starts the page's polling.
   if (typeof document !== "undefined" && document.currentScript && document.currentScript.getAttribute("data-view")) {
     var url = document.currentScript.getAttribute("data-view");
     var start = function () { view(document.getElementById("picture"), document.getElementById("wait"), url); };

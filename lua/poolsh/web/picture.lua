@@ -22,6 +22,11 @@ picture.window = 600
 -- largest first).
 picture.max_before = 1000
 
+--- Pools a snapshot holds at most (the newest), and blocks it lists for
+-- each (in address order; count says how many there are).
+picture.max_pools = 32
+picture.max_listed = 256
+
 --- The colour of what the last statement did (an outline).
 picture.now_colour = "#111111"
 
@@ -65,8 +70,17 @@ local function refresh()
   want()
   local total, n = totals()
   local recording = core.trace_recording()
+  if state.ours and not recording then
+    state.ours = false            -- stopped: a recording started after this is the user's
+  elseif state.ours and n > picture.max_events then
+    -- poolsh.reset() records on without a bound (as would trace.start()
+    -- without stopping first): the ring the picture started stays bounded
+    require("poolsh.trace").start { max_events = picture.max_events }
+    total, n = totals()
+  end
   local key = { total, n, recording and 1 or 0, names_key() }
   local pools = core.objects()
+  table.sort(pools, function(a, b) return a.id < b.id end)   -- (a stable key)
   for i, p in ipairs(pools) do       -- what no event says: a free not recorded
     if i > 64 then break end
     local st = p:stats { estimates = false }
@@ -94,7 +108,7 @@ local function status(recording)
     return "the recording the picture draws from is stopped (poolsh.trace.stop()): the map shows what was "
       .. "recorded until then; poolsh.trace.start{max_events = " .. picture.max_events .. "} draws again"
   elseif state.cleared then
-    return "the recording was cleared (poolsh.trace.clear()): the map's history starts there"
+    return "the recording was cleared (poolsh.trace.clear() or poolsh.reset()): the map's history starts there"
   end
   return nil
 end
@@ -151,10 +165,14 @@ local function before_rows(rows, pools, first_seq, first_t)
   return out, left
 end
 
--- Every live pool: id, name, counters and core.blocks' blocks.
+-- The live pools (the newest picture.max_pools): id, name, counters and
+-- core.blocks' blocks; and how many were left out.
 local function live_pools()
   local out = {}
   local pools = core.objects()
+  table.sort(pools, function(a, b) return a.id > b.id end)
+  local left = math.max(0, #pools - picture.max_pools)
+  for i = #pools, picture.max_pools + 1, -1 do pools[i] = nil end
   table.sort(pools, function(a, b) return a.id < b.id end)
   for _, p in ipairs(pools) do
     local st = p:stats { estimates = false }
@@ -162,7 +180,7 @@ local function live_pools()
     out[#out + 1] = { id = p.id, name = naming.of("pool", p.id), reserved = st.reserved, used = st.used,
       pending = st.pending, truth = truth }
   end
-  return out
+  return out, left
 end
 
 --- picture.snapshot() -> a JSON string: everything PoolshPicture.draw
@@ -173,7 +191,10 @@ end
 -- it), pools ({id, name, reserved, used, pending, blocks = {{name, addr,
 -- size, state = "live" | "pending", stream}}}, from poolsh.core.blocks),
 -- pools_named and streams (id -> name), colours, stream_colours,
--- max_blocks. Bounded whatever the session did.
+-- max_blocks. Bounded whatever the session did: picture.window events,
+-- picture.max_before blocks from before them, picture.max_pools pools
+-- of picture.max_listed blocks listed each (the *_left_out fields and
+-- each pool's count say what was left out).
 function picture.snapshot()
   refresh()
   local cjson = require "cjson"
@@ -189,8 +210,9 @@ function picture.snapshot()
       for _, i in ipairs { 1, 4, 5, 10 } do r[i] = math.tointeger(r[i]) or r[i] end
     end
   end
+  if from > 1 or gone > 0 then state.cleared = false end   -- the window no longer reaches back to the clear
   local first_seq, first_t = rows[1] and rows[1][1] or total, rows[1] and rows[1][2] or 0
-  local pools = live_pools()
+  local pools, pools_left = live_pools()
   local early, left = before_rows(rows, pools, first_seq, first_t)
   local all = {}
   for _, r in ipairs(early) do all[#all + 1] = r end
@@ -206,7 +228,7 @@ function picture.snapshot()
     if p then named[tostring(p)] = naming.of("pool", p) end
   end
   local out_pools = {}
-  local truth_max = picture.max_before + picture.window
+  local truth_max = picture.max_listed
   for _, p in ipairs(pools) do
     named[tostring(p.id)] = p.name
     local blocks = {}
@@ -225,7 +247,7 @@ function picture.snapshot()
   return cjson.encode {
     version = state.version, status = status(recording) or cjson.null, recording = recording,
     started_by_picture = state.ours, rows = setmetatable(all, cjson.array_mt), now = now or cjson.null,
-    left_out = (from - 1) + gone, before_left_out = left, events = total,
+    left_out = (from - 1) + gone, before_left_out = left, pools_left_out = pools_left, events = total,
     pools = setmetatable(out_pools, cjson.array_mt), pools_named = named, streams = streams,
     colours = colours, stream_colours = html.stream_colours, max_blocks = html.max_blocks,
     window = picture.window,

@@ -17,6 +17,7 @@ int poolsh_open_bench(lua_State *L);
 int poolsh_open_process(lua_State *L);
 int poolsh_open_inspect(lua_State *L);
 int poolsh_open_vmm(lua_State *L);
+int poolsh_open_view(lua_State *L);
 /* vmm.c: poolsh.core.reset() ends every Range and Memory. */
 void ps_vmm_reset(lua_State *L);
 

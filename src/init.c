@@ -258,7 +258,7 @@ int luaopen_poolsh_core(lua_State *L) {
     poolsh_open_stream, poolsh_open_event, poolsh_open_pool,
     poolsh_open_buffer, poolsh_open_device, poolsh_open_bench, poolsh_open_trace,
     poolsh_open_inspect, poolsh_open_names, poolsh_open_naming, poolsh_open_sites,
-    poolsh_open_process, poolsh_open_atomic_file, poolsh_open_vmm, NULL
+    poolsh_open_process, poolsh_open_atomic_file, poolsh_open_vmm, poolsh_open_view, NULL
   };
   if (lua_getfield(L, LUA_REGISTRYINDEX, PS_CONTEXT) == LUA_TNIL) new_context(L);
   ps_render_keep_require(L);

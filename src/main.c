@@ -202,6 +202,8 @@ static void print_usage(FILE *f) {
     "  --trace=FILE       record the whole run; save it to FILE at exit\n"
     "                     (.json, .csv, .pickle or .html)\n"
     "  --serve=SOCKET     serve poolsh.connect clients on a Unix-domain socket\n"
+    "  --view[=PORT]      serve the live memory-map picture on a local page (its\n"
+    "                     URL on stderr); after a script, until Enter or Ctrl-C\n"
     "  -h, --help         show this help\n"
     "  --                 stop handling options\n"
     "  -                  stop handling options and execute stdin\n");
@@ -349,6 +351,13 @@ static void set_handler(int sig, void (*handler)(int)) {
   sigaction(sig, &sa, NULL);
 }
 
+/* When poolsh.view serves, lets it publish the picture while the code
+ * about to run runs (its count hook, lua/poolsh/view.lua's arm). */
+static void arm_view(lua_State *L) {
+  if (lua_getfield(L, LUA_REGISTRYINDEX, "poolsh.view.arm") != LUA_TFUNCTION) lua_pop(L, 1);
+  else if (lua_pcall(L, 0, 0, 0) != LUA_OK) lua_pop(L, 1);
+}
+
 /* Runs the function on the stack with narg arguments, interruptibly. */
 static int docall(lua_State *L, int narg, int nres) {
   int base = lua_gettop(L) - narg;
@@ -359,6 +368,7 @@ static int docall(lua_State *L, int narg, int nres) {
   sigaction(SIGINT, NULL, &old);
   signal(SIGINT, laction);
   running = 1;
+  arm_view(L);
   if (end_signal) lua_sethook(L, lend, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
   int status = lua_pcall(L, narg, nres, base);
   running = 0;
@@ -814,6 +824,7 @@ typedef struct options {
   const char *backend, *device, *sim_memory, *sim_devices, *trace, *profile;
   const char *limit, *pinned_limit;   /* else POOLSH_LIMIT, POOLSH_PINNED_LIMIT */
   const char *serve;          /* --serve SOCKET */
+  const char *view;           /* --view[=PORT]: "0" for any free port */
 } options;
 
 /* The options that configure the device or the run: before a script, or
@@ -878,6 +889,10 @@ static int collect(int argc, char **argv, options *o) {
         print_usage(stderr);
         return 1;
       }
+      continue;
+    }
+    if (strcmp(a, "--view") == 0 || strncmp(a, "--view=", 7) == 0) {
+      o->view = a[6] ? a + 7 : "0";
       continue;
     }
     if (strcmp(a, "-i") == 0) o->interactive = o->version = 1;
@@ -1364,10 +1379,21 @@ static int pmain(lua_State *L) {
     if (st == LUA_OK) lua_pushstring(L, o->trace), st = docall(L, 1, 0);
     if (report(L, st) != LUA_OK) return 1;
   }
+  if (o->view) {              /* --view[=PORT]: served from the start (docs/view.md) */
+    static const char code[] = "return require('poolsh.view').from_cli(...)";
+    int st = luaL_loadbuffer(L, code, sizeof code - 1, "=(--view)");
+    if (st == LUA_OK) lua_pushstring(L, o->view), st = docall(L, 1, 1);
+    if (report(L, st) != LUA_OK) return 1;
+    if (!lua_toboolean(L, -1)) return 1;
+    lua_pop(L, 1);
+  }
   if (!o->no_env && handle_luainit(L) != LUA_OK) return 1;
   if (!runargs(L, argv, o->script ? o->script : argc)) return 1;
   if (o->script) add_script_dir(L, argv[o->script]);
-  if (o->script && handle_script(L, argv[o->script]) != LUA_OK) return 1;
+  if (o->script && handle_script(L, argv[o->script]) != LUA_OK) {
+    if (o->view) dostring(L, "require('poolsh.view').linger()", "=(--view)");
+    return 1;
+  }
   if (o->serve || (repl && !o->interactive && !o->command && spawned(L))) {
     /* --serve SOCKET, or a child of poolsh.spawn() without a script */
     lua_getglobal(L, "poolsh");
@@ -1389,6 +1415,8 @@ static int pmain(lua_State *L) {
   } else if (repl) {
     doREPL(L, !o->no_env);
   }
+  if (o->view && !(repl && isatty(0)))   /* --view after a script: the page stays till Enter */
+    dostring(L, "require('poolsh.view').linger()", "=(--view)");
   lua_pushboolean(L, 1);
   return 1;
 }

@@ -99,6 +99,10 @@ function poolsh.reset()
   if recording then poolsh.trace.start() end   -- a --trace run records on
 end
 
+--- poolsh.view([opts]) -> the URL of the live picture's page; poolsh.view(false)
+-- stops serving it (docs/view.md).
+function poolsh.view(...) return require("poolsh.view").view(...) end
+
 poolsh.repl = require "poolsh.repl"
 poolsh.repl.init(poolsh)
 

@@ -232,6 +232,8 @@ function M.run(sc, out, opts)
   function ctx.step(text, notice)
     adopt_locals(3, names)
     live()
+    local view = package.loaded["poolsh.view"]   -- poolsh --view: the page shows each step's end
+    if view then pcall(view.publish) end
     n = n + 1
     current = text
     if opts.before_step then opts.before_step(n, text) end

@@ -1055,6 +1055,25 @@ local TRIGGERS = {
   ["poolsh.spawn: cannot run <path>: <reason>"] = with_bin("\1\2\3 not a program", "+x"),
   ["poolsh.spawn: cannot find the poolsh program (not beside the module poolsh.core): set POOLSH_BIN to its path"] = module_alone,
   ["poolsh.spawn: cannot read script <path>: <reason>"] = function() poolsh.spawn("/nonexistent/x.lua") end,
+  -- poolsh.view (api.md, view.md)
+  ["poolsh.view: expects a table of options ({port = N}) or false, got <type>"] = function() poolsh.view(5) end,
+  ["poolsh.view: unknown option '<name>' (did you mean 'port'?)"] = function() poolsh.view { prot = 1 } end,
+  ["poolsh.view: port must be an integer from 0 to 65535 (0: any free one), got <value>"] =
+    function() poolsh.view { port = -1 } end,
+  ["poolsh.view: already serving on port <n>; poolsh.view(false) stops it"] = cli("--backend=sim -e "
+    .. H.quote("local n = tonumber(poolsh.view():match(':(%d+)/')) poolsh.view{port = n % 60000 + 1024}")),
+  ["poolsh.view: port <n> of 127.0.0.1 is in use"] = cli("--backend=sim -e " .. H.quote(
+    "local n = poolsh.view():match(':(%d+)/') "
+    .. "os.execute(poolsh.program .. ' --backend=sim -e \"poolsh.view{port = ' .. n .. '}\"')")),
+  ["poolsh.view: already serving"] = function()
+    local core = require "poolsh.core"
+    core.view_start(0, "", "", "")
+    local _, e = pcall(core.view_start, 0, "", "", "")
+    core.view_stop()
+    error(e, 0)
+  end,
+  ["poolsh: --view=PORT: the port must be a number from 0 to 65535, got '<text>'"] =
+    cli("--backend=sim --view=8x -e 'print(1)'"),
   -- IPC (api.md, ipc.md)
   ["<cudaErrorName>: <description> (exporting b<n>)"] = fault("ptr_export", ipc_export_fault),
   ["<cudaErrorName>: <description> (exporting event e<n>)"] = fault("event_export", function()

@@ -5,10 +5,12 @@
 //    disk (file://);
 //  - the cost of an alloc+free pair: the same Lua loop timed in the page
 //    (over HTTP) and by the native poolsh on the sim, round after round,
-//    each round its own statement in both, as a REPL runs them.
+//    each round its own statement in both, as a REPL runs them, a page
+//    round and native rounds in turn; the page records for its picture,
+//    so native runs without and with that recording.
 // Usage: NODE_PATH=build/web-src/node_modules node scripts/bench_web.js [build] [loads] [rounds]
 'use strict';
-const { execFileSync, spawn } = require('child_process');
+const { spawn } = require('child_process');
 const fs = require('fs');
 const path = require('path');
 const puppeteer = require('puppeteer-core');
@@ -32,13 +34,25 @@ const ROUND = 'local p, s, t0 = bench_p, bench_s, poolsh.wallclock() ' +
 function median(v) { const s = [...v].sort((a, b) => a - b); return s[(s.length - 1) >> 1]; }
 function min(v) { return Math.min(...v); }
 
-// The native figure: the rounds as separate chunks of one poolsh -e.
-function native() {
-  const lua = [SETUP, 'local r = {}',
-    `for i = 1, ${WARMUP + ROUNDS} do load(${JSON.stringify(ROUND)})() r[i] = bench_ns end`,
-    `print(table.concat(r, " ", ${WARMUP + 1}))`].join('\n');
-  const out = execFileSync(path.join(build, 'poolsh'), ['--backend=sim', '-e', lua], { encoding: 'utf8' });
-  return out.trim().split(/\s+/).map(Number);
+// A native poolsh on the sim that runs a round for each line it reads
+// and answers ns a pair; picture: with the recording the picture draws
+// from on (the page's pane, poolsh --view), as in the page. -> round(),
+// a promise of the next round's figure, and stop().
+function native(picture) {
+  const lua = [picture ? 'require("poolsh.web.picture").version()' : '', SETUP,
+    `local round = load(${JSON.stringify(ROUND)})`,
+    'for _ in io.lines() do round() print(bench_ns) io.stdout:flush() end'].join('\n');
+  const child = spawn(path.join(build, 'poolsh'), ['--backend=sim', '-e', lua], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const waiting = [];
+  let buf = '';
+  child.stdout.on('data', d => {
+    buf += d;
+    for (let n; (n = buf.indexOf('\n')) >= 0; buf = buf.slice(n + 1)) waiting.shift()(Number(buf.slice(0, n)));
+  });
+  return {
+    round: () => new Promise(resolve => { waiting.push(resolve); child.stdin.write('\n'); }),
+    stop: () => child.stdin.end(),
+  };
 }
 
 // Serves dir with python3's http.server on a free loopback port.
@@ -78,26 +92,42 @@ function statement(page, text) {
   }, text);
 }
 
-// The rounds in the page: each its own statement; ns a pair.
+// The page's rounds, each its own statement, each followed by a round of
+// a native poolsh without and one of a native poolsh with the picture's
+// recording, so that a machine that speeds up or slows down affects all
+// three alike: ns a pair, per round.
 async function pairs(browser, url) {
   const page = await browser.newPage();
   await page.goto(url);
   await page.waitForFunction(() => window.poolshPage && window.poolshPage.ready, WAIT);
   await statement(page, SETUP);
-  const r = [];
+  const r = { web: [], nat: [], pic: [], statement_ms: [] };
+  const nat = native(false), pic = native(true);
   for (let i = 0; i < WARMUP + ROUNDS; i++) {
     await statement(page, ROUND);
-    r.push(await page.evaluate(async () => {
+    const ns = await page.evaluate(async () => {
       const p = window.poolshPage;
       await p.module.ccall('poolsh_web_line', 'number', ['string'],
         ['require("poolsh.web.storage").set("poolsh/bench", tostring(bench_ns))'], { async: true });
       return Number(localStorage.getItem('poolsh/bench'));
-    }));
+    });
+    const n = await nat.round(), p = await pic.round();
+    if (i < WARMUP) continue;
+    r.web.push(ns);
+    r.nat.push(n);
+    r.pic.push(p);
   }
-  const one = [];
-  for (let i = 0; i < 20; i++) one.push(await statement(page, 'b = bench_p:alloc(1048576, bench_s); b:free()'));
+  nat.stop();
+  pic.stop();
+  for (let i = 0; i < 20; i++) r.statement_ms.push(await statement(page, 'b = bench_p:alloc(1048576, bench_s); b:free()'));
   await page.close();
-  return { ns: r.slice(WARMUP), statement_ms: one };
+  return r;
+}
+
+// The median of v, with its quartiles.
+function quartiles(v) {
+  const s = [...v].sort((a, b) => a - b), q = f => s[Math.round(f * (s.length - 1))];
+  return `${q(0.5).toFixed(2)} (quartiles ${q(0.25).toFixed(2)}-${q(0.75).toFixed(2)})`;
 }
 
 (async () => {
@@ -109,18 +139,18 @@ async function pairs(browser, url) {
   try {
     const http = await startup(browser, server.url, LOADS);
     const disk = await startup(browser, 'file://' + path.join(dir, 'index.html'), LOADS);
-    const nat1 = native();
-    const web = await pairs(browser, server.url);
-    const nat2 = native();
-    const nat = nat1.concat(nat2);
+    const r = await pairs(browser, server.url);
     const fmt = v => v.map(x => Math.round(x)).join(' ');
+    const ratio = other => quartiles(r.web.map((w, i) => w / other[i]));
     console.log(`first prompt over HTTP, ms (${LOADS} loads): median ${median(http)}, max ${Math.max(...http)}  [${fmt(http)}]`);
     console.log(`first prompt from disk, ms (${LOADS} loads): median ${median(disk)}, max ${Math.max(...disk)}  [${fmt(disk)}]`);
-    console.log(`alloc+free pair, ns (${ROUNDS} rounds of ${PAIRS} after ${WARMUP} dropped):`);
-    console.log(`  page    min ${Math.round(min(web.ns))}  median ${Math.round(median(web.ns))}`);
-    console.log(`  native  min ${Math.round(min(nat))}  median ${Math.round(median(nat))}  (before and after the page's rounds)`);
-    console.log(`  ratio page/native: min ${(min(web.ns) / min(nat)).toFixed(2)}  median ${(median(web.ns) / median(nat)).toFixed(2)}`);
-    console.log(`one statement 'b = p:alloc(...); b:free()' in the page, ms: median ${median(web.statement_ms).toFixed(2)}`);
+    console.log(`alloc+free pair, ns (${ROUNDS} rounds of ${PAIRS}, the page's after ${WARMUP} dropped):`);
+    console.log(`  page                                min ${Math.round(min(r.web))}  median ${Math.round(median(r.web))}`);
+    console.log(`  native                              min ${Math.round(min(r.nat))}  median ${Math.round(median(r.nat))}`);
+    console.log(`  native, recording as the page does  min ${Math.round(min(r.pic))}  median ${Math.round(median(r.pic))}`);
+    console.log(`  page/native, per round: ${ratio(r.nat)}`);
+    console.log(`  page/native recording as the page does, per round: ${ratio(r.pic)}`);
+    console.log(`one statement 'b = p:alloc(...); b:free()' in the page, ms: median ${median(r.statement_ms).toFixed(2)}`);
   } finally {
     await browser.close();
     server.stop();

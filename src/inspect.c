@@ -37,22 +37,23 @@ static int insp_objects(lua_State *L) {
   return 2;   /* the Lua side sorts them by id */
 }
 
-/* poolsh.core.blocks(pool [, all]) -> array of {addr, size, buffer,
- * stream, pending} sorted by address (with all, the done extents too,
- * marked done), and the pool's lowest address seen (its base). */
-static int insp_blocks(lua_State *L) {
-  ps_poolud *p = ps_checkpool(L, 1);
-  int all = lua_toboolean(L, 2);
-  ps_view_blocks(L, ps_context(L), p, all);
-  return 2;
-}
-
 /* A count limit at arg: none or nil for all, else an integer >= 0. */
 static lua_Integer opt_max(lua_State *L, int arg) {
   if (lua_isnoneornil(L, arg)) return -1;
   lua_Integer max = luaL_checkinteger(L, arg);
   luaL_argcheck(L, max >= 0, arg, "count must be >= 0");
   return max;
+}
+
+/* poolsh.core.blocks(pool [, all [, max]]) -> array of {addr, size,
+ * buffer, stream, pending} sorted by address (with all, the done extents
+ * too, marked done; at most max, the lowest), the pool's lowest address
+ * seen (its base), and how many blocks there are in all. */
+static int insp_blocks(lua_State *L) {
+  ps_poolud *p = ps_checkpool(L, 1);
+  int all = lua_toboolean(L, 2);
+  ps_view_blocks(L, ps_context(L), p, all, opt_max(L, 3));
+  return 3;
 }
 
 /* poolsh.core.live([max]) -> the oldest live buffers (at most max),

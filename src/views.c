@@ -25,7 +25,7 @@ static int new_block(lua_State *L) {
 /* The ledger's spans are moved into a userdata the collector owns before
  * the rows are built (the userdata made in a protected call, so that
  * running out of memory there frees them too): an error leaks nothing. */
-void ps_view_blocks(lua_State *L, ps_ctx *c, const ps_poolud *p, int all) {
+void ps_view_blocks(lua_State *L, ps_ctx *c, const ps_poolud *p, int all, lua_Integer max) {
   size_t n = 0;
   const ps_seen_pool *sp = ps_seen_pool_of(p);
   ps_span *m = ps_ledger_spans(c, sp, &n, all);
@@ -41,8 +41,9 @@ void ps_view_blocks(lua_State *L, ps_ctx *c, const ps_poolud *p, int all) {
     memcpy(v, m, n * sizeof *v);
   }
   free(m);
-  lua_createtable(L, (int)n, 0);
-  for (size_t i = 0; i < n; i++) {
+  size_t shown = max >= 0 && (size_t)max < n ? (size_t)max : n;
+  lua_createtable(L, (int)shown, 0);
+  for (size_t i = 0; i < shown; i++) {
     lua_createtable(L, 0, 5);
     set_int(L, "addr", v[i].addr);
     set_int(L, "size", v[i].size);
@@ -60,6 +61,7 @@ void ps_view_blocks(lua_State *L, ps_ctx *c, const ps_poolud *p, int all) {
   }
   if (n) lua_remove(L, -2);                            /* the copy */
   lua_pushinteger(L, (lua_Integer)sp->lo);
+  lua_pushinteger(L, (lua_Integer)n);
 }
 
 /* The ring of the last allocations, oldest asked for first; a reused

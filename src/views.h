@@ -11,9 +11,10 @@
 #include "context.h"
 
 /* Pushes pool p's extents as an array of {addr, size, buffer, stream,
- * pending} sorted by address (all: the done ones too, marked done), then
- * the pool's lowest address seen (its base). */
-void ps_view_blocks(lua_State *L, ps_ctx *c, const ps_poolud *p, int all);
+ * pending} sorted by address (all: the done ones too, marked done; at
+ * most max, the lowest, when max >= 0), then the pool's lowest address
+ * seen (its base) and how many extents there are in all. */
+void ps_view_blocks(lua_State *L, ps_ctx *c, const ps_poolud *p, int all, lua_Integer max);
 
 /* Push the oldest live buffers, {buffer, kind, size, addr, pool, stream,
  * src}, or the pending frees, {buffer, size, addr, pool, stream}, at most

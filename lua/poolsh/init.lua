@@ -96,7 +96,11 @@ function poolsh.reset()
   local recording = poolsh.trace.recording()
   core.reset()                         -- stops recording, with everything else
   poolsh.live.reset()
-  if recording then poolsh.trace.start() end   -- a --trace run records on
+  if recording then                   -- a --trace run records on, its owner the same
+    local starts = poolsh.trace.starts
+    poolsh.trace.start()
+    poolsh.trace.starts = starts
+  end
 end
 
 --- poolsh.view([opts]) -> the URL of the live picture's page; poolsh.view(false)

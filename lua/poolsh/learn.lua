@@ -34,6 +34,11 @@ end
 --- Where progress is kept when set (a test's file); nil: state_path() picks.
 M.path = nil
 
+--- Where progress is kept, in words, when a host keeps it elsewhere
+-- than a file of the user's (the page: its browser's storage); nil:
+-- `poolsh learn` names the file.
+M.progress_place = nil
+
 --- state_path() -> where progress is kept: M.path, else
 -- $POOLSH_LEARN_STATE, else $XDG_STATE_HOME/poolsh/learn.json, else
 -- $HOME/.local/state/poolsh/learn.json; XDG_STATE_HOME and HOME count

@@ -65,7 +65,13 @@ function trace.start(opts)
     ok, err = pcall(core.trace_start, max or 0)
   end
   if not ok then error(err, 2) end
+  trace.starts = trace.starts + 1
 end
+
+--- How many times trace.start started or changed a recording: whoever
+-- started one can tell whether someone has started another since (the
+-- live picture, poolsh.web.picture, leaves the user's recording alone).
+trace.starts = 0
 
 --- trace.record_to(path): starts recording for a save to path at the end
 -- (--trace): streaming when path's format is a line format (.csv).

@@ -36,13 +36,16 @@ function M.publish()
   if not ok then error(err, 0) end
 end
 
--- The count hook: publishes at most every PUBLISH_EVERY, never raises
--- into the code it interrupts.
+-- The count hook: publishes at most every PUBLISH_EVERY, and less often
+-- when a publish is slow (a picture of many blocks), so that publishing
+-- takes at most a tenth of the running code's time; never raises into
+-- the code it interrupts.
 local function tick()
   local t = os.clock()
   if t < next_at or publishing then return end
-  next_at = t + PUBLISH_EVERY
   pcall(M.publish)
+  local now = os.clock()
+  next_at = now + math.max(PUBLISH_EVERY, 9 * (now - t))
 end
 
 --- arm(): publishes while the running code runs (the host calls it

@@ -72,7 +72,7 @@ function fit() {
   const el = document.getElementById('terminal');
   const cell = term._core && term._core._renderService && term._core._renderService.dimensions;
   const w = cell && cell.css.cell.width || 8.4, h = cell && cell.css.cell.height || 17;
-  const cols = Math.max(40, Math.floor((el.clientWidth - 8) / w));
+  const cols = Math.max(20, Math.floor((el.clientWidth - 8) / w));   // (the live lines fold at 40 at least)
   const rows = Math.max(10, Math.floor((el.clientHeight - 8) / h));
   if (cols !== term.cols || rows !== term.rows) term.resize(cols, rows);
   if (page.module && !page.busy) page.module._poolsh_web_resize(term.cols);
@@ -258,13 +258,19 @@ function flushOutput() {
   }
 }
 
+// A link's text as the terminal may show it: at most 64 characters, the
+// control characters (C0, DEL, C1: the terminal would obey them) as '?'.
+function linkText(text) {
+  return text.slice(0, 64).replace(/[\x00-\x1f\x7f-\x9f]/g, '?') + (text.length > 64 ? '...' : '');
+}
+
 // ?lesson=NAME (a link's) opens that lesson, as learn("NAME") typed at
 // the first prompt does; an unknown name is said by learn itself.
 function lessonFromLink() {
   const name = new URLSearchParams(location.search).get('lesson');
   if (name === null) return;
   if (!/^[\w.-]{1,64}$/.test(name)) {
-    term.write('\x1b[31m?lesson=' + name.slice(0, 64).replace(/[\x00-\x1f]/g, '?') +
+    term.write('\x1b[31m?lesson=' + linkText(name) +
                ': not a lesson\'s name (learn() lists them)\x1b[0m\r\n');
     newPrompt();
     return;
@@ -274,11 +280,20 @@ function lessonFromLink() {
   pump();
 }
 
+// The most a ?e= link may carry: statements for a slide, not a program.
+const LINK_MAX = 4096;
+
 // ?e=STATEMENT (a link's) is typed at the first prompt and run; its
 // lines run one by one.
 function runFromLink() {
   const e = new URLSearchParams(location.search).get('e');
   if (!e) return;
+  if (e.length > LINK_MAX) {
+    term.write('\x1b[31m?e=' + linkText(e) + ': ' + e.length + ' characters, more than a link may run (' +
+               LINK_MAX + '): not run\x1b[0m\r\n');
+    newPrompt();
+    return;
+  }
   for (const ch of e.replace(/\n+$/, '')) input.push(ch === '\n' ? '\r' : ch);
   input.push('\r');
   pump();

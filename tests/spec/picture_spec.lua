@@ -324,3 +324,88 @@ describe("poolsh.web.picture", function()
     end)
   end)
 end)
+
+-- Found by the review of issue 23: the user's own recording, many pools,
+-- and the cost of publishing under poolsh --view.
+describe("the picture beside the user's own work", function()
+  local function fresh_trace()
+    poolsh.trace.start { max_events = 0 }
+    poolsh.trace.stop(); poolsh.trace.clear(); picture.forget()
+  end
+  before_each(fresh_trace)
+  after_each(fresh_trace)
+
+  it("leaves a recording the user starts while the picture's ring runs whole", function()
+    picture.version()                                  -- the picture's ring starts
+    assert.is_true(poolsh.trace.recording())
+    poolsh.trace.start()                               -- the user's own, unbounded
+    local s, p = H.fresh()
+    for _ = 1, 3000 do p:alloc(4096, s):free() end     -- 6000 events, past the ring's 4096
+    picture.version()                                  -- a statement ends: the picture looks
+    for _ = 1, 10 do p:alloc(4096, s):free() end
+    assert.equal(0, poolsh.trace.dropped(), "events the user's recording dropped")
+    assert.is_true(poolsh.trace.count() >= 6020, poolsh.trace.count() .. " events kept")
+    s:sync()
+  end)
+
+  it("keeps its own ring bounded across poolsh.reset()", function()
+    picture.version()
+    poolsh.reset()                                     -- records on, unbounded, the picture's still
+    local s, p = H.fresh()
+    for _ = 1, 3000 do p:alloc(4096, s):free() end
+    picture.version()
+    assert.is_true(poolsh.trace.count() <= picture.max_events, poolsh.trace.count() .. " events kept")
+    s:sync()
+  end)
+
+  it("draws no live pool as gone: the older ones past max_pools are left out and said so", function()
+    picture.version()
+    local P, B, s = {}, {}, poolsh.stream()
+    local n = picture.max_pools + 8
+    for i = 1, n do P[i] = poolsh.pool(); B[i] = P[i]:alloc(1024 * i, s) end
+    local d = snap()
+    local listed = {}
+    for _, q in ipairs(d.pools) do listed[q.id] = true end
+    for _, r in ipairs(d.rows) do
+      local id = r[F.PO] ~= cjson.null and math.tointeger(r[F.PO])
+      assert.is_true(not id or listed[id], "a row of pool " .. tostring(id) .. ", which is not listed")
+    end
+    assert.equal(8, d.pools_left_out)
+    assert.matches("8 older live pools are not drawn: the picture shows the newest " .. picture.max_pools,
+      d.status, 1, true)
+    for i = 1, n do B[i]:free() end
+    s:sync()
+    for i = 1, n do P[i]:destroy() end
+  end)
+
+  it("lists at most max_before + window blocks of a pool from core.blocks, and counts them all", function()
+    local s, p = H.fresh()
+    local B = {}
+    local n = picture.max_before + picture.window + 50
+    for i = 1, n do B[i] = p:alloc(256, s) end
+    local q = pool_of(snap(), p)
+    assert.equal(n, q.count)
+    assert.is_true(#q.blocks <= picture.max_listed)
+    local blocks, _, count = poolsh.core.blocks(p, false, 10)
+    assert.equal(10, #blocks)
+    assert.equal(n, count)
+    assert.equal(B[1].addr, blocks[1].addr)
+    for i = 1, n do B[i]:free() end
+    s:sync()
+  end)
+end)
+
+describe("publishing under poolsh --view", function()
+  it("costs a loop of 10^5 allocations less than 3x what it costs without --view", function()
+    local code = "local p, s = poolsh.pool(), poolsh.stream(); local t0 = os.clock(); local B = {} "
+      .. "for i = 1, 100000 do B[i] = p:alloc(256, s) end; io.stdout:write(os.clock() - t0)"
+    local function run(view)
+      local out = H.sh(H.quote(H.exe) .. " --backend=sim" .. (view and " --view" or "") .. " -e "
+        .. H.quote(code) .. " </dev/null 2>/dev/null")
+      return tonumber(out:match("^([%d.]+)"))
+    end
+    local off, on = run(false), run(true)
+    assert.truthy(off and on, "both runs printed their time")
+    assert.is_true(on < 3 * off + 0.5, ("%.2f s with --view, %.2f s without"):format(on, off))
+  end)
+end)

@@ -167,6 +167,14 @@ describe("the playground page", function()
         assert.not_matches("cannot write", r.lesson_step, 1, true)
       end)
 
+      it("shows a hostile link's text without obeying it, and runs no overlong ?e=", function()
+        assert.matches("?lesson=?2J?31mYOU ARE HACKED: not a lesson's name (learn() lists them)",
+          r.link_controls, 1, true)
+        assert.matches("?e=x = 1 x = 1 ", r.link_long, 1, true)
+        assert.matches("6000 characters, more than a link may run (4096): not run", r.link_long:gsub("\n", ""), 1, true)
+        assert.not_matches("poolsh> x = 1", r.link_long, 1, true)
+      end)
+
       it("runs the scenarios with run() and lists them with scenarios()", function()
         local function flat(text) return (text:gsub("%s+", " ")) end   -- folded at the terminal's width
         assert.matches("ipc_share%s+%(native poolsh only%)", r.scenarios)

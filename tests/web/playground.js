@@ -269,6 +269,15 @@ async function main() {
       await type(ls, 'a = p:alloc("4 MiB", s)');
     });
     await ls.close();
+    // hostile links: C1 controls in ?lesson=, a ?e= longer than a link may run
+    for (const [key, query] of [['link_controls', 'lesson=%C2%9B2J%C2%9B31mYOU%20ARE%20HACKED'],
+                                ['link_long', 'e=' + encodeURIComponent('x = 1 '.repeat(1000))]]) {
+      const bad = await fresh.newPage();
+      await bad.goto(url + (url.includes('?') ? '&' : '?') + query);
+      await idle(bad);
+      out[key] = await screen(bad);
+      await bad.close();
+    }
     for (const name of ['nosuch', 'same_stram']) {
       const bad = await fresh.newPage();
       await bad.goto(url + (url.includes('?') ? '&' : '?') + 'lesson=' + name);

@@ -34,7 +34,7 @@ local function list()
   end
   if not nxt then out("all lessons done.\n") end
   local path, why = learn.state_path()
-  out("progress: " .. (path or "not saved: " .. why) .. "\n")
+  out("progress: " .. (learn.progress_place or path or "not saved: " .. why) .. "\n")
   return 0
 end
 

@@ -68,6 +68,7 @@ local function learn_in_storage()
   local learn, storage = require "poolsh.learn", require "poolsh.web.storage"
   local load = learn.load_progress
   learn.path = M.LEARN_FILE
+  learn.progress_place = "this browser's storage (" .. M.LEARN_KEY .. ")"
   function learn.load_progress()
     local text = storage.get(M.LEARN_KEY)
     local f = text and io.open(M.LEARN_FILE, "wb")

@@ -48,8 +48,9 @@ local function want()
   if state.wanted then return end
   state.wanted = true
   if not core.trace_recording() and totals() == 0 then
-    require("poolsh.trace").start { max_events = picture.max_events }
-    state.ours = true
+    local trace = require "poolsh.trace"
+    trace.start { max_events = picture.max_events }
+    state.ours, state.start = true, trace.starts
   end
 end
 
@@ -70,12 +71,14 @@ local function refresh()
   want()
   local total, n = totals()
   local recording = core.trace_recording()
-  if state.ours and not recording then
-    state.ours = false            -- stopped: a recording started after this is the user's
+  local trace = require "poolsh.trace"
+  if state.ours and (not recording or trace.starts ~= state.start) then
+    state.ours = false            -- stopped, or the user started their own: theirs from now on
   elseif state.ours and n > picture.max_events then
-    -- poolsh.reset() records on without a bound (as would trace.start()
-    -- without stopping first): the ring the picture started stays bounded
-    require("poolsh.trace").start { max_events = picture.max_events }
+    -- poolsh.reset() records on without a bound: the ring the picture
+    -- started stays bounded
+    trace.start { max_events = picture.max_events }
+    state.start = trace.starts
     total, n = totals()
   end
   local key = { total, n, recording and 1 or 0, names_key() }
@@ -102,8 +105,15 @@ function picture.version()
   return state.version
 end
 
--- What the picture says about its recording (nil: nothing to say).
-local function status(recording)
+-- What the picture says about its recording and what it left out (nil:
+-- nothing to say).
+local function status(recording, pools_left)
+  if pools_left > 0 then
+    local said = ("%d older live pool%s not drawn: the picture shows the newest %d"):format(pools_left,
+      pools_left == 1 and " is" or "s are", picture.max_pools)
+    local more = status(recording, 0)
+    return more and said .. "; " .. more or said
+  end
   if not recording then
     return "the recording the picture draws from is stopped (poolsh.trace.stop()): the map shows what was "
       .. "recorded until then; poolsh.trace.start{max_events = " .. picture.max_events .. "} draws again"
@@ -166,21 +176,22 @@ local function before_rows(rows, pools, first_seq, first_t)
 end
 
 -- The live pools (the newest picture.max_pools): id, name, counters and
--- core.blocks' blocks; and how many were left out.
+-- core.blocks' blocks (the lowest max_before + window of them, and their
+-- count); how many were left out, and the ids of those (a set).
 local function live_pools()
   local out = {}
   local pools = core.objects()
   table.sort(pools, function(a, b) return a.id > b.id end)
-  local left = math.max(0, #pools - picture.max_pools)
-  for i = #pools, picture.max_pools + 1, -1 do pools[i] = nil end
+  local left, unlisted = math.max(0, #pools - picture.max_pools), {}
+  for i = #pools, picture.max_pools + 1, -1 do unlisted[pools[i].id], pools[i] = true, nil end
   table.sort(pools, function(a, b) return a.id < b.id end)
   for _, p in ipairs(pools) do
     local st = p:stats { estimates = false }
-    local truth = core.blocks(p)
+    local truth, _, count = core.blocks(p, false, picture.max_before + picture.window)
     out[#out + 1] = { id = p.id, name = naming.of("pool", p.id), reserved = st.reserved, used = st.used,
-      pending = st.pending, truth = truth }
+      pending = st.pending, truth = truth, count = count }
   end
-  return out, left
+  return out, left, unlisted
 end
 
 --- picture.snapshot() -> a JSON string: everything PoolshPicture.draw
@@ -212,7 +223,14 @@ function picture.snapshot()
   end
   if from > 1 or gone > 0 then state.cleared = false end   -- the window no longer reaches back to the clear
   local first_seq, first_t = rows[1] and rows[1][1] or total, rows[1] and rows[1][2] or 0
-  local pools, pools_left = live_pools()
+  local pools, pools_left, unlisted = live_pools()
+  if pools_left > 0 then           -- a live pool left out is not drawn from its rows either
+    local kept = {}
+    for _, r in ipairs(rows) do
+      if not unlisted[null_to_nil(r[5])] then kept[#kept + 1] = r end
+    end
+    rows = kept
+  end
   local early, left = before_rows(rows, pools, first_seq, first_t)
   local all = {}
   for _, r in ipairs(early) do all[#all + 1] = r end
@@ -239,13 +257,13 @@ function picture.snapshot()
         stream = b.stream and naming.of("stream", b.stream) or cjson.null }
     end
     out_pools[#out_pools + 1] = { id = p.id, name = p.name, reserved = p.reserved, used = p.used,
-      pending = p.pending, count = #p.truth, blocks = setmetatable(blocks, cjson.array_mt) }
+      pending = p.pending, count = p.count, blocks = setmetatable(blocks, cjson.array_mt) }
   end
   local colours = {}
   for k, v in pairs(html.colours) do colours[k] = v end
   colours.now = picture.now_colour
   return cjson.encode {
-    version = state.version, status = status(recording) or cjson.null, recording = recording,
+    version = state.version, status = status(recording, pools_left) or cjson.null, recording = recording,
     started_by_picture = state.ours, rows = setmetatable(all, cjson.array_mt), now = now or cjson.null,
     left_out = (from - 1) + gone, before_left_out = left, pools_left_out = pools_left, events = total,
     pools = setmetatable(out_pools, cjson.array_mt), pools_named = named, streams = streams,

@@ -212,13 +212,60 @@ describe("the view server", function()
     assert.equal("b''", got:match("^%S+"), out)    -- closed unanswered
   end)
 
-  it("serves at most 16 clients at once, the others when the stalled ones are dropped", function()
+  it("serves a request while 20 stalled clients are held (16 at once, the oldest dropped for a new one)", function()
     local request = ("GET /%s/state.json HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n"):format(token, port)
     local out = H.sh(("%s %s %d 20"):format(PY, q(RAW), port), request)
     local served, status = out:match("served (%S+) after (.-) dropped")
     assert.truthy(served, out)
     assert.equal("HTTP/1.0 200 OK", status)
     assert.is_true(tonumber(served) < 6, out)
+  end)
+
+  it("answers a real request at once while 40 idle connections are held, its fds bounded", function()
+    local f = assert(io.open("/proc/self/stat"))
+    local pid = f:read("a"):match("^(%d+)")
+    f:close()
+    local function fds()
+      local n = 0
+      for _ in io.popen("ls /proc/" .. pid .. "/fd"):lines() do n = n + 1 end
+      return n
+    end
+    local before = fds()
+    -- 40 connections, half silent and half with a header begun, held
+    -- while a real GET is timed and this process's fds are counted
+    local idle = dir .. "/idle.py"
+    local w = assert(io.open(idle, "w"))
+    w:write(([[
+import os, socket, sys, time
+port = %d
+held = []
+for i in range(40):
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    if i %% 2:
+        s.sendall(b"GET /")
+    held.append(s)
+time.sleep(0.3)
+t0 = time.monotonic()
+s = socket.create_connection(("127.0.0.1", port), timeout=10)
+s.sendall(b"GET /%s/state.json HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n")
+out = b""
+while True:
+    b = s.recv(65536)
+    if not b:
+        break
+    out += b
+print("served %%.3f %%s" %% (time.monotonic() - t0, out.split(b"\r\n")[0].decode()))
+print("fds %%d" %% len(os.listdir("/proc/%s/fd")))
+sys.stdout.flush()
+]]):format(port, token, port, pid))
+    w:close()
+    local out = H.sh(("%s %s"):format(PY, q(idle)))
+    local served, status = out:match("served (%S+) ([^\n]*)")
+    assert.truthy(served, out)
+    assert.equal("HTTP/1.0 200 OK", status)
+    assert.is_true(tonumber(served) < 0.5, out)
+    local held = tonumber(out:match("fds (%d+)"))
+    assert.is_true(held <= before + 16, ("%d fds with 40 idle clients, %d before"):format(held, before))
   end)
 
   it("does not spin when it runs out of file descriptors", function()

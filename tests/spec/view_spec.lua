@@ -486,6 +486,70 @@ describe("poolsh --view run SCENARIO --step", function()
   end)
 end)
 
+describe("poolsh --view when the run fails", function()
+  after_each(function() tmux("kill-server") end)
+
+  local ALLOC = 's = poolsh.stream(); p = poolsh.pool{}; a = p:alloc("4 MiB", s); '
+
+  -- Waits for the URL and the error on errf, then checks that the page
+  -- still serves the last picture (4 MiB used in pool 1); returns the
+  -- URL's port and token.
+  local function serves_after(errf, err)
+    local u = H.poll(function() return H.slurp_or(errf):match("view: (%S+)") end, 5)
+    assert.truthy(u, H.slurp_or(errf))
+    assert.truthy(H.poll(function() return H.slurp_or(errf):find(err, 1, true) end, 5), H.slurp_or(errf))
+    local port, token = split(u)
+    local code, _, body = get(port, "/" .. token .. "/state.json")
+    assert.equal(200, code, H.slurp_or(errf))
+    return cjson.decode(body), port, token
+  end
+
+  -- Runs `poolsh --view ARGS` with its stdin open for `secs` seconds;
+  -- returns the files of its stderr and exit status.
+  local function run_failing(name, args, secs)
+    local errf, rcf = dir .. "/" .. name .. ".err", dir .. "/" .. name .. ".rc"
+    os.execute(("(sleep %d | (%s --backend=sim --view %s 2>%s; echo $? >%s)) &")
+      :format(secs, H.exe, args, q(errf), q(rcf)))
+    return errf, rcf
+  end
+
+  local function ends_at_stdin_end(rcf, errf)
+    assert.truthy(H.slurp_or(errf):find("Press Enter (or Ctrl-C) to stop serving", 1, true), H.slurp_or(errf))
+    assert.equal("", H.slurp_or(rcf))                          -- still serving
+    assert.truthy(H.poll(function() return H.slurp_or(rcf):match("%d") end, 8), "did not end with stdin")
+    assert.equal("1", H.slurp_or(rcf):match("%d+"))
+  end
+
+  it("-e: serves the last picture after the error, until standard input ends", function()
+    local errf, rcf = run_failing("fail_e", "-e " .. q(ALLOC .. 'error("boom")'), 4)
+    local snap = serves_after(errf, "boom")
+    assert.equal(4 * 2 ^ 20, snap.pools[1].used)
+    ends_at_stdin_end(rcf, errf)
+  end)
+
+  it("a command that fails, even before doing anything: serves until standard input ends", function()
+    local errf, rcf = run_failing("fail_cmd", "run nosuch", 4)
+    serves_after(errf, "unknown scenario 'nosuch'")
+    ends_at_stdin_end(rcf, errf)
+  end)
+
+  it("a script on standard input: serves after the error until Enter on the terminal", function()
+    local errf, rcf = dir .. "/fail_stdin.err", dir .. "/fail_stdin.rc"
+    local cmd = ("echo %s | %s --backend=sim --view - 2>%s; echo $? >%s; sleep 30")
+      :format(q(ALLOC .. 'error("boom")'), H.exe, q(errf), q(rcf))
+    tmux("kill-server")
+    tmux("new-session -d -s repl -x 200 -y 50 " .. q(cmd))
+    local snap = serves_after(errf, "boom")
+    assert.equal(4 * 2 ^ 20, snap.pools[1].used)
+    assert.truthy(H.poll(function() return H.slurp_or(errf):find("Press Enter", 1, true) end, 5))
+    H.rsleep(0.5)
+    assert.equal("", H.slurp_or(rcf))                          -- still serving
+    tmux("send-keys -t repl Enter")
+    assert.truthy(H.poll(function() return H.slurp_or(rcf):match("%d") end, 5), "did not end at Enter")
+    assert.equal("1", H.slurp_or(rcf):match("%d+"))
+  end)
+end)
+
 -- Why the page cannot be driven here, or nil.
 local web_src = os.getenv("POOLSH_WEB_NODE_MODULES") and os.getenv("POOLSH_WEB_NODE_MODULES"):gsub("/node_modules/?$", "")
   or (H.build .. "/web-src")

@@ -6,6 +6,7 @@
  * line being typed) and ends every run through one exit path (finish).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -1322,6 +1323,25 @@ static int print_version(lua_State *L) {
 
 /* The protected main: everything that can raise runs here. Leaves true
  * on success. */
+/* --view's end of a run that is not the REPL's, whether it succeeded or
+ * failed (docs/view.md): the page keeps its last picture until Enter,
+ * Ctrl-C or the end of standard input. When standard input was the
+ * script (it has ended), Enter is read from the terminal, if there is
+ * one. Leaves the stack as it found it; does nothing without --view. */
+static void view_linger(lua_State *L, const options *o, int stdin_was_script) {
+  if (!o->view) return;
+  if (stdin_was_script) {
+    int t = open("/dev/tty", O_RDONLY | O_CLOEXEC);
+    if (t >= 0) {
+      dup2(t, 0);
+      close(t);
+    }
+  }
+  int top = lua_gettop(L);
+  dostring(L, "require('poolsh.view').linger()", "=(--view)");
+  lua_settop(L, top);
+}
+
 static int pmain(lua_State *L) {
   int argc = (int)lua_tointeger(L, 1);
   char **argv = (char **)lua_touserdata(L, 2);
@@ -1387,13 +1407,10 @@ static int pmain(lua_State *L) {
     if (!lua_toboolean(L, -1)) return 1;
     lua_pop(L, 1);
   }
-  if (!o->no_env && handle_luainit(L) != LUA_OK) return 1;
-  if (!runargs(L, argv, o->script ? o->script : argc)) return 1;
+  if (!o->no_env && handle_luainit(L) != LUA_OK) { view_linger(L, o, 0); return 1; }
+  if (!runargs(L, argv, o->script ? o->script : argc)) { view_linger(L, o, 0); return 1; }
   if (o->script) add_script_dir(L, argv[o->script]);
-  if (o->script && handle_script(L, argv[o->script]) != LUA_OK) {
-    if (o->view) dostring(L, "require('poolsh.view').linger()", "=(--view)");
-    return 1;
-  }
+  if (o->script && handle_script(L, argv[o->script]) != LUA_OK) { view_linger(L, o, 0); return 1; }
   if (o->serve || (repl && !o->interactive && !o->command && spawned(L))) {
     /* --serve SOCKET, or a child of poolsh.spawn() without a script */
     lua_getglobal(L, "poolsh");
@@ -1406,17 +1423,22 @@ static int pmain(lua_State *L) {
   }
   if (o->command) {
     lua_getfield(L, LUA_REGISTRYINDEX, "poolsh.command_args");
-    if (run_command(L, argv[o->command], o) != LUA_OK) { lua_pushboolean(L, 0); return 1; }
+    if (run_command(L, argv[o->command], o) != LUA_OK) {
+      view_linger(L, o, 0);
+      lua_pushboolean(L, 0);
+      return 1;
+    }
     lua_settop(L, 0);
     if (o->status == -1) repl = 1, o->status = 0;
   }
-  if (o->stdin_script || (repl && !o->interactive && !isatty(0))) {
-    if (dochunk(L, luaL_loadfile(L, NULL)) != LUA_OK) return 1;
+  int from_stdin = o->stdin_script || (repl && !o->interactive && !isatty(0));
+  if (from_stdin) {
+    if (dochunk(L, luaL_loadfile(L, NULL)) != LUA_OK) { view_linger(L, o, 1); return 1; }
   } else if (repl) {
     doREPL(L, !o->no_env);
   }
-  if (o->view && !(repl && isatty(0)))   /* --view after a script: the page stays till Enter */
-    dostring(L, "require('poolsh.view').linger()", "=(--view)");
+  if (!(repl && isatty(0)))   /* --view after a script: the page stays till Enter */
+    view_linger(L, o, from_stdin);
   lua_pushboolean(L, 1);
   return 1;
 }

@@ -3,7 +3,9 @@
  * guarantees; docs/security.md "The view server" why). A floor helper:
  * sockets and bytes, no Lua. One thread polls the listener, a stop pipe
  * and at most PS_VSERVE_CLIENTS clients, each non-blocking with its own
- * deadline, so a stalled client delays nobody; it answers from memory
+ * deadline; when all are taken, a new connection replaces the client
+ * that has waited longest without completing its request, so stalled
+ * clients delay nobody; it answers from memory
  * and never touches the Lua state, so it answers while Lua runs.
  */
 #define _GNU_SOURCE
@@ -247,24 +249,66 @@ static void on_writable(client *c) {
   if (c->off == c->outn) drop(c);
 }
 
+/* The client that has waited longest without completing its request
+ * (the earliest request deadline among those still reading), or NULL
+ * when every client is sending an answer. */
+static client *longest_waiting(ps_vserve *s) {
+  client *old = NULL;
+  for (int i = 0; i < PS_VSERVE_CLIENTS; i++) {
+    client *c = &s->c[i];
+    if (c->fd >= 0 && !c->out && (!old || c->deadline < old->deadline)) old = c;
+  }
+  return old;
+}
+
+/* Accepts one connection into a free slot; when none is free, makes room
+ * by dropping the client that has waited longest without completing its
+ * request (the slowloris defence: idle connections cannot keep a real
+ * request waiting, and the clients stay at most PS_VSERVE_CLIENTS). Reads
+ * at once what the new client already sent. Returns 0 when the backlog is
+ * empty or nothing could be accepted, 1 when it took one. */
+static int take_one(ps_vserve *s) {
+  client *slot = NULL;
+  for (int i = 0; i < PS_VSERVE_CLIENTS && !slot; i++)
+    if (s->c[i].fd < 0) slot = &s->c[i];
+  client *victim = slot ? NULL : longest_waiting(s);
+  if (!slot && !victim) return 0;              /* all answering: the backlog waits */
+  int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+  if (fd < 0) {
+    if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+      poll(NULL, 0, 100);               /* out of fds or memory: no busy loop */
+    return 0;
+  }
+  if (!slot) drop(victim), slot = victim;
+  slot->fd = fd, slot->n = 0;
+  slot->deadline = ps_clock_ms() + PS_VSERVE_REQUEST_MS;
+  on_readable(s, slot);
+  return 1;
+}
+
 static void *serve(void *ud) {
   ps_vserve *s = (ps_vserve *)ud;
   struct pollfd pf[2 + PS_VSERVE_CLIENTS];
   int who[2 + PS_VSERVE_CLIENTS];
   for (;;) {
-    int np = 0, nfree = 0;
+    int np = 0;
     double now = ps_clock_ms(), next = -1;
     pf[np++] = (struct pollfd){s->stop[0], POLLIN, 0};
     for (int i = 0; i < PS_VSERVE_CLIENTS; i++) {
       client *c = &s->c[i];
-      if (c->fd < 0) { nfree++; continue; }
-      if (now >= c->deadline) { drop(c); nfree++; continue; }   /* stalled */
+      if (c->fd < 0) continue;
+      if (now >= c->deadline) { drop(c); continue; }   /* stalled */
       if (next < 0 || c->deadline < next) next = c->deadline;
       who[np] = i;
       pf[np++] = (struct pollfd){c->fd, c->out ? POLLOUT : POLLIN, 0};
     }
+    /* The listener is polled while a slot is free or a client still
+     * reading can make room; with every client answering, the backlog
+     * waits (answers are taken within PS_VSERVE_REPLY_MS). */
     int lslot = -1;
-    if (nfree) lslot = np, pf[np++] = (struct pollfd){s->lfd, POLLIN, 0};   /* full: the backlog waits */
+    int room = 0;
+    for (int i = 0; i < PS_VSERVE_CLIENTS && !room; i++) room = s->c[i].fd < 0 || !s->c[i].out;
+    if (room) lslot = np, pf[np++] = (struct pollfd){s->lfd, POLLIN, 0};
     int wait = next < 0 ? -1 : (int)(next - now) + 1;
     int r = poll(pf, (nfds_t)np, wait);
     if (r < 0) {
@@ -275,24 +319,14 @@ static void *serve(void *ud) {
     for (int k = 1; k < np; k++) {
       if (k == lslot || !pf[k].revents) continue;
       client *c = &s->c[who[k]];
+      if (c->fd < 0) continue;
       if (c->out) on_writable(c);
       else if (pf[k].revents & (POLLIN | POLLHUP | POLLERR)) on_readable(s, c);
     }
-    if (lslot >= 0 && (pf[lslot].revents & POLLIN)) {
-      int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-      if (fd < 0 && errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
-        poll(NULL, 0, 100);             /* out of fds or memory: no busy loop */
-      if (fd >= 0) {
-        for (int i = 0; i < PS_VSERVE_CLIENTS; i++)
-          if (s->c[i].fd < 0) {
-            s->c[i].fd = fd, s->c[i].n = 0;
-            s->c[i].deadline = ps_clock_ms() + PS_VSERVE_REQUEST_MS;
-            fd = -1;
-            break;
-          }
-        if (fd >= 0) close(fd);
-      }
-    }
+    /* A few at a time, each read at once: a connection taken here is the
+     * newest, so PS_VSERVE_ACCEPTS more cannot make it the one dropped. */
+    if (lslot >= 0 && (pf[lslot].revents & POLLIN))
+      for (int k = 0; k < PS_VSERVE_ACCEPTS && take_one(s); k++) {}
   }
   for (int i = 0; i < PS_VSERVE_CLIENTS; i++) drop(&s->c[i]);
   return NULL;
@@ -366,7 +400,7 @@ ps_vserve *ps_vserve_start(int port, const char *const *bodies, const size_t *le
     release(s);
     return NULL;
   }
-  if (listen(s->lfd, PS_VSERVE_CLIENTS) != 0 || getsockname(s->lfd, (struct sockaddr *)&a, &al) != 0) {
+  if (listen(s->lfd, PS_VSERVE_BACKLOG) != 0 || getsockname(s->lfd, (struct sockaddr *)&a, &al) != 0) {
     snprintf(err, errn, "cannot listen on 127.0.0.1:%d: %s", port, strerror(errno));
     release(s);
     return NULL;

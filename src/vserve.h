@@ -11,7 +11,10 @@
 
 #define PS_VSERVE_TOKEN_HEX 32            /* 128 bits, as hex */
 #define PS_VSERVE_HEADER_MAX 8192         /* a request's header, at most */
-#define PS_VSERVE_CLIENTS 16              /* clients served at once */
+#define PS_VSERVE_CLIENTS 16              /* clients served at once (then the one waiting longest */
+                                          /* without a whole request makes room) */
+#define PS_VSERVE_ACCEPTS 4               /* connections taken per turn of the loop */
+#define PS_VSERVE_BACKLOG 64              /* connections the kernel holds for accept */
 #define PS_VSERVE_REQUEST_MS 2000         /* to send the request's header */
 #define PS_VSERVE_REPLY_MS 10000          /* to take the answer */
 #define PS_VSERVE_BODY_MAX (32u << 20)    /* a file or a snapshot, at most */

@@ -212,13 +212,60 @@ describe("the view server", function()
     assert.equal("b''", got:match("^%S+"), out)    -- closed unanswered
   end)
 
-  it("serves at most 16 clients at once, the others when the stalled ones are dropped", function()
+  it("serves a request while 20 stalled clients are held (16 at once, the oldest dropped for a new one)", function()
     local request = ("GET /%s/state.json HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n"):format(token, port)
     local out = H.sh(("%s %s %d 20"):format(PY, q(RAW), port), request)
     local served, status = out:match("served (%S+) after (.-) dropped")
     assert.truthy(served, out)
     assert.equal("HTTP/1.0 200 OK", status)
     assert.is_true(tonumber(served) < 6, out)
+  end)
+
+  it("answers a real request at once while 40 idle connections are held, its fds bounded", function()
+    local f = assert(io.open("/proc/self/stat"))
+    local pid = f:read("a"):match("^(%d+)")
+    f:close()
+    local function fds()
+      local n = 0
+      for _ in io.popen("ls /proc/" .. pid .. "/fd"):lines() do n = n + 1 end
+      return n
+    end
+    local before = fds()
+    -- 40 connections, half silent and half with a header begun, held
+    -- while a real GET is timed and this process's fds are counted
+    local idle = dir .. "/idle.py"
+    local w = assert(io.open(idle, "w"))
+    w:write(([[
+import os, socket, sys, time
+port = %d
+held = []
+for i in range(40):
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    if i %% 2:
+        s.sendall(b"GET /")
+    held.append(s)
+time.sleep(0.3)
+t0 = time.monotonic()
+s = socket.create_connection(("127.0.0.1", port), timeout=10)
+s.sendall(b"GET /%s/state.json HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n")
+out = b""
+while True:
+    b = s.recv(65536)
+    if not b:
+        break
+    out += b
+print("served %%.3f %%s" %% (time.monotonic() - t0, out.split(b"\r\n")[0].decode()))
+print("fds %%d" %% len(os.listdir("/proc/%s/fd")))
+sys.stdout.flush()
+]]):format(port, token, port, pid))
+    w:close()
+    local out = H.sh(("%s %s"):format(PY, q(idle)))
+    local served, status = out:match("served (%S+) ([^\n]*)")
+    assert.truthy(served, out)
+    assert.equal("HTTP/1.0 200 OK", status)
+    assert.is_true(tonumber(served) < 0.5, out)
+    local held = tonumber(out:match("fds (%d+)"))
+    assert.is_true(held <= before + 16, ("%d fds with 40 idle clients, %d before"):format(held, before))
   end)
 
   it("does not spin when it runs out of file descriptors", function()
@@ -436,6 +483,70 @@ describe("poolsh --view run SCENARIO --step", function()
     local pool = cjson.decode(body).pools[1]
     assert.truthy(pool, body)
     assert.equal(4 * 2 ^ 20, pool.pending, body)    -- step 1 freed a behind 100 ms of work
+  end)
+end)
+
+describe("poolsh --view when the run fails", function()
+  after_each(function() tmux("kill-server") end)
+
+  local ALLOC = 's = poolsh.stream(); p = poolsh.pool{}; a = p:alloc("4 MiB", s); '
+
+  -- Waits for the URL and the error on errf, then checks that the page
+  -- still serves the last picture (4 MiB used in pool 1); returns the
+  -- URL's port and token.
+  local function serves_after(errf, err)
+    local u = H.poll(function() return H.slurp_or(errf):match("view: (%S+)") end, 5)
+    assert.truthy(u, H.slurp_or(errf))
+    assert.truthy(H.poll(function() return H.slurp_or(errf):find(err, 1, true) end, 5), H.slurp_or(errf))
+    local port, token = split(u)
+    local code, _, body = get(port, "/" .. token .. "/state.json")
+    assert.equal(200, code, H.slurp_or(errf))
+    return cjson.decode(body), port, token
+  end
+
+  -- Runs `poolsh --view ARGS` with its stdin open for `secs` seconds;
+  -- returns the files of its stderr and exit status.
+  local function run_failing(name, args, secs)
+    local errf, rcf = dir .. "/" .. name .. ".err", dir .. "/" .. name .. ".rc"
+    os.execute(("(sleep %d | (%s --backend=sim --view %s 2>%s; echo $? >%s)) &")
+      :format(secs, H.exe, args, q(errf), q(rcf)))
+    return errf, rcf
+  end
+
+  local function ends_at_stdin_end(rcf, errf)
+    assert.truthy(H.slurp_or(errf):find("Press Enter (or Ctrl-C) to stop serving", 1, true), H.slurp_or(errf))
+    assert.equal("", H.slurp_or(rcf))                          -- still serving
+    assert.truthy(H.poll(function() return H.slurp_or(rcf):match("%d") end, 8), "did not end with stdin")
+    assert.equal("1", H.slurp_or(rcf):match("%d+"))
+  end
+
+  it("-e: serves the last picture after the error, until standard input ends", function()
+    local errf, rcf = run_failing("fail_e", "-e " .. q(ALLOC .. 'error("boom")'), 4)
+    local snap = serves_after(errf, "boom")
+    assert.equal(4 * 2 ^ 20, snap.pools[1].used)
+    ends_at_stdin_end(rcf, errf)
+  end)
+
+  it("a command that fails, even before doing anything: serves until standard input ends", function()
+    local errf, rcf = run_failing("fail_cmd", "run nosuch", 4)
+    serves_after(errf, "unknown scenario 'nosuch'")
+    ends_at_stdin_end(rcf, errf)
+  end)
+
+  it("a script on standard input: serves after the error until Enter on the terminal", function()
+    local errf, rcf = dir .. "/fail_stdin.err", dir .. "/fail_stdin.rc"
+    local cmd = ("echo %s | %s --backend=sim --view - 2>%s; echo $? >%s; sleep 30")
+      :format(q(ALLOC .. 'error("boom")'), H.exe, q(errf), q(rcf))
+    tmux("kill-server")
+    tmux("new-session -d -s repl -x 200 -y 50 " .. q(cmd))
+    local snap = serves_after(errf, "boom")
+    assert.equal(4 * 2 ^ 20, snap.pools[1].used)
+    assert.truthy(H.poll(function() return H.slurp_or(errf):find("Press Enter", 1, true) end, 5))
+    H.rsleep(0.5)
+    assert.equal("", H.slurp_or(rcf))                          -- still serving
+    tmux("send-keys -t repl Enter")
+    assert.truthy(H.poll(function() return H.slurp_or(rcf):match("%d") end, 5), "did not end at Enter")
+    assert.equal("1", H.slurp_or(rcf):match("%d+"))
   end)
 end)
 

@@ -1321,26 +1321,25 @@ static int print_version(lua_State *L) {
                      "require('poolsh.help').device_line()), '\\n')", "=(poolsh)") == LUA_OK;
 }
 
-/* The protected main: everything that can raise runs here. Leaves true
- * on success. */
 /* --view's end of a run that is not the REPL's, whether it succeeded or
  * failed (docs/view.md): the page keeps its last picture until Enter,
  * Ctrl-C or the end of standard input. When standard input was the
  * script (it has ended), Enter is read from the terminal, if there is
- * one. Leaves the stack as it found it; does nothing without --view. */
+ * one and poolsh is in its foreground (else it ends at once). Leaves the stack as it found it; does nothing without --view. */
 static void view_linger(lua_State *L, const options *o, int stdin_was_script) {
   if (!o->view) return;
   if (stdin_was_script) {
     int t = open("/dev/tty", O_RDONLY | O_CLOEXEC);
-    if (t >= 0) {
-      dup2(t, 0);
-      close(t);
-    }
+    if (t >= 0 && tcgetpgrp(t) == getpgrp()) dup2(t, 0);   /* a background job: no (SIGTTIN) */
+    if (t >= 0) close(t);
   }
   int top = lua_gettop(L);
   dostring(L, "require('poolsh.view').linger()", "=(--view)");
   lua_settop(L, top);
 }
+
+/* The protected main: everything that can raise runs here. Leaves true
+ * on success. */
 
 static int pmain(lua_State *L) {
   int argc = (int)lua_tointeger(L, 1);

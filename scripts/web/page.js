@@ -204,7 +204,7 @@ KEYS['\b'] = KEYS['\x7f'];
 async function handle(key) {
   const f = KEYS[key];
   if (f) return f();
-  if (key < ' ' || key.startsWith('\x1b')) return;   // other controls: nothing
+  if (/^[\x00-\x1f\x7f-\x9f]/.test(key)) return;     // other controls (C0, ESC, DEL, C1): nothing
   line = line.slice(0, cursor) + key + line.slice(cursor);
   cursor += key.length;
   if (cursor === line.length && (prompt.length + cursor) % term.cols !== 0) {

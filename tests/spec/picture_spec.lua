@@ -378,19 +378,42 @@ describe("the picture beside the user's own work", function()
     for i = 1, n do P[i]:destroy() end
   end)
 
-  it("lists at most max_before + window blocks of a pool from core.blocks, and counts them all", function()
+  it("reads at most max_read blocks of a pool (core.blocks' max), counts them all, and says when it missed some", function()
     local s, p = H.fresh()
     local B = {}
-    local n = picture.max_before + picture.window + 50
+    local read = picture.max_read
+    picture.max_read = 100
+    local n = 150
     for i = 1, n do B[i] = p:alloc(256, s) end
-    local q = pool_of(snap(), p)
+    local d = snap()
+    local q = pool_of(d, p)
     assert.equal(n, q.count)
     assert.is_true(#q.blocks <= picture.max_listed)
+    assert.matches("50 blocks past the lowest 100 of a pool are not read", d.status, 1, true)
+    picture.max_read = read
+    assert.equal(cjson.null, snap().status)
     local blocks, _, count = poolsh.core.blocks(p, false, 10)
     assert.equal(10, #blocks)
     assert.equal(n, count)
     assert.equal(B[1].addr, blocks[1].addr)
     for i = 1, n do B[i]:free() end
+    s:sync()
+  end)
+
+  it("draws the largest blocks allocated before the window, wherever they lie", function()
+    picture.version()
+    local s, p = H.fresh()
+    local keep = {}
+    for i = 1, 2000 do keep[i] = p:alloc(256, s) end
+    local big = p:alloc(64 << 20, s)
+    for _ = 1, 700 do p:alloc(64, s):free() end
+    local d = snap()
+    local found = false
+    for _, r in ipairs(d.rows) do if r[F.BUF] == big.id then found = true end end
+    assert.is_true(found, "the 64 MiB block is not drawn")
+    assert.equal(2001 - picture.max_before, d.before_left_out)
+    for _, b in ipairs(keep) do b:free() end
+    big:free()
     s:sync()
   end)
 end)

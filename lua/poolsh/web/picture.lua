@@ -27,6 +27,10 @@ picture.max_before = 1000
 picture.max_pools = 32
 picture.max_listed = 256
 
+--- Blocks of a pool the picture reads at most (the lowest addresses; the
+-- picture says when a pool has more): what bounds a snapshot's work.
+picture.max_read = 20000
+
 --- The colour of what the last statement did (an outline).
 picture.now_colour = "#111111"
 
@@ -83,7 +87,7 @@ local function refresh()
   end
   local key = { total, n, recording and 1 or 0, names_key() }
   local pools = core.objects()
-  table.sort(pools, function(a, b) return a.id < b.id end)   -- (a stable key)
+  table.sort(pools, function(a, b) return a.id > b.id end)   -- (a stable key: the newest, as drawn)
   for i, p in ipairs(pools) do       -- what no event says: a free not recorded
     if i > 64 then break end
     local st = p:stats { estimates = false }
@@ -107,7 +111,13 @@ end
 
 -- What the picture says about its recording and what it left out (nil:
 -- nothing to say).
-local function status(recording, pools_left)
+local function status(recording, pools_left, unread)
+  if unread and unread > 0 then
+    local said = ("%d blocks past the lowest %d of a pool are not read: the picture may miss some of its blocks")
+      :format(unread, picture.max_read)
+    local more = status(recording, pools_left)
+    return more and said .. "; " .. more or said
+  end
   if pools_left > 0 then
     local said = ("%d older live pool%s not drawn: the picture shows the newest %d"):format(pools_left,
       pools_left == 1 and " is" or "s are", picture.max_pools)
@@ -176,7 +186,7 @@ local function before_rows(rows, pools, first_seq, first_t)
 end
 
 -- The live pools (the newest picture.max_pools): id, name, counters and
--- core.blocks' blocks (the lowest max_before + window of them, and their
+-- core.blocks' blocks (the lowest picture.max_read of them, and their
 -- count); how many were left out, and the ids of those (a set).
 local function live_pools()
   local out = {}
@@ -187,7 +197,7 @@ local function live_pools()
   table.sort(pools, function(a, b) return a.id < b.id end)
   for _, p in ipairs(pools) do
     local st = p:stats { estimates = false }
-    local truth, _, count = core.blocks(p, false, picture.max_before + picture.window)
+    local truth, _, count = core.blocks(p, false, picture.max_read)
     out[#out + 1] = { id = p.id, name = naming.of("pool", p.id), reserved = st.reserved, used = st.used,
       pending = st.pending, truth = truth, count = count }
   end
@@ -245,7 +255,7 @@ function picture.snapshot()
     if s then streams[tostring(s)] = naming.of("stream", s) end
     if p then named[tostring(p)] = naming.of("pool", p) end
   end
-  local out_pools = {}
+  local out_pools, unread = {}, 0
   local truth_max = picture.max_listed
   for _, p in ipairs(pools) do
     named[tostring(p.id)] = p.name
@@ -258,12 +268,13 @@ function picture.snapshot()
     end
     out_pools[#out_pools + 1] = { id = p.id, name = p.name, reserved = p.reserved, used = p.used,
       pending = p.pending, count = p.count, blocks = setmetatable(blocks, cjson.array_mt) }
+    unread = unread + math.max(0, p.count - #p.truth)
   end
   local colours = {}
   for k, v in pairs(html.colours) do colours[k] = v end
   colours.now = picture.now_colour
   return cjson.encode {
-    version = state.version, status = status(recording, pools_left) or cjson.null, recording = recording,
+    version = state.version, status = status(recording, pools_left, unread) or cjson.null, recording = recording,
     started_by_picture = state.ours, rows = setmetatable(all, cjson.array_mt), now = now or cjson.null,
     left_out = (from - 1) + gone, before_left_out = left, pools_left_out = pools_left, events = total,
     pools = setmetatable(out_pools, cjson.array_mt), pools_named = named, streams = streams,

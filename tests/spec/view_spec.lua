@@ -585,6 +585,19 @@ describe("poolsh --view when the run fails", function()
     assert.truthy(H.poll(function() return H.slurp_or(rcf):match("%d") end, 5), "did not end at Enter")
     assert.equal("1", H.slurp_or(rcf):match("%d+"))
   end)
+
+  it("a script on standard input in a background job: ends at once, not stopped for the terminal", function()
+    local errf = dir .. "/bg.err"
+    tmux("kill-server")
+    tmux("new-session -d -s repl -x 200 -y 50 bash --norc -i")
+    send(("echo %s | %s --backend=sim --view - 2>%s & wait $!; echo bg-done-$?")
+      :format(q('print("bg ran")'), H.exe, q(errf)))
+    local done = H.poll(function() return screen():match("bg%-done%-(%d+)") end, 10)
+    assert.truthy(done, screen())
+    assert.equal("0", done)
+    assert.falsy(screen():find("Stopped", 1, true), screen())
+    assert.truthy(H.slurp_or(errf):find("view: http://127.0.0.1:", 1, true), H.slurp_or(errf))
+  end)
 end)
 
 -- Why the page cannot be driven here, or nil.

@@ -173,6 +173,9 @@ describe("the playground page", function()
         assert.matches("?e=x = 1 x = 1 ", r.link_long, 1, true)
         assert.matches("6000 characters, more than a link may run (4096): not run", r.link_long:gsub("\n", ""), 1, true)
         assert.not_matches("poolsh> x = 1", r.link_long, 1, true)
+        -- a ?e= link's C1 controls are not echoed: the screen is not cleared
+        assert.matches("in the browser, on the sim", r.link_c1, 1, true)
+        assert.matches("poolsh> 2J31mx = 1", r.link_c1, 1, true)
       end)
 
       it("runs the scenarios with run() and lists them with scenarios()", function()

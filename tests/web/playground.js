@@ -271,7 +271,8 @@ async function main() {
     await ls.close();
     // hostile links: C1 controls in ?lesson=, a ?e= longer than a link may run
     for (const [key, query] of [['link_controls', 'lesson=%C2%9B2J%C2%9B31mYOU%20ARE%20HACKED'],
-                                ['link_long', 'e=' + encodeURIComponent('x = 1 '.repeat(1000))]]) {
+                                ['link_long', 'e=' + encodeURIComponent('x = 1 '.repeat(1000))],
+                                ['link_c1', 'e=%C2%9B2J%C2%9B31mx%20%3D%201']]) {
       const bad = await fresh.newPage();
       await bad.goto(url + (url.includes('?') ? '&' : '?') + query);
       await idle(bad);

@@ -56,6 +56,21 @@ int poolsh_msghandler(lua_State *L, int brief) {
   return 1;
 }
 
+/* Tells poolsh the statement a host's REPL now runs (its text at idx; 0:
+ * none), which names the allocations it makes (poolsh.core.statement,
+ * docs/live.md). */
+void poolsh_set_statement(lua_State *L, int idx) {
+  int top = lua_gettop(L);
+  if (idx) idx = lua_absindex(L, idx);
+  if (lua_getglobal(L, "poolsh") == LUA_TTABLE && lua_getfield(L, -1, "core") == LUA_TTABLE &&
+      lua_getfield(L, -1, "statement") == LUA_TFUNCTION) {
+    if (idx) lua_pushvalue(L, idx);
+    else lua_pushnil(L);
+    lua_pcall(L, 1, 0, 0);
+  }
+  lua_settop(L, top);
+}
+
 /* ---- the module --------------------------------------------------------- */
 
 /* The sim's most devices: SIM_MAX_DEVICES in src/sim/sim_model.h. */

@@ -712,21 +712,6 @@ static int multiline(lua_State *L) {
   }
 }
 
-/* Tells poolsh the statement now run (its text at idx; none: nil), which
- * names the allocations it makes (poolsh.core.statement, docs/live.md). */
-static void set_statement(lua_State *L, int idx) {
-  int top = lua_gettop(L);
-  if (idx) idx = lua_absindex(L, idx);
-  lua_getglobal(L, "poolsh");
-  if (lua_type(L, -1) == LUA_TTABLE && lua_getfield(L, -1, "core") == LUA_TTABLE &&
-      lua_getfield(L, -1, "statement") == LUA_TFUNCTION) {
-    if (idx) lua_pushvalue(L, idx);
-    else lua_pushnil(L);
-    lua_pcall(L, 1, 0, 0);
-  }
-  lua_settop(L, top);
-}
-
 /* Reads a whole statement; leaves its compiled chunk on the stack, or
  * returns LINE_END or LINE_DROPPED. */
 static int loadline(lua_State *L) {
@@ -740,7 +725,7 @@ static int loadline(lua_State *L) {
     return status;
   }
   save_line(lua_tostring(L, 1));
-  if (status == LUA_OK) set_statement(L, 1);
+  if (status == LUA_OK) poolsh_set_statement(L, 1);
   lua_remove(L, 1);
   return status;
 }
@@ -805,7 +790,7 @@ static void doREPL(lua_State *L, int use_env) {
         lua_getfield(L, -1, "after") == LUA_TFUNCTION)
       lua_pcall(L, 0, 0, 0);
     lua_settop(L, 0);
-    set_statement(L, 0);
+    poolsh_set_statement(L, 0);
   }
   signal(SIGINT, SIG_DFL);
   brief_errors = 0;

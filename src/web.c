@@ -137,20 +137,6 @@ static int push_repl(const char *field) {
   return 0;
 }
 
-/* Tells poolsh the statement now run (its text at idx; 0: none), which
- * names the allocations it makes (poolsh.core.statement, docs/live.md). */
-static void set_statement(int idx) {
-  int top = lua_gettop(L);
-  if (idx) idx = lua_absindex(L, idx);
-  if (lua_getglobal(L, "poolsh") == LUA_TTABLE && lua_getfield(L, -1, "core") == LUA_TTABLE &&
-      lua_getfield(L, -1, "statement") == LUA_TFUNCTION) {
-    if (idx) lua_pushvalue(L, idx);
-    else lua_pushnil(L);
-    lua_pcall(L, 1, 0, 0);
-  }
-  lua_settop(L, top);
-}
-
 /* The next name of a directory read by web_dir (upvalues: the names,
  * the index of the last one given), nil at the end. */
 static int dir_next(lua_State *L) {
@@ -341,13 +327,13 @@ EMSCRIPTEN_KEEPALIVE int poolsh_web_line(const char *line) {
     lua_settop(L, 0);
     return pending ? 1 : 0;
   }
-  set_statement(1);
+  poolsh_set_statement(L, 1);
   lua_remove(L, 1);
   if (status == LUA_OK) run_statement();
   else report(status);
   lua_settop(L, 0);
   if (push_repl("after")) report(docall(0, 0));
-  set_statement(0);
+  poolsh_set_statement(L, 0);
   lua_settop(L, 0);
   fflush(stdout);
   return 0;
